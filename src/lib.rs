@@ -1,8 +1,35 @@
 //! gpuex: an exchange for atomized GPU capacity.
 //!
-//! `catalog`, `protocol` and `engine` are pure and build without the server's
-//! dependencies, so the node agent and the simulator share them.
+//! `catalog`, `protocol`, `engine` and `pricing`'s rules are pure and build
+//! without the server's dependencies (the `server` feature), so the node agent
+//! and the simulator share them.
 
 pub mod catalog;
+pub mod decimal;
 pub mod engine;
+pub mod pricing;
 pub mod protocol;
+
+#[cfg(feature = "server")]
+pub mod api;
+#[cfg(feature = "server")]
+pub mod app;
+#[cfg(feature = "server")]
+pub mod audit;
+#[cfg(feature = "server")]
+pub mod auth;
+#[cfg(feature = "server")]
+pub mod billing;
+#[cfg(feature = "server")]
+pub mod config;
+#[cfg(feature = "server")]
+pub mod db;
+#[cfg(feature = "server")]
+pub mod error;
+#[cfg(feature = "server")]
+pub mod idempotency;
+#[cfg(feature = "server")]
+pub mod metrics;
+
+#[cfg(feature = "server")]
+pub use app::serve;

@@ -1,6 +1,78 @@
-//! The `gpuex` binary.
+//! The `gpuex` binary: `serve`, `migrate`, `openapi`.
 
-fn main() {
-    eprintln!("gpuex: not built yet");
-    std::process::exit(2);
+use clap::{Parser, Subcommand};
+use gpuex::config::ServeArgs;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "gpuex",
+    version,
+    about = "An exchange for atomized GPU capacity"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the API server.
+    Serve(Box<ServeArgs>),
+    /// Apply database migrations and exit.
+    Migrate {
+        #[arg(long, env = "DATABASE_URL", default_value = "sqlite://./data/gpuex.db")]
+        database_url: String,
+    },
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => {
+            let args = *args;
+            let listener = tokio::net::TcpListener::bind(args.listen).await?;
+            gpuex::serve(listener, args.settings, shutdown_signal()).await
+        }
+        Command::Migrate { database_url } => {
+            let db = gpuex::db::Db::connect(&database_url).await?;
+            db.migrate().await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Openapi => {
+            print!("{}", gpuex::api::openapi_json());
+            Ok(())
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down");
 }

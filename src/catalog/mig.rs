@@ -40,12 +40,14 @@ impl MigProfile {
     pub fn tflops_units(&self, fp16_peak: Decimal) -> Decimal {
         (fp16_peak * Decimal::from(self.compute_slices) / Decimal::from(COMPUTE_SLICES))
             .round_dp_with_strategy(3, RoundingStrategy::MidpointNearestEven)
+            .normalize()
     }
 
     /// `vram_h` units the profile holds: its memory in GB / 4, 3 decimals.
     pub fn vram_units(&self) -> Decimal {
         (Decimal::from(self.memory_gb) / Decimal::from(super::UNIT_VRAM_GB))
             .round_dp_with_strategy(3, RoundingStrategy::MidpointNearestEven)
+            .normalize()
     }
 
     /// Memory of the instance in MB, the engine's integer memory unit.

@@ -12,3 +12,10 @@ mod units;
 pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
 pub use models::{all_models, lookup, GpuModel};
 pub use units::{Precision, Unit, UNIT_VRAM_GB};
+
+#[cfg(feature = "server")]
+pub mod regions;
+#[cfg(feature = "server")]
+mod routes;
+#[cfg(feature = "server")]
+pub use routes::router;

@@ -9,6 +9,7 @@ pub const UNIT_VRAM_GB: u32 = 4;
 
 /// A unit gpuex sells, priced per hour and metered per second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// One standard (dense FP16) TFLOPS held for one hour.
@@ -47,6 +48,7 @@ impl FromStr for Unit {
 
 /// The precision a request's TFLOPS are measured in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     #[default]

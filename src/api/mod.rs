@@ -1,0 +1,180 @@
+//! The HTTP surface: merges each domain's router, adds the ops endpoints, the
+//! OpenAPI document and the middleware stack. Domain logic lives elsewhere.
+
+mod ops;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use std::time::Duration;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::OpenApi;
+use utoipa::Modify;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "gpuex",
+        description = "An exchange for atomized GPU capacity: standard TFLOPS-hours and 4GB-VRAM-hours, \
+                       on-demand, reserved and spot. Errors are application/problem+json.",
+        license(name = "Apache-2.0")
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "auth", description = "Accounts, tokens and API keys"),
+        (name = "wallet", description = "Wallet, ledger and credits"),
+        (name = "catalog", description = "GPU models and regions"),
+        (name = "prices", description = "List prices, derived prices and quotes"),
+        (name = "ops", description = "Health, readiness, metrics and this document"),
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT or gpx_ API key")
+                    .build(),
+            ),
+        );
+    }
+}
+
+fn documented_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(<ApiDoc as utoipa::OpenApi>::openapi())
+        .merge(crate::auth::router())
+        .merge(crate::billing::router())
+        .merge(crate::catalog::router())
+        .merge(crate::pricing::router())
+        .merge(ops::router())
+}
+
+/// The OpenAPI document, built from the code.
+pub fn openapi() -> OpenApi {
+    documented_routes().split_for_parts().1
+}
+
+/// The OpenAPI document as the pretty JSON kept in `openapi/openapi.json`.
+pub fn openapi_json() -> String {
+    let mut json = openapi().to_pretty_json().unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The full application router with its middleware.
+pub fn router(state: AppState) -> Router {
+    let (routes, spec) = documented_routes().split_for_parts();
+    let settings = state.settings.clone();
+    let metrics = state.metrics.clone();
+    let spec_json = serde_json::to_value(&spec).unwrap_or_default();
+    Router::new()
+        .merge(routes)
+        .route(
+            "/openapi.json",
+            axum::routing::get(move || async move { axum::Json(spec_json.clone()) }),
+        )
+        .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
+        .fallback(not_found)
+        .with_state(state)
+        .layer(middleware::from_fn(problem_for_bare_errors))
+        .layer(middleware::from_fn_with_state(
+            metrics,
+            crate::metrics::track,
+        ))
+        .layer(DefaultBodyLimit::max(settings.body_limit))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(settings.request_timeout_s),
+        ))
+        .layer(CompressionLayer::new())
+        .layer(cors(&settings.cors_origins))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let request_id = req
+                .headers()
+                .get(REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+fn cors(origins: &[String]) -> CorsLayer {
+    let layer = CorsLayer::new()
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("idempotency-key"),
+        ])
+        .max_age(Duration::from_secs(3600));
+    if origins.iter().any(|o| o == "*") {
+        layer.allow_origin(AllowOrigin::any())
+    } else {
+        let list: Vec<HeaderValue> = origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o.trim()).ok())
+            .collect();
+        layer.allow_origin(list)
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such endpoint".into())
+}
+
+/// Errors produced below the handlers (405, 408, 413 …) come without a body;
+/// give them the same problem+json shape as everything else.
+async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    let has_body = response.headers().contains_key(header::CONTENT_TYPE);
+    if !status.is_client_error() && !status.is_server_error() || has_body {
+        return response;
+    }
+    let detail = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not take this method",
+        StatusCode::REQUEST_TIMEOUT => "the request took too long",
+        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large",
+        _ => "the request failed",
+    };
+    let code = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::REQUEST_TIMEOUT => "request_timeout",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        _ => "error",
+    };
+    let mut rebuilt = ApiError::Refused {
+        status,
+        code,
+        detail: detail.into(),
+    }
+    .into_response();
+    for (name, value) in response.headers() {
+        if name != header::CONTENT_LENGTH && name != header::CONTENT_TYPE {
+            rebuilt.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    rebuilt
+}

@@ -1,0 +1,64 @@
+//! Ops endpoints (no `/v1` prefix): health, readiness, metrics.
+
+use crate::app::AppState;
+use crate::error::Problem;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .routes(routes!(metrics))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`
+    pub status: String,
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "ops",
+    responses((status = 200, description = "Alive", body = Health)))]
+async fn healthz() -> axum::Json<Health> {
+    axum::Json(Health {
+        status: "ok".into(),
+    })
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(get, path = "/readyz", tag = "ops",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "The database is unreachable", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state.db.ping().await {
+        axum::Json(Health {
+            status: "ok".into(),
+        })
+        .into_response()
+    } else {
+        crate::error::ApiError::Refused {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "not_ready",
+            detail: "the database is unreachable".into(),
+        }
+        .into_response()
+    }
+}
+
+/// Prometheus metrics in text format.
+#[utoipa::path(get, path = "/metrics", tag = "ops",
+    responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
+async fn metrics(State(state): State<AppState>) -> Response {
+    crate::metrics::endpoint(State(state.metrics.clone()))
+        .await
+        .into_response()
+}

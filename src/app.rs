@@ -1,0 +1,74 @@
+//! The running server: shared state, start-up, and `serve`, the seam tests use.
+
+use crate::auth::{self, tokens::JwtKeys, LoginLimiter};
+use crate::billing::ledger;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::metrics::Metrics;
+use anyhow::Context;
+use chrono::Utc;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// What every handler can reach. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub keys: Arc<JwtKeys>,
+    pub login_limiter: Arc<LoginLimiter>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    /// Connects, migrates, loads keys and bootstraps the admin.
+    pub async fn start(settings: Settings) -> anyhow::Result<AppState> {
+        let db = Db::connect(&settings.database_url).await?;
+        db.migrate().await?;
+        let mut tx = db.begin().await?;
+        ledger::open_system_accounts(&mut tx, &settings.currency, Utc::now()).await?;
+        tx.commit().await?;
+        let secret = auth::load_or_create_jwt_secret(&db).await?;
+        let keys = JwtKeys::from_settings(&settings, &secret)?;
+        if let (Some(email), Some(password)) = (&settings.admin_email, &settings.admin_password) {
+            auth::bootstrap_admin(&db, email, password, &settings.currency)
+                .await
+                .context("failed to bootstrap the admin")?;
+        }
+        let login_limiter = LoginLimiter::new(
+            settings.login_max_failures,
+            Duration::from_secs(settings.login_window_s),
+        );
+        Ok(AppState {
+            db,
+            keys: Arc::new(keys),
+            login_limiter: Arc::new(login_limiter),
+            metrics: Arc::new(Metrics::new()?),
+            settings: Arc::new(settings),
+        })
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, then drains
+/// in-flight requests and closes the database.
+pub async fn serve(
+    listener: TcpListener,
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let state = AppState::start(settings).await?;
+    let router = crate::api::router(state.clone());
+    tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .context("server error")?;
+    state.db.close().await;
+    Ok(())
+}

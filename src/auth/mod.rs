@@ -1,0 +1,120 @@
+//! Accounts and access: registration, login (JWT), API keys, and the `Caller`
+//! extractor every protected handler takes.
+
+mod password;
+mod rate_limit;
+mod routes;
+mod store;
+pub mod tokens;
+
+pub use rate_limit::LoginLimiter;
+pub use routes::router;
+pub use store::{bootstrap_admin, create_user, load_or_create_jwt_secret, UserRow};
+
+use crate::app::AppState;
+use crate::error::ApiError;
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// What a caller may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Buyer,
+    Provider,
+    Admin,
+    /// A node agent, authenticated by its node token.
+    Agent,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Buyer => "buyer",
+            Role::Provider => "provider",
+            Role::Admin => "admin",
+            Role::Agent => "agent",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "buyer" => Some(Role::Buyer),
+            "provider" => Some(Role::Provider),
+            "admin" => Some(Role::Admin),
+            "agent" => Some(Role::Agent),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The authenticated caller of a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Caller {
+    pub id: Uuid,
+    pub role: Role,
+}
+
+impl Caller {
+    /// Refuses callers whose role is not among `roles` (403).
+    pub fn require(&self, roles: &[Role]) -> Result<(), ApiError> {
+        if roles.contains(&self.role) {
+            Ok(())
+        } else {
+            let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            Err(ApiError::Forbidden(format!(
+                "this endpoint is for {} callers; you are {}",
+                names.join(" or "),
+                self.role
+            )))
+        }
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let header = parts
+            .headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| ApiError::Unauthorized("missing Authorization: Bearer token".into()))?;
+        let token = header
+            .strip_prefix("Bearer ")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiError::Unauthorized("expected Authorization: Bearer <token>".into())
+            })?;
+        if token.starts_with(tokens::API_KEY_PREFIX) {
+            let hash = tokens::hash_secret(token);
+            return store::caller_by_api_key(&state.db, &hash)
+                .await?
+                .ok_or_else(|| ApiError::Unauthorized("unknown API key".into()));
+        }
+        let claims = state
+            .keys
+            .verify(token)
+            .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
+        Ok(Caller {
+            id: claims.sub,
+            role: claims.role,
+        })
+    }
+}

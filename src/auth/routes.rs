@@ -1,0 +1,358 @@
+//! `/v1/auth/*`, `/v1/api-keys`, `/v1/me`.
+
+use super::{password, store, tokens, Caller, Role};
+use crate::app::AppState;
+use crate::error::{ApiError, FieldError, Json, Problem};
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Instant;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(login))
+        .routes(routes!(create_api_key, list_api_keys))
+        .routes(routes!(delete_api_key))
+        .routes(routes!(me))
+}
+
+const MIN_PASSWORD: usize = 12;
+const MAX_PASSWORD: usize = 256;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    /// Login name; stored lower-case.
+    pub email: String,
+    /// At least 12 characters.
+    pub password: String,
+    pub name: String,
+    /// `buyer` or `provider` (admins are bootstrapped, not registered).
+    pub role: String,
+}
+
+/// A registration that has been checked field by field.
+struct NewUser {
+    email: String,
+    password: String,
+    name: String,
+    role: Role,
+}
+
+impl TryFrom<RegisterRequest> for NewUser {
+    type Error = ApiError;
+
+    fn try_from(req: RegisterRequest) -> Result<Self, ApiError> {
+        let mut errors = Vec::new();
+        let email = parse_email(&req.email).unwrap_or_else(|e| {
+            errors.push(e);
+            String::new()
+        });
+        let chars = req.password.chars().count();
+        if chars < MIN_PASSWORD {
+            errors.push(FieldError::new(
+                "password",
+                format!("must be at least {MIN_PASSWORD} characters"),
+            ));
+        } else if chars > MAX_PASSWORD {
+            errors.push(FieldError::new(
+                "password",
+                format!("must be at most {MAX_PASSWORD} characters"),
+            ));
+        }
+        let name = req.name.trim().to_owned();
+        if name.is_empty() || name.chars().count() > 100 {
+            errors.push(FieldError::new("name", "must be 1 to 100 characters"));
+        }
+        let role = match req.role.as_str() {
+            "buyer" => Some(Role::Buyer),
+            "provider" => Some(Role::Provider),
+            _ => {
+                errors.push(FieldError::new("role", "must be `buyer` or `provider`"));
+                None
+            }
+        };
+        match role {
+            Some(role) if errors.is_empty() => Ok(NewUser {
+                email,
+                password: req.password,
+                name,
+                role,
+            }),
+            _ => Err(ApiError::Invalid(errors)),
+        }
+    }
+}
+
+fn parse_email(raw: &str) -> Result<String, FieldError> {
+    let email = raw.trim().to_lowercase();
+    let valid = email.len() <= 254
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+        })
+        && !email.contains(char::is_whitespace);
+    if valid {
+        Ok(email)
+    } else {
+        Err(FieldError::new("email", "must be an email address"))
+    }
+}
+
+/// A user, as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    pub id: Uuid,
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<store::UserRow> for UserView {
+    fn from(u: store::UserRow) -> Self {
+        UserView {
+            id: u.id,
+            email: u.email,
+            name: u.name,
+            role: u.role,
+            created_at: u.created_at,
+        }
+    }
+}
+
+/// Create an account (buyer or provider).
+#[utoipa::path(post, path = "/v1/auth/register", tag = "auth",
+    request_body = RegisterRequest,
+    responses(
+        (status = 201, description = "Registered", body = UserView),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Email already registered", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn register(
+    State(state): State<AppState>,
+    Json(req): Json<RegisterRequest>,
+) -> Result<(StatusCode, Json<UserView>), ApiError> {
+    let new = NewUser::try_from(req)?;
+    let hash = password::hash(new.password).await?;
+    let user = store::create_user(
+        &state.db,
+        &new.email,
+        &new.name,
+        new.role,
+        &hash,
+        &state.settings.currency,
+        Utc::now(),
+    )
+    .await?
+    .ok_or_else(|| ApiError::Conflict("an account with this email already exists".into()))?;
+    Ok((StatusCode::CREATED, Json(user.into())))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenResponse {
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// Seconds until the token expires.
+    pub expires_in: u64,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Exchange email and password for a short-lived access token.
+#[utoipa::path(post, path = "/v1/auth/login", tag = "auth",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Logged in", body = TokenResponse),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Wrong email or password", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed attempts", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn login(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Json(req): Json<LoginRequest>,
+) -> Result<Json<TokenResponse>, ApiError> {
+    let email = req.email.trim().to_lowercase();
+    if email.is_empty() {
+        return Err(ApiError::field("email", "must not be empty"));
+    }
+    if req.password.is_empty() {
+        return Err(ApiError::field("password", "must not be empty"));
+    }
+    let addr = Some(peer.ip());
+    if let Some(retry_after_s) = state.login_limiter.check(&email, addr, Instant::now()) {
+        return Err(ApiError::TooManyRequests { retry_after_s });
+    }
+    let user = store::user_by_email(&state.db, &email).await?;
+    let verified = match &user {
+        Some(u) => password::verify(req.password, u.password_hash.clone()).await?,
+        None => false,
+    };
+    let Some(user) = user.filter(|_| verified) else {
+        state
+            .login_limiter
+            .record_failure(&email, addr, Instant::now());
+        return Err(ApiError::Unauthorized("wrong email or password".into()));
+    };
+    state.login_limiter.record_success(&email);
+    let (access_token, expires_at) = state.keys.issue(user.id, user.role, Utc::now())?;
+    Ok(Json(TokenResponse {
+        access_token,
+        token_type: "Bearer".into(),
+        expires_in: state.settings.token_ttl_s,
+        expires_at,
+    }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApiKeyRequest {
+    /// A label for the key, e.g. `ci`.
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyCreated {
+    pub id: Uuid,
+    pub name: String,
+    /// The key itself. Shown once: only its hash is stored.
+    pub key: String,
+    /// The key's first characters, to recognise it later.
+    pub prefix: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Create an API key for the caller (usable as `Authorization: Bearer gpx_…`).
+#[utoipa::path(post, path = "/v1/api-keys", tag = "auth",
+    request_body = CreateApiKeyRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, description = "Created; the key is shown only now", body = ApiKeyCreated),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens cannot create keys", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn create_api_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<CreateApiKeyRequest>,
+) -> Result<(StatusCode, Json<ApiKeyCreated>), ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let name = req.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::field("name", "must be 1 to 100 characters"));
+    }
+    let (key, prefix) = tokens::new_api_key();
+    let now = Utc::now();
+    let id = store::insert_api_key(
+        &state.db,
+        caller.id,
+        &name,
+        &prefix,
+        &tokens::hash_secret(&key),
+        now,
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ApiKeyCreated {
+            id,
+            name,
+            key,
+            prefix,
+            created_at: now,
+        }),
+    ))
+}
+
+/// The caller's own account.
+#[utoipa::path(get, path = "/v1/me", tag = "auth",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller", body = UserView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens have no account", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<UserView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let user = store::user_by_id(&state.db, caller.id)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("the account no longer exists".into()))?;
+    Ok(Json(user.into()))
+}
+
+/// An API key, without the key itself.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyView {
+    pub id: Uuid,
+    pub name: String,
+    pub prefix: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The caller's API keys.
+#[utoipa::path(get, path = "/v1/api-keys", tag = "auth",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The caller's keys", body = [ApiKeyView]),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens have no keys", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_api_keys(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<ApiKeyView>>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let keys = store::api_keys_of(&state.db, caller.id).await?;
+    Ok(Json(
+        keys.into_iter()
+            .map(|(id, name, prefix, created_at)| ApiKeyView {
+                id,
+                name,
+                prefix,
+                created_at,
+            })
+            .collect(),
+    ))
+}
+
+/// Revoke one of the caller's API keys.
+#[utoipa::path(delete, path = "/v1/api-keys/{id}", tag = "auth",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The key's id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens have no keys", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such key of the caller's", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn delete_api_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such API key".into()))?;
+    if store::delete_api_key(&state.db, caller.id, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound("no such API key".into()))
+    }
+}

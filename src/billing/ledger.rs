@@ -1,0 +1,451 @@
+//! The double-entry ledger.
+//!
+//! Every movement of money is one journal entry whose postings sum to zero,
+//! written in the caller's transaction. Accounts are named by a code:
+//! `wallet:{user}` (spendable), `holds:{user}` (reserved for orders),
+//! `payable:{user}` (owed to a provider), `platform:revenue` and
+//! `external:funding` (the world outside: top-ups and payouts). User accounts
+//! never go below zero; the check happens under the account's row lock.
+
+use crate::db::{dispatch_tx, Money, Tx};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// The platform's revenue account.
+pub const PLATFORM_REVENUE: &str = "platform:revenue";
+/// Money entering or leaving the exchange.
+pub const EXTERNAL_FUNDING: &str = "external:funding";
+
+pub fn wallet(user: Uuid) -> String {
+    format!("wallet:{user}")
+}
+pub fn holds(user: Uuid) -> String {
+    format!("holds:{user}")
+}
+pub fn payable(user: Uuid) -> String {
+    format!("payable:{user}")
+}
+
+/// Why a ledger operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("postings sum to {0}, not zero")]
+    Unbalanced(Decimal),
+    #[error("account {0} would go below zero")]
+    InsufficientFunds(String),
+    #[error("unknown account {0}")]
+    UnknownAccount(String),
+    #[error("unknown or closed hold {0}")]
+    UnknownHold(Uuid),
+    #[error("capture of {requested} exceeds the hold's remaining {remaining}")]
+    CaptureExceedsHold {
+        requested: Decimal,
+        remaining: Decimal,
+    },
+    #[error("amount must be positive")]
+    NonPositive,
+    #[error(transparent)]
+    Storage(#[from] anyhow::Error),
+}
+
+impl From<sqlx::Error> for LedgerError {
+    fn from(e: sqlx::Error) -> Self {
+        LedgerError::Storage(e.into())
+    }
+}
+
+/// One balanced movement of money.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// What kind of movement: `credit`, `hold`, `capture`, `release`, `charge`, …
+    pub kind: &'static str,
+    pub memo: String,
+    pub actor: Option<Uuid>,
+    /// What it belongs to, e.g. `order:{id}` or `hold:{id}`.
+    pub reference: Option<String>,
+    pub postings: Vec<(String, Decimal)>,
+}
+
+fn is_user_account(code: &str) -> bool {
+    code.starts_with("wallet:") || code.starts_with("holds:") || code.starts_with("payable:")
+}
+
+/// Creates the wallet, holds and payable accounts of a new user.
+pub async fn open_user_accounts(
+    tx: &mut Tx<'_>,
+    user: Uuid,
+    currency: &str,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    for (code, kind) in [
+        (wallet(user), "wallet"),
+        (holds(user), "holds"),
+        (payable(user), "payable"),
+    ] {
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&code)
+            .bind(user)
+            .bind(kind)
+            .bind(currency)
+            .bind(Money(Decimal::ZERO))
+            .bind(now)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .with_context(|| format!("failed to open account {code}"))?;
+    }
+    Ok(())
+}
+
+/// Creates the platform's own accounts if they are missing.
+pub async fn open_system_accounts(
+    tx: &mut Tx<'_>,
+    currency: &str,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    for (code, kind) in [
+        (PLATFORM_REVENUE, "platform_revenue"),
+        (EXTERNAL_FUNDING, "external"),
+    ] {
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
+                 VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
+            )
+            .bind(code)
+            .bind(kind)
+            .bind(currency)
+            .bind(Money(Decimal::ZERO))
+            .bind(now)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .with_context(|| format!("failed to open account {code}"))?;
+    }
+    Ok(())
+}
+
+/// Posts `entry` in `tx`: checks it balances, locks the accounts in a fixed
+/// order (so concurrent entries cannot deadlock), refuses any user account
+/// going negative, and records the postings with each account's new balance.
+pub async fn post(tx: &mut Tx<'_>, entry: &Entry, now: DateTime<Utc>) -> Result<Uuid, LedgerError> {
+    let sum: Decimal = entry.postings.iter().map(|(_, amount)| *amount).sum();
+    if !sum.is_zero() {
+        return Err(LedgerError::Unbalanced(sum));
+    }
+    let mut by_account: BTreeMap<&str, Decimal> = BTreeMap::new();
+    for (code, amount) in &entry.postings {
+        *by_account.entry(code.as_str()).or_default() += *amount;
+    }
+    let lock = tx.for_update();
+    let mut new_balances = BTreeMap::new();
+    for (code, delta) in &by_account {
+        let sql = format!("SELECT balance FROM accounts WHERE code = $1{lock}");
+        let balance: Option<Money> = dispatch_tx!(tx, conn => {
+            sqlx::query_scalar(&sql).bind(*code).fetch_optional(conn).await
+        })?;
+        let balance = balance
+            .ok_or_else(|| LedgerError::UnknownAccount((*code).to_owned()))?
+            .0;
+        let updated = balance + delta;
+        if updated.is_sign_negative() && !updated.is_zero() && is_user_account(code) {
+            return Err(LedgerError::InsufficientFunds((*code).to_owned()));
+        }
+        new_balances.insert(*code, updated);
+    }
+    let entry_id = Uuid::now_v7();
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(entry_id)
+        .bind(entry.kind)
+        .bind(&entry.memo)
+        .bind(entry.actor)
+        .bind(&entry.reference)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })?;
+    for (code, balance) in &new_balances {
+        dispatch_tx!(tx, conn => {
+            sqlx::query("UPDATE accounts SET balance = $1 WHERE code = $2")
+                .bind(Money(*balance))
+                .bind(*code)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })?;
+    }
+    // Postings keep the entry's own order so a statement reads as it was written.
+    let mut running = BTreeMap::new();
+    for (code, amount) in &entry.postings {
+        let start = *running
+            .entry(code.as_str())
+            .or_insert_with(|| new_balances[code.as_str()] - by_account[code.as_str()]);
+        let after = start + amount;
+        running.insert(code.as_str(), after);
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(entry_id)
+            .bind(code)
+            .bind(Money(*amount))
+            .bind(Money(after))
+            .bind(now)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })?;
+    }
+    Ok(entry_id)
+}
+
+fn require_positive(amount: Decimal) -> Result<(), LedgerError> {
+    if amount > Decimal::ZERO {
+        Ok(())
+    } else {
+        Err(LedgerError::NonPositive)
+    }
+}
+
+/// Moves money from outside into a user's wallet.
+pub async fn credit(
+    tx: &mut Tx<'_>,
+    user: Uuid,
+    amount: Decimal,
+    memo: &str,
+    actor: Option<Uuid>,
+    now: DateTime<Utc>,
+) -> Result<Uuid, LedgerError> {
+    require_positive(amount)?;
+    let entry = Entry {
+        kind: "credit",
+        memo: memo.to_owned(),
+        actor,
+        reference: None,
+        postings: vec![
+            (EXTERNAL_FUNDING.to_owned(), -amount),
+            (wallet(user), amount),
+        ],
+    };
+    post(tx, &entry, now).await
+}
+
+/// Sets `amount` of a user's wallet aside for `reference` (an order, a lease).
+pub async fn place_hold(
+    tx: &mut Tx<'_>,
+    user: Uuid,
+    amount: Decimal,
+    reference: &str,
+    now: DateTime<Utc>,
+) -> Result<Uuid, LedgerError> {
+    require_positive(amount)?;
+    let hold_id = Uuid::now_v7();
+    let entry = Entry {
+        kind: "hold",
+        memo: format!("hold for {reference}"),
+        actor: None,
+        reference: Some(format!("hold:{hold_id}")),
+        postings: vec![(wallet(user), -amount), (holds(user), amount)],
+    };
+    post(tx, &entry, now).await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, 'open', $5, $5)",
+        )
+        .bind(hold_id)
+        .bind(user)
+        .bind(Money(amount))
+        .bind(reference)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })?;
+    Ok(hold_id)
+}
+
+/// An open hold, locked for update.
+struct OpenHold {
+    user: Uuid,
+    remaining: Decimal,
+}
+
+async fn lock_hold(tx: &mut Tx<'_>, hold: Uuid) -> Result<OpenHold, LedgerError> {
+    let sql = format!(
+        "SELECT user_id, remaining FROM holds WHERE id = $1 AND status = 'open'{}",
+        tx.for_update()
+    );
+    let row: Option<(Uuid, Money)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as(&sql).bind(hold).fetch_optional(conn).await
+    })?;
+    let (user, remaining) = row.ok_or(LedgerError::UnknownHold(hold))?;
+    Ok(OpenHold {
+        user,
+        remaining: remaining.0,
+    })
+}
+
+async fn set_hold(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    remaining: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    let status = if remaining.is_zero() {
+        "closed"
+    } else {
+        "open"
+    };
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE holds SET remaining = $1, status = $2, updated_at = $3 WHERE id = $4")
+            .bind(Money(remaining))
+            .bind(status)
+            .bind(now)
+            .bind(hold)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// Adds `amount` from the wallet to an open hold (a renewal).
+pub async fn extend_hold(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    amount: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    require_positive(amount)?;
+    let open = lock_hold(tx, hold).await?;
+    let entry = Entry {
+        kind: "hold",
+        memo: "hold renewed".into(),
+        actor: None,
+        reference: Some(format!("hold:{hold}")),
+        postings: vec![(wallet(open.user), -amount), (holds(open.user), amount)],
+    };
+    post(tx, &entry, now).await?;
+    set_hold(tx, hold, open.remaining + amount, now).await
+}
+
+/// Pays `amount` out of a hold to a provider, less the platform's fee.
+pub async fn capture(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    amount: Decimal,
+    provider: Uuid,
+    fee_rate: Decimal,
+    memo: &str,
+    now: DateTime<Utc>,
+) -> Result<Uuid, LedgerError> {
+    require_positive(amount)?;
+    let open = lock_hold(tx, hold).await?;
+    if amount > open.remaining {
+        return Err(LedgerError::CaptureExceedsHold {
+            requested: amount,
+            remaining: open.remaining,
+        });
+    }
+    let fee = platform_fee(amount, fee_rate);
+    let mut postings = vec![
+        (holds(open.user), -amount),
+        (payable(provider), amount - fee),
+    ];
+    if !fee.is_zero() {
+        postings.push((PLATFORM_REVENUE.to_owned(), fee));
+    }
+    let entry = Entry {
+        kind: "capture",
+        memo: memo.to_owned(),
+        actor: None,
+        reference: Some(format!("hold:{hold}")),
+        postings,
+    };
+    let id = post(tx, &entry, now).await?;
+    set_hold(tx, hold, open.remaining - amount, now).await?;
+    Ok(id)
+}
+
+/// Returns what is left of a hold to the wallet and closes it.
+pub async fn release(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Decimal, LedgerError> {
+    let open = lock_hold(tx, hold).await?;
+    if !open.remaining.is_zero() {
+        let entry = Entry {
+            kind: "release",
+            memo: "hold released".into(),
+            actor: None,
+            reference: Some(format!("hold:{hold}")),
+            postings: vec![
+                (holds(open.user), -open.remaining),
+                (wallet(open.user), open.remaining),
+            ],
+        };
+        post(tx, &entry, now).await?;
+    }
+    set_hold(tx, hold, Decimal::ZERO, now).await?;
+    Ok(open.remaining)
+}
+
+/// The platform's share of `amount`, rounded half-even to 6 decimals.
+pub fn platform_fee(amount: Decimal, fee_rate: Decimal) -> Decimal {
+    (amount * fee_rate)
+        .round_dp_with_strategy(6, rust_decimal::RoundingStrategy::MidpointNearestEven)
+}
+
+/// A user's wallet figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Balances {
+    pub available: Decimal,
+    pub held: Decimal,
+}
+
+/// Reads a user's available and held money.
+pub async fn balances(db: &crate::db::Db, user: Uuid) -> anyhow::Result<Balances> {
+    let rows: Vec<(String, Money)> = crate::db::dispatch!(db, pool => {
+        sqlx::query_as("SELECT kind, balance FROM accounts WHERE owner_id = $1")
+            .bind(user)
+            .fetch_all(pool)
+            .await
+    })
+    .context("failed to read balances")?;
+    let of = |kind: &str| {
+        rows.iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, m)| m.0)
+            .unwrap_or(Decimal::ZERO)
+    };
+    Ok(Balances {
+        available: of("wallet"),
+        held: of("holds"),
+    })
+}
+
+/// The sum of every account's balance: zero whenever the ledger is consistent.
+pub async fn trial_balance(db: &crate::db::Db) -> anyhow::Result<Decimal> {
+    let rows: Vec<Money> = crate::db::dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT balance FROM accounts").fetch_all(pool).await
+    })
+    .context("failed to read balances")?;
+    Ok(rows.into_iter().map(|m| m.0).sum())
+}

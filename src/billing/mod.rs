@@ -1,0 +1,6 @@
+//! Money: the double-entry ledger, wallets and holds (DESIGN §8).
+
+pub mod ledger;
+mod routes;
+
+pub use routes::router;

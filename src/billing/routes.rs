@@ -1,0 +1,325 @@
+//! `/v1/wallet`, `/v1/ledger`, `/v1/admin/credits`.
+
+use super::ledger::{self, LedgerError};
+use crate::app::AppState;
+use crate::audit;
+use crate::auth::{Caller, Role};
+use crate::db::{dispatch, Money};
+use crate::error::{ApiError, Json, Problem, Query};
+use crate::idempotency::{self, IdempotencyKey};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(wallet))
+        .routes(routes!(ledger_page))
+        .routes(routes!(admin_credit))
+}
+
+/// The caller's money.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WalletView {
+    pub currency: String,
+    /// available + held.
+    #[schema(value_type = String, example = "100.00")]
+    pub balance: Decimal,
+    /// Set aside for open orders and running leases.
+    #[schema(value_type = String)]
+    pub held: Decimal,
+    /// What new orders can use.
+    #[schema(value_type = String)]
+    pub available: Decimal,
+}
+
+/// The caller's balance, held and available funds.
+#[utoipa::path(get, path = "/v1/wallet", tag = "wallet", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The wallet", body = WalletView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens have no wallet", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn wallet(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<WalletView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let b = ledger::balances(&state.db, caller.id).await?;
+    Ok(Json(WalletView {
+        currency: state.settings.currency.clone(),
+        balance: b.available + b.held,
+        held: b.held,
+        available: b.available,
+    }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LedgerQuery {
+    /// Only postings at or after this time (RFC 3339).
+    pub from: Option<DateTime<Utc>>,
+    /// Only postings before this time (RFC 3339).
+    pub to: Option<DateTime<Utc>>,
+    /// Page size, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<i64>,
+}
+
+/// One posting to one of the caller's accounts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerLine {
+    pub id: i64,
+    pub entry_id: Uuid,
+    /// `wallet`, `holds` or `payable`.
+    pub account: String,
+    /// `credit`, `hold`, `capture`, `release`, `charge`, …
+    pub kind: String,
+    pub memo: String,
+    pub reference: Option<String>,
+    #[schema(value_type = String)]
+    pub amount: Decimal,
+    #[schema(value_type = String)]
+    pub balance_after: Decimal,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerPage {
+    pub items: Vec<LedgerLine>,
+    /// Pass as `cursor` for the next (older) page; absent on the last page.
+    pub next_cursor: Option<i64>,
+}
+
+type LedgerRow = (
+    i64,
+    Uuid,
+    String,
+    String,
+    String,
+    Option<String>,
+    Money,
+    Money,
+    DateTime<Utc>,
+);
+
+/// The caller's postings, newest first.
+#[utoipa::path(get, path = "/v1/ledger", tag = "wallet", security(("bearer" = [])),
+    params(LedgerQuery),
+    responses(
+        (status = 200, description = "A page of postings", body = LedgerPage),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens have no ledger", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn ledger_page(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<LedgerQuery>,
+) -> Result<Json<LedgerPage>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
+    }
+    if let (Some(from), Some(to)) = (q.from, q.to) {
+        if to <= from {
+            return Err(ApiError::field("query.to", "must be after `from`"));
+        }
+    }
+    let rows: Vec<LedgerRow> = dispatch!(state.db, pool => {
+        sqlx::query_as(
+            "SELECT p.id, p.entry_id, a.kind, e.kind, e.memo, e.reference, p.amount, p.balance_after, p.created_at \
+             FROM postings p \
+             JOIN accounts a ON a.code = p.account \
+             JOIN journal_entries e ON e.id = p.entry_id \
+             WHERE a.owner_id = $1 AND p.id < $2 AND ($3 IS NULL OR p.created_at >= $3) AND ($4 IS NULL OR p.created_at < $4) \
+             ORDER BY p.id DESC LIMIT $5",
+        )
+        .bind(caller.id)
+        .bind(q.cursor.unwrap_or(i64::MAX))
+        .bind(q.from)
+        .bind(q.to)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(pool)
+        .await
+    })?;
+    let has_more = rows.len() > limit as usize;
+    let items: Vec<LedgerLine> = rows
+        .into_iter()
+        .take(limit as usize)
+        .map(
+            |(id, entry_id, account, kind, memo, reference, amount, balance_after, created_at)| {
+                LedgerLine {
+                    id,
+                    entry_id,
+                    account,
+                    kind,
+                    memo,
+                    reference,
+                    amount: amount.0,
+                    balance_after: balance_after.0,
+                    created_at,
+                }
+            },
+        )
+        .collect();
+    let next_cursor = if has_more {
+        items.last().map(|l| l.id)
+    } else {
+        None
+    };
+    Ok(Json(LedgerPage { items, next_cursor }))
+}
+
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreditRequest {
+    pub user_id: Uuid,
+    /// Positive, at most 6 decimals; a string (`"100.00"`) or a number.
+    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[schema(value_type = String, example = "100.00")]
+    pub amount: Decimal,
+    /// Why the credit was given; shown on the ledger.
+    #[serde(default)]
+    pub memo: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreditView {
+    pub entry_id: Uuid,
+    pub user_id: Uuid,
+    #[schema(value_type = String)]
+    pub amount: Decimal,
+    pub currency: String,
+    /// The user's available funds after the credit.
+    #[schema(value_type = String)]
+    pub available: Decimal,
+}
+
+/// The largest single credit: a typo guard, not a business rule.
+const MAX_CREDIT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
+
+/// Top up a user's wallet (admin). An `Idempotency-Key` header makes a retry harmless.
+#[utoipa::path(post, path = "/v1/admin/credits", tag = "wallet", security(("bearer" = [])),
+    request_body = CreditRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry return the first result")),
+    responses(
+        (status = 201, description = "Credited", body = CreditView),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, unknown user, or a reused Idempotency-Key", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn admin_credit(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Json(req): Json<CreditRequest>,
+) -> Result<Response, ApiError> {
+    caller.require(&[Role::Admin])?;
+    let mut errors = Vec::new();
+    if req.amount <= Decimal::ZERO || req.amount > MAX_CREDIT {
+        errors.push(crate::error::FieldError::new(
+            "amount",
+            "must be above 0 and at most 1000000000",
+        ));
+    } else if req.amount.normalize().scale() > 6 {
+        errors.push(crate::error::FieldError::new(
+            "amount",
+            "must have at most 6 decimals",
+        ));
+    }
+    let memo = req
+        .memo
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or("admin credit")
+        .to_owned();
+    if memo.chars().count() > 500 {
+        errors.push(crate::error::FieldError::new(
+            "memo",
+            "must be at most 500 characters",
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let canonical = serde_json::to_vec(&req).map_err(|e| ApiError::Internal(e.into()))?;
+    let key = IdempotencyKey::from_headers(&headers, &canonical)?;
+    let now = Utc::now();
+    let mut tx = state.db.begin().await?;
+    if let Some(key) = &key {
+        if let Some(stored) = idempotency::lookup(&mut tx, caller.id, "admin_credit", key).await? {
+            return Ok((stored.status, axum::Json(stored.body)).into_response());
+        }
+    }
+    let entry_id = match ledger::credit(
+        &mut tx,
+        req.user_id,
+        req.amount,
+        &memo,
+        Some(caller.id),
+        now,
+    )
+    .await
+    {
+        Ok(id) => id,
+        Err(LedgerError::UnknownAccount(_)) => {
+            return Err(ApiError::field("user_id", "no user with this id"))
+        }
+        Err(e) => return Err(ApiError::Internal(e.into())),
+    };
+    audit::record(
+        &mut tx,
+        caller.id,
+        "credit",
+        &format!("user:{}", req.user_id),
+        serde_json::json!({ "amount": req.amount.to_string(), "memo": memo }),
+        now,
+    )
+    .await?;
+    let available = balance_in_tx(&mut tx, req.user_id).await?;
+    let view = CreditView {
+        entry_id,
+        user_id: req.user_id,
+        amount: req.amount,
+        currency: state.settings.currency.clone(),
+        available,
+    };
+    let body = serde_json::to_value(&view).map_err(|e| ApiError::Internal(e.into()))?;
+    if let Some(key) = &key {
+        idempotency::store(
+            &mut tx,
+            caller.id,
+            "admin_credit",
+            key,
+            StatusCode::CREATED,
+            &body,
+            now,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, axum::Json(body)).into_response())
+}
+
+async fn balance_in_tx(tx: &mut crate::db::Tx<'_>, user: Uuid) -> Result<Decimal, ApiError> {
+    let code = ledger::wallet(user);
+    let balance: Money = crate::db::dispatch_tx!(tx, conn => {
+        sqlx::query_scalar("SELECT balance FROM accounts WHERE code = $1")
+            .bind(&code)
+            .fetch_one(conn)
+            .await
+    })?;
+    Ok(balance.0)
+}

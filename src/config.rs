@@ -1,0 +1,100 @@
+//! Server configuration: every `gpuex serve` flag, each also read from the environment.
+
+use clap::{Args, ValueEnum};
+use rust_decimal::Decimal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How access tokens are signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JwtAlgorithm {
+    /// HMAC-SHA256 with a shared secret (generated and stored on first start if not given).
+    Hs256,
+    /// RSA-SHA256 with a PEM key pair.
+    Rs256,
+}
+
+/// `gpuex serve` flags.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "GPUEX_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub settings: Settings,
+}
+
+/// Everything the server needs besides its listener.
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// `sqlite://path` or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://./data/gpuex.db")]
+    pub database_url: String,
+    /// HS256 signing secret; generated and stored in the database when absent.
+    #[arg(long, env = "GPUEX_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    #[arg(long, env = "GPUEX_JWT_ALGORITHM", value_enum, default_value = "hs256")]
+    pub jwt_algorithm: JwtAlgorithm,
+    /// PEM private key for RS256.
+    #[arg(long, env = "GPUEX_JWT_PRIVATE_KEY")]
+    pub jwt_private_key: Option<PathBuf>,
+    /// PEM public key for RS256.
+    #[arg(long, env = "GPUEX_JWT_PUBLIC_KEY")]
+    pub jwt_public_key: Option<PathBuf>,
+    /// Lifetime of an access token, in seconds.
+    #[arg(long, env = "GPUEX_TOKEN_TTL_S", default_value_t = 900)]
+    pub token_ttl_s: u64,
+    /// Origins allowed by CORS, comma-separated (`*` for any).
+    #[arg(long, env = "GPUEX_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+    /// Requests running longer than this are answered 408.
+    #[arg(long, env = "GPUEX_REQUEST_TIMEOUT_S", default_value_t = 30)]
+    pub request_timeout_s: u64,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "GPUEX_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+    /// Bootstrap admin (with `GPUEX_ADMIN_PASSWORD`), created or updated at start.
+    #[arg(long, env = "GPUEX_ADMIN_EMAIL")]
+    pub admin_email: Option<String>,
+    #[arg(long, env = "GPUEX_ADMIN_PASSWORD", hide_env_values = true)]
+    pub admin_password: Option<String>,
+    /// ISO 4217 currency of every price and balance.
+    #[arg(long, env = "GPUEX_CURRENCY", default_value = "USD")]
+    pub currency: String,
+    /// The platform's share of every charge.
+    #[arg(long, env = "GPUEX_PLATFORM_FEE", default_value = "0.05")]
+    pub platform_fee: Decimal,
+    /// Failed logins allowed per account and per address within the window.
+    #[arg(long, env = "GPUEX_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    pub login_max_failures: u32,
+    #[arg(long, env = "GPUEX_LOGIN_WINDOW_S", default_value_t = 900)]
+    pub login_window_s: u64,
+}
+
+impl Settings {
+    /// Defaults for a database URL, as the CLI would give them.
+    pub fn with_database(database_url: impl Into<String>) -> Settings {
+        Settings {
+            database_url: database_url.into(),
+            jwt_secret: None,
+            jwt_algorithm: JwtAlgorithm::Hs256,
+            jwt_private_key: None,
+            jwt_public_key: None,
+            token_ttl_s: 900,
+            cors_origins: vec![],
+            request_timeout_s: 30,
+            body_limit: 1024 * 1024,
+            admin_email: None,
+            admin_password: None,
+            currency: "USD".into(),
+            platform_fee: Decimal::new(5, 2),
+            login_max_failures: 5,
+            login_window_s: 900,
+        }
+    }
+
+    pub fn token_ttl(&self) -> Duration {
+        Duration::from_secs(self.token_ttl_s)
+    }
+}

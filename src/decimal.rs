@@ -1,0 +1,97 @@
+//! Reading decimals from JSON without losing a digit.
+//!
+//! Money and quantities are accepted as JSON strings (`"12.50"`, exact) or as
+//! numbers. A number arrives from serde_json as an `f64`; its shortest
+//! round-trip form is the literal the client wrote (for up to 15 significant
+//! digits), so it is parsed from that text, never converted numerically.
+
+use rust_decimal::Decimal;
+use serde::de::{self, Deserializer, Visitor};
+use std::fmt;
+use std::str::FromStr;
+
+struct DecimalVisitor;
+
+impl Visitor<'_> for DecimalVisitor {
+    type Value = Decimal;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a decimal number or a string holding one")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Decimal, E> {
+        Decimal::from_str(v.trim())
+            .or_else(|_| Decimal::from_scientific(v.trim()))
+            .map_err(|_| E::custom(format!("`{v}` is not a decimal number")))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Decimal, E> {
+        Ok(Decimal::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Decimal, E> {
+        Ok(Decimal::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Decimal, E> {
+        if !v.is_finite() {
+            return Err(E::custom("must be a finite number"));
+        }
+        self.visit_str(&v.to_string())
+    }
+}
+
+/// `#[serde(deserialize_with = "crate::decimal::deserialize")]`
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+    d.deserialize_any(DecimalVisitor)
+}
+
+/// For `Option<Decimal>` fields (with `#[serde(default)]`).
+pub fn deserialize_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+    struct OptionVisitor;
+    impl<'de> Visitor<'de> for OptionVisitor {
+        type Value = Option<Decimal>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a decimal number, a string holding one, or null")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            deserialize(d).map(Some)
+        }
+    }
+    d.deserialize_option(OptionVisitor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rust_decimal_macros::dec;
+
+    #[derive(serde::Deserialize)]
+    struct Amount {
+        #[serde(deserialize_with = "deserialize")]
+        amount: Decimal,
+    }
+
+    fn parse(json: &str) -> Decimal {
+        serde_json::from_str::<Amount>(json).unwrap().amount
+    }
+
+    #[test]
+    fn numbers_keep_the_digits_the_client_wrote() {
+        assert_eq!(parse(r#"{"amount": 0.1}"#), dec!(0.1));
+        assert_eq!(parse(r#"{"amount": 12.345678}"#), dec!(12.345678));
+        assert_eq!(parse(r#"{"amount": 100}"#), dec!(100));
+        assert_eq!(parse(r#"{"amount": "0.000001"}"#), dec!(0.000001));
+    }
+
+    #[test]
+    fn text_that_is_not_a_number_is_refused() {
+        assert!(serde_json::from_str::<Amount>(r#"{"amount": "ten"}"#).is_err());
+    }
+}

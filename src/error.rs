@@ -1,0 +1,313 @@
+//! The one error type of the HTTP API, rendered as RFC 9457 `application/problem+json`.
+//!
+//! Handlers return `Result<_, ApiError>`; domain outcomes map to HTTP here, once.
+//! 5xx details are logged and never shown to the caller.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One input field that was wrong, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldError {
+    /// The field's path in the request, e.g. `resources.tflops` or `query.limit`.
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A problem document (RFC 9457).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the kind of problem.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// A stable machine-readable code, e.g. `insufficient_funds`.
+    pub code: String,
+    /// Each bad field, for validation problems.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body is not JSON, or not the JSON this endpoint takes.
+    #[error("malformed request: {detail}")]
+    Malformed {
+        detail: String,
+        errors: Vec<FieldError>,
+    },
+    /// Well-formed input whose fields are missing or out of range.
+    #[error("invalid fields")]
+    Invalid(Vec<FieldError>),
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A request the domain refuses, with a stable code (e.g. `insufficient_funds`).
+    #[error("{code}: {detail}")]
+    Refused {
+        status: StatusCode,
+        code: &'static str,
+        detail: String,
+    },
+    #[error("too many requests")]
+    TooManyRequests { retry_after_s: u64 },
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Invalid(vec![FieldError::new(field, message)])
+    }
+
+    pub fn refused(code: &'static str, detail: impl Into<String>) -> Self {
+        ApiError::Refused {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Malformed { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Refused { status, .. } => *status,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn code(&self) -> &'static str {
+        match self {
+            ApiError::Malformed { .. } => "malformed_request",
+            ApiError::Invalid(_) => "validation_error",
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Refused { code, .. } => code,
+            ApiError::TooManyRequests { .. } => "too_many_requests",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+
+    pub fn to_problem(&self) -> Problem {
+        let status = self.status();
+        let (detail, errors) = match self {
+            ApiError::Malformed { detail, errors } => (detail.clone(), errors.clone()),
+            ApiError::Invalid(errors) => {
+                let names: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+                (
+                    format!("invalid fields: {}", names.join(", ")),
+                    errors.clone(),
+                )
+            }
+            ApiError::Unauthorized(d)
+            | ApiError::Forbidden(d)
+            | ApiError::NotFound(d)
+            | ApiError::Conflict(d) => (d.clone(), vec![]),
+            ApiError::Refused { detail, .. } => (detail.clone(), vec![]),
+            ApiError::TooManyRequests { retry_after_s } => (
+                format!("too many attempts; retry in {retry_after_s} s"),
+                vec![],
+            ),
+            ApiError::Internal(_) => ("an internal error occurred".to_owned(), vec![]),
+        };
+        let code = self.code();
+        Problem {
+            kind: format!("https://gpuex.dev/problems/{}", code.replace('_', "-")),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail,
+            code: code.to_owned(),
+            errors,
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        ApiError::Internal(err.into())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(err) = &self {
+            tracing::error!(error = ?err, "request failed");
+        }
+        let problem = self.to_problem();
+        let mut response = (self.status(), axum::Json(problem)).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let ApiError::TooManyRequests { retry_after_s } = self {
+            if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}
+
+/// A JSON body whose deserialization errors name the offending field.
+pub struct Json<T>(pub T);
+
+impl<T, S> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json") || v.contains("+json"));
+        if !is_json {
+            return Err(ApiError::Refused {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                code: "unsupported_media_type",
+                detail: "expected a body with Content-Type: application/json".into(),
+            });
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| {
+                if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::Refused {
+                        status: StatusCode::PAYLOAD_TOO_LARGE,
+                        code: "payload_too_large",
+                        detail: "the request body is too large".into(),
+                    }
+                } else {
+                    ApiError::Malformed {
+                        detail: e.body_text(),
+                        errors: vec![],
+                    }
+                }
+            })?;
+        parse_json(&bytes).map(Json)
+    }
+}
+
+/// Parses `bytes` as `T`, turning serde's error into a problem naming the field.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = serde_path_to_error::deserialize::<_, T>(&mut de);
+    let parsed = match parsed {
+        Ok(value) => match de.end() {
+            Ok(()) => Ok(value),
+            Err(e) => {
+                return Err(ApiError::Malformed {
+                    detail: format!(
+                        "the body is not valid JSON: {}",
+                        strip_position(&e.to_string())
+                    ),
+                    errors: vec![FieldError::new(
+                        "body",
+                        "trailing characters after the JSON value",
+                    )],
+                })
+            }
+        },
+        Err(e) => Err(e),
+    };
+    match parsed {
+        Ok(value) => Ok(value),
+        Err(err) => {
+            let inner = err.inner();
+            let message = inner.to_string();
+            let mut path = err.path().to_string();
+            if path == "." {
+                path = missing_field_name(&message).unwrap_or_else(|| "body".to_owned());
+            } else if let Some(missing) = missing_field_name(&message) {
+                path = format!("{path}.{missing}");
+            }
+            let message = strip_position(&message);
+            if inner.is_syntax() || inner.is_eof() {
+                Err(ApiError::Malformed {
+                    detail: format!("the body is not valid JSON: {message}"),
+                    errors: vec![FieldError::new("body", message)],
+                })
+            } else {
+                Err(ApiError::Invalid(vec![FieldError::new(path, message)]))
+            }
+        }
+    }
+}
+
+fn missing_field_name(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("missing field `")?;
+    Some(rest.split('`').next()?.to_owned())
+}
+
+fn strip_position(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Query parameters whose errors name the offending parameter.
+pub struct Query<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize::<_, T>(de)
+            .map(Query)
+            .map_err(|err| {
+                let message = err.inner().to_string();
+                let field = missing_field_name(&message).unwrap_or_else(|| err.path().to_string());
+                let field = if field == "." {
+                    "query".to_owned()
+                } else {
+                    format!("query.{field}")
+                };
+                ApiError::Invalid(vec![FieldError::new(field, message)])
+            })
+    }
+}

@@ -1,0 +1,15 @@
+//! Prices (DESIGN §3): list prices per (region, GPU model, unit) set by the
+//! admin, every other price derived from them, and quotes.
+
+mod rules;
+
+pub use rules::{round_money, DerivedPrices, Mode};
+
+#[cfg(feature = "server")]
+pub mod quotes;
+#[cfg(feature = "server")]
+mod routes;
+#[cfg(feature = "server")]
+pub mod store;
+#[cfg(feature = "server")]
+pub use routes::router;

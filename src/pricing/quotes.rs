@@ -1,0 +1,346 @@
+//! Quotes: what a request would cost, per model and region, before committing.
+
+use super::rules::{round_money, DerivedPrices, Mode};
+use super::store::ListPrice;
+use crate::catalog::{self, GpuModel, Precision, Unit, UNIT_VRAM_GB};
+use crate::error::{ApiError, FieldError};
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use rust_decimal_macros::dec;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use utoipa::ToSchema;
+
+/// How isolated the slice must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// A soft share, a MIG instance or a whole GPU: the cheapest adequate slice.
+    #[default]
+    Any,
+    /// A hardware MIG instance or a whole GPU.
+    Mig,
+    /// Whole GPUs only.
+    Whole,
+}
+
+/// What an order asks for (DESIGN §4).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    /// Total TFLOPS at `precision` across all GPUs.
+    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[schema(value_type = String, example = "100")]
+    pub tflops: Decimal,
+    /// Total GPU memory in GB, a multiple of 4.
+    pub vram_gb: u32,
+    #[serde(default)]
+    pub precision: Option<Precision>,
+    /// Restrict to one catalog model.
+    #[serde(default)]
+    pub gpu_model: Option<String>,
+    /// Number of GPUs (1–8, default 1); more than one takes whole GPUs of one node.
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// `nvlink` to require NVLink between the GPUs.
+    #[serde(default)]
+    pub interconnect: Option<String>,
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
+    /// Minimum CUDA version, e.g. `12.2`.
+    #[serde(default)]
+    pub min_cuda: Option<String>,
+    /// Host CPU in milli-cores (default: the share matching the GPU share).
+    #[serde(default)]
+    pub cpu_milli: Option<u32>,
+    /// Host memory in MiB (default: the share matching the GPU share).
+    #[serde(default)]
+    pub memory_mib: Option<u64>,
+}
+
+/// The most TFLOPS one request may name: beyond any 8-GPU node.
+const MAX_TFLOPS: Decimal = dec!(100000);
+pub const MAX_GPUS: u32 = 8;
+
+impl Resources {
+    /// Checks every field, naming each bad one under `prefix` (e.g. `resources`).
+    pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let field = |name: &str| format!("{prefix}.{name}");
+        if self.tflops <= Decimal::ZERO || self.tflops > MAX_TFLOPS {
+            errors.push(FieldError::new(
+                field("tflops"),
+                "must be above 0 and at most 100000",
+            ));
+        }
+        if self.vram_gb == 0 || self.vram_gb % UNIT_VRAM_GB != 0 {
+            errors.push(FieldError::new(
+                field("vram_gb"),
+                "must be a positive multiple of 4",
+            ));
+        }
+        if let Some(model) = &self.gpu_model {
+            if catalog::lookup(model).is_none() {
+                errors.push(FieldError::new(
+                    field("gpu_model"),
+                    format!("unknown GPU model `{model}`"),
+                ));
+            }
+        }
+        if let Some(gpus) = self.gpus {
+            if !(1..=MAX_GPUS).contains(&gpus) {
+                errors.push(FieldError::new(field("gpus"), "must be between 1 and 8"));
+            }
+        }
+        if let Some(ic) = &self.interconnect {
+            if ic != "nvlink" {
+                errors.push(FieldError::new(field("interconnect"), "must be `nvlink`"));
+            }
+        }
+        if let Some(cuda) = &self.min_cuda {
+            let valid = cuda.split('.').count() <= 3
+                && cuda
+                    .split('.')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            if !valid {
+                errors.push(FieldError::new(
+                    field("min_cuda"),
+                    "must be a version such as `12.2`",
+                ));
+            }
+        }
+        if self.cpu_milli == Some(0) {
+            errors.push(FieldError::new(field("cpu_milli"), "must be positive"));
+        }
+        if self.memory_mib == Some(0) {
+            errors.push(FieldError::new(field("memory_mib"), "must be positive"));
+        }
+        errors
+    }
+
+    pub fn gpu_count(&self) -> u32 {
+        self.gpus.unwrap_or(1)
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision.unwrap_or_default()
+    }
+
+    /// Standard TFLOPS on `model`, or `None` when it lacks the precision or a
+    /// GPU of it cannot hold its share of the request.
+    pub fn standard_tflops_on(&self, model: &GpuModel) -> Option<Decimal> {
+        let gpus = Decimal::from(self.gpu_count());
+        // Held units are kept to 3 decimals, as MIG profile units are (DESIGN §2).
+        let standard = model
+            .standard_tflops(self.precision(), self.tflops)?
+            .round_dp_with_strategy(3, rust_decimal::RoundingStrategy::MidpointNearestEven);
+        let fits = standard / gpus <= model.fp16
+            && Decimal::from(self.vram_gb) / gpus <= Decimal::from(model.memory_gb);
+        fits.then_some(standard)
+    }
+
+    /// `vram_h` units asked for.
+    pub fn vram_units(&self) -> Decimal {
+        Decimal::from(self.vram_gb / UNIT_VRAM_GB)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuoteRequest {
+    pub mode: Mode,
+    pub resources: Resources,
+    /// A region name, or `any` (default) to compare every region.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Start of a reserved window (at least 1 h ahead).
+    #[serde(default)]
+    pub start_at: Option<DateTime<Utc>>,
+    /// Length of the window in seconds (default 3600; required for reserved).
+    #[serde(default)]
+    pub duration_s: Option<u64>,
+}
+
+/// One line of a quote: one unit for the window.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuoteLine {
+    pub unit: Unit,
+    /// Units held.
+    #[schema(value_type = String)]
+    pub quantity: Decimal,
+    /// Price per unit-hour in this mode.
+    #[schema(value_type = String)]
+    pub unit_price: Decimal,
+    #[schema(value_type = String)]
+    pub list_unit_price: Decimal,
+    #[schema(value_type = String)]
+    pub hours: Decimal,
+    /// quantity × unit_price × hours, rounded half-even to 6 decimals.
+    #[schema(value_type = String)]
+    pub amount: Decimal,
+}
+
+/// What the request would cost on one model in one region.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuoteOption {
+    pub region: String,
+    pub gpu_model: String,
+    /// Standard (dense FP16) TFLOPS the request costs on this model.
+    #[schema(value_type = String)]
+    pub standard_tflops: Decimal,
+    #[schema(value_type = String)]
+    pub price_per_hour: Decimal,
+    #[schema(value_type = String)]
+    pub total: Decimal,
+    pub breakdown: Vec<QuoteLine>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Quote {
+    pub mode: Mode,
+    pub currency: String,
+    pub start_at: DateTime<Utc>,
+    pub duration_s: u64,
+    /// How the price was derived.
+    pub rule: String,
+    /// Every adequate (model, region), cheapest first.
+    pub options: Vec<QuoteOption>,
+}
+
+pub const MIN_DURATION_S: u64 = 60;
+pub const MAX_DURATION_S: u64 = 366 * 24 * 3600;
+/// A reserved window must start at least this far ahead.
+pub const RESERVED_LEAD_S: i64 = 3600;
+
+/// The window a request covers, checked against its mode's rules.
+pub fn window(
+    mode: Mode,
+    start_at: Option<DateTime<Utc>>,
+    duration_s: Option<u64>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, u64), ApiError> {
+    let duration = match (mode, duration_s) {
+        (Mode::Reserved, None) => {
+            return Err(ApiError::field(
+                "duration_s",
+                "a reserved window needs a duration",
+            ))
+        }
+        (_, d) => d.unwrap_or(3600),
+    };
+    if !(MIN_DURATION_S..=MAX_DURATION_S).contains(&duration) {
+        return Err(ApiError::field(
+            "duration_s",
+            "must be between 60 s and 366 days",
+        ));
+    }
+    match mode {
+        Mode::Reserved => {
+            let start = start_at
+                .ok_or_else(|| ApiError::field("start_at", "a reserved window needs a start"))?;
+            if start < now + Duration::seconds(RESERVED_LEAD_S) {
+                return Err(ApiError::refused(
+                    "reserved_too_soon",
+                    "a reserved window must start at least 1 hour from now; use on_demand for sooner",
+                ));
+            }
+            Ok((start, duration))
+        }
+        _ => {
+            if start_at.is_some_and(|s| s > now + Duration::seconds(60)) {
+                return Err(ApiError::field(
+                    "start_at",
+                    "only reserved orders start in the future; omit start_at",
+                ));
+            }
+            Ok((now, duration))
+        }
+    }
+}
+
+/// Prices `resources` for `mode` over `duration_s` on every adequate priced
+/// (region, model), cheapest first.
+pub fn price_options(
+    resources: &Resources,
+    mode: Mode,
+    duration_s: u64,
+    prices: &[ListPrice],
+) -> Vec<QuoteOption> {
+    // (region, model) → (tflops_h list price, vram_h list price)
+    type UnitPrices = (Option<Decimal>, Option<Decimal>);
+    let mut by_pair: HashMap<(&str, &str), UnitPrices> = HashMap::new();
+    for p in prices {
+        let slot = by_pair
+            .entry((p.region.as_str(), p.gpu_model.as_str()))
+            .or_default();
+        match p.unit {
+            Unit::TflopsH => slot.0 = Some(p.list_price),
+            Unit::VramH => slot.1 = Some(p.list_price),
+        }
+    }
+    let hours = Decimal::from(duration_s) / dec!(3600);
+    let mut options: Vec<QuoteOption> = by_pair
+        .into_iter()
+        .filter_map(|((region, model_name), prices)| {
+            let (Some(tflops_list), Some(vram_list)) = prices else {
+                return None;
+            };
+            let model = catalog::lookup(model_name)?;
+            if resources
+                .gpu_model
+                .as_deref()
+                .is_some_and(|m| m != model_name)
+            {
+                return None;
+            }
+            let standard = resources.standard_tflops_on(model)?;
+            let line = |unit: Unit, quantity: Decimal, list: Decimal| {
+                let unit_price = DerivedPrices::from_list(list).for_mode(mode);
+                QuoteLine {
+                    unit,
+                    quantity,
+                    unit_price,
+                    list_unit_price: list,
+                    hours,
+                    amount: round_money(quantity * unit_price * hours),
+                }
+            };
+            let breakdown = vec![
+                line(Unit::TflopsH, standard, tflops_list),
+                line(Unit::VramH, resources.vram_units(), vram_list),
+            ];
+            let price_per_hour = breakdown.iter().map(|l| l.quantity * l.unit_price).sum();
+            Some(QuoteOption {
+                region: region.to_owned(),
+                gpu_model: model_name.to_owned(),
+                standard_tflops: standard,
+                price_per_hour: round_money(price_per_hour),
+                total: breakdown.iter().map(|l| l.amount).sum(),
+                breakdown,
+            })
+        })
+        .collect();
+    options.sort_by(|a, b| {
+        (a.total, &a.region, &a.gpu_model).cmp(&(b.total, &b.region, &b.gpu_model))
+    });
+    options
+}
+
+/// Whether any catalog model at all could hold `resources` (priced or not).
+pub fn any_model_can_hold(resources: &Resources) -> bool {
+    catalog::all_models().iter().any(|m| {
+        resources.gpu_model.as_deref().is_none_or(|n| n == m.name)
+            && resources.standard_tflops_on(m).is_some()
+    })
+}
+
+pub fn rule_text(mode: Mode) -> &'static str {
+    match mode {
+        Mode::OnDemand => "on_demand: 1.8 × list price",
+        Mode::Reserved => "reserved: 0.85 × list price; the whole window is owed",
+        Mode::Spot => {
+            "spot: the auction clears between 0.5 × and 0.7 × list; shown at the 0.7 × cap"
+        }
+        Mode::Pooled => "pooled: 1.0 × list price",
+    }
+}

@@ -1,0 +1,292 @@
+//! `/v1/prices`, `/v1/prices/history`, `/v1/quotes`, `/v1/admin/prices`.
+
+use super::quotes::{self, Quote, QuoteRequest};
+use super::rules::DerivedPrices;
+use super::store::{self, HistoryFilter, ListPrice};
+use crate::app::AppState;
+use crate::audit;
+use crate::auth::{Caller, Role};
+use crate::catalog::{self, regions, Unit};
+use crate::error::{ApiError, FieldError, Json, Problem, Query};
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_prices))
+        .routes(routes!(price_history))
+        .routes(routes!(quote))
+        .routes(routes!(put_prices))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PriceQuery {
+    pub region: Option<String>,
+    pub gpu_model: Option<String>,
+}
+
+/// Prices of one unit of one model in one region, per unit-hour.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PriceView {
+    pub region: String,
+    pub gpu_model: String,
+    pub unit: Unit,
+    pub currency: String,
+    #[serde(flatten)]
+    pub prices: DerivedPrices,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// List prices and every price derived from them.
+#[utoipa::path(get, path = "/v1/prices", tag = "prices", params(PriceQuery),
+    responses(
+        (status = 200, description = "Prices per unit-hour", body = [PriceView]),
+        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_prices(
+    State(state): State<AppState>,
+    Query(q): Query<PriceQuery>,
+) -> Result<Json<Vec<PriceView>>, ApiError> {
+    let prices = store::list(&state.db, q.region.as_deref(), q.gpu_model.as_deref()).await?;
+    Ok(Json(
+        prices
+            .into_iter()
+            .map(|p| PriceView {
+                region: p.region,
+                gpu_model: p.gpu_model,
+                unit: p.unit,
+                currency: p.currency,
+                prices: DerivedPrices::from_list(p.list_price),
+                updated_at: p.updated_at,
+            })
+            .collect(),
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryQuery {
+    pub region: Option<String>,
+    pub gpu_model: Option<String>,
+    /// `tflops_h` or `vram_h`.
+    pub unit: Option<Unit>,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    /// 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PriceChangeView {
+    pub id: i64,
+    pub region: String,
+    pub gpu_model: String,
+    pub unit: String,
+    #[schema(value_type = String)]
+    pub list_price: Decimal,
+    #[schema(value_type = Option<String>)]
+    pub previous_price: Option<Decimal>,
+    pub currency: String,
+    pub changed_at: DateTime<Utc>,
+}
+
+/// Every change of a list price, newest first.
+#[utoipa::path(get, path = "/v1/prices/history", tag = "prices", params(HistoryQuery),
+    responses(
+        (status = 200, description = "Price changes", body = [PriceChangeView]),
+        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn price_history(
+    State(state): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Json<Vec<PriceChangeView>>, ApiError> {
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::field("query.limit", "must be between 1 and 1000"));
+    }
+    let filter = HistoryFilter {
+        region: q.region.as_deref(),
+        gpu_model: q.gpu_model.as_deref(),
+        unit: q.unit.map(Unit::as_str),
+        from: q.from,
+        to: q.to,
+        limit,
+    };
+    let changes = store::history(&state.db, &filter).await?;
+    Ok(Json(
+        changes
+            .into_iter()
+            .map(|c| PriceChangeView {
+                id: c.id,
+                region: c.region,
+                gpu_model: c.gpu_model,
+                unit: c.unit,
+                list_price: c.list_price,
+                previous_price: c.previous_price,
+                currency: c.currency,
+                changed_at: c.changed_at,
+            })
+            .collect(),
+    ))
+}
+
+/// What an order would cost: per-unit prices, total and breakdown per (model, region).
+#[utoipa::path(post, path = "/v1/quotes", tag = "prices", request_body = QuoteRequest,
+    responses(
+        (status = 200, description = "The quote", body = Quote),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields; `reserved_too_soon`; `unsatisfiable_resources`; `no_price`", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn quote(
+    State(state): State<AppState>,
+    Json(req): Json<QuoteRequest>,
+) -> Result<Json<Quote>, ApiError> {
+    let errors = req.resources.validate("resources");
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let now = Utc::now();
+    let (start_at, duration_s) = quotes::window(req.mode, req.start_at, req.duration_s, now)?;
+    let region = req.region.as_deref().filter(|r| *r != "any");
+    if let Some(region) = region {
+        if !regions::exists(&state.db, region).await? {
+            return Err(ApiError::field(
+                "region",
+                format!("unknown region `{region}`"),
+            ));
+        }
+    }
+    if !quotes::any_model_can_hold(&req.resources) {
+        return Err(ApiError::refused(
+            "unsatisfiable_resources",
+            "no GPU model in the catalog can hold these resources at this precision",
+        ));
+    }
+    let prices = store::list(&state.db, region, req.resources.gpu_model.as_deref()).await?;
+    let options = quotes::price_options(&req.resources, req.mode, duration_s, &prices);
+    if options.is_empty() {
+        return Err(ApiError::refused(
+            "no_price",
+            "no GPU model that can hold these resources has a price in the region asked",
+        ));
+    }
+    Ok(Json(Quote {
+        mode: req.mode,
+        currency: state.settings.currency.clone(),
+        start_at,
+        duration_s,
+        rule: quotes::rule_text(req.mode).to_owned(),
+        options,
+    }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceUpdate {
+    pub region: String,
+    pub gpu_model: String,
+    pub unit: Unit,
+    /// The monthly-commitment price per unit-hour; positive, at most 6 decimals.
+    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[schema(value_type = String, example = "0.0021")]
+    pub list_price: Decimal,
+}
+
+/// Set list prices (admin). All or nothing; every change is recorded.
+#[utoipa::path(put, path = "/v1/admin/prices", tag = "prices", security(("bearer" = [])),
+    request_body = [PriceUpdate],
+    responses(
+        (status = 200, description = "The prices now in force", body = [PriceView]),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid entries, named by index", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn put_prices(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(updates): Json<Vec<PriceUpdate>>,
+) -> Result<Json<Vec<PriceView>>, ApiError> {
+    caller.require(&[Role::Admin])?;
+    if updates.is_empty() || updates.len() > 1000 {
+        return Err(ApiError::field("body", "must hold 1 to 1000 price entries"));
+    }
+    let known_regions: Vec<String> = regions::list(&state.db)
+        .await?
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    let mut errors = Vec::new();
+    for (i, u) in updates.iter().enumerate() {
+        if !known_regions.contains(&u.region) {
+            errors.push(FieldError::new(
+                format!("[{i}].region"),
+                format!("unknown region `{}`", u.region),
+            ));
+        }
+        if catalog::lookup(&u.gpu_model).is_none() {
+            errors.push(FieldError::new(
+                format!("[{i}].gpu_model"),
+                format!("unknown GPU model `{}`", u.gpu_model),
+            ));
+        }
+        if u.list_price <= Decimal::ZERO || u.list_price > Decimal::from(1_000_000) {
+            errors.push(FieldError::new(
+                format!("[{i}].list_price"),
+                "must be above 0 and at most 1000000",
+            ));
+        } else if u.list_price.normalize().scale() > 6 {
+            errors.push(FieldError::new(
+                format!("[{i}].list_price"),
+                "must have at most 6 decimals",
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let now = Utc::now();
+    let mut tx = state.db.begin().await?;
+    let mut views = Vec::with_capacity(updates.len());
+    for u in updates {
+        let price = ListPrice {
+            region: u.region,
+            gpu_model: u.gpu_model,
+            unit: u.unit,
+            list_price: u.list_price.normalize(),
+            currency: state.settings.currency.clone(),
+            updated_at: now,
+        };
+        let previous = store::set(&mut tx, &price, caller.id).await?;
+        audit::record(
+            &mut tx,
+            caller.id,
+            "set_price",
+            &format!("price:{}:{}:{}", price.region, price.gpu_model, price.unit),
+            serde_json::json!({
+                "list_price": price.list_price.to_string(),
+                "previous": previous.map(|p| p.to_string()),
+            }),
+            now,
+        )
+        .await?;
+        views.push(PriceView {
+            prices: DerivedPrices::from_list(price.list_price),
+            region: price.region,
+            gpu_model: price.gpu_model,
+            unit: price.unit,
+            currency: price.currency,
+            updated_at: now,
+        });
+    }
+    tx.commit().await?;
+    Ok(Json(views))
+}
