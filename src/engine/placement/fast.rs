@@ -569,3 +569,57 @@ fn finish(
         },
     }
 }
+
+/// Whether any GPU could ever hold a request, ignoring what is taken now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adequacy {
+    /// No GPU in the view can hold it even when idle.
+    Nowhere,
+    /// Only GPUs on cordoned nodes could.
+    OnlyCordoned,
+    /// Some uncordoned GPU could; the list value per hour of the cheapest such option.
+    Somewhere {
+        cheapest_list_value: Option<Decimal>,
+    },
+}
+
+/// Says whether `req` fits any idle GPU of the view (used to tell
+/// `unsatisfiable_resources` and `node_cordoned` from `no_capacity`, and to
+/// value spot bids at the cheapest adequate market).
+pub fn adequacy(view: &CapacityView, req: &PlacementRequest, policy: &Policy) -> Adequacy {
+    let mut cordoned = false;
+    for opt in options(view, req, policy) {
+        let b = opt.bucket;
+        let need = req.gpus.max(1);
+        for &pos in &b.nodes {
+            let Some(node) = view.node_at(pos) else {
+                continue;
+            };
+            if req.node.is_some_and(|n| n != node.id) {
+                continue;
+            }
+            let count = node
+                .gpus
+                .iter()
+                .filter(|g| g.model == b.model && g.mode == b.mode)
+                .count();
+            let host_ok = req.cpu_milli.is_none_or(|c| c <= node.cpu_milli)
+                && req.memory_mib.is_none_or(|m| m <= node.memory_mib);
+            if count < usize::from(need) || !host_ok {
+                continue;
+            }
+            if node.cordoned {
+                cordoned = true;
+            } else {
+                return Adequacy::Somewhere {
+                    cheapest_list_value: opt.cost,
+                };
+            }
+        }
+    }
+    if cordoned {
+        Adequacy::OnlyCordoned
+    } else {
+        Adequacy::Nowhere
+    }
+}

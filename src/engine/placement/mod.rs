@@ -59,7 +59,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use fast::place;
+pub use fast::{adequacy, place, Adequacy};
 pub use request::{Compute, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why};
 pub use score::{frag_ratio, internal_waste, DemandClass, DemandMix, ScoreKind};
 pub use view::{

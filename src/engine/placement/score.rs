@@ -125,6 +125,11 @@ impl DemandMix {
         self.top = all;
     }
 
+    /// The classes recorded in the window, oldest first (to persist and restore the mix).
+    pub fn recent(&self) -> impl Iterator<Item = &DemandClass> {
+        self.recent.iter()
+    }
+
     /// The classes scored and their weights.
     pub fn classes(&self) -> &[(DemandClass, u64)] {
         &self.top
