@@ -14,6 +14,7 @@ impl Engine {
     /// the latest seen. The same commands in the same order give the same events.
     pub fn apply(&mut self, now: Ts, cmd: Command) -> Result<Vec<Event>, EngineError> {
         self.now = self.now.max(now);
+        self.refresh_offpeak();
         let mut events = Vec::new();
         // Whatever fell due runs first, so no command sees stale leases.
         self.run_timers(&mut events);
@@ -111,19 +112,26 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let now = self.now;
         let lease = self.live_lease(id)?;
-        let end = if lease.mode == Mode::Reserved {
+        let reserved = lease.mode == Mode::Reserved;
+        let end = if reserved {
             funded_until.unwrap_or(now).max(now)
         } else {
             now + self.cfg.notice_s
         };
-        if end <= now || (lease.mode == Mode::Reserved && end <= lease.starts_at) {
+        if end <= now || (reserved && end <= lease.starts_at) {
             self.end_lease(id, EndReason::FundsExhausted, now, events);
             return Ok(());
         }
         if let Some(l) = self.leases.get_mut(&id) {
             l.notice_reason = Some(NoticeReason::FundsExhausted);
         }
-        self.give_notice(id, now, end, NoticeReason::FundsExhausted, events);
+        // Reserved: the workload hears of it a notice period before the funded end.
+        let notice_at = if reserved {
+            (end - self.cfg.notice_s).max(now)
+        } else {
+            now
+        };
+        self.give_notice(id, notice_at, end, NoticeReason::FundsExhausted, events);
         Ok(())
     }
 }

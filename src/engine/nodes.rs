@@ -95,6 +95,8 @@ impl Engine {
             cal.bookings.retain(|b| keep.contains(&b.lease));
         }
         let view = self.node_view(&spec, cordoned);
+        self.offpeak_hour = None;
+        self.refresh_offpeak();
         self.view.upsert_node(view);
         self.nodes.insert(
             spec.id,
@@ -173,6 +175,7 @@ impl Engine {
                 funds,
                 lease.fill_no + 1,
                 &req,
+                true,
                 events,
             );
         }
@@ -223,6 +226,7 @@ impl Engine {
         self.view.region(&name);
         self.regions.insert(name, offset_min);
         self.offpeak_hour = None;
+        self.refresh_offpeak();
     }
 
     /// Sets list prices; a (region, model) is for sale once both units are priced.
@@ -262,6 +266,7 @@ impl Engine {
             }
         }
         self.offpeak_hour = None;
+        self.refresh_offpeak();
         self.capacity_changed = true;
         Ok(())
     }
