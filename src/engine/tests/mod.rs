@@ -1,0 +1,7 @@
+//! Engine tests: one per rule (names read as sentences), property tests over
+//! random command sequences, determinism and restore.
+
+mod helpers;
+mod props;
+mod rules;
+mod spot_and_preemption;
