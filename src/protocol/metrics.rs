@@ -73,8 +73,12 @@ pub struct GpuMetrics {
 pub struct MigInstanceMetrics {
     /// `MIG-…` UUID.
     pub uuid: String,
-    pub profile: String,
-    pub start: u8,
+    /// Catalog profile name, when the backend knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// First memory slice, when the backend knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_id: Option<u32>,
     /// `DCGM_FI_PROF_GR_ENGINE_ACTIVE` as a percentage, where measurable.

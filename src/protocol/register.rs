@@ -92,10 +92,12 @@ pub enum MigMode {
 /// One MIG GPU instance that exists on a GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MigInstanceInventory {
-    /// Catalog profile name, e.g. `1g.10gb`.
-    pub profile: String,
-    /// First memory slice of the placement.
-    pub start: u8,
+    /// Catalog profile name, e.g. `1g.10gb`, when the backend knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// First memory slice of the placement, when the backend knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<u8>,
     /// `MIG-…` UUID of its compute instance, the handle CUDA accepts.
     pub uuid: String,
     /// NVML GPU-instance id.
