@@ -221,6 +221,23 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn the_metrics_endpoint_serves_the_latest_snapshot() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let shared = Arc::new(Mutex::new(snapshot()));
+        let addr = serve("127.0.0.1:0".parse().unwrap(), shared).await.unwrap();
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.contains("content-type: text/plain; version=0.0.4"));
+        assert!(response.contains("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""));
+    }
+
     #[test]
     fn mig_instances_get_their_profile_labels() {
         let text = render(&snapshot());

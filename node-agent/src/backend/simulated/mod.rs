@@ -348,10 +348,17 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
+/// splitmix64's finalizer: nearby seeds give unrelated bits.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 /// A UUID that depends only on `seed`.
 fn stable_uuid(seed: &str) -> Uuid {
-    let hi = fnv(seed.as_bytes());
-    let lo = fnv(format!("{seed}#").as_bytes());
+    let hi = mix(fnv(seed.as_bytes()));
+    let lo = mix(fnv(format!("{seed}#").as_bytes()));
     uuid::Builder::from_u128((u128::from(hi) << 64) | u128::from(lo))
         .with_variant(uuid::Variant::RFC4122)
         .with_version(uuid::Version::Random)

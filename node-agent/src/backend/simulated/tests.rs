@@ -171,3 +171,52 @@ fn the_shipped_fleets_parse() {
     }
     assert!(seen >= 3);
 }
+
+#[test]
+fn random_create_and_destroy_sequences_never_overlap_or_break_placement_rules() {
+    let mut b = backend();
+    let profiles = [
+        "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb",
+    ];
+    let layout = gpuex::catalog::lookup("H100-SXM5-80GB")
+        .unwrap()
+        .mig
+        .unwrap();
+    let mut live: Vec<(MigSlice, &str, u8)> = Vec::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..3000 {
+        if next() % 3 == 0 && !live.is_empty() {
+            let i = (next() % live.len() as u64) as usize;
+            let (slice, _, _) = live.swap_remove(i);
+            b.destroy_mig(0, &slice).unwrap();
+            continue;
+        }
+        let profile = profiles[(next() % 6) as usize];
+        let start = (next() % 8) as u8;
+        // The naive reference: legal start, and no memory slice taken twice.
+        let p = layout.profile(profile).unwrap();
+        let taken = live.iter().fold(0u8, |m, (_, name, s)| {
+            m | layout.profile(name).unwrap().slice_mask(*s)
+        });
+        let compute: u8 = live
+            .iter()
+            .map(|(_, name, _)| layout.profile(name).unwrap().compute_slices)
+            .sum();
+        let fits = p.starts.contains(&start)
+            && taken & p.slice_mask(start) == 0
+            && compute + p.compute_slices <= 7;
+        match b.create_mig(0, profile, start) {
+            Ok(slice) => {
+                assert!(fits, "{profile}@{start} accepted over {taken:08b}");
+                live.push((slice, profile, start));
+            }
+            Err(e) => assert!(!fits, "{profile}@{start} refused over {taken:08b}: {e}"),
+        }
+    }
+}
