@@ -136,11 +136,22 @@ impl Agent {
         })
     }
 
-    /// Run until the process ends.
-    pub async fn run(mut self) {
+    /// Run until `shutdown` resolves; then meter and spool what is owed, so a
+    /// restart loses no usage. Workloads keep running; the next agent process
+    /// cleans them up (see [`Self::clean_up_leftovers`]).
+    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) {
         self.clean_up_leftovers();
+        tokio::pin!(shutdown);
         loop {
-            tokio::time::sleep(TICK).await;
+            tokio::select! {
+                _ = tokio::time::sleep(TICK) => {}
+                _ = &mut shutdown => {
+                    self.meter_running();
+                    self.spool_records();
+                    tracing::info!("shutting down; unsent usage stays in the spool");
+                    return;
+                }
+            }
             self.housekeeping();
             let now = Instant::now();
             if !self.registered && now >= self.next_register {
@@ -218,7 +229,8 @@ impl Agent {
     }
 
     async fn heartbeat(&mut self) {
-        let metrics = self.backend.sample();
+        let mut metrics = self.backend.sample();
+        self.attribute_processes(&mut metrics);
         self.observe(&metrics);
         let Some(agent_id) = self.agent_id.filter(|_| self.registered) else {
             return;
@@ -511,7 +523,16 @@ impl Agent {
     /// Stop a lease's workload: SIGTERM now, SIGKILL at `kill_at`.
     fn begin_stop(&mut self, id: Uuid, reason: EndReason, kill_at: Instant) {
         let Some(lease) = self.leases.get_mut(&id) else {
-            return;
+            // Nothing of it runs here (never started, or lost in a restart):
+            // tell the server it is over so it can close the lease.
+            return self.report(
+                id,
+                AssignmentStatus::Ended {
+                    exit_code: None,
+                    signal: None,
+                    reason,
+                },
+            );
         };
         if lease.state != LeaseRunState::Running {
             return;
@@ -550,16 +571,23 @@ impl Agent {
         }
         let loads: Vec<SliceLoad> = self
             .leases
-            .values()
-            .filter(|l| l.state != LeaseRunState::Ended)
-            .flat_map(|l| {
+            .iter()
+            .filter(|(_, l)| l.state != LeaseRunState::Ended)
+            .flat_map(|(id, l)| {
                 let busy = l.workload.as_ref().is_some_and(|w| w.exit().is_none());
                 let per_gpu_mib = rust_decimal::prelude::ToPrimitive::to_f64(&l.held.vram_gb)
                     .unwrap_or(0.0)
                     * 1e9
                     / 1_048_576.0
                     / l.placement.gpus.len().max(1) as f64;
+                let pid = l
+                    .workload
+                    .as_ref()
+                    .filter(|_| busy)
+                    .and_then(|w| u32::try_from(w.pgid()).ok());
                 l.placement.gpus.iter().map(move |&gpu| SliceLoad {
+                    lease_id: *id,
+                    pid,
                     gpu,
                     mig_uuid: l.mig.as_ref().map(|(_, m)| m.uuid.clone()),
                     compute_share: l.compute_share,
@@ -634,6 +662,21 @@ impl Agent {
     }
 
     // ---- metering ----------------------------------------------------------
+
+    /// Name the lease of each GPU process whose process group is a workload's.
+    fn attribute_processes(&self, metrics: &mut [GpuMetrics]) {
+        let groups: BTreeMap<i32, Uuid> = self
+            .leases
+            .iter()
+            .filter_map(|(id, l)| Some((l.workload.as_ref()?.pgid(), *id)))
+            .collect();
+        for process in metrics.iter_mut().flat_map(|m| m.processes.iter_mut()) {
+            if process.lease_id.is_none() {
+                process.lease_id =
+                    process_group_of(process.pid).and_then(|g| groups.get(&g).copied());
+            }
+        }
+    }
 
     /// Utilization of each lease's slice in this sample; also the /metrics snapshot.
     fn observe(&mut self, metrics: &[GpuMetrics]) {
@@ -762,6 +805,14 @@ impl Agent {
         }
         self.persist_leftovers();
     }
+}
+
+/// The process group of `pid`, from `/proc/PID/stat` (fields after the name:
+/// state, ppid, pgrp).
+fn process_group_of(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// The usage record of `lease` from where it was last metered up to `until`.

@@ -109,6 +109,23 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> 
     };
     let agent = agent::Agent::new(cfg, client, backend, snapshot)
         .with_context(|| format!("cannot start with the spool in {}", args.spool.display()))?;
-    agent.run().await;
+    agent.run(shutdown_signal()).await;
     Ok(())
+}
+
+/// SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
 }

@@ -17,9 +17,13 @@
 //!
 //! Reconciliation: every heartbeat lists the leases the agent runs
 //! ([`LeaseReport`]); the server answers with what to change. A `start` for a
-//! lease the agent already runs is a no-op, and a lease the agent runs that the
-//! server does not want gets a `stop`. After an outage the agent registers
-//! again and the next heartbeat reconciles both sides.
+//! lease the agent already runs is a no-op, a lease the agent runs that the
+//! server does not want gets a `stop`, and a lease the server wants running
+//! that the agent does not list gets its `start` again (an agent that restarted
+//! after a crash kills what the old process left and runs it anew). A `stop` or
+//! `preempt` for a lease the agent does not have is answered with `ended`.
+//! After an outage the agent registers again and the next heartbeat reconciles
+//! both sides.
 
 mod assignment;
 mod metrics;

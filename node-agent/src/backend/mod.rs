@@ -32,6 +32,9 @@ pub struct MigSlice {
 /// What a lease puts on one GPU, so a simulated GPU's metrics follow its work.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SliceLoad {
+    pub lease_id: uuid::Uuid,
+    /// The workload's process id, while it runs.
+    pub pid: Option<u32>,
     pub gpu: u32,
     /// The MIG instance, for MIG slices.
     pub mig_uuid: Option<String>,

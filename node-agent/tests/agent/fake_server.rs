@@ -32,6 +32,8 @@ pub struct State {
     pub refuse_usage: bool,
     /// Answer 503 to everything.
     pub down: bool,
+    /// Apply this many usage batches but answer 503, as if the ack were lost.
+    pub lose_acks: u32,
 }
 
 impl State {
@@ -144,6 +146,10 @@ async fn handle(
         let duplicate = s.applied.contains_key(&batch.seq);
         let seq = batch.seq;
         s.applied.entry(seq).or_insert(batch);
+        if s.lose_acks > 0 {
+            s.lose_acks -= 1;
+            return reply(StatusCode::SERVICE_UNAVAILABLE, b"{}".to_vec());
+        }
         return json(&UsageAck { seq, duplicate });
     }
     if let Some(rest) = path.strip_prefix("/v1/agent/assignments/") {

@@ -390,3 +390,83 @@ async fn an_agent_that_loses_the_server_stops_its_workloads_and_registers_again(
     assert_eq!(signal, Some(15));
     assert!(server.with(|s| s.registrations.len()) >= 2);
 }
+
+#[tokio::test]
+async fn a_batch_whose_ack_was_lost_is_sent_again_and_applied_once() {
+    let server = FakeServer::start().await;
+    server.with(|s| s.lose_acks = 1);
+    let spool = temp_dir("lost-ack");
+    let _agent = spawn_agent(&server, &spool, &[]);
+    wait_for(&server, 20, "registration", |s| {
+        s.registrations.first().cloned()
+    })
+    .await;
+
+    let lease = Uuid::new_v4();
+    server.with(|s| s.queued.push(start(lease, Partition::Whole, 4, "sleep 60")));
+    let posts = wait_for(&server, 20, "a resent batch", |s| {
+        (s.usage_posts.len() >= 3).then(|| s.usage_posts.clone())
+    })
+    .await;
+    assert_eq!(posts[0], posts[1], "the unacknowledged batch is sent again");
+    assert!(posts[2] > posts[1]);
+    let applied = server.with(|s| s.applied.clone());
+    assert_eq!(
+        applied.keys().copied().collect::<Vec<_>>(),
+        (1..=applied.len() as u64).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_lease_stops_at_its_end_time_and_a_stop_for_an_unknown_lease_is_answered_ended() {
+    let server = FakeServer::start().await;
+    let spool = temp_dir("end-at");
+    let _agent = spawn_agent(&server, &spool, &[]);
+    wait_for(&server, 20, "registration", |s| {
+        s.registrations.first().cloned()
+    })
+    .await;
+
+    let lease = Uuid::new_v4();
+    let mut assignment = start(lease, Partition::Whole, 6, "sleep 60");
+    if let AssignmentAction::Start { end_at, .. } = &mut assignment.action {
+        *end_at = Some(Utc::now() + chrono::Duration::seconds(3));
+    }
+    let unknown = Uuid::new_v4();
+    server.with(|s| {
+        s.queued.push(assignment);
+        s.queued.push(Assignment {
+            lease_id: unknown,
+            action: AssignmentAction::Stop,
+        });
+    });
+    wait_for(&server, 10, "provisioned", |s| provisioned(s, lease)).await;
+    // While it runs, heartbeats attribute the workload's GPU process to the lease.
+    wait_for(&server, 10, "a process of the lease", |s| {
+        s.heartbeats
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .filter(|g| g.index == 6)
+            .flat_map(|g| &g.processes)
+            .find(|p| p.lease_id == Some(lease))
+            .cloned()
+    })
+    .await;
+    let report = wait_for(&server, 15, "ended at end_at", |s| ended(s, lease)).await;
+    let AssignmentStatus::Ended { reason, signal, .. } = report.status else {
+        unreachable!()
+    };
+    assert_eq!((reason, signal), (EndReason::LeaseEnd, Some(15)));
+    let unknown_report = wait_for(&server, 5, "ended for the unknown lease", |s| {
+        ended(s, unknown)
+    })
+    .await;
+    assert!(matches!(
+        unknown_report.status,
+        AssignmentStatus::Ended {
+            reason: EndReason::Stopped,
+            exit_code: None,
+            ..
+        }
+    ));
+}

@@ -100,6 +100,8 @@ pub trait NvmlApi: Send + 'static {
     /// Several NVML field values at once; each may fail on its own.
     fn field_values(&self, gpu: u32, ids: &[u32]) -> NvmlResult<Vec<NvmlResult<f64>>>;
     fn compute_processes(&self, gpu: u32) -> NvmlResult<Vec<ProcInfo>>;
+    /// Recent SM utilization (percent) per process id.
+    fn process_sm_utilization(&self, gpu: u32) -> NvmlResult<Vec<(u32, u32)>>;
     /// The MIG devices that exist on the GPU.
     fn mig_devices(&self, gpu: u32) -> NvmlResult<Vec<MigDevice>>;
     /// Create a GPU instance of `profile` at `start` and one compute instance filling it.

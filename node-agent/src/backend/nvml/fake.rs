@@ -173,6 +173,9 @@ impl NvmlApi for FakeNvml {
             }],
         )
     }
+    fn process_sm_utilization(&self, gpu: u32) -> NvmlResult<Vec<(u32, u32)>> {
+        self.telemetry(gpu, vec![(4242, 63)])
+    }
     fn mig_devices(&self, gpu: u32) -> NvmlResult<Vec<MigDevice>> {
         Ok(self.gpu(gpu)?.mig_devices.clone())
     }

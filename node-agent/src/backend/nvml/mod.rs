@@ -198,6 +198,7 @@ impl<A: NvmlApi> NvmlBackend<A> {
                 .collect(),
             _ => Vec::new(),
         };
+        let sm_utils = a.process_sm_utilization(gpu).unwrap_or_default();
         let processes = procs
             .unwrap_or_default()
             .into_iter()
@@ -205,7 +206,10 @@ impl<A: NvmlApi> NvmlBackend<A> {
                 pid: p.pid,
                 lease_id: None,
                 used_memory_mib: p.used_bytes.map(|b| (b as f64 / MIB).round()),
-                sm_util: None,
+                sm_util: sm_utils
+                    .iter()
+                    .find(|(pid, _)| *pid == p.pid)
+                    .map(|(_, u)| f64::from(*u)),
                 gpu_instance_id: p.gpu_instance_id,
             })
             .collect();

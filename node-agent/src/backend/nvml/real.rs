@@ -202,6 +202,13 @@ impl NvmlApi for RealNvml {
             })
             .collect())
     }
+    fn process_sm_utilization(&self, gpu: u32) -> NvmlResult<Vec<(u32, u32)>> {
+        let samples = self
+            .device(gpu)?
+            .process_utilization_stats(None)
+            .map_err(err)?;
+        Ok(samples.into_iter().map(|s| (s.pid, s.sm_util)).collect())
+    }
     fn mig_devices(&self, gpu: u32) -> NvmlResult<Vec<MigDevice>> {
         let device = self.device(gpu)?;
         let max = device.mig_device_count().map_err(err)?;

@@ -88,6 +88,7 @@ fn a_full_sample_has_at_least_twenty_dcgm_fields() {
     assert_eq!(f.fan_speed, None, "the fake answers NotSupported for fans");
     assert_eq!(sample[0].processes[0].pid, 4242);
     assert_eq!(sample[0].processes[0].used_memory_mib, Some(1024.0));
+    assert_eq!(sample[0].processes[0].sm_util, Some(63.0));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{BackendError, GpuBackend, Inventory, MigSlice, SliceLoad};
 use gpuex::catalog::{MigProfile, COMPUTE_SLICES};
 use gpuex::protocol::{
     BackendKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceInventory, MigInstanceMetrics,
-    MigMode,
+    MigMode, ProcessMetrics,
 };
 use std::time::Instant;
 use uuid::Uuid;
@@ -264,12 +264,29 @@ impl GpuBackend for SimulatedBackend {
                     }
                 })
                 .collect();
+            let processes = loads
+                .iter()
+                .filter(|l| l.busy)
+                .filter_map(|l| {
+                    Some(ProcessMetrics {
+                        pid: l.pid?,
+                        lease_id: Some(l.lease_id),
+                        used_memory_mib: Some((l.memory_mib * 0.85).round()),
+                        sm_util: Some((l.compute_share * 92.0).round()),
+                        gpu_instance_id: gpu
+                            .instances
+                            .iter()
+                            .find(|m| l.mig_uuid.as_deref() == Some(m.uuid.as_str()))
+                            .map(|m| m.gpu_instance_id),
+                    })
+                })
+                .collect();
             out.push(GpuMetrics {
                 index,
                 uuid: gpu.uuid.clone(),
                 fields,
                 mig_instances,
-                processes: Vec::new(),
+                processes,
             });
         }
         out

@@ -130,6 +130,8 @@ fn metrics_rise_with_the_work_assigned() {
     );
     assert_eq!(idle[2].fields.gpu_util, Some(0.0));
     b.set_load(&[SliceLoad {
+        lease_id: Uuid::nil(),
+        pid: Some(77),
         gpu: 2,
         mig_uuid: None,
         compute_share: 0.5,
@@ -142,6 +144,8 @@ fn metrics_rise_with_the_work_assigned() {
     assert!(busy[2].fields.fb_used.unwrap() > idle[2].fields.fb_used.unwrap() + 8000.0);
     assert!(busy[2].fields.power_usage.unwrap() > idle[2].fields.power_usage.unwrap());
     assert_eq!(busy[2].fields.fan_speed, None, "SXM boards report no fan");
+    assert_eq!(busy[2].processes[0].pid, 77);
+    assert_eq!(busy[2].processes[0].lease_id, Some(Uuid::nil()));
 }
 
 #[test]
