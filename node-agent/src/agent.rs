@@ -686,7 +686,7 @@ impl Agent {
                     .iter()
                     .find(|m| m.index == *gpu)
                     .and_then(|m| m.mig_instances.iter().find(|i| i.uuid == slice.uuid))
-                    .and_then(|i| i.gr_engine_active),
+                    .and_then(|i| i.gr_engine_active.map(|ratio| ratio * 100.0)),
                 None => {
                     let utils: Vec<f64> = lease
                         .placement

@@ -2,7 +2,7 @@
 //! existing Grafana dashboards for DCGM work on gpuex nodes unchanged.
 
 use bytes::Bytes;
-use gpuex::protocol::{FieldKind, GpuFields, GpuInventory, GpuMetrics};
+use gpuex::protocol::{FieldKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceMetrics};
 use http_body_util::Full;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -29,7 +29,7 @@ pub type SharedSnapshot = Arc<Mutex<Snapshot>>;
 pub fn render(snapshot: &Snapshot) -> String {
     let mut out = String::new();
     for (i, field) in GpuFields::ALL.iter().enumerate() {
-        let lines: Vec<String> = snapshot
+        let mut lines: Vec<String> = snapshot
             .metrics
             .iter()
             .filter_map(|m| {
@@ -37,63 +37,75 @@ pub fn render(snapshot: &Snapshot) -> String {
                 Some(format!(
                     "{}{} {}",
                     field.name,
-                    labels(snapshot, m),
+                    labels(snapshot, m, None),
                     number(value)
                 ))
             })
             .collect();
-        if lines.is_empty() {
-            continue;
-        }
-        let kind = match field.kind {
-            FieldKind::Gauge => "gauge",
-            FieldKind::Counter => "counter",
+        // MIG instances are series of the same family, told apart by GPU_I_* labels.
+        let per_instance: Option<fn(&MigInstanceMetrics) -> Option<f64>> = match field.name {
+            "DCGM_FI_DEV_FB_USED" => Some(|mi| mi.fb_used_mib),
+            "DCGM_FI_DEV_FB_FREE" => Some(|mi| mi.fb_free_mib),
+            _ => None,
         };
-        let _ = writeln!(out, "# HELP {} {}", field.name, field.help);
-        let _ = writeln!(out, "# TYPE {} {}", field.name, kind);
-        for line in lines {
-            out.push_str(&line);
-            out.push('\n');
+        if let Some(value_of) = per_instance {
+            lines.extend(mig_lines(snapshot, field.name, value_of));
         }
+        family(&mut out, field.name, field.kind, field.help, &lines);
     }
-    let mig: Vec<String> = snapshot
+    let engine = mig_lines(snapshot, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", |mi| {
+        mi.gr_engine_active
+    });
+    family(
+        &mut out,
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+        FieldKind::Gauge,
+        "Ratio of time the graphics engine is active.",
+        &engine,
+    );
+    out
+}
+
+fn family(out: &mut String, name: &str, kind: FieldKind, help: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let kind = match kind {
+        FieldKind::Gauge => "gauge",
+        FieldKind::Counter => "counter",
+    };
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+fn mig_lines(
+    snapshot: &Snapshot,
+    name: &str,
+    value_of: fn(&MigInstanceMetrics) -> Option<f64>,
+) -> Vec<String> {
+    snapshot
         .metrics
         .iter()
         .flat_map(|m| {
             m.mig_instances.iter().filter_map(move |mi| {
-                let used = mi.fb_used_mib?;
-                let base = labels(snapshot, m);
-                let extra = format!(
-                    ",GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\",MIG_UUID=\"{}\"}}",
-                    escape(mi.profile.as_deref().unwrap_or("")),
-                    mi.gpu_instance_id
-                        .map(|g| g.to_string())
-                        .unwrap_or_default(),
-                    escape(&mi.uuid)
-                );
+                let value = value_of(mi)?;
                 Some(format!(
-                    "DCGM_FI_DEV_FB_USED{}{} {}",
-                    base.trim_end_matches('}'),
-                    extra,
-                    number(used)
+                    "{name}{} {}",
+                    labels(snapshot, m, Some(mi)),
+                    number(value)
                 ))
             })
         })
-        .collect();
-    if !mig.is_empty() {
-        out.push_str(
-            "# HELP DCGM_FI_DEV_FB_USED_MIG Framebuffer memory used per MIG instance (in MiB).\n",
-        );
-        out.push_str("# TYPE DCGM_FI_DEV_FB_USED_MIG gauge\n");
-        for line in mig {
-            out.push_str(&line.replacen("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_USED_MIG", 1));
-            out.push('\n');
-        }
-    }
-    out
+        .collect()
 }
 
-fn labels(snapshot: &Snapshot, m: &GpuMetrics) -> String {
+/// dcgm-exporter's labels; a MIG instance adds `GPU_I_PROFILE`, `GPU_I_ID`
+/// and its `MIG_UUID`.
+fn labels(snapshot: &Snapshot, m: &GpuMetrics, mig: Option<&MigInstanceMetrics>) -> String {
     let inv = snapshot.gpus.iter().find(|g| g.index == m.index);
     let model = inv.map_or("", |g| g.product_name.as_str());
     let mut s = format!(
@@ -106,6 +118,17 @@ fn labels(snapshot: &Snapshot, m: &GpuMetrics) -> String {
     );
     if let Some(bus) = inv.and_then(|g| g.pci_bus_id.as_deref()) {
         let _ = write!(s, ",pci_bus_id=\"{}\"", escape(bus));
+    }
+    if let Some(mi) = mig {
+        let _ = write!(
+            s,
+            ",GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\",MIG_UUID=\"{}\"",
+            escape(mi.profile.as_deref().unwrap_or("")),
+            mi.gpu_instance_id
+                .map(|g| g.to_string())
+                .unwrap_or_default(),
+            escape(&mi.uuid)
+        );
     }
     s.push('}');
     s
@@ -201,6 +224,25 @@ mod tests {
     }
 
     #[test]
+    fn each_family_has_exactly_one_help_and_type_and_its_lines_follow_them() {
+        let text = render(&snapshot());
+        let mut seen = std::collections::HashSet::new();
+        let mut current = String::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                current = rest.split(' ').next().unwrap().to_string();
+                assert!(seen.insert(current.clone()), "{current} declared twice");
+            } else if !line.starts_with('#') {
+                assert!(
+                    line.starts_with(&format!("{current}{{")),
+                    "{line} outside {current}"
+                );
+            }
+        }
+        assert!(seen.contains("DCGM_FI_PROF_GR_ENGINE_ACTIVE"));
+    }
+
+    #[test]
     fn every_sample_line_is_name_labels_value() {
         for line in render(&snapshot()).lines().filter(|l| !l.starts_with('#')) {
             let (head, value) = line.rsplit_once(' ').unwrap();
@@ -239,11 +281,11 @@ mod tests {
     }
 
     #[test]
-    fn mig_instances_get_their_profile_labels() {
+    fn mig_instances_are_series_of_the_same_family_with_gpu_i_labels() {
         let text = render(&snapshot());
         let line = text
             .lines()
-            .find(|l| l.starts_with("DCGM_FI_DEV_FB_USED_MIG{"))
+            .find(|l| l.starts_with("DCGM_FI_DEV_FB_USED{") && l.contains("GPU_I_ID"))
             .unwrap();
         assert!(
             line.contains("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"1\",MIG_UUID=\"MIG-"),

@@ -81,7 +81,8 @@ pub struct MigInstanceMetrics {
     pub start: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_id: Option<u32>,
-    /// `DCGM_FI_PROF_GR_ENGINE_ACTIVE` as a percentage, where measurable.
+    /// `DCGM_FI_PROF_GR_ENGINE_ACTIVE`: the ratio (0–1) of time the graphics
+    /// engine of the instance was active, where measurable (DCGM profiling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gr_engine_active: Option<f64>,
     /// `DCGM_FI_DEV_FB_USED` of the instance, MiB.

@@ -5,7 +5,9 @@
 //! `Authorization: Bearer <token>`. Ids are UUIDs, times RFC 3339 in UTC, and
 //! usage quantities `Decimal` strings. Errors come back as problem+json; the
 //! agent retries 5xx and connection errors, and drops a request answered 404
-//! (the server no longer knows that lease).
+//! (the server no longer knows that lease). A report whose answer was lost is
+//! sent again, so the server applies status reports and log uploads
+//! idempotently, and usage batches once per `(agent_id, seq)`.
 //!
 //! | request | body | answer |
 //! | --- | --- | --- |

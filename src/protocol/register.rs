@@ -115,7 +115,8 @@ pub struct RegisterResponse {
     /// Seconds between heartbeats the server expects (default 5).
     pub heartbeat_interval_s: u32,
     /// Seconds without a heartbeat after which the server declares the node lost
-    /// (default 30).
+    /// (default 30). Informational: the agent stops its workloads after its own
+    /// `--node-timeout`, which the operator keeps equal to this.
     pub node_timeout_s: u32,
     /// The highest usage `seq` the server has applied for this agent, if any: the
     /// agent continues above it and drops spooled batches at or below it.

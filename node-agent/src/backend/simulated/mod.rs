@@ -258,7 +258,7 @@ impl GpuBackend for SimulatedBackend {
                         profile: Some(m.profile.name.to_string()),
                         start: Some(m.start),
                         gpu_instance_id: Some(m.gpu_instance_id),
-                        gr_engine_active: Some(if load.is_some() { 92.0 } else { 0.0 }),
+                        gr_engine_active: Some(if load.is_some() { 0.92 } else { 0.0 }),
                         fb_used_mib: Some(used.round()),
                         fb_free_mib: Some((size - used).round()),
                     }
