@@ -148,3 +148,37 @@ fn paths_fill_in_the_lease_id() {
         paths::ASSIGNMENT_LOGS.replace("{lease_id}", &lease().to_string())
     );
 }
+
+#[test]
+fn every_example_in_the_protocol_readme_parses_into_its_type() {
+    let text = include_str!("README.md");
+    let mut checked = 0;
+    let mut rest = text;
+    while let Some(at) = rest.find("<!-- ") {
+        let after = &rest[at + 5..];
+        let name = &after[..after.find(" -->").unwrap()];
+        let block = &after[after.find("```json\n").unwrap() + 8..];
+        let json = &block[..block.find("```").unwrap()];
+        let result = match name {
+            "RegisterRequest" => serde_json::from_str::<RegisterRequest>(json).map(|_| ()),
+            "RegisterResponse" => serde_json::from_str::<RegisterResponse>(json).map(|_| ()),
+            "HeartbeatRequest" => serde_json::from_str::<HeartbeatRequest>(json).map(|_| ()),
+            "HeartbeatResponse" => serde_json::from_str::<HeartbeatResponse>(json).map(|_| ()),
+            "StatusReport" => serde_json::from_str::<StatusReport>(json).map(|_| ()),
+            "LogsUpload" => serde_json::from_str::<LogsUpload>(json).map(|_| ()),
+            "UsageBatch" => serde_json::from_str::<UsageBatch>(json).map(|_| ()),
+            "UsageAck" => serde_json::from_str::<UsageAck>(json).map(|_| ()),
+            other => panic!("unknown example type {other}"),
+        };
+        result.unwrap_or_else(|e| panic!("{name}: {e}\n{json}"));
+        checked += 1;
+        rest = &block[block.find("```").unwrap() + 3..];
+    }
+    assert_eq!(checked, 11);
+}
+
+#[test]
+fn the_readme_states_how_many_dcgm_fields_there_are() {
+    let claim = format!("The {} known names", GpuFields::ALL.len());
+    assert!(include_str!("README.md").contains(&claim), "{claim}");
+}
