@@ -58,6 +58,8 @@ impl Agent {
             None => None,
         };
         tracing::info!(lease_id = %id, %device, "provisioned");
+        // Billing starts at `provisioned`; metering starts at the same instant.
+        let provisioned_at = Utc::now();
         self.leases.insert(
             id,
             Lease {
@@ -70,14 +72,14 @@ impl Agent {
                 state: LeaseRunState::Running,
                 end_at,
                 end_reason: None,
-                metered_until: Utc::now(),
+                metered_until: provisioned_at,
                 util_sum: 0.0,
                 util_samples: 0,
                 logs_sent_total: 0,
             },
         );
         self.persist_leftovers();
-        self.report(id, AssignmentStatus::Provisioned { device });
+        self.report_at(id, AssignmentStatus::Provisioned { device }, provisioned_at);
     }
 
     /// Create the slice: the device handle, the MIG instance, the held units and
@@ -259,6 +261,9 @@ impl Agent {
                 reason,
             },
         );
+        // Spool the last stretch now and then checkpoint without the lease, so
+        // a crash can neither lose nor repeat it.
+        self.spool_records();
         self.persist_leftovers();
     }
 
@@ -271,13 +276,12 @@ impl Agent {
     }
 
     pub(super) fn report(&mut self, id: Uuid, status: AssignmentStatus) {
-        self.outbox.push_back(Outgoing::Status(
-            id,
-            StatusReport {
-                at: Utc::now(),
-                status,
-            },
-        ));
+        self.report_at(id, status, Utc::now());
+    }
+
+    fn report_at(&mut self, id: Uuid, status: AssignmentStatus, at: DateTime<Utc>) {
+        self.outbox
+            .push_back(Outgoing::Status(id, StatusReport { at, status }));
     }
 
     /// Queue a log upload, replacing one for the same lease still waiting.

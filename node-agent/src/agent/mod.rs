@@ -35,6 +35,9 @@ use uuid::Uuid;
 
 /// How often the loop wakes.
 const TICK: Duration = Duration::from_millis(200);
+/// How often the checkpoint of running leases is rewritten: the most usage a
+/// crash can lose.
+const CHECKPOINT: Duration = Duration::from_secs(1);
 /// Wait between registration attempts.
 const REGISTER_RETRY: Duration = Duration::from_secs(2);
 
@@ -89,6 +92,7 @@ pub struct Agent {
     next_register: Instant,
     next_heartbeat: Instant,
     next_usage: Instant,
+    next_checkpoint: Instant,
 }
 
 impl Agent {
@@ -126,6 +130,7 @@ impl Agent {
             last_contact: now,
             next_register: now,
             next_heartbeat: now,
+            next_checkpoint: now,
         })
     }
 
@@ -141,6 +146,7 @@ impl Agent {
                 _ = &mut shutdown => {
                     self.meter_running();
                     self.spool_records();
+                    self.persist_leftovers();
                     tracing::info!("shutting down; unsent usage stays in the spool");
                     return;
                 }
@@ -157,9 +163,19 @@ impl Agent {
             if now >= self.next_usage {
                 self.next_usage = now + self.cfg.usage_interval;
                 self.meter_running();
+                // Spool, then checkpoint, then send: a batch is never acknowledged
+                // before the checkpoint knows its interval is metered.
                 self.spool_records();
+                self.persist_leftovers();
+                self.next_checkpoint = now + CHECKPOINT;
                 if self.registered {
                     self.flush_usage().await;
+                }
+            }
+            if now >= self.next_checkpoint {
+                self.next_checkpoint = now + CHECKPOINT;
+                if !self.leases.is_empty() {
+                    self.persist_leftovers();
                 }
             }
             if self.registered {

@@ -282,6 +282,7 @@ async fn spooled_usage_survives_a_kill_9_and_is_resent_and_applied_once() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     drop(agent); // SIGKILL mid-lease
+    let killed_at = Utc::now();
     let before_restart = spooled(&spool);
     assert!(server.with(|s| s.applied.is_empty()));
 
@@ -302,6 +303,36 @@ async fn spooled_usage_survives_a_kill_9_and_is_resent_and_applied_once() {
         .flat_map(|b| &b.records)
         .all(|r| r.lease_id == lease));
     assert_eq!(server.with(|s| s.registrations.len()), 2);
+
+    // No usage lost, none counted twice: from `provisioned` to the crash (less
+    // the checkpoint period) in contiguous intervals.
+    let provisioned_at = server.with(|s| {
+        s.status_of(lease, |st| {
+            matches!(st, AssignmentStatus::Provisioned { .. })
+        })
+        .unwrap()
+        .at
+    });
+    let applied = wait_for(&server, 10, "the stretch metered after the crash", |s| {
+        let mut records: Vec<UsageRecord> = s
+            .applied
+            .values()
+            .flat_map(|b| b.records.clone())
+            .filter(|r| r.lease_id == lease)
+            .collect();
+        records.sort_by_key(|r| r.interval_start);
+        let last = records.last()?.interval_end;
+        (last >= killed_at - chrono::Duration::milliseconds(1500)).then_some(records)
+    })
+    .await;
+    assert_eq!(applied[0].interval_start, provisioned_at);
+    for pair in applied.windows(2) {
+        assert_eq!(
+            pair[0].interval_end, pair[1].interval_start,
+            "no gap, no overlap"
+        );
+    }
+    assert!(applied.last().unwrap().interval_end <= killed_at);
     // The spool empties once everything is acknowledged.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !spooled(&spool).is_empty() {
