@@ -140,10 +140,26 @@ mod tests {
     use chrono::{TimeZone, Utc};
     use rust_decimal_macros::dec;
 
-    fn temp_dir() -> PathBuf {
+    /// A scratch directory, removed when the test ends.
+    struct TempDir(PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir() -> TempDir {
         let dir = std::env::temp_dir().join(format!("gpuex-spool-{}", Uuid::new_v4()));
         fs::create_dir_all(&dir).unwrap();
-        dir
+        TempDir(dir)
     }
 
     fn record() -> UsageRecord {

@@ -24,10 +24,27 @@ impl Drop for AgentProcess {
     }
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A scratch spool directory (and its agent log beside it), removed at the end.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_file(self.0.with_extension("log"));
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("gpuex-agent-{name}-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
 }
 
 fn fleet(name: &str) -> PathBuf {
