@@ -1,0 +1,388 @@
+//! The protocol loop: register, heartbeat, carry out assignments, report their
+//! status, meter usage into the spool and send it, and stop everything when
+//! the server has been out of reach for `node_timeout`.
+//!
+//! One task owns all state and wakes every [`TICK`]; the work it does per wake
+//! is bounded by the client's timeout. SIGKILL deadlines run on their own
+//! timers, so a slow server never delays a preemption.
+
+mod assignments;
+mod metering;
+mod recovery;
+
+use crate::backend::{gpu_of, BackendError, GpuBackend, Inventory, MigSlice, SliceLoad};
+use crate::client::{ApiClient, ClientError};
+use crate::exporter::SharedSnapshot;
+use crate::slice::{held_units, workload_env};
+use crate::spool::{write_atomic, Spool};
+use crate::workload::{signal_group, Exit, Workload};
+use chrono::{DateTime, Utc};
+use gpuex::catalog;
+use gpuex::protocol::{
+    paths, Assignment, AssignmentAction, AssignmentStatus, EndReason, GpuMetrics, HeartbeatRequest,
+    HeartbeatResponse, HeldUnits, LeaseReport, LeaseRunState, LogsUpload, MigMode, Partition,
+    Placement, RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageRecord,
+};
+use nix::sys::signal::Signal;
+use rust_decimal::prelude::FromPrimitive;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+/// How often the loop wakes.
+const TICK: Duration = Duration::from_millis(200);
+/// How often the checkpoint of running leases is rewritten: the most usage a
+/// crash can lose.
+const CHECKPOINT: Duration = Duration::from_secs(1);
+/// Wait between registration attempts.
+const REGISTER_RETRY: Duration = Duration::from_secs(2);
+
+/// Timings and where state lives.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub heartbeat_interval: Duration,
+    pub usage_interval: Duration,
+    pub node_timeout: Duration,
+    pub stop_grace: Duration,
+    pub state_dir: PathBuf,
+}
+
+/// A lease this node carries out.
+struct Lease {
+    placement: Placement,
+    device: String,
+    mig: Option<(u32, MigSlice)>,
+    held: HeldUnits,
+    compute_share: f64,
+    workload: Option<Workload>,
+    state: LeaseRunState,
+    end_at: Option<DateTime<Utc>>,
+    end_reason: Option<EndReason>,
+    metered_until: DateTime<Utc>,
+    util_sum: f64,
+    util_samples: u32,
+    logs_sent_total: u64,
+}
+
+/// A report waiting to reach the server, in order.
+enum Outgoing {
+    Status(Uuid, StatusReport),
+    Logs(Uuid, LogsUpload),
+}
+
+/// The agent.
+pub struct Agent {
+    cfg: AgentConfig,
+    client: ApiClient,
+    backend: Box<dyn GpuBackend>,
+    spool: Spool,
+    snapshot: SharedSnapshot,
+    agent_id: Option<Uuid>,
+    registered: bool,
+    inventory: Inventory,
+    leases: BTreeMap<Uuid, Lease>,
+    outbox: VecDeque<Outgoing>,
+    records: Vec<UsageRecord>,
+    heartbeat_interval: Duration,
+    last_contact: Instant,
+    next_register: Instant,
+    next_heartbeat: Instant,
+    next_usage: Instant,
+    next_checkpoint: Instant,
+}
+
+impl Agent {
+    pub fn new(
+        cfg: AgentConfig,
+        client: ApiClient,
+        mut backend: Box<dyn GpuBackend>,
+        snapshot: SharedSnapshot,
+    ) -> anyhow::Result<Agent> {
+        let spool = Spool::open(&cfg.state_dir)?;
+        tracing::info!(
+            last_seq = spool.last_seq(),
+            waiting = spool.pending()?.len(),
+            "usage spool opened"
+        );
+        let inventory = backend.inventory()?;
+        let agent_id = std::fs::read_to_string(cfg.state_dir.join("agent_id"))
+            .ok()
+            .and_then(|s| Uuid::parse_str(s.trim()).ok());
+        let now = Instant::now();
+        Ok(Agent {
+            heartbeat_interval: cfg.heartbeat_interval,
+            next_usage: now + cfg.usage_interval,
+            cfg,
+            client,
+            backend,
+            spool,
+            snapshot,
+            agent_id,
+            registered: false,
+            inventory,
+            leases: BTreeMap::new(),
+            outbox: VecDeque::new(),
+            records: Vec::new(),
+            last_contact: now,
+            next_register: now,
+            next_heartbeat: now,
+            next_checkpoint: now,
+        })
+    }
+
+    /// Run until `shutdown` resolves; then meter and spool what is owed, so a
+    /// restart loses no usage. Workloads keep running; the next agent process
+    /// cleans them up (see [`Self::clean_up_leftovers`]).
+    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) {
+        self.clean_up_leftovers();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(TICK) => {}
+                _ = &mut shutdown => {
+                    self.meter_running();
+                    self.spool_records();
+                    self.persist_leftovers();
+                    tracing::info!("shutting down; unsent usage stays in the spool");
+                    return;
+                }
+            }
+            self.housekeeping();
+            let now = Instant::now();
+            if !self.registered && now >= self.next_register {
+                self.register().await;
+            }
+            if now >= self.next_heartbeat {
+                self.next_heartbeat = now + self.heartbeat_interval;
+                self.heartbeat().await;
+            }
+            if now >= self.next_usage {
+                self.next_usage = now + self.cfg.usage_interval;
+                self.meter_running();
+                // Spool, then checkpoint, then send: a batch is never acknowledged
+                // before the checkpoint knows its interval is metered.
+                self.spool_records();
+                self.persist_leftovers();
+                self.next_checkpoint = now + CHECKPOINT;
+                if self.registered {
+                    self.flush_usage().await;
+                }
+            }
+            if now >= self.next_checkpoint {
+                self.next_checkpoint = now + CHECKPOINT;
+                if !self.leases.is_empty() {
+                    self.persist_leftovers();
+                }
+            }
+            if self.registered {
+                self.flush_outbox().await;
+            }
+            self.check_contact();
+        }
+    }
+
+    // ---- server exchanges ------------------------------------------------
+
+    async fn register(&mut self) {
+        match self.backend.inventory() {
+            Ok(inventory) => self.inventory = inventory,
+            Err(e) => tracing::warn!("inventory failed, registering the last one: {e}"),
+        }
+        let request = RegisterRequest {
+            agent_version: env!("CARGO_PKG_VERSION").to_string(),
+            backend: self.backend.kind(),
+            hostname: self.inventory.hostname.clone(),
+            host: self.inventory.host,
+            gpus: self.inventory.gpus.clone(),
+        };
+        let response: Result<RegisterResponse, _> =
+            self.client.post(paths::REGISTER, &request).await;
+        match response {
+            Ok(r) => {
+                tracing::info!(agent_id = %r.agent_id, gpus = request.gpus.len(), "registered");
+                self.agent_id = Some(r.agent_id);
+                let dir = &self.cfg.state_dir;
+                if let Err(e) = write_atomic(
+                    dir,
+                    &dir.join("agent_id"),
+                    r.agent_id.to_string().as_bytes(),
+                ) {
+                    tracing::warn!("cannot persist the agent id: {e}");
+                }
+                if let Some(seq) = r.last_usage_seq {
+                    let done = self
+                        .spool
+                        .ack_through(seq)
+                        .and(self.spool.advance_past(seq));
+                    if let Err(e) = done {
+                        tracing::warn!("spool: {e}");
+                    }
+                }
+                if r.heartbeat_interval_s > 0 {
+                    self.heartbeat_interval =
+                        Duration::from_secs(u64::from(r.heartbeat_interval_s));
+                }
+                self.registered = true;
+                self.last_contact = Instant::now();
+                self.next_heartbeat = Instant::now();
+            }
+            Err(e) => {
+                tracing::warn!("registration failed: {e}");
+                self.next_register = Instant::now() + REGISTER_RETRY;
+            }
+        }
+    }
+
+    async fn heartbeat(&mut self) {
+        let mut metrics = self.backend.sample();
+        self.attribute_processes(&mut metrics);
+        self.observe(&metrics);
+        let Some(agent_id) = self.agent_id.filter(|_| self.registered) else {
+            return;
+        };
+        let request = HeartbeatRequest {
+            agent_id,
+            sent_at: Utc::now(),
+            gpus: metrics,
+            leases: self
+                .leases
+                .iter()
+                .map(|(id, l)| LeaseReport {
+                    lease_id: *id,
+                    state: l.state,
+                    device: Some(l.device.clone()),
+                })
+                .collect(),
+        };
+        let response: Result<HeartbeatResponse, _> =
+            self.client.post(paths::HEARTBEAT, &request).await;
+        match response {
+            Ok(r) => {
+                self.last_contact = Instant::now();
+                if r.heartbeat_interval_s > 0 {
+                    self.heartbeat_interval =
+                        Duration::from_secs(u64::from(r.heartbeat_interval_s));
+                }
+                for assignment in r.assignments {
+                    self.apply(assignment);
+                }
+            }
+            Err(e) if e.is_permanent() => {
+                tracing::warn!("heartbeat refused, registering again: {e}");
+                self.registered = false;
+            }
+            Err(e) => tracing::warn!("heartbeat failed: {e}"),
+        }
+    }
+
+    async fn flush_usage(&mut self) {
+        let pending = match self.spool.pending() {
+            Ok(p) => p,
+            Err(e) => return tracing::warn!("spool: {e}"),
+        };
+        for seq in pending {
+            let batch = match self.spool.load(seq) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::error!("spooled batch {seq} is unreadable, dropping it: {e}");
+                    let _ = self.spool.ack(seq);
+                    continue;
+                }
+            };
+            let answer: Result<UsageAck, ClientError> =
+                self.client.post(paths::USAGE, &batch).await;
+            match answer {
+                Ok(ack) => {
+                    self.last_contact = Instant::now();
+                    if ack.duplicate {
+                        tracing::info!(seq, "usage batch was applied before");
+                    }
+                    if let Err(e) = self.spool.ack(seq) {
+                        tracing::warn!("spool: {e}");
+                    }
+                }
+                Err(e) if e.is_permanent() => {
+                    tracing::error!(seq, "usage batch refused, dropping it: {e}");
+                    let _ = self.spool.ack(seq);
+                }
+                Err(e) => {
+                    tracing::warn!(seq, "usage batch not sent, kept in the spool: {e}");
+                    break;
+                }
+            }
+        }
+    }
+
+    async fn flush_outbox(&mut self) {
+        while let Some(item) = self.outbox.front() {
+            let (lease_id, result) = match item {
+                Outgoing::Status(id, report) => (
+                    *id,
+                    self.client
+                        .post_no_content(&paths::assignment_status(*id), report)
+                        .await,
+                ),
+                Outgoing::Logs(id, upload) => (
+                    *id,
+                    self.client
+                        .post_no_content(&paths::assignment_logs(*id), upload)
+                        .await,
+                ),
+            };
+            match result {
+                Ok(()) => self.last_contact = Instant::now(),
+                Err(e) if e.is_permanent() => tracing::warn!(%lease_id, "report refused: {e}"),
+                Err(e) => {
+                    tracing::warn!(%lease_id, "report not sent, will retry: {e}");
+                    return;
+                }
+            }
+            let done = self.outbox.pop_front();
+            // Once its `ended` is delivered the server knows; forget the lease.
+            if let Some(Outgoing::Status(
+                id,
+                StatusReport {
+                    status: AssignmentStatus::Ended { .. },
+                    ..
+                },
+            )) = done
+            {
+                if self
+                    .leases
+                    .get(&id)
+                    .is_some_and(|l| l.state == LeaseRunState::Ended)
+                {
+                    self.leases.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn check_contact(&mut self) {
+        if self.last_contact.elapsed() <= self.cfg.node_timeout {
+            return;
+        }
+        let live: Vec<Uuid> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.state == LeaseRunState::Running)
+            .map(|(id, _)| *id)
+            .collect();
+        if self.registered || !live.is_empty() {
+            tracing::warn!(
+                leases = live.len(),
+                "no contact with the server for {:?}: stopping workloads",
+                self.cfg.node_timeout
+            );
+        }
+        self.registered = false;
+        let deadline = Instant::now() + self.cfg.stop_grace;
+        for id in live {
+            self.begin_stop(id, EndReason::NodeTimeout, deadline);
+        }
+    }
+}

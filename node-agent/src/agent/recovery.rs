@@ -1,0 +1,113 @@
+//! Restart safety: what a crashed agent process left running is recorded on
+//! disk, and the next process kills and tears it down.
+
+use super::*;
+
+/// The checkpoint file `leases.json`: what this process runs, rewritten every
+/// second, so the next process knows what to clean up and what usage is owed.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Checkpoint {
+    /// The last time this process was known to be alive.
+    alive_at: Option<DateTime<Utc>>,
+    leases: Vec<Leftover>,
+}
+
+/// One lease a previous agent process was running.
+#[derive(Debug, Serialize, Deserialize)]
+struct Leftover {
+    lease_id: Uuid,
+    pgid: Option<i32>,
+    gpu: u32,
+    mig_uuid: Option<String>,
+    gpu_instance_id: Option<u32>,
+    compute_instance_id: Option<u32>,
+    held: HeldUnits,
+    /// Usage is in the spool up to here.
+    metered_until: DateTime<Utc>,
+}
+
+impl Agent {
+    /// Write the checkpoint. Called every second, after every batch is spooled
+    /// and whenever a lease starts or ends.
+    pub(super) fn persist_leftovers(&self) {
+        let checkpoint = Checkpoint {
+            alive_at: Some(Utc::now()),
+            leases: self
+                .leases
+                .iter()
+                .filter(|(_, l)| l.state != LeaseRunState::Ended)
+                .map(|(id, l)| Leftover {
+                    lease_id: *id,
+                    pgid: l.workload.as_ref().map(Workload::pgid),
+                    gpu: l.placement.gpus.first().copied().unwrap_or(0),
+                    mig_uuid: l.mig.as_ref().map(|(_, m)| m.uuid.clone()),
+                    gpu_instance_id: l.mig.as_ref().and_then(|(_, m)| m.gpu_instance_id),
+                    compute_instance_id: l.mig.as_ref().and_then(|(_, m)| m.compute_instance_id),
+                    held: l.held,
+                    metered_until: l.metered_until,
+                })
+                .collect(),
+        };
+        let dir = &self.cfg.state_dir;
+        let json = serde_json::to_vec(&checkpoint).unwrap_or_default();
+        if let Err(e) = write_atomic(dir, &dir.join("leases.json"), &json) {
+            tracing::warn!("cannot persist the running leases: {e}");
+        }
+    }
+
+    /// After a crash: meter what the leases a previous agent process ran held
+    /// up to its last sign of life, then kill their workloads and destroy their
+    /// MIG instances; the server's next assignments start them anew.
+    pub(super) fn clean_up_leftovers(&mut self) {
+        let path = self.cfg.state_dir.join("leases.json");
+        let Ok(bytes) = std::fs::read(&path) else {
+            return;
+        };
+        let checkpoint: Checkpoint = serde_json::from_slice(&bytes).unwrap_or_default();
+        let spooled_until = self.spooled_until();
+        for l in &checkpoint.leases {
+            tracing::warn!(lease_id = %l.lease_id, "cleaning up after a previous agent process");
+            if let Some(pgid) = l.pgid {
+                signal_group(pgid, Signal::SIGKILL);
+            }
+            if let Some(uuid) = &l.mig_uuid {
+                let slice = MigSlice {
+                    uuid: uuid.clone(),
+                    gpu_instance_id: l.gpu_instance_id,
+                    compute_instance_id: l.compute_instance_id,
+                };
+                let _ = self.backend.destroy_mig(l.gpu, &slice);
+            }
+            // A batch spooled just before the crash may be newer than the
+            // checkpoint: never meter the same stretch twice.
+            let from = spooled_until
+                .get(&l.lease_id)
+                .map_or(l.metered_until, |&t| t.max(l.metered_until));
+            if let Some(alive_at) = checkpoint.alive_at.filter(|&a| a > from) {
+                let seconds = Decimal::new((alive_at - from).num_milliseconds(), 3);
+                self.records.push(UsageRecord {
+                    lease_id: l.lease_id,
+                    interval_start: from,
+                    interval_end: alive_at,
+                    tflops_s: l.held.tflops * seconds,
+                    vram_gb_s: l.held.vram_gb * seconds,
+                    mean_utilization: None,
+                });
+            }
+        }
+        self.spool_records();
+        self.persist_leftovers();
+    }
+
+    /// The latest interval end per lease among the batches still in the spool.
+    fn spooled_until(&self) -> BTreeMap<Uuid, DateTime<Utc>> {
+        let mut until = BTreeMap::new();
+        for seq in self.spool.pending().unwrap_or_default() {
+            for r in self.spool.load(seq).map(|b| b.records).unwrap_or_default() {
+                let t = until.entry(r.lease_id).or_insert(r.interval_end);
+                *t = (*t).max(r.interval_end);
+            }
+        }
+        until
+    }
+}

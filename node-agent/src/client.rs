@@ -1,0 +1,122 @@
+//! A small JSON-over-HTTP client for the agent protocol.
+//!
+//! Plain `http://` through hyper: no TLS stack to compile, and the agent talks
+//! to one server; terminate TLS in front of the server (or on a sidecar) when
+//! the link leaves the machine room.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Why a request did not get a useful answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No answer at all: connection refused, reset, timed out.
+    #[error("cannot reach the server: {0}")]
+    Unreachable(String),
+    /// The server answered with an error status.
+    #[error("the server answered {status}: {body}")]
+    Status { status: StatusCode, body: String },
+    /// The answer was not the JSON expected.
+    #[error("the server's answer is not valid: {0}")]
+    Decode(String),
+}
+
+impl ClientError {
+    /// A 4xx other than 408/429: retrying the same request will not help.
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, ClientError::Status { status, .. }
+            if status.is_client_error()
+                && *status != StatusCode::REQUEST_TIMEOUT
+                && *status != StatusCode::TOO_MANY_REQUESTS)
+    }
+}
+
+/// The agent's connection to its server.
+#[derive(Clone)]
+pub struct ApiClient {
+    base: String,
+    token: String,
+    http: Client<HttpConnector, Full<Bytes>>,
+    timeout: Duration,
+}
+
+impl ApiClient {
+    /// A client for `base` (e.g. `http://127.0.0.1:8080`).
+    pub fn new(base: &str, token: &str) -> Result<ApiClient, String> {
+        if !base.starts_with("http://") {
+            return Err(format!(
+                "`{base}`: gpuex-agent speaks plain http://; put TLS in front of the server"
+            ));
+        }
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(Duration::from_secs(5)));
+        Ok(ApiClient {
+            base: base.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            http: Client::builder(TokioExecutor::new()).build(connector),
+            timeout: Duration::from_secs(10),
+        })
+    }
+
+    /// POST `body` as JSON to `path` and decode the JSON answer.
+    pub async fn post<B: Serialize, R: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<R, ClientError> {
+        let bytes = self.post_raw(path, body).await?;
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    /// POST `body` as JSON to `path`, ignoring the answer's body.
+    pub async fn post_no_content<B: Serialize>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<(), ClientError> {
+        self.post_raw(path, body).await.map(|_| ())
+    }
+
+    async fn post_raw<B: Serialize>(&self, path: &str, body: &B) -> Result<Bytes, ClientError> {
+        let json = serde_json::to_vec(body).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(format!("{}{}", self.base, path))
+            .header(CONTENT_TYPE, "application/json")
+            .header(AUTHORIZATION, format!("Bearer {}", self.token))
+            .body(Full::new(Bytes::from(json)))
+            .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+        let exchange = async {
+            let response = self
+                .http
+                .request(request)
+                .await
+                .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+            let status = response.status();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| ClientError::Unreachable(e.to_string()))?
+                .to_bytes();
+            if status.is_success() {
+                Ok(body)
+            } else {
+                Err(ClientError::Status {
+                    status,
+                    body: String::from_utf8_lossy(&body).chars().take(500).collect(),
+                })
+            }
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .unwrap_or_else(|_| Err(ClientError::Unreachable("timed out".into())))
+    }
+}

@@ -1,0 +1,117 @@
+//! Command line and environment (`GPUEX_AGENT_*`) settings.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The gpuex node agent: registers this node's GPUs with a gpuex server,
+/// carries out its leases (MIG slices, MPS shares, whole GPUs), runs and
+/// meters the workloads.
+#[derive(Debug, Parser)]
+#[command(name = "gpuex-agent", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the backend's inventory and one metrics sample as JSON, then exit.
+    /// Read-only: creates nothing and changes no GPU setting.
+    Probe,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Base URL of the gpuex server (plain `http://`; put TLS in front of the server).
+    #[arg(long, env = "GPUEX_AGENT_SERVER")]
+    pub server: Option<String>,
+    /// The node token shown once by `POST /v1/nodes`.
+    #[arg(long, env = "GPUEX_AGENT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Where the GPUs come from.
+    #[arg(
+        long,
+        env = "GPUEX_AGENT_BACKEND",
+        value_enum,
+        default_value = "nvml",
+        global = true
+    )]
+    pub backend: Backend,
+    /// The fleet TOML of the simulated backend.
+    #[arg(long, env = "GPUEX_AGENT_FLEET", global = true)]
+    pub fleet: Option<PathBuf>,
+    /// Host name to register (default: the fleet's, else the machine's).
+    #[arg(long, env = "GPUEX_AGENT_HOSTNAME", global = true)]
+    pub hostname: Option<String>,
+    /// Directory of the usage spool and the agent's persisted state.
+    #[arg(long, env = "GPUEX_AGENT_SPOOL", default_value = "./gpuex-agent-spool")]
+    pub spool: PathBuf,
+    /// Serve `/metrics` (dcgm-exporter format) on this address, e.g. 0.0.0.0:9400.
+    #[arg(long, env = "GPUEX_AGENT_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Seconds between heartbeats until the server says otherwise.
+    #[arg(long, env = "GPUEX_AGENT_HEARTBEAT_INTERVAL", value_parser = parse_duration, default_value = "5s")]
+    pub heartbeat_interval: Duration,
+    /// How often usage is metered into a batch.
+    #[arg(long, env = "GPUEX_AGENT_USAGE_INTERVAL", value_parser = parse_duration, default_value = "10s")]
+    pub usage_interval: Duration,
+    /// Without the server this long, stop the workloads and register again.
+    #[arg(long, env = "GPUEX_AGENT_NODE_TIMEOUT", value_parser = parse_duration, default_value = "30s")]
+    pub node_timeout: Duration,
+    /// Grace between SIGTERM and SIGKILL when a lease is stopped (not preempted).
+    #[arg(long, env = "GPUEX_AGENT_STOP_GRACE", value_parser = parse_duration, default_value = "10s")]
+    pub stop_grace: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    Nvml,
+    Simulated,
+}
+
+/// `250ms`, `5s`, `2m`, `1h`, or bare seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("`{s}`: use ms, s, m or h")),
+    };
+    if !(0.0..=1e9).contains(&secs) {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_the_usual_suffixes() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,233 @@
+//! A lease's workload: `sh -c COMMAND` in its own process group, its output
+//! tail kept in memory, and signals sent to the whole group.
+
+use gpuex::protocol::LOGS_TAIL_BYTES;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::collections::{BTreeMap, VecDeque};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+
+/// How a workload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// The last [`LOGS_TAIL_BYTES`] bytes of output and how much was written in all.
+#[derive(Debug, Default)]
+pub struct Tail {
+    bytes: VecDeque<u8>,
+    total: u64,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        self.bytes.extend(chunk);
+        let excess = self.bytes.len().saturating_sub(LOGS_TAIL_BYTES);
+        self.bytes.drain(..excess);
+    }
+
+    /// The tail as text (invalid UTF-8 replaced) and the total bytes written.
+    pub fn snapshot(&self) -> (String, u64) {
+        let (a, b) = self.bytes.as_slices();
+        let mut all = Vec::with_capacity(a.len() + b.len());
+        all.extend_from_slice(a);
+        all.extend_from_slice(b);
+        (String::from_utf8_lossy(&all).into_owned(), self.total)
+    }
+}
+
+/// A running (or finished) workload.
+pub struct Workload {
+    pgid: i32,
+    tail: Arc<Mutex<Tail>>,
+    exit: watch::Receiver<Option<Exit>>,
+}
+
+impl Workload {
+    /// Start `sh -c command` with `env` on top of the agent's environment.
+    pub fn spawn(command: &str, env: &BTreeMap<String, String>) -> std::io::Result<Workload> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own group, so signals reach everything the command forks and
+            // the workload outlives neither a stop nor a preemption.
+            .process_group(0)
+            .spawn()?;
+        let pid = child.id().map_or(0, |p| p as i32);
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let readers: Vec<_> = [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn AsyncRead + Send + Unpin>),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|stream| tokio::spawn(read_into(stream, tail.clone())))
+        .collect();
+        let (tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            // Let the readers drain what the command wrote last; a grandchild
+            // that keeps the pipe open must not hold the exit back.
+            for reader in readers {
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            }
+            let exit = match status {
+                Ok(s) => Exit {
+                    code: s.code(),
+                    signal: s.signal(),
+                },
+                Err(_) => Exit {
+                    code: None,
+                    signal: None,
+                },
+            };
+            let _ = tx.send(Some(exit));
+        });
+        Ok(Workload {
+            pgid: pid,
+            tail,
+            exit,
+        })
+    }
+
+    /// The process group id (the shell's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// How it ended, once it has.
+    pub fn exit(&self) -> Option<Exit> {
+        *self.exit.borrow()
+    }
+
+    /// The output tail and total bytes written.
+    pub fn tail(&self) -> (String, u64) {
+        self.tail.lock().map(|t| t.snapshot()).unwrap_or_default()
+    }
+
+    /// Send `signal` to the whole group; a group that is gone is fine.
+    pub fn signal(&self, signal: Signal) {
+        signal_group(self.pgid, signal);
+    }
+
+    /// SIGKILL the group at `deadline` unless it ended before.
+    pub fn kill_at(&self, deadline: tokio::time::Instant) {
+        let pgid = self.pgid;
+        let mut exit = self.exit.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => signal_group(pgid, Signal::SIGKILL),
+                _ = exit.wait_for(Option::is_some) => {}
+            }
+        });
+    }
+}
+
+/// Signal a process group by id, ignoring one that no longer exists.
+pub fn signal_group(pgid: i32, signal: Signal) {
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+}
+
+async fn read_into(mut stream: Box<dyn AsyncRead + Send + Unpin>, tail: Arc<Mutex<Tail>>) {
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = stream.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut t) = tail.lock() {
+            t.push(&buf[..n]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn finished(w: &Workload) -> Exit {
+        let mut rx = w.exit.clone();
+        let exit = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(Option::is_some))
+            .await
+            .expect("the workload ended in time")
+            .unwrap();
+        exit.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_command_sees_its_env_and_its_output_is_kept() {
+        let env = [("GREETING".to_string(), "hello".to_string())].into();
+        let w = Workload::spawn("echo $GREETING; echo oops >&2; exit 3", &env).unwrap();
+        let exit = finished(&w).await;
+        assert_eq!(
+            exit,
+            Exit {
+                code: Some(3),
+                signal: None
+            }
+        );
+        let (tail, total) = w.tail();
+        assert!(tail.contains("hello") && tail.contains("oops"), "{tail}");
+        assert_eq!(total, 11);
+    }
+
+    #[tokio::test]
+    async fn only_the_last_64_kib_of_output_are_kept() {
+        let w = Workload::spawn(
+            "head -c 200000 /dev/zero | tr '\\0' x; echo END",
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        finished(&w).await;
+        let (tail, total) = w.tail();
+        assert_eq!(total, 200_004);
+        assert_eq!(tail.len(), LOGS_TAIL_BYTES);
+        assert!(tail.ends_with("END\n"));
+    }
+
+    #[tokio::test]
+    async fn sigterm_reaches_a_command_that_traps_it() {
+        let w = Workload::spawn(
+            "trap 'echo got-term; exit 0' TERM; echo ready; while true; do sleep 0.1; done",
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        w.signal(Signal::SIGTERM);
+        assert_eq!(finished(&w).await.code, Some(0));
+        assert!(w.tail().0.contains("got-term"));
+    }
+
+    #[tokio::test]
+    async fn a_command_that_ignores_sigterm_dies_at_the_kill_deadline() {
+        let w = Workload::spawn(
+            "trap '' TERM; while true; do sleep 0.1; done",
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        w.signal(Signal::SIGTERM);
+        w.kill_at(tokio::time::Instant::now() + Duration::from_millis(300));
+        assert_eq!(finished(&w).await.signal, Some(9));
+    }
+}

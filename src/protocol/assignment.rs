@@ -1,0 +1,159 @@
+//! Assignments the server hands out in heartbeat answers, and what the agent
+//! reports back about them (`status` and `logs`).
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// Bytes of a workload's output the agent keeps and uploads: the last 64 KiB.
+pub const LOGS_TAIL_BYTES: usize = 64 * 1024;
+
+/// One thing to do about one lease. The assignment id is the lease id.
+///
+/// JSON: `{"lease_id": "…", "action": "start", "placement": {…}, …}`,
+/// `{"lease_id": "…", "action": "stop"}` or
+/// `{"lease_id": "…", "action": "preempt", "preempt_at": "…"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assignment {
+    pub lease_id: Uuid,
+    #[serde(flatten)]
+    pub action: AssignmentAction,
+}
+
+/// What to do, tagged by `action`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum AssignmentAction {
+    /// Provision the slice and run the workload. Idempotent: a lease the agent
+    /// already runs is left alone.
+    Start {
+        /// Where the lease lives on this node.
+        placement: Placement,
+        /// Shell command run with `sh -c`; `None` provisions the slice only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        /// Extra environment for the command.
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// When the lease's window ends; the agent stops the job then. `None`: open-ended.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        end_at: Option<DateTime<Utc>>,
+        /// The units the slice holds, which usage is metered in. `None`: the agent
+        /// computes them from the catalog and the placement.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        held: Option<HeldUnits>,
+    },
+    /// Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
+    /// the slice down: release, end of window, or an unknown lease.
+    Stop,
+    /// Preemption notice: SIGTERM now, SIGKILL at `preempt_at`, then tear down.
+    Preempt {
+        /// The deadline.
+        preempt_at: DateTime<Utc>,
+    },
+}
+
+/// The GPUs a lease holds and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// GPU indices on this node (one for `mig` and `shared`).
+    pub gpus: Vec<u32>,
+    /// How the GPUs are cut.
+    pub partition: Partition,
+}
+
+/// The partition mode of a placement (DESIGN §2), tagged by `kind`:
+/// `{"kind": "mig", "profile": "1g.10gb", "start": 2}`,
+/// `{"kind": "shared", "milli": 250, "memory_mb": 8000}`, `{"kind": "whole"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Partition {
+    /// A MIG GPU instance of `profile` (catalog name) at memory slice `start`.
+    Mig { profile: String, start: u8 },
+    /// A soft MPS share: `milli`/1000 of the compute and `memory_mb` MB of memory.
+    Shared { milli: u32, memory_mb: u64 },
+    /// The whole GPU(s).
+    Whole,
+}
+
+/// The units a slice holds, per second of holding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeldUnits {
+    /// Standard TFLOPS.
+    pub tflops: Decimal,
+    /// GPU memory in GB (10⁹ bytes).
+    pub vram_gb: Decimal,
+}
+
+/// Body of `POST /v1/agent/assignments/{lease_id}/status`.
+///
+/// JSON: `{"at": "…", "status": "provisioned", "device": "MIG-…"}`,
+/// `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
+/// `{"at": "…", "status": "failed", "reason": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusReport {
+    /// When it happened on the agent's clock; billing starts at `provisioned`'s `at`.
+    pub at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub status: AssignmentStatus,
+}
+
+/// A lease's state change on the node, tagged by `status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum AssignmentStatus {
+    /// The slice exists and the workload (if any) started: the lease is `running`.
+    Provisioned {
+        /// What the workload sees as `CUDA_VISIBLE_DEVICES`: a `MIG-…` UUID, or
+        /// `GPU-…` UUIDs joined with commas.
+        device: String,
+    },
+    /// The workload is over and the slice torn down.
+    Ended {
+        /// The command's exit code; `None` when it died by a signal or there was none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// The signal that ended it, e.g. 15 or 9.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<i32>,
+        /// Why it ended.
+        reason: EndReason,
+    },
+    /// The slice could not be provisioned or the command not started.
+    Failed {
+        /// A human-readable reason, e.g. `MIG placement 3g.40gb@2 is not legal`.
+        reason: String,
+    },
+}
+
+/// Why a workload ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The command exited by itself (or there was none and the lease was stopped).
+    Exited,
+    /// The server sent `stop`.
+    Stopped,
+    /// The server sent `preempt`.
+    Preempted,
+    /// `end_at` passed.
+    LeaseEnd,
+    /// The agent could not reach the server for `node_timeout` and stopped it.
+    NodeTimeout,
+}
+
+/// Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's output
+/// tail (stdout and stderr interleaved), replacing the one uploaded before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogsUpload {
+    /// When the tail was taken.
+    pub at: DateTime<Utc>,
+    /// The last at most [`LOGS_TAIL_BYTES`] bytes, as UTF-8 (invalid bytes replaced).
+    pub tail: String,
+    /// Bytes the workload wrote in all; more than the tail when output was dropped.
+    pub total_bytes: u64,
+    /// Whether the workload has finished, so this tail is final.
+    pub complete: bool,
+}

@@ -1,0 +1,42 @@
+//! `POST /v1/agent/usage`: metered consumption, sent in numbered batches.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A batch of usage records. `seq` grows by one per batch and survives agent
+/// restarts; the server applies each `(agent_id, seq)` once and acknowledges a
+/// duplicate without applying it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageBatch {
+    pub agent_id: Uuid,
+    /// Monotonic per agent, starting at 1.
+    pub seq: u64,
+    pub records: Vec<UsageRecord>,
+}
+
+/// What one lease consumed over one interval (FOCUS ConsumedQuantity).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecord {
+    pub lease_id: Uuid,
+    pub interval_start: DateTime<Utc>,
+    pub interval_end: DateTime<Utc>,
+    /// Standard TFLOPS held × seconds.
+    pub tflops_s: Decimal,
+    /// GB of GPU memory held × seconds.
+    pub vram_gb_s: Decimal,
+    /// Mean utilization of the slice over the interval, 0–1; `None` when the
+    /// backend cannot measure it (e.g. per MIG instance on some drivers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_utilization: Option<Decimal>,
+}
+
+/// The server's answer to a usage batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageAck {
+    /// The batch acknowledged; the agent deletes it from its spool.
+    pub seq: u64,
+    /// `true` when this `(agent_id, seq)` had been applied before.
+    pub duplicate: bool,
+}
