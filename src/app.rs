@@ -4,6 +4,7 @@ use crate::auth::{self, tokens::JwtKeys, LoginLimiter};
 use crate::billing::ledger;
 use crate::config::Settings;
 use crate::db::Db;
+use crate::market::MarketHandle;
 use crate::metrics::Metrics;
 use anyhow::Context;
 use chrono::Utc;
@@ -21,6 +22,8 @@ pub struct AppState {
     pub keys: Arc<JwtKeys>,
     pub login_limiter: Arc<LoginLimiter>,
     pub metrics: Arc<Metrics>,
+    /// The engine task: every change to orders, leases and capacity goes through it.
+    pub market: MarketHandle,
 }
 
 impl AppState {
@@ -42,7 +45,9 @@ impl AppState {
             settings.login_max_failures,
             Duration::from_secs(settings.login_window_s),
         );
+        let market = crate::market::start(db.clone(), settings.market()).await?;
         Ok(AppState {
+            market,
             db,
             keys: Arc::new(keys),
             login_limiter: Arc::new(login_limiter),

@@ -70,6 +70,24 @@ pub struct Settings {
     pub login_max_failures: u32,
     #[arg(long, env = "GPUEX_LOGIN_WINDOW_S", default_value_t = 900)]
     pub login_window_s: u64,
+    /// Notice before a preemption takes capacity (DESIGN §3).
+    #[arg(long, env = "GPUEX_PREEMPT_NOTICE_S", default_value_t = 120)]
+    pub preempt_notice_s: i64,
+    /// How often each spot auction clears.
+    #[arg(long, env = "GPUEX_SPOT_INTERVAL_S", default_value_t = 10)]
+    pub spot_interval_s: i64,
+    /// How often running leases are charged and their holds renewed.
+    #[arg(long, env = "GPUEX_BILLING_INTERVAL_S", default_value_t = 60)]
+    pub billing_interval_s: i64,
+    /// A node silent this long is lost (DESIGN §7).
+    #[arg(long, env = "GPUEX_NODE_TIMEOUT_S", default_value_t = 30)]
+    pub node_timeout_s: i64,
+    /// How often agents heartbeat.
+    #[arg(long, env = "GPUEX_HEARTBEAT_INTERVAL_S", default_value_t = 5)]
+    pub heartbeat_interval_s: u64,
+    /// Milliseconds between engine clock ticks.
+    #[arg(long, env = "GPUEX_TICK_MS", default_value_t = 1000)]
+    pub tick_ms: u64,
 }
 
 impl Settings {
@@ -91,10 +109,32 @@ impl Settings {
             platform_fee: Decimal::new(5, 2),
             login_max_failures: 5,
             login_window_s: 900,
+            preempt_notice_s: 120,
+            spot_interval_s: 10,
+            billing_interval_s: 60,
+            node_timeout_s: 30,
+            heartbeat_interval_s: 5,
+            tick_ms: 1000,
         }
     }
 
     pub fn token_ttl(&self) -> Duration {
         Duration::from_secs(self.token_ttl_s)
+    }
+}
+
+impl Settings {
+    /// How the market task runs under these settings.
+    pub fn market(&self) -> crate::market::MarketConfig {
+        crate::market::MarketConfig {
+            engine: crate::engine::EngineConfig {
+                notice_s: self.preempt_notice_s,
+                spot_interval_s: self.spot_interval_s,
+                ..crate::engine::EngineConfig::default()
+            },
+            platform_fee: self.platform_fee,
+            billing_interval_s: self.billing_interval_s,
+            tick: Duration::from_millis(self.tick_ms.max(10)),
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Money: the double-entry ledger, wallets and holds (DESIGN §8).
 
+pub mod charges;
 pub mod ledger;
 mod routes;
 

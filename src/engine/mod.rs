@@ -47,6 +47,6 @@ pub use core::{lease_id, Engine, EngineConfig, EngineError};
 pub use events::{Event, FillReport};
 pub use lease::{EndReason, Lease, LeaseState, NoticeReason};
 pub use reject::RejectReason;
-pub use restore::{ClearingRow, NodeRow, RegionRow, Snapshot};
+pub use restore::{ClearingRow, EngineMeta, NodeRow, RegionRow, Snapshot};
 pub use types::{Isolation, Mode, OrderSpec, Priority, Qos, Resources, Ts};
 pub use validate::Invariant;

@@ -194,3 +194,26 @@ impl Engine {
 
 /// The units a price row may name (re-exported for the server's rows).
 pub const PRICE_UNITS: [Unit; 2] = Unit::ALL;
+
+/// The engine's own bookkeeping beside its rows: persisted after every batch
+/// so a restart resumes the same sequence, auction clock and demand mix.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EngineMeta {
+    pub now: Ts,
+    pub last_clear: Option<Ts>,
+    pub seq: u64,
+    #[serde(default)]
+    pub demand: Vec<DemandClass>,
+}
+
+impl Engine {
+    /// The part of [`Engine::snapshot`] that is not rows of its own.
+    pub fn meta(&self) -> EngineMeta {
+        EngineMeta {
+            now: self.now,
+            last_clear: self.last_clear,
+            seq: self.seq,
+            demand: self.mix.recent().copied().collect(),
+        }
+    }
+}

@@ -288,5 +288,18 @@ async fn put_prices(
         });
     }
     tx.commit().await?;
+    let engine_prices = views
+        .iter()
+        .map(|v| crate::engine::ListPrice {
+            region: v.region.clone(),
+            gpu_model: v.gpu_model.clone(),
+            unit: v.unit,
+            list_price: v.prices.list,
+        })
+        .collect();
+    state
+        .market
+        .command(crate::engine::Command::SetPrices(engine_prices))
+        .await?;
     Ok(Json(views))
 }

@@ -1,0 +1,136 @@
+//! The handlers' side of the engine task: send a command, get its events
+//! after they are committed.
+
+use crate::engine::{Command, Engine, Event};
+use crate::error::ApiError;
+use tokio::sync::{mpsc, oneshot};
+
+/// What an order carries besides what the engine needs: stored with the order
+/// row in the same transaction as the engine's events.
+#[derive(Debug, Clone)]
+pub struct OrderMeta {
+    pub client_order_id: Option<String>,
+    /// The request as the buyer sent it (shown back on `GET /v1/orders/{id}`).
+    pub request: serde_json::Value,
+    pub tags: serde_json::Value,
+    pub region: String,
+    /// `Idempotency-Key` and the request's hash, stored with the answer.
+    pub idempotency: Option<crate::idempotency::IdempotencyKey>,
+}
+
+/// Why a command could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum MarketError {
+    /// The engine refused the command as malformed (unknown lease, bad spec …).
+    #[error("{0}")]
+    Refused(String),
+    /// The same `Idempotency-Key` and body placed this order before.
+    #[error("already placed as order {0}")]
+    AlreadyPlaced(uuid::Uuid),
+    /// A different body under a used key, or a reused `client_order_id`.
+    #[error("{detail}")]
+    Conflict {
+        status: u16,
+        code: &'static str,
+        detail: String,
+    },
+    /// The engine task is gone (shutting down).
+    #[error("the market is shutting down")]
+    Unavailable,
+    #[error(transparent)]
+    Storage(#[from] anyhow::Error),
+}
+
+impl From<MarketError> for ApiError {
+    fn from(e: MarketError) -> Self {
+        match e {
+            MarketError::Refused(detail) => ApiError::refused("refused", detail),
+            MarketError::AlreadyPlaced(id) => {
+                ApiError::Conflict(format!("this request was already placed as order {id}"))
+            }
+            MarketError::Conflict {
+                status,
+                code,
+                detail,
+            } => ApiError::Refused {
+                status: axum::http::StatusCode::from_u16(status)
+                    .unwrap_or(axum::http::StatusCode::CONFLICT),
+                code,
+                detail,
+            },
+            MarketError::Unavailable => ApiError::Refused {
+                status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                code: "unavailable",
+                detail: "the market is shutting down; retry".into(),
+            },
+            MarketError::Storage(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+pub(crate) type Reply = oneshot::Sender<Result<Vec<Event>, MarketError>>;
+
+pub(crate) enum Request {
+    Command {
+        command: Command,
+        meta: Option<Box<OrderMeta>>,
+        reply: Reply,
+    },
+    Read(Box<dyn FnOnce(&Engine) + Send>),
+}
+
+/// A cheap, clonable handle to the one task that owns the engine.
+#[derive(Clone)]
+pub struct MarketHandle {
+    pub(crate) tx: mpsc::Sender<Request>,
+}
+
+impl MarketHandle {
+    /// Applies `command`; the events it produced are committed to the
+    /// database before this returns.
+    pub async fn command(&self, command: Command) -> Result<Vec<Event>, MarketError> {
+        self.send(command, None).await
+    }
+
+    /// Places an order together with what the server stores beside it.
+    pub async fn place(
+        &self,
+        command: Command,
+        meta: OrderMeta,
+    ) -> Result<Vec<Event>, MarketError> {
+        self.send(command, Some(Box::new(meta))).await
+    }
+
+    async fn send(
+        &self,
+        command: Command,
+        meta: Option<Box<OrderMeta>>,
+    ) -> Result<Vec<Event>, MarketError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Request::Command {
+                command,
+                meta,
+                reply,
+            })
+            .await
+            .map_err(|_| MarketError::Unavailable)?;
+        rx.await.map_err(|_| MarketError::Unavailable)?
+    }
+
+    /// Runs a read-only query against the engine's current state.
+    pub async fn read<R: Send + 'static>(
+        &self,
+        query: impl FnOnce(&Engine) -> R + Send + 'static,
+    ) -> Result<R, MarketError> {
+        let (tx, rx) = oneshot::channel();
+        let job = Box::new(move |engine: &Engine| {
+            let _ = tx.send(query(engine));
+        });
+        self.tx
+            .send(Request::Read(job))
+            .await
+            .map_err(|_| MarketError::Unavailable)?;
+        rx.await.map_err(|_| MarketError::Unavailable)
+    }
+}

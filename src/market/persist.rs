@@ -1,0 +1,771 @@
+//! What each engine event means for the database: order and lease rows,
+//! fills, holds and charges. Runs inside the market task's transaction.
+
+use super::handle::{MarketError, OrderMeta};
+use super::task::MarketConfig;
+use crate::billing::charges::{self, Chargeable};
+use crate::billing::ledger::{self, LedgerError};
+use crate::db::{dispatch_tx, Money, Tx};
+use crate::engine::{Command, EndReason, Engine, Event, Lease, LeaseState, Mode, PlaceOrder};
+use crate::idempotency;
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use std::collections::BTreeSet;
+use uuid::Uuid;
+
+/// Idempotency scope of `POST /v1/orders`.
+pub const ORDER_SCOPE: &str = "order";
+
+/// Whether a new order may enter the engine.
+pub enum Admission {
+    New,
+    Refused(MarketError),
+}
+
+/// Checks the order's `Idempotency-Key` and `client_order_id`, then stores the
+/// order row (state `open`) and the key, so a retry finds them.
+pub async fn admit_order(
+    tx: &mut Tx<'_>,
+    place: &PlaceOrder,
+    meta: Option<&OrderMeta>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Admission> {
+    let Some(meta) = meta else {
+        anyhow::bail!("an order reached the market without its request");
+    };
+    if let Some(key) = &meta.idempotency {
+        match idempotency::lookup(tx, place.buyer, ORDER_SCOPE, key).await {
+            Ok(Some(stored)) => {
+                let id = stored.body["order_id"]
+                    .as_str()
+                    .and_then(|s| s.parse().ok());
+                return Ok(Admission::Refused(match id {
+                    Some(id) => MarketError::AlreadyPlaced(id),
+                    None => MarketError::Storage(anyhow::anyhow!("malformed idempotency record")),
+                }));
+            }
+            Ok(None) => {}
+            Err(crate::error::ApiError::Internal(e)) => return Err(e),
+            Err(e) => {
+                return Ok(Admission::Refused(MarketError::Conflict {
+                    status: 422,
+                    code: "idempotency_key_reused",
+                    detail: e.to_problem().detail,
+                }))
+            }
+        }
+    }
+    if let Some(client_id) = &meta.client_order_id {
+        let existing: Option<Uuid> = dispatch_tx!(tx, conn => {
+            sqlx::query_scalar("SELECT id FROM orders WHERE buyer_id = $1 AND client_order_id = $2")
+                .bind(place.buyer)
+                .bind(client_id)
+                .fetch_optional(conn)
+                .await
+        })?;
+        if let Some(existing) = existing {
+            return Ok(Admission::Refused(MarketError::Conflict {
+                status: 409,
+                code: "duplicate_client_order_id",
+                detail: format!("client_order_id `{client_id}` is already order {existing}"),
+            }));
+        }
+    }
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, request_json, \
+             tags_json, created_at, updated_at) VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $8)",
+        )
+        .bind(place.order_id)
+        .bind(place.buyer)
+        .bind(&meta.client_order_id)
+        .bind(mode_str(place.spec.mode))
+        .bind(&meta.region)
+        .bind(meta.request.to_string())
+        .bind(meta.tags.to_string())
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })
+    .context("failed to insert an order")?;
+    if let Some(key) = &meta.idempotency {
+        let body = serde_json::json!({ "order_id": place.order_id });
+        idempotency::store(
+            tx,
+            place.buyer,
+            ORDER_SCOPE,
+            key,
+            axum::http::StatusCode::CREATED,
+            &body,
+            now,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("failed to store the idempotency key: {e}"))?;
+    }
+    Ok(Admission::New)
+}
+
+/// The buyer's spendable money, as this transaction sees it.
+pub async fn available_funds(tx: &mut Tx<'_>, buyer: Uuid) -> anyhow::Result<Decimal> {
+    let balance: Option<Money> = dispatch_tx!(tx, conn => {
+        sqlx::query_scalar("SELECT balance FROM accounts WHERE code = $1")
+            .bind(ledger::wallet(buyer))
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(balance.map(|m| m.0).unwrap_or(Decimal::ZERO))
+}
+
+pub fn mode_str(mode: Mode) -> &'static str {
+    match mode {
+        Mode::OnDemand => "on_demand",
+        Mode::Reserved => "reserved",
+        Mode::Spot => "spot",
+        Mode::Pooled => "pooled",
+    }
+}
+
+pub fn state_str(state: LeaseState) -> &'static str {
+    match state {
+        LeaseState::Pending => "pending",
+        LeaseState::Provisioning => "provisioning",
+        LeaseState::Running => "running",
+        LeaseState::Preempting => "preempting",
+        LeaseState::Ended => "ended",
+        LeaseState::Failed => "failed",
+    }
+}
+
+fn json_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The database side of one batch of engine events.
+pub struct Batch<'c> {
+    config: &'c MarketConfig,
+    now: DateTime<Utc>,
+    touched_leases: BTreeSet<Uuid>,
+    touched_orders: BTreeSet<Uuid>,
+}
+
+impl<'c> Batch<'c> {
+    pub fn new(config: &'c MarketConfig, now: DateTime<Utc>) -> Self {
+        Batch {
+            config,
+            now,
+            touched_leases: BTreeSet::new(),
+            touched_orders: BTreeSet::new(),
+        }
+    }
+
+    fn ts(&self) -> i64 {
+        self.now.timestamp()
+    }
+
+    /// Persists `events`, then applies and persists any command they call for
+    /// (a hold that could not be placed releases its lease).
+    pub async fn apply(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &mut Engine,
+        events: Vec<Event>,
+        _meta: Option<&OrderMeta>,
+    ) -> anyhow::Result<()> {
+        let mut queue = events;
+        let mut rounds = 0;
+        while !queue.is_empty() {
+            let mut followups = Vec::new();
+            for event in queue {
+                self.event(tx, engine, event, &mut followups).await?;
+            }
+            queue = Vec::new();
+            for command in followups {
+                match engine.apply(self.ts(), command) {
+                    Ok(events) => queue.extend(events),
+                    Err(e) => tracing::warn!(error = %e, "follow-up command refused"),
+                }
+            }
+            rounds += 1;
+            anyhow::ensure!(rounds < 16, "follow-up commands did not settle");
+        }
+        Ok(())
+    }
+
+    async fn event(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &Engine,
+        event: Event,
+        followups: &mut Vec<Command>,
+    ) -> anyhow::Result<()> {
+        let now = self.now;
+        match event {
+            Event::OrderAccepted { order_id, .. } => self.touched_orders.insert(order_id),
+            Event::OrderRejected {
+                order_id,
+                reason,
+                message,
+                ..
+            } => {
+                dispatch_tx!(tx, conn => {
+                    sqlx::query(
+                        "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
+                         updated_at = $3 WHERE id = $4",
+                    )
+                    .bind(json_name(&reason))
+                    .bind(&message)
+                    .bind(now)
+                    .bind(order_id)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                })?;
+                self.touched_orders.insert(order_id)
+            }
+            Event::OrderFilled {
+                order_id,
+                lease_id,
+                report,
+                ..
+            } => {
+                let report = serde_json::to_string(&report)?;
+                dispatch_tx!(tx, conn => {
+                    sqlx::query("UPDATE orders SET state = 'filled', lease_id = $1, updated_at = $2 WHERE id = $3")
+                        .bind(lease_id)
+                        .bind(now)
+                        .bind(order_id)
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query(
+                        "INSERT INTO fills (order_id, lease_id, report_json, created_at) VALUES ($1, $2, $3, $4) \
+                         ON CONFLICT (order_id, lease_id) DO NOTHING",
+                    )
+                    .bind(order_id)
+                    .bind(lease_id)
+                    .bind(report)
+                    .bind(now)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                })?;
+                self.touched_orders.insert(order_id)
+            }
+            Event::OrderCancelled { order_id, .. } => {
+                self.set_order_state(tx, order_id, "cancelled").await?;
+                self.touched_orders.insert(order_id)
+            }
+            Event::OrderExpired { order_id, .. } => {
+                self.set_order_state(tx, order_id, "expired").await?;
+                self.touched_orders.insert(order_id)
+            }
+            Event::OrderRequeued { order_id, .. } => {
+                self.set_order_state(tx, order_id, "open").await?;
+                self.touched_orders.insert(order_id)
+            }
+            Event::LeaseGranted { lease, .. } => {
+                self.grant(tx, &lease, followups).await?;
+                self.touched_leases.insert(lease.id)
+            }
+            Event::LeaseStateChanged {
+                lease_id, to, at, ..
+            } => {
+                if to == LeaseState::Running {
+                    dispatch_tx!(tx, conn => {
+                        sqlx::query(
+                            "UPDATE leases SET running_at = COALESCE(running_at, $1), \
+                             billed_until = COALESCE(billed_until, $1) WHERE id = $2",
+                        )
+                        .bind(at)
+                        .bind(lease_id)
+                        .execute(conn)
+                        .await
+                        .map(|r| r.rows_affected())
+                    })?;
+                }
+                self.touched_leases.insert(lease_id)
+            }
+            Event::PreemptNotice { lease_id, .. } | Event::RebalanceWarning { lease_id, .. } => {
+                self.touched_leases.insert(lease_id)
+            }
+            Event::LeaseRepriced {
+                lease_id,
+                price_per_hour,
+                ..
+            } => {
+                // Seconds before the new price are owed at the old one.
+                self.bill_lease(tx, lease_id, self.ts(), followups, engine)
+                    .await?;
+                dispatch_tx!(tx, conn => {
+                    sqlx::query("UPDATE leases SET price_per_hour = $1 WHERE id = $2")
+                        .bind(Money(price_per_hour))
+                        .bind(lease_id)
+                        .execute(conn)
+                        .await
+                        .map(|r| r.rows_affected())
+                })?;
+                self.touched_leases.insert(lease_id)
+            }
+            Event::LeaseEnded {
+                lease_id,
+                reason,
+                at,
+            } => {
+                self.end(tx, engine, lease_id, reason, at, followups)
+                    .await?;
+                self.touched_leases.insert(lease_id)
+            }
+            Event::PriceChanged {
+                gpu_model,
+                region,
+                clearing_index,
+                ..
+            } => {
+                dispatch_tx!(tx, conn => {
+                    sqlx::query(
+                        "INSERT INTO spot_clearing (gpu_model, region, clearing_index, updated_at) \
+                         VALUES ($1, $2, $3, $4) ON CONFLICT (gpu_model, region) DO UPDATE SET \
+                         clearing_index = excluded.clearing_index, updated_at = excluded.updated_at",
+                    )
+                    .bind(&gpu_model)
+                    .bind(&region)
+                    .bind(Money(clearing_index))
+                    .bind(now)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                })?;
+                true
+            }
+        };
+        Ok(())
+    }
+
+    async fn set_order_state(
+        &self,
+        tx: &mut Tx<'_>,
+        order: Uuid,
+        state: &str,
+    ) -> anyhow::Result<()> {
+        dispatch_tx!(tx, conn => {
+            sqlx::query("UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3")
+                .bind(state)
+                .bind(self.now)
+                .bind(order)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// A new lease: its row and its hold. A hold the wallet cannot cover
+    /// releases the lease at once.
+    async fn grant(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease: &Lease,
+        followups: &mut Vec<Command>,
+    ) -> anyhow::Result<()> {
+        let now = self.now;
+        let engine_json = serde_json::to_string(lease)?;
+        // Reserved windows are owed from their start, whatever the agent does.
+        let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
+                 price_per_hour, billed_until, starts_at, ends_at, engine_json, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)",
+            )
+            .bind(lease.id)
+            .bind(lease.order_id)
+            .bind(lease.buyer)
+            .bind(lease.node)
+            .bind(mode_str(lease.mode))
+            .bind(state_str(lease.state))
+            .bind(&lease.model)
+            .bind(&lease.region)
+            .bind(Money(lease.price_per_hour))
+            .bind(billed_until)
+            .bind(lease.starts_at)
+            .bind(lease.ends_at)
+            .bind(engine_json)
+            .bind(now)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("failed to insert a lease")?;
+        if lease.hold <= Decimal::ZERO {
+            return Ok(());
+        }
+        match ledger::place_hold(
+            tx,
+            lease.buyer,
+            lease.hold,
+            &format!("lease:{}", lease.id),
+            now,
+        )
+        .await
+        {
+            Ok(hold) => {
+                dispatch_tx!(tx, conn => {
+                    sqlx::query("UPDATE leases SET hold_id = $1 WHERE id = $2")
+                        .bind(hold)
+                        .bind(lease.id)
+                        .execute(conn)
+                        .await
+                        .map(|r| r.rows_affected())
+                })?;
+            }
+            Err(LedgerError::InsufficientFunds(_)) => {
+                followups.push(Command::Release { lease_id: lease.id });
+                dispatch_tx!(tx, conn => {
+                    sqlx::query(
+                        "UPDATE orders SET state = 'rejected', reject_reason = 'insufficient_funds', \
+                         reject_message = $1, updated_at = $2 WHERE id = $3",
+                    )
+                    .bind("the wallet could not cover the lease's hold when capacity freed")
+                    .bind(now)
+                    .bind(lease.order_id)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                })?;
+            }
+            Err(e) => return Err(anyhow::anyhow!(e)),
+        }
+        Ok(())
+    }
+
+    /// Charges a lease up to `until` (capped at its window's end).
+    async fn bill_lease(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease_id: Uuid,
+        until: i64,
+        followups: &mut Vec<Command>,
+        engine: &Engine,
+    ) -> anyhow::Result<()> {
+        let Some(row) = chargeable(tx, lease_id).await? else {
+            return Ok(());
+        };
+        let Some(from) = row.billed_until else {
+            return Ok(());
+        };
+        let until = row.ends_at.map_or(until, |e| until.min(e));
+        if until <= from {
+            return Ok(());
+        }
+        let outcome = charges::charge(
+            tx,
+            &row.charge,
+            from,
+            until,
+            self.config.platform_fee,
+            self.now,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+        set_billed_until(tx, lease_id, outcome.billed_until).await?;
+        if outcome.unpaid {
+            let noticed = engine
+                .lease(lease_id)
+                .is_some_and(|l| l.state == LeaseState::Preempting || l.notice_reason.is_some());
+            if !noticed {
+                followups.push(Command::FundsExhausted {
+                    lease_id,
+                    funded_until: Some(outcome.billed_until),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn end(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &Engine,
+        lease_id: Uuid,
+        reason: EndReason,
+        at: i64,
+        followups: &mut Vec<Command>,
+    ) -> anyhow::Result<()> {
+        let row = chargeable(tx, lease_id).await?;
+        if let Some(row) = &row {
+            let owed_until = match (row.mode, reason) {
+                // A reserved window is owed whole unless the provider lost it
+                // or the buyer's funds ended it.
+                (
+                    Mode::Reserved,
+                    EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled,
+                ) => row.ends_at.unwrap_or(at).max(at),
+                (_, EndReason::NodeLost) => {
+                    last_heartbeat(tx, row.node).await?.unwrap_or(at).min(at)
+                }
+                _ => at,
+            };
+            self.bill_lease(tx, lease_id, owed_until, followups, engine)
+                .await?;
+            if let Some(hold) = row.charge_hold() {
+                match ledger::release(tx, hold, self.now).await {
+                    Ok(_) | Err(LedgerError::UnknownHold(_)) => {}
+                    Err(e) => return Err(anyhow::anyhow!(e)),
+                }
+            }
+        }
+        let state = if reason == EndReason::AgentFailed {
+            "failed"
+        } else {
+            "ended"
+        };
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
+            )
+            .bind(state)
+            .bind(json_name(&reason))
+            .bind(at)
+            .bind(self.now)
+            .bind(lease_id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// Charges every running lease up to now and renews holds running low.
+    pub async fn bill_running(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &mut Engine,
+    ) -> anyhow::Result<()> {
+        let ts = self.ts();
+        let ids: Vec<Uuid> = dispatch_tx!(tx, conn => {
+            sqlx::query_scalar(
+                "SELECT id FROM leases WHERE state IN ('provisioning', 'running', 'preempting', 'pending') \
+                 AND billed_until IS NOT NULL AND billed_until < $1",
+            )
+            .bind(ts)
+            .fetch_all(conn)
+            .await
+        })?;
+        let mut followups = Vec::new();
+        for id in ids {
+            self.bill_lease(tx, id, ts, &mut followups, engine).await?;
+            self.renew_hold(tx, engine, id, &mut followups).await?;
+        }
+        let mut events = Vec::new();
+        for command in followups {
+            match engine.apply(ts, command) {
+                Ok(e) => events.extend(e),
+                Err(e) => tracing::warn!(error = %e, "funds notice refused"),
+            }
+        }
+        self.apply(tx, engine, events, None).await
+    }
+
+    /// Tops a hold up when it covers less than the notice period plus a margin.
+    async fn renew_hold(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &Engine,
+        lease_id: Uuid,
+        followups: &mut Vec<Command>,
+    ) -> anyhow::Result<()> {
+        let Some(row) = chargeable(tx, lease_id).await? else {
+            return Ok(());
+        };
+        let Some(hold) = row.charge_hold() else {
+            return Ok(());
+        };
+        let price = row.charge.price_per_hour;
+        let remaining = charges::hold_remaining(tx, hold)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let notice_s = self.config.engine.notice_s + RENEWAL_MARGIN_S;
+        let needed = price * Decimal::from(notice_s) / Decimal::from(3600);
+        if remaining >= needed {
+            return Ok(());
+        }
+        let horizon = match row.mode {
+            Mode::Reserved => RESERVED_HOLD_S,
+            _ => 3600,
+        };
+        let horizon = row
+            .ends_at
+            .zip(row.billed_until)
+            .map_or(horizon, |(e, b)| horizon.min(e - b));
+        let top_up = crate::pricing::round_money(
+            price * Decimal::from(horizon.max(0)) / Decimal::from(3600),
+        ) - remaining;
+        if top_up <= Decimal::ZERO {
+            return Ok(());
+        }
+        match ledger::extend_hold(tx, hold, top_up, self.now).await {
+            Ok(()) => Ok(()),
+            Err(LedgerError::InsufficientFunds(_)) => {
+                let noticed = engine
+                    .lease(lease_id)
+                    .is_some_and(|l| l.notice_reason.is_some());
+                if !noticed {
+                    let funded_s = if price.is_zero() {
+                        0
+                    } else {
+                        use rust_decimal::prelude::ToPrimitive;
+                        (remaining * Decimal::from(3600) / price)
+                            .floor()
+                            .to_i64()
+                            .unwrap_or(0)
+                    };
+                    followups.push(Command::FundsExhausted {
+                        lease_id,
+                        funded_until: row.billed_until.map(|b| b + funded_s),
+                    });
+                }
+                Ok(())
+            }
+            Err(e) => Err(anyhow::anyhow!(e)),
+        }
+    }
+
+    /// Writes the engine's view of every lease and order touched in this batch.
+    pub async fn finish(&mut self, tx: &mut Tx<'_>, engine: &Engine) -> anyhow::Result<()> {
+        for id in std::mem::take(&mut self.touched_leases) {
+            if let Some(lease) = engine.lease(id) {
+                let json = serde_json::to_string(lease)?;
+                dispatch_tx!(tx, conn => {
+                    sqlx::query(
+                        "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
+                         ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
+                    )
+                    .bind(state_str(lease.state))
+                    .bind(json)
+                    .bind(Money(lease.price_per_hour))
+                    .bind(lease.ends_at)
+                    .bind(self.now)
+                    .bind(id)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                })?;
+            }
+        }
+        for id in std::mem::take(&mut self.touched_orders) {
+            let open = engine
+                .open_orders()
+                .find(|o| o.id == id)
+                .map(serde_json::to_string)
+                .transpose()?;
+            dispatch_tx!(tx, conn => {
+                sqlx::query("UPDATE orders SET engine_json = $1 WHERE id = $2")
+                    .bind(open)
+                    .bind(id)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+            })?;
+        }
+        let meta = serde_json::to_string(&engine.meta())?;
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \
+                 ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json",
+            )
+            .bind(meta)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+}
+
+/// Renew a hold this long before the notice would have to start.
+const RENEWAL_MARGIN_S: i64 = 300;
+/// A reserved booking holds a rolling 7 days of its window (DESIGN §4).
+const RESERVED_HOLD_S: i64 = 7 * 24 * 3600;
+
+struct ChargeRow {
+    mode: Mode,
+    node: Uuid,
+    billed_until: Option<i64>,
+    ends_at: Option<i64>,
+    charge: Chargeable,
+}
+
+impl ChargeRow {
+    fn charge_hold(&self) -> Option<Uuid> {
+        (!self.charge.hold.is_nil()).then_some(self.charge.hold)
+    }
+}
+
+type LeaseChargeRow = (
+    Uuid,
+    Uuid,
+    Uuid,
+    Option<Uuid>,
+    Money,
+    Option<i64>,
+    Option<i64>,
+    String,
+    Uuid,
+);
+
+async fn chargeable(tx: &mut Tx<'_>, lease: Uuid) -> anyhow::Result<Option<ChargeRow>> {
+    let row: Option<LeaseChargeRow> = dispatch_tx!(tx, conn => {
+        sqlx::query_as(
+            "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
+             l.engine_json, n.provider_id FROM leases l JOIN nodes n ON n.id = l.node_id WHERE l.id = $1",
+        )
+        .bind(lease)
+        .fetch_optional(conn)
+        .await
+    })?;
+    let Some((id, buyer, node, hold, price, billed_until, ends_at, json, provider)) = row else {
+        return Ok(None);
+    };
+    let engine: Lease = serde_json::from_str(&json).context("corrupt lease row")?;
+    Ok(Some(ChargeRow {
+        mode: engine.mode,
+        node,
+        billed_until,
+        ends_at,
+        charge: Chargeable {
+            lease: id,
+            buyer,
+            provider,
+            hold: hold.unwrap_or(Uuid::nil()),
+            price_per_hour: price.0,
+            tflops_units: engine.placement.units.tflops_h,
+            vram_units: engine.placement.units.vram_h,
+        },
+    }))
+}
+
+async fn set_billed_until(tx: &mut Tx<'_>, lease: Uuid, until: i64) -> anyhow::Result<()> {
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE leases SET billed_until = $1 WHERE id = $2")
+            .bind(until)
+            .bind(lease)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+async fn last_heartbeat(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<Option<i64>> {
+    let at: Option<Option<DateTime<Utc>>> = dispatch_tx!(tx, conn => {
+        sqlx::query_scalar("SELECT last_heartbeat_at FROM nodes WHERE id = $1")
+            .bind(node)
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(at.flatten().map(|t| t.timestamp()))
+}

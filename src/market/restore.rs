@@ -1,0 +1,115 @@
+//! Rebuilds the engine from the database at start-up, or after a failed commit.
+
+use crate::catalog::Unit;
+use crate::db::{dispatch, Db, Money};
+use crate::engine::{
+    ClearingRow, Engine, EngineConfig, EngineMeta, Lease, ListPrice, NodeRow, NodeSpec, RegionRow,
+    Snapshot,
+};
+use anyhow::Context;
+use chrono::{Offset, TimeZone, Utc};
+
+/// The engine exactly as the database last committed it. The first tick after
+/// this processes every end and notice that fell due while it was down.
+pub async fn load(db: &Db, config: EngineConfig) -> anyhow::Result<Engine> {
+    let snapshot = snapshot(db).await?;
+    Engine::restore(config, snapshot)
+        .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))
+}
+
+/// A region's current offset from UTC, for the engine's off-peak tie breaks.
+pub fn utc_offset_min(timezone: &str) -> i32 {
+    timezone
+        .parse::<chrono_tz::Tz>()
+        .map(|tz| {
+            tz.offset_from_utc_datetime(&Utc::now().naive_utc())
+                .fix()
+                .local_minus_utc()
+                / 60
+        })
+        .unwrap_or(0)
+}
+
+async fn snapshot(db: &Db) -> anyhow::Result<Snapshot> {
+    let regions: Vec<(String, String)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT name, timezone FROM regions").fetch_all(pool).await
+    })?;
+    let prices: Vec<(String, String, String, Money)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT region, gpu_model, unit, list_price FROM list_prices").fetch_all(pool).await
+    })?;
+    let nodes: Vec<(String, bool)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status <> 'lost'").fetch_all(pool).await
+    })?;
+    let leases: Vec<String> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT engine_json FROM leases WHERE state NOT IN ('ended', 'failed')")
+            .fetch_all(pool)
+            .await
+    })?;
+    let orders: Vec<String> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT engine_json FROM orders WHERE engine_json IS NOT NULL")
+            .fetch_all(pool)
+            .await
+    })?;
+    let clearing: Vec<(String, String, Money)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT gpu_model, region, clearing_index FROM spot_clearing").fetch_all(pool).await
+    })?;
+    let meta: Option<String> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT state_json FROM engine_meta WHERE id = 1").fetch_optional(pool).await
+    })?;
+    let meta: EngineMeta = match meta {
+        Some(json) => serde_json::from_str(&json).context("corrupt engine state")?,
+        None => EngineMeta::default(),
+    };
+    Ok(Snapshot {
+        now: meta.now,
+        regions: regions
+            .into_iter()
+            .map(|(name, tz)| RegionRow {
+                utc_offset_min: utc_offset_min(&tz),
+                name,
+            })
+            .collect(),
+        prices: prices
+            .into_iter()
+            .filter_map(|(region, gpu_model, unit, price)| {
+                Some(ListPrice {
+                    region,
+                    gpu_model,
+                    unit: unit.parse::<Unit>().ok()?,
+                    list_price: price.0,
+                })
+            })
+            .collect(),
+        nodes: nodes
+            .into_iter()
+            .map(|(json, cordoned)| {
+                Ok(NodeRow {
+                    spec: serde_json::from_str::<NodeSpec>(&json)?,
+                    cordoned,
+                })
+            })
+            .collect::<Result<_, serde_json::Error>>()
+            .context("corrupt node row")?,
+        leases: leases
+            .iter()
+            .map(|json| serde_json::from_str::<Lease>(json))
+            .collect::<Result<_, _>>()
+            .context("corrupt lease row")?,
+        orders: orders
+            .iter()
+            .map(|json| serde_json::from_str(json))
+            .collect::<Result<_, _>>()
+            .context("corrupt order row")?,
+        clearing: clearing
+            .into_iter()
+            .map(|(gpu_model, region, index)| ClearingRow {
+                gpu_model,
+                region,
+                clearing_index: index.0,
+            })
+            .collect(),
+        last_clear: meta.last_clear,
+        seq: meta.seq,
+        demand: meta.demand,
+    })
+}

@@ -1,0 +1,179 @@
+//! The one task that owns the engine (DESIGN §5).
+//!
+//! It applies commands one at a time and commits their effects (order and
+//! lease rows, holds, charges) before replying; commands waiting in the
+//! channel share one transaction (group commit). If a commit fails, the
+//! engine is rebuilt from the database, so memory never runs ahead of disk.
+
+use super::handle::{MarketError, MarketHandle, OrderMeta, Reply, Request};
+use super::persist::{self, Batch};
+use super::restore;
+use crate::db::Db;
+use crate::engine::{Command, Engine, EngineConfig, Event};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How the market task runs.
+#[derive(Debug, Clone)]
+pub struct MarketConfig {
+    pub engine: EngineConfig,
+    pub platform_fee: Decimal,
+    /// How often running leases are charged and their holds renewed.
+    pub billing_interval_s: i64,
+    /// How often the engine's clock ticks.
+    pub tick: Duration,
+}
+
+/// The most commands committed in one transaction.
+const GROUP_COMMIT: usize = 64;
+
+/// Rebuilds the engine from the database, starts its task and its clock.
+pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle> {
+    let engine = restore::load(&db, config.engine).await?;
+    let (tx, rx) = mpsc::channel(1024);
+    let handle = MarketHandle { tx };
+    let task = MarketTask {
+        engine,
+        db,
+        config: Arc::new(config.clone()),
+        last_billing: 0,
+    };
+    tokio::spawn(task.run(rx));
+    let ticker = handle.clone();
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(config.tick);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            if ticker.command(Command::Tick).await.is_err() {
+                break;
+            }
+        }
+    });
+    Ok(handle)
+}
+
+struct MarketTask {
+    engine: Engine,
+    db: Db,
+    config: Arc<MarketConfig>,
+    last_billing: i64,
+}
+
+/// One command of a batch, with where its answer goes.
+struct Pending {
+    command: Command,
+    meta: Option<Box<OrderMeta>>,
+    reply: Reply,
+}
+
+impl MarketTask {
+    async fn run(mut self, mut rx: mpsc::Receiver<Request>) {
+        while let Some(first) = rx.recv().await {
+            let mut batch = Vec::new();
+            let mut next = Some(first);
+            while let Some(request) = next.take() {
+                match request {
+                    Request::Read(job) => job(&self.engine),
+                    Request::Command {
+                        command,
+                        meta,
+                        reply,
+                    } => batch.push(Pending {
+                        command,
+                        meta,
+                        reply,
+                    }),
+                }
+                if batch.len() < GROUP_COMMIT {
+                    next = rx.try_recv().ok();
+                }
+            }
+            if !batch.is_empty() {
+                self.apply_batch(batch).await;
+            }
+        }
+    }
+
+    async fn apply_batch(&mut self, batch: Vec<Pending>) {
+        let now = Utc::now();
+        match self.try_batch(&batch, now).await {
+            Ok(results) => {
+                for (pending, result) in batch.into_iter().zip(results) {
+                    let _ = pending.reply.send(result);
+                }
+            }
+            Err(err) => {
+                tracing::error!(error = ?err, "market batch failed; rebuilding the engine from the database");
+                match restore::load(&self.db, self.config.engine).await {
+                    Ok(engine) => self.engine = engine,
+                    Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
+                }
+                for pending in batch {
+                    let _ = pending.reply.send(Err(MarketError::Storage(anyhow::anyhow!(
+                        "the command could not be committed"
+                    ))));
+                }
+            }
+        }
+    }
+
+    /// Applies every command of the batch in one transaction. A command the
+    /// engine refuses is answered with its error; a storage failure fails the batch.
+    async fn try_batch(
+        &mut self,
+        batch: &[Pending],
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<Vec<Result<Vec<Event>, MarketError>>> {
+        let ts = now.timestamp();
+        let mut tx = self.db.begin().await?;
+        let mut out = Batch::new(&self.config, now);
+        // Whatever fell due first, so a refused command cannot swallow timer events.
+        let due = self
+            .engine
+            .apply(ts, Command::Tick)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        out.apply(&mut tx, &mut self.engine, due, None).await?;
+        let mut results = Vec::with_capacity(batch.len());
+        for pending in batch {
+            let mut command = pending.command.clone();
+            if let Command::Place(place) = &mut command {
+                match persist::admit_order(&mut tx, place, pending.meta.as_deref(), now).await? {
+                    persist::Admission::New => {}
+                    persist::Admission::Refused(err) => {
+                        results.push(Err(err));
+                        continue;
+                    }
+                }
+                place.funds_available = persist::available_funds(&mut tx, place.buyer).await?;
+            }
+            if matches!(command, Command::Tick) {
+                results.push(Ok(Vec::new()));
+                continue;
+            }
+            match self.engine.apply(ts, command) {
+                Ok(events) => {
+                    out.apply(
+                        &mut tx,
+                        &mut self.engine,
+                        events.clone(),
+                        pending.meta.as_deref(),
+                    )
+                    .await?;
+                    results.push(Ok(events));
+                }
+                Err(e) => results.push(Err(MarketError::Refused(e.to_string()))),
+            }
+        }
+        if ts - self.last_billing >= self.config.billing_interval_s {
+            out.bill_running(&mut tx, &mut self.engine).await?;
+            self.last_billing = ts;
+        }
+        out.finish(&mut tx, &self.engine).await?;
+        tx.commit().await?;
+        Ok(results)
+    }
+}
