@@ -36,6 +36,9 @@ use utoipa_swagger_ui::SwaggerUi;
         (name = "wallet", description = "Wallet, ledger and credits"),
         (name = "catalog", description = "GPU models and regions"),
         (name = "prices", description = "List prices, derived prices and quotes"),
+        (name = "orders", description = "Orders: on-demand, reserved and spot"),
+        (name = "leases", description = "Leases: slices of GPUs held for a window"),
+        (name = "market", description = "Spot book and market figures"),
         (name = "ops", description = "Health, readiness, metrics and this document"),
     )
 )]
@@ -64,6 +67,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::billing::router())
         .merge(crate::catalog::router())
         .merge(crate::pricing::router())
+        .merge(crate::market::router())
         .merge(ops::router())
 }
 
