@@ -50,7 +50,7 @@ impl Engine {
 
     fn cancel(&mut self, order_id: OrderId, events: &mut Vec<Event>) -> Result<(), EngineError> {
         let Some(o) = self.book.get(order_id) else {
-            return Err(if self.leases.values().any(|l| l.order_id == order_id) {
+            return Err(if self.order_leases.contains_key(&order_id) {
                 EngineError::NotCancellable(order_id)
             } else {
                 EngineError::UnknownOrder(order_id)

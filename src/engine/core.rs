@@ -115,6 +115,12 @@ pub struct Engine {
     pub(super) capacity_changed: bool,
     pub(super) preempted: Vec<PreemptRecord>,
     pub(super) offpeak_hour: Option<Ts>,
+    /// Live pooled and spot leases: when none, preemption is not even tried.
+    pub(super) preemptible_live: usize,
+    /// Live spot leases, repriced at every clearing.
+    pub(super) spot_live: BTreeSet<LeaseId>,
+    /// Live leases per order (duplicate ids and cancels are checked without a scan).
+    pub(super) order_leases: BTreeMap<OrderId, u32>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -152,6 +158,9 @@ impl Engine {
             capacity_changed: false,
             preempted: Vec::new(),
             offpeak_hour: None,
+            preemptible_live: 0,
+            spot_live: BTreeSet::new(),
+            order_leases: BTreeMap::new(),
         }
     }
 
@@ -430,12 +439,33 @@ impl Engine {
             req_gpus,
         ));
         self.schedule(&lease);
+        self.track(&lease, true);
         events.push(Event::LeaseGranted {
             lease: Box::new(lease.clone()),
             at: self.now,
         });
         self.leases.insert(lease.id, lease);
         self.refresh_node(node_id);
+    }
+
+    /// Keeps the per-lease indexes in step when a lease comes or goes.
+    pub(super) fn track(&mut self, lease: &Lease, live: bool) {
+        if live {
+            self.preemptible_live += usize::from(lease.priority.preemptible());
+            if lease.mode == Mode::Spot {
+                self.spot_live.insert(lease.id);
+            }
+            *self.order_leases.entry(lease.order_id).or_insert(0) += 1;
+        } else {
+            self.preemptible_live -= usize::from(lease.priority.preemptible());
+            self.spot_live.remove(&lease.id);
+            if let Some(n) = self.order_leases.get_mut(&lease.order_id) {
+                *n -= 1;
+                if *n == 0 {
+                    self.order_leases.remove(&lease.order_id);
+                }
+            }
+        }
     }
 
     /// Adds the timers a lease's fields call for (stale ones are skipped when due).
@@ -516,6 +546,7 @@ impl Engine {
         }
         self.refresh_node(lease.node);
         self.capacity_changed = true;
+        self.track(&lease, false);
         if reason == EndReason::Preempted {
             debug_assert!(
                 lease.priority.preemptible(),

@@ -66,6 +66,11 @@ impl Engine {
         view
     }
 
+    /// The view over `[from, until)` with nothing yielding: reserved windows.
+    fn view_over(&self, from: Ts, until: Option<Ts>) -> CapacityView {
+        self.view_without_yielding(Priority::Spot, from, until)
+    }
+
     /// Places `req` at `priority` over `[from, until)` counting yielding leases
     /// as free, and picks the fewest victims (lowest first) that make room.
     pub(super) fn plan_preemption(
@@ -75,7 +80,15 @@ impl Engine {
         from: Ts,
         until: Option<Ts>,
     ) -> Option<(Placement, Vec<LeaseId>)> {
-        let view = self.view_without_yielding(priority, from, until);
+        // Nothing could yield: the plain view already said no (reserved windows still go through here).
+        let view = if self.preemptible_live == 0 {
+            if until.is_none() {
+                return None;
+            }
+            self.view_over(from, until)
+        } else {
+            self.view_without_yielding(priority, from, until)
+        };
         let p = place(&view, req, &self.mix, &self.cfg.policy)?;
         let node = self.nodes.get(&p.node)?;
         let mut victims: Vec<LeaseId> = Vec::new();

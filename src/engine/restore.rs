@@ -163,6 +163,7 @@ impl Engine {
             }
             node.leases.insert(lease.id);
             e.schedule(&lease);
+            e.track(&lease, true);
             e.leases.insert(lease.id, lease);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();

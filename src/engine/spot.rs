@@ -13,7 +13,7 @@ use super::lease::LeaseState;
 use super::orders::OpenState;
 use super::placement::{model_at, place, Placement, PlacementRequest};
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
-use super::types::{Mode, OrderId};
+use super::types::OrderId;
 
 impl Engine {
     /// Runs one clearing: greedy placement of queued bids by index then time,
@@ -146,12 +146,7 @@ impl Engine {
     /// those whose bid the clearing index came within 10 % of.
     fn reprice_spot(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
-        let ids: Vec<_> = self
-            .leases
-            .values()
-            .filter(|l| l.mode == Mode::Spot && l.state.live())
-            .map(|l| l.id)
-            .collect();
+        let ids: Vec<_> = self.spot_live.iter().copied().collect();
         for id in ids {
             let Some(l) = self.leases.get(&id) else {
                 continue;

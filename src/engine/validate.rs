@@ -24,6 +24,8 @@ pub enum Invariant {
     NotPreemptible(LeaseId),
     #[error("lease {0} was preempted without a full notice")]
     NoticeTooShort(LeaseId),
+    #[error("the count of live pooled and spot leases is off")]
+    PreemptibleCount,
 }
 
 impl Engine {
@@ -98,6 +100,23 @@ impl Engine {
             if l.notice_reason == Some(NoticeReason::Priority) && !l.priority.preemptible() {
                 return Err(Invariant::NotPreemptible(l.id));
             }
+        }
+        let preemptible = self
+            .leases
+            .values()
+            .filter(|l| l.priority.preemptible())
+            .count();
+        let spot = self
+            .leases
+            .values()
+            .filter(|l| l.mode == super::types::Mode::Spot)
+            .count();
+        let per_order: u32 = self.order_leases.values().sum();
+        if preemptible != self.preemptible_live
+            || spot != self.spot_live.len()
+            || per_order as usize != self.leases.len()
+        {
+            return Err(Invariant::PreemptibleCount);
         }
         for r in &self.preempted {
             if !r.priority.preemptible() {
