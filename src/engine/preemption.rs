@@ -82,9 +82,8 @@ impl Engine {
     ) -> Option<(Placement, Vec<LeaseId>)> {
         // Nothing could yield: the plain view already said no (reserved windows still go through here).
         let view = if self.preemptible_live == 0 {
-            if until.is_none() {
-                return None;
-            }
+            // An open-ended request has nothing left to try.
+            until?;
             self.view_over(from, until)
         } else {
             self.view_without_yielding(priority, from, until)
