@@ -446,6 +446,19 @@ impl Engine {
         });
         self.leases.insert(lease.id, lease);
         self.refresh_node(node_id);
+        debug_assert!(
+            self.node_sound(node_id),
+            "a grant over-committed node {node_id}"
+        );
+    }
+
+    /// Whether a node's calendars hold no over-commitment (cheap: one node).
+    pub(super) fn node_sound(&self, node_id: NodeId) -> bool {
+        self.nodes.get(&node_id).is_none_or(|n| {
+            n.spec.gpus.iter().zip(&n.calendars).all(|(g, cal)| {
+                catalog::lookup(&g.model).is_none_or(|m| cal.check(m, g.mode).is_ok())
+            })
+        })
     }
 
     /// Keeps the per-lease indexes in step when a lease comes or goes.
@@ -524,6 +537,10 @@ impl Engine {
         }
         self.schedule(&lease);
         self.refresh_node(node_id);
+        debug_assert!(
+            self.node_sound(node_id),
+            "a rebooking over-committed node {node_id}"
+        );
     }
 
     /// Ends a live lease at `at`: frees its slice, emits `LeaseEnded`, and puts

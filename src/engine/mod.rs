@@ -32,6 +32,7 @@ mod place_order;
 pub mod placement;
 pub mod preemption;
 pub mod pricing;
+pub mod quote;
 pub mod reject;
 pub mod restore;
 mod spot;
@@ -46,6 +47,7 @@ pub use commands::{AgentReport, Command, GpuSpec, ListPrice, NodeSpec, PlaceOrde
 pub use core::{lease_id, Engine, EngineConfig, EngineError};
 pub use events::{Event, FillReport};
 pub use lease::{EndReason, Lease, LeaseState, NoticeReason};
+pub use quote::{MarketBook, MarketLevel, Quote};
 pub use reject::RejectReason;
 pub use restore::{ClearingRow, NodeRow, RegionRow, Snapshot};
 pub use types::{Isolation, Mode, OrderSpec, Priority, Qos, Resources, Ts};

@@ -13,7 +13,6 @@ use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
 use super::types::Ts;
-use crate::catalog::Unit;
 
 /// A node row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,6 +191,3 @@ impl Engine {
         Ok(e)
     }
 }
-
-/// The units a price row may name (re-exported for the server's rows).
-pub const PRICE_UNITS: [Unit; 2] = Unit::ALL;

@@ -178,3 +178,36 @@ fn isolation_mig_is_only_served_by_mig_partitions() {
         .unwrap();
     assert!(matches!(lease.placement.gpus[0].slot, Slot::Mig { .. }));
 }
+
+#[test]
+fn a_quote_names_the_slice_units_and_price_without_changing_anything() {
+    let mut e = engine_with(vec![node(1, "eu", &[(H100, PartitionMode::Mig)])]);
+    let s = spec(Mode::OnDemand, resources(dec!(100), 8));
+    let q = e.quote(&s).unwrap();
+    assert!(matches!(&q.placement.gpus[0].slot, Slot::Mig { profile, .. } if profile == "1g.10gb"));
+    assert_eq!(q.placement.units.tflops_h, dec!(141.286));
+    assert_eq!(q.rule.multiplier(), dec!(1.8));
+    assert!(e.leases().next().is_none());
+    let lease = granted(&run(&mut e, T0, place(1, s))).pop().unwrap();
+    assert_eq!(lease.placement, q.placement);
+    assert_eq!(lease.price_per_hour, q.price_per_hour);
+}
+
+#[test]
+fn the_market_book_shows_idle_capacity_and_queued_bids() {
+    let mut e = engine_with(vec![node(
+        1,
+        "eu",
+        &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
+    )]);
+    run(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    let mut s = spec(Mode::Spot, whole_a100());
+    s.max_price = Some(dec!(1));
+    run(&mut e, T0, place(2, s));
+    let book = e.market_book();
+    assert_eq!(book.levels.len(), 1);
+    assert_eq!(book.levels[0].idle_gpus, 1);
+    assert_eq!(book.levels[0].idle_milli, 1000);
+    assert_eq!(book.bids.len(), 1);
+    assert_eq!(book.live_leases, 1);
+}
