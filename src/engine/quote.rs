@@ -164,7 +164,7 @@ impl Engine {
                 Some((id, o.bid_index?, o.spec.max_price?))
             })
             .collect();
-        bids.sort_by(|a, b| b.1.cmp(&a.1));
+        bids.sort_by_key(|b| std::cmp::Reverse(b.1));
         MarketBook {
             levels: levels.into_values().collect(),
             bids,
