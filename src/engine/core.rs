@@ -121,6 +121,8 @@ pub struct Engine {
     pub(super) spot_live: BTreeSet<LeaseId>,
     /// Live leases per order (duplicate ids and cancels are checked without a scan).
     pub(super) order_leases: BTreeMap<OrderId, u32>,
+    /// Leases whose rows the last command changed (granted, updated or ended).
+    pub(super) touched: BTreeSet<LeaseId>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -161,6 +163,7 @@ impl Engine {
             preemptible_live: 0,
             spot_live: BTreeSet::new(),
             order_leases: BTreeMap::new(),
+            touched: BTreeSet::new(),
         }
     }
 
@@ -209,6 +212,31 @@ impl Engine {
     /// `internal_waste` of the live leases, milli-GPU.
     pub fn internal_waste_milli(&self) -> u64 {
         super::placement::internal_waste(self.leases.values().map(|l| &l.placement))
+    }
+
+    /// A live lease to change; remembers that its row changed.
+    pub(super) fn lease_mut(&mut self, id: LeaseId) -> Option<&mut Lease> {
+        let l = self.leases.get_mut(&id)?;
+        self.touched.insert(id);
+        Some(l)
+    }
+
+    /// Leases whose rows the last command changed, by id: re-read each with
+    /// [`Engine::lease`] and upsert it (`None`: it ended, as its
+    /// `LeaseEnded` event says). Nothing else changes a lease.
+    pub fn changed_leases(&self) -> impl Iterator<Item = LeaseId> + '_ {
+        self.touched.iter().copied()
+    }
+
+    /// Open orders the last command added, changed or closed: re-read each
+    /// with [`Engine::open_order`] and upsert it (`None`: no longer open).
+    pub fn changed_orders(&self) -> impl Iterator<Item = OrderId> + '_ {
+        self.book.changed()
+    }
+
+    /// An open order.
+    pub fn open_order(&self, id: OrderId) -> Option<&super::orders::OpenOrder> {
+        self.book.get(id)
     }
 
     pub(super) fn next_seq(&mut self) -> u64 {
@@ -444,6 +472,7 @@ impl Engine {
             lease: Box::new(lease.clone()),
             at: self.now,
         });
+        self.touched.insert(lease.id);
         self.leases.insert(lease.id, lease);
         self.refresh_node(node_id);
         debug_assert!(
@@ -503,7 +532,7 @@ impl Engine {
         at: Ts,
         events: &mut Vec<Event>,
     ) {
-        if let Some(l) = self.leases.get_mut(&id) {
+        if let Some(l) = self.lease_mut(id) {
             let from = l.state;
             if from == to {
                 return;
@@ -555,6 +584,7 @@ impl Engine {
         let Some(mut lease) = self.leases.remove(&id) else {
             return;
         };
+        self.touched.insert(id);
         if let Some(node) = self.nodes.get_mut(&lease.node) {
             for cal in &mut node.calendars {
                 cal.remove(id);

@@ -199,7 +199,7 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Ts {
         let now = self.now;
-        let Some(l) = self.leases.get_mut(&victim) else {
+        let Some(l) = self.lease_mut(victim) else {
             return preempt_at;
         };
         let end = l.preempt_at.map_or(preempt_at, |t| t.min(preempt_at));
@@ -219,7 +219,15 @@ impl Engine {
                 self.set_state(victim, LeaseState::Preempting, now, events);
             }
         } else {
-            l.notice_at = Some(l.notice_at.map_or(notice_at, |t| t.min(notice_at)));
+            let at = l.notice_at.map_or(notice_at, |t| t.min(notice_at));
+            l.notice_at = Some(at);
+            events.push(Event::PreemptScheduled {
+                lease_id: victim,
+                notice_at: at,
+                preempt_at: end,
+                reason,
+                at: now,
+            });
         }
         self.rebook(victim);
         end

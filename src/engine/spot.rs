@@ -249,7 +249,7 @@ impl Engine {
             let unit_prices = pricing::unit_prices(list, &rule);
             let price = pricing::per_hour(l.placement.units, unit_prices);
             let near = clearing >= bid_index * REBALANCE_WITHIN;
-            let Some(l) = self.leases.get_mut(&id) else {
+            let Some(l) = self.lease_mut(id) else {
                 continue;
             };
             l.rule = rule;
