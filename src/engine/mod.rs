@@ -55,10 +55,12 @@
 
 mod apply;
 pub mod auction;
+mod booking;
 pub mod calendar;
 pub mod commands;
 mod core;
 pub mod events;
+mod fill;
 pub mod lease;
 mod nodes;
 pub mod orders;
@@ -68,6 +70,7 @@ pub mod preemption;
 pub mod pricing;
 pub mod quote;
 pub mod reject;
+mod resolve;
 pub mod restore;
 mod spot;
 mod timers;
