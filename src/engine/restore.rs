@@ -48,9 +48,13 @@ pub struct Snapshot {
     pub leases: Vec<Lease>,
     /// Open orders: waiting on-demand/pooled and spot bids.
     pub orders: Vec<OpenOrder>,
+    #[serde(default)]
     pub clearing: Vec<ClearingRow>,
+    /// When spot last cleared; `None` clears on the first tick.
+    #[serde(default)]
     pub last_clear: Option<Ts>,
-    /// The acceptance sequence counter.
+    /// The acceptance sequence counter (0 if not kept: the open orders' highest is used).
+    #[serde(default)]
     pub seq: u64,
     /// The recent demand mix, oldest first; empty: rebuilt from the leases.
     #[serde(default)]
@@ -181,7 +185,8 @@ impl Engine {
             e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
         }
         e.last_clear = snap.last_clear;
-        e.seq = snap.seq;
+        // Rows may lag the counter; never hand out a sequence number twice.
+        e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {
             e.mix.record(d);
         }
