@@ -13,7 +13,6 @@ use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
 use super::types::Ts;
-use crate::catalog::Unit;
 
 /// A node row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,9 +48,13 @@ pub struct Snapshot {
     pub leases: Vec<Lease>,
     /// Open orders: waiting on-demand/pooled and spot bids.
     pub orders: Vec<OpenOrder>,
+    #[serde(default)]
     pub clearing: Vec<ClearingRow>,
+    /// When spot last cleared; `None` clears on the first tick.
+    #[serde(default)]
     pub last_clear: Option<Ts>,
-    /// The acceptance sequence counter.
+    /// The acceptance sequence counter (0 if not kept: the open orders' highest is used).
+    #[serde(default)]
     pub seq: u64,
     /// The recent demand mix, oldest first; empty: rebuilt from the leases.
     #[serde(default)]
@@ -163,6 +166,7 @@ impl Engine {
             }
             node.leases.insert(lease.id);
             e.schedule(&lease);
+            e.track(&lease, true);
             e.leases.insert(lease.id, lease);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
@@ -181,7 +185,8 @@ impl Engine {
             e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
         }
         e.last_clear = snap.last_clear;
-        e.seq = snap.seq;
+        // Rows may lag the counter; never hand out a sequence number twice.
+        e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {
             e.mix.record(d);
         }
@@ -192,8 +197,6 @@ impl Engine {
     }
 }
 
-/// The units a price row may name (re-exported for the server's rows).
-pub const PRICE_UNITS: [Unit; 2] = Unit::ALL;
 
 /// The engine's own bookkeeping beside its rows: persisted after every batch
 /// so a restart resumes the same sequence, auction clock and demand mix.

@@ -9,11 +9,13 @@ use rust_decimal::Decimal;
 use super::auction::{self, Bid};
 use super::core::Engine;
 use super::events::Event;
-use super::lease::LeaseState;
+use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{model_at, place, Placement, PlacementRequest};
+use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
-use super::types::{Mode, OrderId};
+use super::types::OrderId;
+use super::types::Priority;
 
 impl Engine {
     /// Runs one clearing: greedy placement of queued bids by index then time,
@@ -139,19 +141,92 @@ impl Engine {
                 at: self.now,
             });
         }
+        self.displace(&outcome.losers, &prepared, events);
         self.reprice_spot(events);
+    }
+
+    /// Bids that found no idle capacity may displace running spot leases with
+    /// a lower index, lowest first, after notice; the new lease waits
+    /// `pending`. At most a few per clearing, since each plan walks the fleet.
+    fn displace(
+        &mut self,
+        losers: &[(OrderId, Decimal)],
+        prepared: &BTreeMap<OrderId, (PlacementRequest, Decimal)>,
+        events: &mut Vec<Event>,
+    ) {
+        const MAX_PER_CLEARING: usize = 4;
+        let now = self.now;
+        for (tried, (order_id, index)) in losers.iter().enumerate() {
+            let lowest = self
+                .spot_live
+                .iter()
+                .filter_map(|l| self.leases.get(l)?.bid_index)
+                .min();
+            if tried >= MAX_PER_CLEARING || lowest.is_none_or(|low| low >= *index) {
+                break;
+            }
+            let Some((req, max_price)) = prepared.get(order_id) else {
+                continue;
+            };
+            let claim = Claim {
+                priority: Priority::Spot,
+                bid_index: Some(*index),
+            };
+            let Some((p, victims)) = self.plan_preemption(req, claim, now, None) else {
+                continue;
+            };
+            let Some(placed_index) = p
+                .list_value
+                .and_then(|v| pricing::price_index(*max_price, v))
+                .filter(|i| *i >= SPOT_FLOOR)
+            else {
+                continue;
+            };
+            let Some(o) = self.book.get(*order_id).cloned() else {
+                continue;
+            };
+            let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
+            let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            let rule = PriceRule::Spot {
+                bid_index: placed_index,
+                clearing_index: clearing,
+            };
+            let ready_at = now + self.cfg.notice_s;
+            let lease = self.build_lease(
+                *order_id,
+                o.buyer,
+                &o.spec,
+                o.fills,
+                p,
+                rule,
+                LeaseState::Pending,
+                ready_at,
+            );
+            for v in &victims {
+                self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
+            }
+            let report = self.report(&lease, victims, Some(clearing));
+            let lease_id = lease.id;
+            if let Some(open) = self.book.get_mut(*order_id) {
+                open.state = OpenState::SpotLive;
+                open.fills += 1;
+                open.lease = Some(lease_id);
+            }
+            self.grant(lease, events);
+            events.push(Event::OrderFilled {
+                order_id: *order_id,
+                lease_id,
+                report: Box::new(report),
+                at: now,
+            });
+        }
     }
 
     /// Reprices live spot leases at their market's clearing index and warns
     /// those whose bid the clearing index came within 10 % of.
     fn reprice_spot(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
-        let ids: Vec<_> = self
-            .leases
-            .values()
-            .filter(|l| l.mode == Mode::Spot && l.state.live())
-            .map(|l| l.id)
-            .collect();
+        let ids: Vec<_> = self.spot_live.iter().copied().collect();
         for id in ids {
             let Some(l) = self.leases.get(&id) else {
                 continue;
@@ -174,7 +249,7 @@ impl Engine {
             let unit_prices = pricing::unit_prices(list, &rule);
             let price = pricing::per_hour(l.placement.units, unit_prices);
             let near = clearing >= bid_index * REBALANCE_WITHIN;
-            let Some(l) = self.leases.get_mut(&id) else {
+            let Some(l) = self.lease_mut(id) else {
                 continue;
             };
             l.rule = rule;

@@ -51,7 +51,7 @@ impl Engine {
 
     /// A scheduled preemption notice (reserved window ahead) is due.
     fn due_notice(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
-        let Some(l) = self.leases.get_mut(&id) else {
+        let Some(l) = self.lease_mut(id) else {
             return;
         };
         if l.notice_at != Some(at) || l.noticed_at.is_some() {

@@ -235,3 +235,23 @@ fn pooled_batch_makes_way_for_on_demand_after_notice() {
     assert_eq!(od.state, LeaseState::Pending);
     assert_eq!(e.lease(pooled.id).unwrap().state, LeaseState::Preempting);
 }
+
+#[test]
+fn a_higher_bid_displaces_a_lower_spot_lease_after_notice() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let low = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    run(&mut e, T0 + 11, place(2, spot(dec!(1.05))));
+    let ev = run(&mut e, T0 + 20, Command::Tick);
+    let high = granted(&ev)
+        .pop()
+        .expect("the higher bid gets a pending lease");
+    assert_eq!(high.state, LeaseState::Pending);
+    assert_eq!(high.ready_at, Some(T0 + 140));
+    assert!(ev.iter().any(|x| matches!(x, Event::PreemptNotice { lease_id, preempt_at, .. } if *lease_id == low.id && *preempt_at == T0 + 140)));
+    let ev = run(&mut e, T0 + 140, Command::Tick);
+    assert_eq!(ended(&ev), vec![(low.id, EndReason::Preempted, T0 + 140)]);
+    assert_eq!(e.lease(high.id).unwrap().state, LeaseState::Provisioning);
+    // The lower bid is back in the queue and cannot displace the higher one.
+    assert!(granted(&run(&mut e, T0 + 150, Command::Tick)).is_empty());
+}
