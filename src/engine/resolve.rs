@@ -81,13 +81,3 @@ impl Engine {
         Ok(req)
     }
 }
-
-impl Engine {
-    /// The slice an order would get if placed now, without placing it: what a
-    /// quote shows. Reserved windows ahead are checked only at placement.
-    pub fn preview(&self, spec: &super::types::OrderSpec) -> Result<super::placement::Placement, super::reject::RejectReason> {
-        let request = self.resolve(spec)?;
-        super::placement::place(&self.view, &request, &self.mix, &self.cfg.policy)
-            .ok_or(super::reject::RejectReason::NoCapacity)
-    }
-}

@@ -197,7 +197,6 @@ impl Engine {
     }
 }
 
-
 /// The engine's own bookkeeping beside its rows: persisted after every batch
 /// so a restart resumes the same sequence, auction clock and demand mix.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

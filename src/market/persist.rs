@@ -296,9 +296,7 @@ impl<'c> Batch<'c> {
             }
             Event::PreemptNotice { lease_id, .. }
             | Event::PreemptScheduled { lease_id, .. }
-            | Event::RebalanceWarning { lease_id, .. } => {
-                self.touched_leases.insert(lease_id)
-            }
+            | Event::RebalanceWarning { lease_id, .. } => self.touched_leases.insert(lease_id),
             Event::LeaseRepriced {
                 lease_id,
                 price_per_hour,
