@@ -4,8 +4,10 @@ mod helpers;
 
 mod auth;
 mod catalog;
+mod durability;
 mod ledger_properties;
 mod ops;
+mod orders;
 mod prices;
 mod validation;
 mod wallet;
