@@ -66,6 +66,8 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let state = AppState::start(settings).await?;
     let router = crate::api::router(state.clone());
+    let budget_watch =
+        crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     axum::serve(
         listener,
@@ -74,6 +76,7 @@ pub async fn serve(
     .with_graceful_shutdown(shutdown)
     .await
     .context("server error")?;
+    budget_watch.abort();
     state.db.close().await;
     Ok(())
 }

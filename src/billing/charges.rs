@@ -1,14 +1,21 @@
 //! Per-second charges for the units a lease holds (DESIGN §3, §8).
 //!
-//! A charge line covers at most one clock hour and is rounded half-even to 6
-//! decimals once, from exact seconds. Lines are captured from the lease's hold
-//! to the provider's payable account, less the platform fee.
+//! A charge line covers at most one clock hour and one unit (`tflops_h` or
+//! `vram_h`), so each FOCUS row has one SKU and one pricing unit. Its
+//! quantity is `units × seconds / 3600` rounded half-even to 12 decimals and
+//! its amount `unit price × quantity` rounded half-even to 6 decimals, once:
+//! the export's `ContractedCost = ContractedUnitPrice × PricingQuantity`
+//! holds exactly. The lines of one hour are captured together from the
+//! lease's hold to the provider's payable account, less the platform fee.
+//! Reserved hours are split where the lease started running and where it
+//! ended, so each line is wholly a used or an unused part of the commitment.
 
 use super::ledger::{self, LedgerError};
+use super::lines::{self, Kind, NewLine, Unit};
 use crate::db::{dispatch_tx, Money, Tx};
 use crate::pricing::round_money;
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
 /// Seconds since the epoch, as the engine counts time.
@@ -26,16 +33,50 @@ pub struct Line {
 
 /// Splits `[from, to)` at clock hours and prices each part at `price_per_hour`.
 pub fn hourly_lines(from: Ts, to: Ts, price_per_hour: Decimal) -> Vec<Line> {
-    let mut lines = Vec::new();
+    segments(from, to, &[])
+        .into_iter()
+        .map(|(start, end)| Line {
+            start,
+            end,
+            amount: round_money(price_per_hour * Decimal::from(end - start) / Decimal::from(HOUR)),
+        })
+        .collect()
+}
+
+/// `[from, to)` cut at every clock hour and at each of `cuts` inside it.
+pub fn segments(from: Ts, to: Ts, cuts: &[Ts]) -> Vec<(Ts, Ts)> {
+    let mut out = Vec::new();
     let mut start = from;
     while start < to {
         let hour_end = (start.div_euclid(HOUR) + 1) * HOUR;
-        let end = hour_end.min(to);
-        let amount = round_money(price_per_hour * Decimal::from(end - start) / Decimal::from(HOUR));
-        lines.push(Line { start, end, amount });
+        let mut end = hour_end.min(to);
+        for &c in cuts {
+            if c > start && c < end {
+                end = c;
+            }
+        }
+        out.push((start, end));
         start = end;
     }
-    lines
+    out
+}
+
+/// Unit-hours of `units` held for `seconds`, rounded half-even to 12 decimals.
+pub fn quantity(units: Decimal, seconds: i64) -> Decimal {
+    (units * Decimal::from(seconds) / Decimal::from(HOUR))
+        .round_dp_with_strategy(12, RoundingStrategy::MidpointNearestEven)
+        .normalize()
+}
+
+/// What one unit of a lease costs per unit-hour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UnitTerms {
+    /// Units held.
+    pub units: Decimal,
+    /// The mode's (contracted) price per unit-hour.
+    pub price: Decimal,
+    /// The list price per unit-hour.
+    pub list: Decimal,
 }
 
 /// What a lease is charged for, and from which hold to whom.
@@ -48,11 +89,141 @@ pub struct Chargeable {
     pub price_per_hour: Decimal,
     pub tflops_units: Decimal,
     pub vram_units: Decimal,
+    /// What the billing lines say about it (order, mode, SKU, prices, tags).
+    pub detail: ChargeDetail,
 }
 
-/// Charges `[from, to)`: each line is captured from the hold, topping the hold
-/// up from the wallet when it runs short. Returns the total charged; a line the
-/// buyer cannot pay stops the run (the caller starts the funds notice).
+/// The descriptive side of a [`Chargeable`]: copied onto every line.
+#[derive(Debug, Clone, Default)]
+pub struct ChargeDetail {
+    pub order: Option<Uuid>,
+    pub node: Option<Uuid>,
+    /// `on_demand`, `reserved`, `spot` or `pooled`.
+    pub mode: String,
+    pub gpu_model: String,
+    pub region: String,
+    pub tflops: UnitTerms,
+    pub vram: UnitTerms,
+    /// The order's tags, a JSON object.
+    pub tags_json: String,
+    /// Reserved: when the lease started running (before that, hours are unused).
+    pub running_at: Option<Ts>,
+    /// Reserved: when the lease ended (after that, hours are unused).
+    pub ended_at: Option<Ts>,
+}
+
+impl ChargeDetail {
+    /// The detail of an engine lease: its unit prices, and list prices
+    /// recovered from its price rule (contracted = multiplier × list).
+    pub fn of_lease(
+        lease: &crate::engine::Lease,
+        node: Uuid,
+        running_at: Option<Ts>,
+        ended_at: Option<Ts>,
+        tags_json: Option<String>,
+    ) -> ChargeDetail {
+        use crate::engine::Mode;
+        let multiplier = lease.rule.multiplier();
+        let list = |price: Decimal| {
+            if multiplier.is_zero() {
+                price
+            } else {
+                (price / multiplier).normalize()
+            }
+        };
+        let units = lease.placement.units;
+        let prices = lease.unit_prices;
+        ChargeDetail {
+            order: Some(lease.order_id),
+            node: Some(node),
+            mode: match lease.mode {
+                Mode::OnDemand => "on_demand",
+                Mode::Reserved => "reserved",
+                Mode::Spot => "spot",
+                Mode::Pooled => "pooled",
+            }
+            .to_owned(),
+            gpu_model: lease.model.clone(),
+            region: lease.region.clone(),
+            tflops: UnitTerms {
+                units: units.tflops_h,
+                price: prices.tflops_h,
+                list: list(prices.tflops_h),
+            },
+            vram: UnitTerms {
+                units: units.vram_h,
+                price: prices.vram_h,
+                list: list(prices.vram_h),
+            },
+            tags_json: tags_json.unwrap_or_else(|| "{}".to_owned()),
+            running_at,
+            ended_at,
+        }
+    }
+
+    fn is_reserved(&self) -> bool {
+        self.mode == "reserved"
+    }
+
+    /// Whether `[start, end)` of a reserved window was used.
+    fn used(&self, start: Ts, end: Ts) -> bool {
+        self.running_at.is_some_and(|r| r <= start) && self.ended_at.is_none_or(|e| end <= e)
+    }
+
+    fn kind(&self, start: Ts, end: Ts) -> Kind {
+        match (self.is_reserved(), self.used(start, end)) {
+            (false, _) => Kind::Usage,
+            (true, true) => Kind::ReservedUsed,
+            (true, false) => Kind::ReservedUnused,
+        }
+    }
+}
+
+/// The unit lines of `[start, end)` with their amounts (zero-amount units left out).
+pub fn unit_lines(c: &Chargeable, start: Ts, end: Ts) -> Vec<NewLine> {
+    let d = &c.detail;
+    let kind = d.kind(start, end);
+    let mut out = Vec::with_capacity(2);
+    for (unit, terms) in [(Unit::TflopsH, d.tflops), (Unit::VramH, d.vram)] {
+        if terms.units.is_zero() {
+            continue;
+        }
+        let q = quantity(terms.units, end - start);
+        let amount = round_money(terms.price * q);
+        if amount.is_zero() {
+            continue;
+        }
+        out.push(NewLine {
+            lease: Some(c.lease),
+            order: d.order,
+            buyer: c.buyer,
+            provider: Some(c.provider),
+            node: d.node,
+            kind,
+            mode: Some(d.mode.clone()),
+            gpu_model: Some(d.gpu_model.clone()),
+            region: Some(d.region.clone()),
+            unit: Some(unit),
+            quantity: q,
+            unit_price: terms.price,
+            list_unit_price: terms.list,
+            tags_json: d.tags_json.clone(),
+            memo: None,
+            period_start: start,
+            period_end: end,
+            tflops_units: c.tflops_units,
+            vram_units: c.vram_units,
+            amount,
+            fee: Decimal::ZERO,
+        });
+    }
+    out
+}
+
+/// Charges `[from, to)`: the lines of each hour are captured from the hold,
+/// topping the hold up from the wallet when it runs short. Returns the total
+/// charged; a line the buyer cannot pay stops the run (the caller starts the
+/// funds notice).
 pub async fn charge(
     tx: &mut Tx<'_>,
     c: &Chargeable,
@@ -61,16 +232,32 @@ pub async fn charge(
     fee_rate: Decimal,
     now: DateTime<Utc>,
 ) -> Result<ChargeOutcome, LedgerError> {
+    // Hours charged beyond now can only be the unused rest of a reserved
+    // window that ended early: they are unused whatever the row says yet.
+    let mut c = c.clone();
+    let now_ts = now.timestamp();
+    c.detail.ended_at = Some(c.detail.ended_at.map_or(now_ts, |e| e.min(now_ts)));
+    let c = &c;
     let mut charged = Decimal::ZERO;
     let mut billed_until = from;
-    for line in hourly_lines(from, to, c.price_per_hour) {
-        if line.amount.is_zero() {
-            billed_until = line.end;
+    let cuts: Vec<Ts> = if c.detail.is_reserved() {
+        [c.detail.running_at, c.detail.ended_at]
+            .into_iter()
+            .flatten()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for (start, end) in segments(from, to, &cuts) {
+        let mut parts = unit_lines(c, start, end);
+        let total: Decimal = parts.iter().map(|l| l.amount).sum();
+        if total.is_zero() {
+            billed_until = end;
             continue;
         }
         let remaining = hold_remaining(tx, c.hold).await?;
-        if remaining < line.amount {
-            let shortfall = line.amount - remaining;
+        if remaining < total {
+            let shortfall = total - remaining;
             match ledger::extend_hold(tx, c.hold, shortfall, now).await {
                 Ok(()) => {}
                 Err(LedgerError::InsufficientFunds(_)) => {
@@ -83,39 +270,36 @@ pub async fn charge(
                 Err(e) => return Err(e),
             }
         }
-        let memo = format!("lease {} {}–{}", c.lease, line.start, line.end);
-        let entry =
-            ledger::capture(tx, c.hold, line.amount, c.provider, fee_rate, &memo, now).await?;
-        let fee = ledger::platform_fee(line.amount, fee_rate);
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO charges (lease_id, buyer_id, provider_id, period_start, period_end, \
-                 tflops_units, vram_units, amount, fee, entry_id, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            )
-            .bind(c.lease)
-            .bind(c.buyer)
-            .bind(c.provider)
-            .bind(line.start)
-            .bind(line.end)
-            .bind(Money(c.tflops_units))
-            .bind(Money(c.vram_units))
-            .bind(Money(line.amount))
-            .bind(Money(fee))
-            .bind(entry)
-            .bind(now)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })?;
-        charged += line.amount;
-        billed_until = line.end;
+        let memo = format!("lease {} {}–{}", c.lease, start, end);
+        let entry = ledger::capture(tx, c.hold, total, c.provider, fee_rate, &memo, now).await?;
+        split_fee(&mut parts, ledger::platform_fee(total, fee_rate));
+        for line in &parts {
+            lines::insert(tx, line, entry, now).await?;
+        }
+        charged += total;
+        billed_until = end;
     }
     Ok(ChargeOutcome {
         charged,
         billed_until,
         unpaid: false,
     })
+}
+
+/// Shares the fee of one capture among its lines in proportion to their
+/// amounts, the last line taking the rest, so the lines' fees add up to it.
+fn split_fee(parts: &mut [NewLine], fee: Decimal) {
+    let total: Decimal = parts.iter().map(|l| l.amount).sum();
+    let mut left = fee;
+    let n = parts.len();
+    for (i, line) in parts.iter_mut().enumerate() {
+        line.fee = if i + 1 == n || total.is_zero() {
+            left
+        } else {
+            round_money(fee * line.amount / total).min(left)
+        };
+        left -= line.fee;
+    }
 }
 
 /// The result of [`charge`].
@@ -143,6 +327,27 @@ mod tests {
     use super::*;
     use rust_decimal_macros::dec;
 
+    fn reserved(running_at: Option<Ts>, ended_at: Option<Ts>) -> Chargeable {
+        Chargeable {
+            lease: Uuid::nil(),
+            buyer: Uuid::nil(),
+            provider: Uuid::nil(),
+            hold: Uuid::nil(),
+            price_per_hour: dec!(1.2),
+            tflops_units: dec!(100),
+            vram_units: dec!(2.5),
+            detail: ChargeDetail {
+                mode: "reserved".into(),
+                tflops: UnitTerms { units: dec!(100), price: dec!(0.01), list: dec!(0.0117647) },
+                vram: UnitTerms { units: dec!(2.5), price: dec!(0.08), list: dec!(0.1) },
+                tags_json: "{}".into(),
+                running_at,
+                ended_at,
+                ..ChargeDetail::default()
+            },
+        }
+    }
+
     #[test]
     fn a_charge_never_crosses_a_clock_hour() {
         let from = 10 * HOUR - 600;
@@ -161,5 +366,63 @@ mod tests {
         assert_eq!(lines[0].amount, dec!(0));
         let lines = hourly_lines(0, 7, dec!(1));
         assert_eq!(lines[0].amount, dec!(0.001944));
+    }
+
+    #[test]
+    fn segments_split_at_hours_days_months_and_cuts() {
+        // 2026-01-31T23:30:00Z → 2026-02-01T01:10:00Z crosses a day and a month.
+        let from = 1_769_902_200;
+        let to = from + 100 * 60;
+        let s = segments(from, to, &[from + 10 * 60]);
+        assert_eq!(
+            s,
+            vec![
+                (from, from + 600),
+                (from + 600, 1_769_904_000),
+                (1_769_904_000, 1_769_907_600),
+                (1_769_907_600, to),
+            ]
+        );
+        assert!(s.iter().all(|(a, b)| b > a && b - a <= HOUR));
+    }
+
+    #[test]
+    fn quantity_is_unit_hours_rounded_to_12_decimals() {
+        assert_eq!(quantity(dec!(100), 3600), dec!(100));
+        assert_eq!(quantity(dec!(1), 1), dec!(0.000277777778));
+        assert_eq!(quantity(dec!(2.5), 1800), dec!(1.25));
+    }
+
+    #[test]
+    fn each_unit_is_its_own_line_and_its_amount_is_price_times_quantity() {
+        let c = reserved(Some(0), None);
+        let lines = unit_lines(&c, 0, 1800);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].unit, Some(Unit::TflopsH));
+        assert_eq!(lines[0].quantity, dec!(50));
+        assert_eq!(lines[0].amount, dec!(0.5));
+        assert_eq!(lines[1].unit, Some(Unit::VramH));
+        assert_eq!(lines[1].amount, round_money(dec!(0.08) * dec!(1.25)));
+    }
+
+    #[test]
+    fn reserved_hours_before_running_or_after_the_end_are_unused() {
+        let c = reserved(Some(1000), Some(5000));
+        assert_eq!(unit_lines(&c, 0, 1000)[0].kind, Kind::ReservedUnused);
+        assert_eq!(unit_lines(&c, 1000, 3600)[0].kind, Kind::ReservedUsed);
+        assert_eq!(unit_lines(&c, 5000, 7200)[0].kind, Kind::ReservedUnused);
+        let never_ran = reserved(None, None);
+        assert_eq!(unit_lines(&never_ran, 0, 10)[0].kind, Kind::ReservedUnused);
+    }
+
+    #[test]
+    fn the_fee_is_shared_among_an_hours_lines_and_adds_up() {
+        let c = reserved(Some(0), None);
+        let mut parts = unit_lines(&c, 0, 3599);
+        let total: Decimal = parts.iter().map(|l| l.amount).sum();
+        let fee = ledger::platform_fee(total, dec!(0.05));
+        split_fee(&mut parts, fee);
+        assert_eq!(parts.iter().map(|l| l.fee).sum::<Decimal>(), fee);
+        assert!(parts.iter().all(|l| l.fee >= Decimal::ZERO));
     }
 }

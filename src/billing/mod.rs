@@ -1,7 +1,27 @@
-//! Money: the double-entry ledger, wallets and holds (DESIGN §8).
+//! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
+//! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
 
+pub mod budgets;
 pub mod charges;
+pub mod earnings;
+pub mod export;
+pub mod focus;
+pub mod invoices;
 pub mod ledger;
+pub mod lines;
+mod period;
 mod routes;
+pub mod usage;
 
-pub use routes::router;
+use crate::app::AppState;
+use utoipa_axum::router::OpenApiRouter;
+
+/// Every billing route.
+pub fn router() -> OpenApiRouter<AppState> {
+    routes::router()
+        .merge(export::router())
+        .merge(invoices::router())
+        .merge(usage::router())
+        .merge(budgets::router())
+        .merge(earnings::router())
+}

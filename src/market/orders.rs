@@ -240,7 +240,7 @@ impl OrderRequest {
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields, or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn place_order(
     State(state): State<AppState>,
@@ -280,6 +280,20 @@ async fn place_order(
     }
     let canonical = serde_json::to_vec(&req).map_err(|e| ApiError::Internal(e.into()))?;
     let idempotency = IdempotencyKey::from_headers(&headers, &canonical)?;
+    // Budgets (DESIGN §4): refuse an order that would take a tag's monthly
+    // budget over its limit, before it reaches the engine.
+    if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
+        let estimate = crate::billing::budgets::estimate(
+            &state.db,
+            req.mode,
+            &req.resources,
+            region.as_deref(),
+            req.duration_s,
+            req.max_price,
+        )
+        .await?;
+        crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate).await?;
+    }
     let order_id = Uuid::now_v7();
     let command = Command::Place(PlaceOrder {
         order_id,

@@ -722,22 +722,41 @@ type LeaseChargeRow = (
     Option<i64>,
     String,
     Uuid,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
 );
 
 async fn chargeable(tx: &mut Tx<'_>, lease: Uuid) -> anyhow::Result<Option<ChargeRow>> {
     let row: Option<LeaseChargeRow> = dispatch_tx!(tx, conn => {
         sqlx::query_as(
             "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
-             l.engine_json, n.provider_id FROM leases l JOIN nodes n ON n.id = l.node_id WHERE l.id = $1",
+             l.engine_json, n.provider_id, l.running_at, l.ended_at, o.tags_json FROM leases l \
+             JOIN nodes n ON n.id = l.node_id LEFT JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
         )
         .bind(lease)
         .fetch_optional(conn)
         .await
     })?;
-    let Some((id, buyer, node, hold, price, billed_until, ends_at, json, provider)) = row else {
+    let Some((
+        id,
+        buyer,
+        node,
+        hold,
+        price,
+        billed_until,
+        ends_at,
+        json,
+        provider,
+        running_at,
+        ended_at,
+        tags_json,
+    )) = row
+    else {
         return Ok(None);
     };
     let engine: Lease = serde_json::from_str(&json).context("corrupt lease row")?;
+    let detail = charges::ChargeDetail::of_lease(&engine, node, running_at, ended_at, tags_json);
     Ok(Some(ChargeRow {
         mode: engine.mode,
         node,
@@ -751,6 +770,7 @@ async fn chargeable(tx: &mut Tx<'_>, lease: Uuid) -> anyhow::Result<Option<Charg
             price_per_hour: price.0,
             tflops_units: engine.placement.units.tflops_h,
             vram_units: engine.placement.units.vram_h,
+            detail,
         },
     }))
 }

@@ -1,0 +1,362 @@
+//! Charge lines: the rows of `charges`, one per (hour, lease, unit), plus
+//! credit lines. Every line points at the ledger entry that moved its money,
+//! so invoices and exports tie out to the ledger.
+
+use super::ledger::{self, Entry, LedgerError, PLATFORM_REVENUE};
+use crate::db::{dispatch, dispatch_tx, Db, Money, Tx};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+/// What a line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Capacity used under on-demand, spot or pooled.
+    Usage,
+    /// An hour of a reserved window the lease ran in.
+    ReservedUsed,
+    /// An hour of a reserved window owed but not run (before start, after an early end).
+    ReservedUnused,
+    /// Money given back: a node-loss gap, an admin adjustment.
+    Credit,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Usage => "usage",
+            Kind::ReservedUsed => "reserved_used",
+            Kind::ReservedUnused => "reserved_unused",
+            Kind::Credit => "credit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Kind {
+        match s {
+            "reserved_used" => Kind::ReservedUsed,
+            "reserved_unused" => Kind::ReservedUnused,
+            "credit" => Kind::Credit,
+            _ => Kind::Usage,
+        }
+    }
+}
+
+/// The two units sold (DESIGN §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unit {
+    TflopsH,
+    VramH,
+}
+
+impl Unit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::TflopsH => "tflops_h",
+            Unit::VramH => "vram_h",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Unit> {
+        match s {
+            "tflops_h" => Some(Unit::TflopsH),
+            "vram_h" => Some(Unit::VramH),
+            _ => None,
+        }
+    }
+}
+
+/// A line about to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLine {
+    pub lease: Option<Uuid>,
+    pub order: Option<Uuid>,
+    pub buyer: Uuid,
+    pub provider: Option<Uuid>,
+    pub node: Option<Uuid>,
+    pub kind: Kind,
+    pub mode: Option<String>,
+    pub gpu_model: Option<String>,
+    pub region: Option<String>,
+    pub unit: Option<Unit>,
+    /// Unit-hours (zero on credits).
+    pub quantity: Decimal,
+    /// The contracted price per unit-hour.
+    pub unit_price: Decimal,
+    /// The list price per unit-hour.
+    pub list_unit_price: Decimal,
+    /// A JSON object.
+    pub tags_json: String,
+    /// Why (credits).
+    pub memo: Option<String>,
+    pub period_start: i64,
+    pub period_end: i64,
+    pub tflops_units: Decimal,
+    pub vram_units: Decimal,
+    /// What the buyer pays; negative on credits.
+    pub amount: Decimal,
+    /// The platform's share of `amount`.
+    pub fee: Decimal,
+}
+
+/// Writes one line belonging to ledger entry `entry`.
+pub async fn insert(
+    tx: &mut Tx<'_>,
+    line: &NewLine,
+    entry: Uuid,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
+             gpu_model, region, unit, quantity, unit_price, list_unit_price, tags_json, memo, \
+             period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19, $20, $21, $22, $23)",
+        )
+        .bind(line.lease)
+        .bind(line.order)
+        .bind(line.buyer)
+        .bind(line.provider)
+        .bind(line.node)
+        .bind(line.kind.as_str())
+        .bind(&line.mode)
+        .bind(&line.gpu_model)
+        .bind(&line.region)
+        .bind(line.unit.map(Unit::as_str))
+        .bind(Money(line.quantity))
+        .bind(Money(line.unit_price))
+        .bind(Money(line.list_unit_price))
+        .bind(&line.tags_json)
+        .bind(&line.memo)
+        .bind(line.period_start)
+        .bind(line.period_end)
+        .bind(Money(line.tflops_units))
+        .bind(Money(line.vram_units))
+        .bind(Money(line.amount))
+        .bind(Money(line.fee))
+        .bind(entry)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// A credit to give a buyer.
+#[derive(Debug, Clone)]
+pub struct Credit {
+    pub buyer: Uuid,
+    /// The lease it concerns (a node-loss gap), if any.
+    pub lease: Option<Uuid>,
+    /// Positive: what the buyer gets back.
+    pub amount: Decimal,
+    /// Why; shown on the invoice and in the export.
+    pub reason: String,
+    /// The period it concerns.
+    pub period_start: i64,
+    pub period_end: i64,
+    /// The tags it belongs to (a JSON object), so cost by tag nets it.
+    pub tags_json: String,
+}
+
+/// Gives `credit` back to the buyer's wallet from the platform's revenue and
+/// records it as a line of its own. Returns the ledger entry.
+pub async fn credit(
+    tx: &mut Tx<'_>,
+    credit: &Credit,
+    actor: Option<Uuid>,
+    now: DateTime<Utc>,
+) -> Result<Uuid, LedgerError> {
+    if credit.amount <= Decimal::ZERO {
+        return Err(LedgerError::NonPositive);
+    }
+    let entry = Entry {
+        kind: "billing_credit",
+        memo: credit.reason.clone(),
+        actor,
+        reference: credit.lease.map(|l| format!("lease:{l}")),
+        postings: vec![
+            (PLATFORM_REVENUE.to_owned(), -credit.amount),
+            (ledger::wallet(credit.buyer), credit.amount),
+        ],
+    };
+    let entry_id = ledger::post(tx, &entry, now).await?;
+    let line = NewLine {
+        lease: credit.lease,
+        order: None,
+        buyer: credit.buyer,
+        provider: None,
+        node: None,
+        kind: Kind::Credit,
+        mode: None,
+        gpu_model: None,
+        region: None,
+        unit: None,
+        quantity: Decimal::ZERO,
+        unit_price: Decimal::ZERO,
+        list_unit_price: Decimal::ZERO,
+        tags_json: credit.tags_json.clone(),
+        memo: Some(credit.reason.clone()),
+        period_start: credit.period_start,
+        period_end: credit.period_end,
+        tflops_units: Decimal::ZERO,
+        vram_units: Decimal::ZERO,
+        amount: -credit.amount,
+        fee: Decimal::ZERO,
+    };
+    insert(tx, &line, entry_id, now).await?;
+    Ok(entry_id)
+}
+
+/// A stored line, as billing reads it.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ChargeLine {
+    pub id: i64,
+    pub lease_id: Option<Uuid>,
+    pub order_id: Option<Uuid>,
+    pub buyer_id: Uuid,
+    pub buyer_email: String,
+    pub provider_id: Option<Uuid>,
+    pub node_id: Option<Uuid>,
+    pub kind: String,
+    pub mode: Option<String>,
+    pub gpu_model: Option<String>,
+    pub region: Option<String>,
+    pub unit: Option<String>,
+    pub quantity: Money,
+    pub unit_price: Money,
+    pub list_unit_price: Money,
+    pub tags_json: String,
+    pub memo: Option<String>,
+    pub period_start: i64,
+    pub period_end: i64,
+    pub amount: Money,
+    pub fee: Money,
+}
+
+impl ChargeLine {
+    pub fn kind(&self) -> Kind {
+        Kind::parse(&self.kind)
+    }
+
+    pub fn unit(&self) -> Option<Unit> {
+        self.unit.as_deref().and_then(Unit::parse)
+    }
+
+    /// The line's tags (an empty map when the stored JSON is not an object of strings).
+    pub fn tags(&self) -> std::collections::BTreeMap<String, String> {
+        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&self.tags_json)
+            .map(|m| {
+                m.into_iter()
+                    .map(|(k, v)| {
+                        let v = match v {
+                            serde_json::Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (k, v)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Whose lines to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Everyone's (admins).
+    All,
+    Buyer(Uuid),
+    Provider(Uuid),
+}
+
+impl Scope {
+    fn ids(self) -> (Option<Uuid>, Option<Uuid>) {
+        match self {
+            Scope::All => (None, None),
+            Scope::Buyer(b) => (Some(b), None),
+            Scope::Provider(p) => (None, Some(p)),
+        }
+    }
+}
+
+/// Lines whose period starts in `[from, to)`, after id `after`, oldest first,
+/// at most `limit`: a keyset page, so readers of any size keep memory flat.
+pub async fn page(
+    db: &Db,
+    scope: Scope,
+    from: i64,
+    to: i64,
+    after: i64,
+    limit: i64,
+) -> anyhow::Result<Vec<ChargeLine>> {
+    let (buyer, provider) = scope.ids();
+    let rows: Vec<ChargeLine> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT c.id, c.lease_id, c.order_id, c.buyer_id, u.email AS buyer_email, c.provider_id, \
+             c.node_id, c.kind, c.mode, c.gpu_model, c.region, c.unit, c.quantity, c.unit_price, \
+             c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, c.amount, c.fee \
+             FROM charges c JOIN users u ON u.id = c.buyer_id \
+             WHERE c.id > $1 AND c.period_start >= $2 AND c.period_start < $3 \
+             AND ($4 IS NULL OR c.buyer_id = $4) AND ($5 IS NULL OR c.provider_id = $5) \
+             ORDER BY c.id LIMIT $6",
+        )
+        .bind(after)
+        .bind(from)
+        .bind(to)
+        .bind(buyer)
+        .bind(provider)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })
+    .context("failed to read charge lines")?;
+    Ok(rows)
+}
+
+/// Page size for readers that walk every line.
+pub const PAGE: i64 = 2000;
+
+/// Calls `f` on every line in scope whose period starts in `[from, to)`, a page at a time.
+pub async fn for_each(
+    db: &Db,
+    scope: Scope,
+    from: i64,
+    to: i64,
+    mut f: impl FnMut(&ChargeLine),
+) -> anyhow::Result<()> {
+    let mut after = 0;
+    loop {
+        let rows = page(db, scope, from, to, after, PAGE).await?;
+        for row in &rows {
+            f(row);
+        }
+        match rows.last() {
+            Some(last) if rows.len() as i64 == PAGE => after = last.id,
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// What the ledger moved for a buyer's lines whose period starts in
+/// `[from, to)`: captures out of the buyer's holds less credits into the
+/// wallet. An invoice's or export's total must equal it.
+pub async fn ledger_total(db: &Db, buyer: Uuid, from: i64, to: i64) -> anyhow::Result<Decimal> {
+    let rows: Vec<Money> = dispatch!(db, pool => {
+        sqlx::query_scalar(
+            "SELECT p.amount FROM postings p WHERE p.account IN ($1, $2) AND p.entry_id IN \
+             (SELECT entry_id FROM charges WHERE buyer_id = $3 AND period_start >= $4 AND period_start < $5)",
+        )
+        .bind(ledger::holds(buyer))
+        .bind(ledger::wallet(buyer))
+        .bind(buyer)
+        .bind(from)
+        .bind(to)
+        .fetch_all(pool)
+        .await
+    })
+    .context("failed to read the ledger")?;
+    Ok(-rows.into_iter().map(|m| m.0).sum::<Decimal>())
+}
