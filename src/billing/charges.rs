@@ -260,7 +260,8 @@ pub async fn charge(
             let shortfall = total - remaining;
             match ledger::extend_hold(tx, c.hold, shortfall, now).await {
                 Ok(()) => {}
-                Err(LedgerError::InsufficientFunds(_)) => {
+                // A hold used up to zero is closed: nothing left to charge from.
+                Err(LedgerError::InsufficientFunds(_) | LedgerError::UnknownHold(_)) => {
                     return Ok(ChargeOutcome {
                         charged,
                         billed_until,

@@ -11,6 +11,8 @@ pub mod ledger;
 pub mod lines;
 mod period;
 mod routes;
+#[doc(hidden)]
+pub mod scenario;
 pub mod usage;
 
 use crate::app::AppState;

@@ -3,6 +3,7 @@
 mod helpers;
 
 mod auth;
+mod billing;
 mod catalog;
 mod durability;
 mod ledger_properties;
