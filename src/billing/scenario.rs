@@ -35,9 +35,12 @@ pub async fn user(db: &Db, email: &str, role: Role) -> anyhow::Result<Uuid> {
 
 /// Tops a wallet up from outside.
 pub async fn fund(db: &Db, user: Uuid, amount: Decimal) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    ledger::credit(&mut tx, user, amount, "scenario top-up", None, Utc::now()).await?;
-    tx.commit().await
+    retrying(|| async {
+        let mut tx = db.begin().await?;
+        ledger::credit(&mut tx, user, amount, "scenario top-up", None, Utc::now()).await?;
+        tx.commit().await
+    })
+    .await
 }
 
 /// One lease to charge.
@@ -83,8 +86,39 @@ impl LeaseSpec {
     }
 }
 
+/// Runs `f` again when it fails: a SQLite transaction that reads before it
+/// writes can be refused (SQLITE_BUSY) while another process writes, and a
+/// failed transaction has rolled back whole, so a retry is safe.
+async fn retrying<T, F, Fut>(mut f: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut attempt = 0;
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) if attempt < 5 => {
+                attempt += 1;
+                tracing::warn!(error = %e, attempt, "scenario write retried");
+                tokio::time::sleep(std::time::Duration::from_millis(50 * attempt)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Charges a lease as the market task would: a hold, `charge`, the rest released.
 pub async fn lease(
+    db: &Db,
+    buyer: Uuid,
+    provider: Uuid,
+    spec: &LeaseSpec,
+) -> anyhow::Result<(Uuid, ChargeOutcome)> {
+    retrying(|| lease_once(db, buyer, provider, spec)).await
+}
+
+async fn lease_once(
     db: &Db,
     buyer: Uuid,
     provider: Uuid,
@@ -147,11 +181,14 @@ pub async fn lease(
 
 /// Gives a credit line.
 pub async fn credit(db: &Db, credit: &Credit, at_ts: i64) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    lines::credit(&mut tx, credit, None, at(at_ts))
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    tx.commit().await
+    retrying(|| async {
+        let mut tx = db.begin().await?;
+        lines::credit(&mut tx, credit, None, at(at_ts))
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        tx.commit().await
+    })
+    .await
 }
 
 /// Who the scenario bills.

@@ -220,7 +220,8 @@ on_both_databases! {
         assert_eq!(ids, vec!["2026-02", "2026-01"]);
         let inv = app.get("/v1/billing/invoices/2026-01", Some(&w.buyer)).await;
         assert_eq!(inv.status, 200, "{}", inv.body);
-        assert_eq!(inv.body["total"], inv.body["ledger_total"]);
+        let d = |v: &Value| Decimal::from_str(v.as_str().unwrap()).unwrap();
+        assert_eq!(d(&inv.body["total"]), d(&inv.body["ledger_total"]));
         let items = inv.body["items"].as_array().unwrap();
         assert!(items.iter().any(|i| i["kind"] == "reserved_unused"));
         assert!(items.iter().any(|i| i["kind"] == "reserved_used"));
@@ -417,7 +418,9 @@ mod ledger_ties_out {
         db.migrate().await.unwrap();
         let buyer = scenario::user(&db, "b@p.test", gpuex::auth::Role::Buyer).await.unwrap();
         let provider = scenario::user(&db, "p@p.test", gpuex::auth::Role::Provider).await.unwrap();
-        scenario::fund(&db, buyer, Decimal::from(wallet)).await.unwrap();
+        if wallet > 0 {
+            scenario::fund(&db, buyer, Decimal::from(wallet)).await.unwrap();
+        }
         for s in steps {
             match s {
                 Step::Lease { mode, start_min, minutes, units } => {
