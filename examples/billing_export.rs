@@ -28,7 +28,16 @@ async fn write_to(db: &Db, out: &str, format: Format) -> anyhow::Result<u64> {
     } else {
         Box::new(std::io::BufWriter::new(std::fs::File::create(out)?))
     };
-    export::write_all(db.clone(), Scope::All, 0, i64::from(i32::MAX) * 8, format, "USD".into(), w).await
+    export::write_all(
+        db.clone(),
+        Scope::All,
+        0,
+        i64::from(i32::MAX) * 8,
+        format,
+        "USD".into(),
+        w,
+    )
+    .await
 }
 
 #[tokio::main]
@@ -53,13 +62,19 @@ async fn main() -> anyhow::Result<()> {
                 scenario::user(&db, "bench@provider.test", gpuex::auth::Role::Provider).await?;
             let started = std::time::Instant::now();
             scenario::bulk_lines(&db, buyer, provider, n).await?;
-            eprintln!("seeded {n} lines in {:.1} s", started.elapsed().as_secs_f64());
+            eprintln!(
+                "seeded {n} lines in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
         }
         "export" => {
             let out = args.get(2).map_or("-", String::as_str);
             let started = std::time::Instant::now();
             let bytes = write_to(&db, out, format_of(args.get(3))?).await?;
-            eprintln!("exported {bytes} bytes in {:.1} s", started.elapsed().as_secs_f64());
+            eprintln!(
+                "exported {bytes} bytes in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
         }
         other => anyhow::bail!("unknown command {other}"),
     }

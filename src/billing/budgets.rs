@@ -157,7 +157,14 @@ async fn list_budgets(
 }
 
 async fn view(state: &AppState, b: &Budget, now: DateTime<Utc>) -> Result<BudgetView, ApiError> {
-    let spent = spent(&state.db, b.buyer, &b.tag_key, &b.tag_value, now.timestamp()).await?;
+    let spent = spent(
+        &state.db,
+        b.buyer,
+        &b.tag_key,
+        &b.tag_value,
+        now.timestamp(),
+    )
+    .await?;
     Ok(BudgetView {
         tag_key: b.tag_key.clone(),
         tag_value: b.tag_value.clone(),
@@ -216,7 +223,13 @@ async fn live_leases(db: &Db, buyer: Option<Uuid>) -> anyhow::Result<Vec<LiveLea
 }
 
 /// What counts against the budget `key=value` of `buyer` in the month of `now`.
-pub async fn spent(db: &Db, buyer: Uuid, key: &str, value: &str, now: i64) -> anyhow::Result<Decimal> {
+pub async fn spent(
+    db: &Db,
+    buyer: Uuid,
+    key: &str,
+    value: &str,
+    now: i64,
+) -> anyhow::Result<Decimal> {
     let (month_start, month_end) = period::month_bounds(now);
     let mut total = Decimal::ZERO;
     lines::for_each(db, Scope::Buyer(buyer), month_start, month_end, |l| {
@@ -397,8 +410,16 @@ mod tests {
 
     #[test]
     fn a_tag_matches_only_its_exact_value() {
-        assert!(has_tag(r#"{"business_line":"ads"}"#, "business_line", "ads"));
-        assert!(!has_tag(r#"{"business_line":"ads2"}"#, "business_line", "ads"));
+        assert!(has_tag(
+            r#"{"business_line":"ads"}"#,
+            "business_line",
+            "ads"
+        ));
+        assert!(!has_tag(
+            r#"{"business_line":"ads2"}"#,
+            "business_line",
+            "ads"
+        ));
         assert!(!has_tag("{}", "business_line", "ads"));
         assert!(!has_tag("not json", "business_line", "ads"));
     }

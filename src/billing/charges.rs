@@ -339,8 +339,16 @@ mod tests {
             vram_units: dec!(2.5),
             detail: ChargeDetail {
                 mode: "reserved".into(),
-                tflops: UnitTerms { units: dec!(100), price: dec!(0.01), list: dec!(0.0117647) },
-                vram: UnitTerms { units: dec!(2.5), price: dec!(0.08), list: dec!(0.1) },
+                tflops: UnitTerms {
+                    units: dec!(100),
+                    price: dec!(0.01),
+                    list: dec!(0.0117647),
+                },
+                vram: UnitTerms {
+                    units: dec!(2.5),
+                    price: dec!(0.08),
+                    list: dec!(0.1),
+                },
                 tags_json: "{}".into(),
                 running_at,
                 ended_at,

@@ -108,7 +108,12 @@ async fn earnings(
             let (y, m) = period::year_month(l.period_start);
             format!("{y:04}-{m:02}")
         };
-        let key: Key = (l.node_id, l.gpu_model.clone(), l.mode.clone(), period.clone());
+        let key: Key = (
+            l.node_id,
+            l.gpu_model.clone(),
+            l.mode.clone(),
+            period.clone(),
+        );
         let g = groups.entry(key).or_insert_with(|| EarningsGroup {
             node_id: l.node_id,
             gpu_model: l.gpu_model.clone(),

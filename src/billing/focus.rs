@@ -217,7 +217,11 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
         Kind::Usage => {
             let mut row = base;
             row[8] = Cell::s(describe(&format!("{mode} usage of")));
-            row[28] = Cell::s(if mode == "spot" { "Dynamic" } else { "Standard" });
+            row[28] = Cell::s(if mode == "spot" {
+                "Dynamic"
+            } else {
+                "Standard"
+            });
             vec![row]
         }
         Kind::Credit => {
@@ -270,7 +274,13 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
 /// `s` with every non-ASCII character replaced by `?`.
 pub fn ascii(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii() && !c.is_ascii_control() { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect()
 }
 
@@ -468,16 +478,27 @@ mod tests {
 
     #[test]
     fn list_and_contracted_cost_are_unit_price_times_quantity() {
-        for (unit, q) in [("tflops_h", dec!(50)), ("vram_h", dec!(1.25)), ("vram_h", dec!(0.000277777778))] {
+        for (unit, q) in [
+            ("tflops_h", dec!(50)),
+            ("vram_h", dec!(1.25)),
+            ("vram_h", dec!(0.000277777778)),
+        ] {
             for mode in ["on_demand", "spot", "reserved"] {
-                let kind = if mode == "reserved" { "reserved_used" } else { "usage" };
+                let kind = if mode == "reserved" {
+                    "reserved_used"
+                } else {
+                    "usage"
+                };
                 let l = line(kind, mode, Some(unit), q, dec!(0.09));
                 for row in rows(&l, "usd") {
                     let pq = dec_of(col(&row, "PricingQuantity"));
                     let list = dec_of(col(&row, "ListUnitPrice"));
                     let contracted = dec_of(col(&row, "ContractedUnitPrice"));
                     assert_eq!(dec_of(col(&row, "ListCost")), round_money(list * pq));
-                    assert_eq!(dec_of(col(&row, "ContractedCost")), round_money(contracted * pq));
+                    assert_eq!(
+                        dec_of(col(&row, "ContractedCost")),
+                        round_money(contracted * pq)
+                    );
                     assert_eq!(dec_of(col(&row, "ContractedCost")), l.amount.0);
                 }
             }
@@ -494,12 +515,21 @@ mod tests {
         };
         assert_eq!(cat("usage", "on_demand"), vec![Cell::s("Standard")]);
         assert_eq!(cat("usage", "spot"), vec![Cell::s("Dynamic")]);
-        assert_eq!(cat("reserved_unused", "reserved"), vec![Cell::s("Committed"), Cell::s("Committed")]);
+        assert_eq!(
+            cat("reserved_unused", "reserved"),
+            vec![Cell::s("Committed"), Cell::s("Committed")]
+        );
     }
 
     #[test]
     fn a_reserved_hour_is_a_billed_purchase_and_an_amortized_usage_row() {
-        let l = line("reserved_unused", "reserved", Some("tflops_h"), dec!(10), dec!(0.5));
+        let l = line(
+            "reserved_unused",
+            "reserved",
+            Some("tflops_h"),
+            dec!(10),
+            dec!(0.5),
+        );
         let r = rows(&l, "USD");
         assert_eq!(col(&r[0], "ChargeCategory"), Cell::s("Purchase"));
         assert_eq!(col(&r[0], "BilledCost"), Cell::Dec(dec!(5)));
@@ -545,12 +575,16 @@ mod tests {
     fn charge_periods_end_after_they_start_in_utc_format() {
         let l = line("usage", "on_demand", Some("tflops_h"), dec!(1), dec!(1));
         let r = &rows(&l, "USD")[0];
-        let (Cell::Time(s), Cell::Time(e)) = (col(r, "ChargePeriodStart"), col(r, "ChargePeriodEnd")) else {
+        let (Cell::Time(s), Cell::Time(e)) =
+            (col(r, "ChargePeriodStart"), col(r, "ChargePeriodEnd"))
+        else {
             panic!()
         };
         assert!(e > s);
         assert_eq!(period::rfc3339(s), "2026-02-01T00:00:00Z");
-        let (Cell::Time(bs), Cell::Time(be)) = (col(r, "BillingPeriodStart"), col(r, "BillingPeriodEnd")) else {
+        let (Cell::Time(bs), Cell::Time(be)) =
+            (col(r, "BillingPeriodStart"), col(r, "BillingPeriodEnd"))
+        else {
             panic!()
         };
         assert_eq!(period::rfc3339(bs), "2026-02-01T00:00:00Z");
@@ -573,7 +607,10 @@ mod tests {
     #[test]
     fn csv_fields_with_commas_and_quotes_are_quoted() {
         let mut out = String::new();
-        csv_row(&mut out, &[Cell::s("a,b"), Cell::s("say \"hi\""), Cell::Null]);
+        csv_row(
+            &mut out,
+            &[Cell::s("a,b"), Cell::s("say \"hi\""), Cell::Null],
+        );
         assert_eq!(out, "\"a,b\",\"say \"\"hi\"\"\",\n");
     }
 }

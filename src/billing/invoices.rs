@@ -190,7 +190,9 @@ async fn list_invoices(
         0,
         i64::from(i32::MAX) * 8,
         |l| {
-            let m = months.entry(period::year_month(l.period_start)).or_default();
+            let m = months
+                .entry(period::year_month(l.period_start))
+                .or_default();
             m.0 += l.amount.0;
             m.1 += 1;
         },
@@ -256,8 +258,9 @@ async fn get_invoice(
         }
         window(q.from, q.to)?
     } else {
-        period::parse_month(&id)
-            .ok_or_else(|| ApiError::NotFound(format!("no invoice `{id}`: use YYYY-MM or on-demand")))?
+        period::parse_month(&id).ok_or_else(|| {
+            ApiError::NotFound(format!("no invoice `{id}`: use YYYY-MM or on-demand"))
+        })?
     };
     let html = match q.format.as_deref() {
         Some("html") => true,

@@ -65,7 +65,10 @@ mod tests {
         let (s, e) = month_bounds(month_start(2026, 12) + 5);
         assert_eq!(rfc3339(s), "2026-12-01T00:00:00Z");
         assert_eq!(rfc3339(e), "2027-01-01T00:00:00Z");
-        assert_eq!(parse_month("2026-02"), Some((month_start(2026, 2), month_start(2026, 3))));
+        assert_eq!(
+            parse_month("2026-02"),
+            Some((month_start(2026, 2), month_start(2026, 3)))
+        );
         assert_eq!(parse_month("2026-13"), None);
         assert_eq!(parse_month("2026-2"), None);
         assert_eq!(day(month_start(2026, 3) - 1), "2026-02-28");

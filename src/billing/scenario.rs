@@ -6,8 +6,8 @@
 //! tests build on it; the server never calls it.
 
 use super::charges::{self, ChargeDetail, ChargeOutcome, Chargeable, UnitTerms};
-use super::lines::{self, Credit, Kind, NewLine, Unit};
 use super::ledger;
+use super::lines::{self, Credit, Kind, NewLine, Unit};
 use crate::auth::{create_user, Role};
 use crate::db::Db;
 use chrono::{DateTime, Utc};
@@ -27,9 +27,17 @@ pub async fn user(db: &Db, email: &str, role: Role) -> anyhow::Result<Uuid> {
     let mut tx = db.begin().await?;
     ledger::open_system_accounts(&mut tx, "USD", Utc::now()).await?;
     tx.commit().await?;
-    let row = create_user(db, email, email, role, "not-a-password-hash", "USD", Utc::now())
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("{email} exists"))?;
+    let row = create_user(
+        db,
+        email,
+        email,
+        role,
+        "not-a-password-hash",
+        "USD",
+        Utc::now(),
+    )
+    .await?
+    .ok_or_else(|| anyhow::anyhow!("{email} exists"))?;
     Ok(row.id)
 }
 
@@ -322,7 +330,11 @@ pub async fn bulk_lines(db: &Db, buyer: Uuid, provider: Uuid, n: u64) -> anyhow:
         let batch = (n - written).min(10_000);
         for i in written..written + batch {
             let start = JAN_31 + (i / 2) as i64 * H;
-            let unit = if i % 2 == 0 { Unit::TflopsH } else { Unit::VramH };
+            let unit = if i % 2 == 0 {
+                Unit::TflopsH
+            } else {
+                Unit::VramH
+            };
             let (quantity, price, list) = match unit {
                 Unit::TflopsH => (dec!(100), dec!(0.00378), dec!(0.0021)),
                 Unit::VramH => (dec!(2), dec!(0.09), dec!(0.05)),

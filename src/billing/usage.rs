@@ -148,9 +148,7 @@ async fn usage(
         )
     })?;
     let (month_start, month_end) = period::month_bounds(Utc::now().timestamp());
-    let from = q
-        .from
-        .or_else(|| DateTime::from_timestamp(month_start, 0));
+    let from = q.from.or_else(|| DateTime::from_timestamp(month_start, 0));
     let to = q.to.or_else(|| DateTime::from_timestamp(month_end, 0));
     let (from_s, to_s) = window(from, to)?;
     let groups = report(&state.db, caller.id, from_s, to_s, &group_by).await?;
@@ -171,7 +169,10 @@ mod tests {
 
     #[test]
     fn group_by_parses_the_documented_forms_only() {
-        assert_eq!(GroupBy::parse("tag:business_line"), Some(GroupBy::Tag("business_line".into())));
+        assert_eq!(
+            GroupBy::parse("tag:business_line"),
+            Some(GroupBy::Tag("business_line".into()))
+        );
         assert_eq!(GroupBy::parse("day"), Some(GroupBy::Day));
         assert_eq!(GroupBy::parse("tag:"), None);
         assert_eq!(GroupBy::parse("colour"), None);

@@ -358,10 +358,21 @@ on_both_databases! {
 }
 
 /// A lease row as the market would keep it (3.6/h, billed until `billed_until`).
-async fn live_lease(db: &Db, buyer: Uuid, provider: Uuid, mode: &str, billed_until: i64, tags: &str) -> Uuid {
+async fn live_lease(
+    db: &Db,
+    buyer: Uuid,
+    provider: Uuid,
+    mode: &str,
+    billed_until: i64,
+    tags: &str,
+) -> Uuid {
     let (node, order, lease) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
     let now = chrono::Utc::now();
-    let (starts, ends) = if mode == "reserved" { (billed_until, Some(billed_until + 7200)) } else { (billed_until, None) };
+    let (starts, ends) = if mode == "reserved" {
+        (billed_until, Some(billed_until + 7200))
+    } else {
+        (billed_until, None)
+    };
     gpuex::db::dispatch!(db, pool => {
         sqlx::query(
             "INSERT INTO nodes (id, provider_id, name, region, token_hash, status, spec_json, created_at) \
@@ -398,9 +409,18 @@ mod ledger_ties_out {
 
     #[derive(Debug, Clone)]
     enum Step {
-        Lease { mode: usize, start_min: i64, minutes: i64, units: u32 },
-        Credit { cents: u32 },
-        TopUp { dollars: u32 },
+        Lease {
+            mode: usize,
+            start_min: i64,
+            minutes: i64,
+            units: u32,
+        },
+        Credit {
+            cents: u32,
+        },
+        TopUp {
+            dollars: u32,
+        },
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -414,19 +434,40 @@ mod ledger_ties_out {
 
     async fn run(steps: Vec<Step>, wallet: u32) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Db::connect(&format!("sqlite://{}/p.db", dir.path().display())).await.unwrap();
+        let db = Db::connect(&format!("sqlite://{}/p.db", dir.path().display()))
+            .await
+            .unwrap();
         db.migrate().await.unwrap();
-        let buyer = scenario::user(&db, "b@p.test", gpuex::auth::Role::Buyer).await.unwrap();
-        let provider = scenario::user(&db, "p@p.test", gpuex::auth::Role::Provider).await.unwrap();
+        let buyer = scenario::user(&db, "b@p.test", gpuex::auth::Role::Buyer)
+            .await
+            .unwrap();
+        let provider = scenario::user(&db, "p@p.test", gpuex::auth::Role::Provider)
+            .await
+            .unwrap();
         if wallet > 0 {
-            scenario::fund(&db, buyer, Decimal::from(wallet)).await.unwrap();
+            scenario::fund(&db, buyer, Decimal::from(wallet))
+                .await
+                .unwrap();
         }
         for s in steps {
             match s {
-                Step::Lease { mode, start_min, minutes, units } => {
-                    let mut spec = scenario::LeaseSpec::on_demand(JAN_31 + start_min * 60 + 7, JAN_31 + (start_min + minutes) * 60);
+                Step::Lease {
+                    mode,
+                    start_min,
+                    minutes,
+                    units,
+                } => {
+                    let mut spec = scenario::LeaseSpec::on_demand(
+                        JAN_31 + start_min * 60 + 7,
+                        JAN_31 + (start_min + minutes) * 60,
+                    );
                     spec.mode = ["on_demand", "reserved", "spot", "pooled"][mode];
-                    spec.multiplier = [Decimal::new(18, 1), Decimal::new(85, 2), Decimal::new(55, 2), Decimal::ONE][mode];
+                    spec.multiplier = [
+                        Decimal::new(18, 1),
+                        Decimal::new(85, 2),
+                        Decimal::new(55, 2),
+                        Decimal::ONE,
+                    ][mode];
                     spec.tflops_units = Decimal::from(units);
                     let line_of_business = ["ads", "search"][mode % 2];
                     spec.tags = json!({ "business_line": line_of_business });
@@ -450,19 +491,34 @@ mod ledger_ties_out {
                     };
                     scenario::credit(&db, &credit, JAN_31).await.unwrap();
                 }
-                Step::TopUp { dollars } => scenario::fund(&db, buyer, Decimal::from(dollars)).await.unwrap(),
+                Step::TopUp { dollars } => scenario::fund(&db, buyer, Decimal::from(dollars))
+                    .await
+                    .unwrap(),
             }
             assert_eq!(ledger::trial_balance(&db).await.unwrap(), Decimal::ZERO);
             let b = ledger::balances(&db, buyer).await.unwrap();
-            assert!(b.available >= Decimal::ZERO && b.held >= Decimal::ZERO, "{b:?}");
+            assert!(
+                b.available >= Decimal::ZERO && b.held >= Decimal::ZERO,
+                "{b:?}"
+            );
         }
         let mut out = Vec::new();
-        export::write_all(db.clone(), Scope::Buyer(buyer), 0, i64::MAX / 4, Format::FocusCsv, "USD".into(), &mut out)
-            .await
-            .unwrap();
+        export::write_all(
+            db.clone(),
+            Scope::Buyer(buyer),
+            0,
+            i64::MAX / 4,
+            Format::FocusCsv,
+            "USD".into(),
+            &mut out,
+        )
+        .await
+        .unwrap();
         let rows = parse_csv(std::str::from_utf8(&out).unwrap());
         let billed: Decimal = rows.iter().map(|r| dec(r, "BilledCost").unwrap()).sum();
-        let ledger_total = lines::ledger_total(&db, buyer, 0, i64::MAX / 4).await.unwrap();
+        let ledger_total = lines::ledger_total(&db, buyer, 0, i64::MAX / 4)
+            .await
+            .unwrap();
         assert_eq!(billed, ledger_total);
         // The ledger's own view: what left the buyer's holds for charges less credits.
         let held_out: Vec<gpuex::db::Money> = gpuex::db::dispatch!(db, pool => {
