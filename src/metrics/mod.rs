@@ -1,10 +1,12 @@
-//! Prometheus metrics: request counts and latency by route and status.
+//! Prometheus metrics: request counts and latency by route and status, and
+//! the fleet as agents report it (nodes by status, GPU utilization, heartbeats).
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,6 +16,9 @@ pub struct Metrics {
     pub registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
+    agent_heartbeats: IntCounter,
+    nodes: IntGaugeVec,
+    gpu_utilization: GaugeVec,
 }
 
 impl Metrics {
@@ -36,13 +41,65 @@ impl Metrics {
             ]),
             &["method", "route", "status"],
         )?;
+        let agent_heartbeats = IntCounter::new(
+            "gpuex_agent_heartbeats_total",
+            "Agent heartbeats received",
+        )?;
+        let nodes = IntGaugeVec::new(
+            Opts::new("gpuex_nodes", "Nodes by status"),
+            &["status"],
+        )?;
+        let gpu_utilization = GaugeVec::new(
+            Opts::new(
+                "gpuex_gpu_utilization_ratio",
+                "GPU utilization (0-1) from each node's latest heartbeat",
+            ),
+            &["node", "gpu"],
+        )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
+        registry.register(Box::new(agent_heartbeats.clone()))?;
+        registry.register(Box::new(nodes.clone()))?;
+        registry.register(Box::new(gpu_utilization.clone()))?;
         Ok(Metrics {
             registry,
             requests,
             latency,
+            agent_heartbeats,
+            nodes,
+            gpu_utilization,
         })
+    }
+
+    /// Counts a heartbeat and records its GPUs' utilization.
+    pub fn observe_heartbeat(&self, node: uuid::Uuid, gpus: &[crate::protocol::GpuMetrics]) {
+        self.agent_heartbeats.inc();
+        let node = node.to_string();
+        for g in gpus {
+            if let Some(util) = g.fields.gpu_util {
+                self.gpu_utilization
+                    .with_label_values(&[node.as_str(), g.index.to_string().as_str()])
+                    .set(util / 100.0);
+            }
+        }
+    }
+
+    /// Replaces the node counts by status.
+    pub fn set_node_counts(&self, counts: &[(String, i64)]) {
+        self.nodes.reset();
+        for (status, count) in counts {
+            self.nodes.with_label_values(&[status.as_str()]).set(*count);
+        }
+    }
+
+    /// Forgets a lost node's GPU utilization.
+    pub fn forget_node(&self, node: uuid::Uuid, gpus: usize) {
+        let node = node.to_string();
+        for i in 0..gpus.max(32) {
+            let _ = self
+                .gpu_utilization
+                .remove_label_values(&[node.as_str(), i.to_string().as_str()]);
+        }
     }
 
     /// The registry in Prometheus text format.
