@@ -36,9 +36,11 @@ use utoipa_swagger_ui::SwaggerUi;
         (name = "wallet", description = "Wallet, ledger and credits"),
         (name = "catalog", description = "GPU models and regions"),
         (name = "prices", description = "List prices, derived prices and quotes"),
+        (name = "orders", description = "Orders: on-demand, reserved and spot"),
+        (name = "leases", description = "Leases: slices of GPUs held for a window"),
+        (name = "market", description = "Spot book and market figures"),
         (name = "nodes", description = "Providers' nodes: inventory, slices, cordons"),
         (name = "agent", description = "The node agent protocol (node tokens only)"),
-        (name = "leases", description = "Leases and their workloads' logs"),
         (name = "ops", description = "Health, readiness, metrics and this document"),
     )
 )]
@@ -67,6 +69,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::billing::router())
         .merge(crate::catalog::router())
         .merge(crate::pricing::router())
+        .merge(crate::market::router())
         .merge(crate::nodes::router())
         .merge(ops::router())
 }

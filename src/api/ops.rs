@@ -58,6 +58,9 @@ async fn readyz(State(state): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/metrics", tag = "ops",
     responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
 async fn metrics(State(state): State<AppState>) -> Response {
+    if let Ok(stats) = state.market.read(crate::market::book::market_stats).await {
+        state.metrics.set_market(&stats);
+    }
     crate::metrics::endpoint(State(state.metrics.clone()))
         .await
         .into_response()

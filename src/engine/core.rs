@@ -625,3 +625,13 @@ fn memory_per_gpu(p: &Placement) -> u64 {
     let mb = p.asked.vram_h * Decimal::from(u64::from(catalog::UNIT_VRAM_GB) * 1000);
     rust_decimal::prelude::ToPrimitive::to_u64(&mb).unwrap_or(0) / gpus
 }
+
+impl Engine {
+    /// The slice an order would get if placed now, without placing it: what a
+    /// quote shows. Reserved windows ahead are checked only at placement.
+    pub fn preview(&self, spec: &OrderSpec) -> Result<Placement, RejectReason> {
+        let request = self.resolve(spec)?;
+        super::placement::place(&self.view, &request, &self.mix, &self.cfg.policy)
+            .ok_or(RejectReason::NoCapacity)
+    }
+}

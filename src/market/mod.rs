@@ -9,3 +9,18 @@ mod task;
 pub use handle::{MarketError, MarketHandle, OrderMeta};
 pub use persist::{mode_str, state_str};
 pub use task::{start, MarketConfig};
+
+pub mod book;
+mod leases;
+mod orders;
+mod views;
+
+pub use orders::OrderRequest;
+
+/// The market's routes: orders, leases and market data.
+pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {
+    utoipa_axum::router::OpenApiRouter::new()
+        .merge(orders::router())
+        .merge(leases::router())
+        .merge(book::router())
+}

@@ -1,24 +1,56 @@
-//! Prometheus metrics: request counts and latency by route and status, and
-//! the fleet as agents report it (nodes by status, GPU utilization, heartbeats).
+//! Prometheus metrics: request counts and latency by route and status, the
+//! market's gauges, and the fleet as agents report it (nodes by status, GPU
+//! utilization per node, heartbeats).
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+const LATENCY_BUCKETS: [f64; 13] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// How long orders waited for capacity before their fill. A process-wide
+/// series: the market task observes it where no handler is in reach.
+pub static QUEUE_WAIT_SECONDS: LazyLock<Histogram> = LazyLock::new(|| {
+    let opts = HistogramOpts::new("gpuex_order_queue_wait_seconds", "Time from order to fill")
+        .buckets(vec![
+            0.0, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0,
+        ]);
+    Histogram::with_opts(opts).expect("static histogram options are valid")
+});
 
 /// The server's metric registry and the metrics every request updates.
 pub struct Metrics {
     pub registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
-    agent_heartbeats: IntCounter,
+    scheduling: Histogram,
+    pub(crate) market: MarketGauges,
+    fleet: FleetGauges,
+}
+
+/// What agents report: heartbeats, nodes by status, each GPU's utilization.
+struct FleetGauges {
+    heartbeats: IntCounter,
     nodes: IntGaugeVec,
     gpu_utilization: GaugeVec,
+}
+
+/// The market's state, refreshed from the engine at each scrape.
+pub(crate) struct MarketGauges {
+    pub utilization: GaugeVec,
+    pub clearing_index: GaugeVec,
+    pub frag_ratio: Gauge,
+    pub internal_waste_milli: IntGauge,
+    pub open_orders: IntGauge,
+    pub leases: IntGaugeVec,
 }
 
 impl Metrics {
@@ -36,48 +68,90 @@ impl Metrics {
                 "gpuex_http_request_duration_seconds",
                 "HTTP request latency",
             )
-            .buckets(vec![
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-            ]),
+            .buckets(LATENCY_BUCKETS.to_vec()),
             &["method", "route", "status"],
-        )?;
-        let agent_heartbeats = IntCounter::new(
-            "gpuex_agent_heartbeats_total",
-            "Agent heartbeats received",
-        )?;
-        let nodes = IntGaugeVec::new(
-            Opts::new("gpuex_nodes", "Nodes by status"),
-            &["status"],
-        )?;
-        let gpu_utilization = GaugeVec::new(
-            Opts::new(
-                "gpuex_gpu_utilization_ratio",
-                "GPU utilization (0-1) from each node's latest heartbeat",
-            ),
-            &["node", "gpu"],
         )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
-        registry.register(Box::new(agent_heartbeats.clone()))?;
-        registry.register(Box::new(nodes.clone()))?;
-        registry.register(Box::new(gpu_utilization.clone()))?;
+        let scheduling = Histogram::with_opts(
+            HistogramOpts::new(
+                "gpuex_scheduling_latency_seconds",
+                "Time to place an order: engine, persistence and commit",
+            )
+            .buckets(LATENCY_BUCKETS.to_vec()),
+        )?;
+        registry.register(Box::new(scheduling.clone()))?;
+        registry.register(Box::new(QUEUE_WAIT_SECONDS.clone()))?;
+        let market = MarketGauges {
+            utilization: GaugeVec::new(
+                Opts::new(
+                    "gpuex_gpu_utilization_ratio",
+                    "Allocated / total compute per pool",
+                ),
+                &["gpu_model", "region"],
+            )?,
+            clearing_index: GaugeVec::new(
+                Opts::new(
+                    "gpuex_spot_clearing_index",
+                    "Last spot clearing index (× list)",
+                ),
+                &["gpu_model", "region"],
+            )?,
+            frag_ratio: Gauge::new(
+                "gpuex_frag_ratio",
+                "Free capacity the demand mix cannot use",
+            )?,
+            internal_waste_milli: IntGauge::new(
+                "gpuex_internal_waste_milli",
+                "Compute held beyond what was asked, milli-GPU",
+            )?,
+            open_orders: IntGauge::new("gpuex_orders_open", "Open orders (waiting or bidding)")?,
+            leases: IntGaugeVec::new(
+                Opts::new("gpuex_leases", "Live leases by state"),
+                &["state"],
+            )?,
+        };
+        registry.register(Box::new(market.utilization.clone()))?;
+        registry.register(Box::new(market.clearing_index.clone()))?;
+        registry.register(Box::new(market.frag_ratio.clone()))?;
+        registry.register(Box::new(market.internal_waste_milli.clone()))?;
+        registry.register(Box::new(market.open_orders.clone()))?;
+        registry.register(Box::new(market.leases.clone()))?;
+        let fleet = FleetGauges {
+            heartbeats: IntCounter::new(
+                "gpuex_agent_heartbeats_total",
+                "Agent heartbeats received",
+            )?,
+            nodes: IntGaugeVec::new(Opts::new("gpuex_nodes", "Nodes by status"), &["status"])?,
+            gpu_utilization: GaugeVec::new(
+                Opts::new(
+                    "gpuex_node_gpu_utilization_ratio",
+                    "GPU utilization (0-1) in each node's latest heartbeat",
+                ),
+                &["node", "gpu"],
+            )?,
+        };
+        registry.register(Box::new(fleet.heartbeats.clone()))?;
+        registry.register(Box::new(fleet.nodes.clone()))?;
+        registry.register(Box::new(fleet.gpu_utilization.clone()))?;
         Ok(Metrics {
             registry,
             requests,
             latency,
-            agent_heartbeats,
-            nodes,
-            gpu_utilization,
+            scheduling,
+            market,
+            fleet,
         })
     }
 
     /// Counts a heartbeat and records its GPUs' utilization.
     pub fn observe_heartbeat(&self, node: uuid::Uuid, gpus: &[crate::protocol::GpuMetrics]) {
-        self.agent_heartbeats.inc();
+        self.fleet.heartbeats.inc();
         let node = node.to_string();
         for g in gpus {
             if let Some(util) = g.fields.gpu_util {
-                self.gpu_utilization
+                self.fleet
+                    .gpu_utilization
                     .with_label_values(&[node.as_str(), g.index.to_string().as_str()])
                     .set(util / 100.0);
             }
@@ -86,19 +160,55 @@ impl Metrics {
 
     /// Replaces the node counts by status.
     pub fn set_node_counts(&self, counts: &[(String, i64)]) {
-        self.nodes.reset();
+        self.fleet.nodes.reset();
         for (status, count) in counts {
-            self.nodes.with_label_values(&[status.as_str()]).set(*count);
+            self.fleet
+                .nodes
+                .with_label_values(&[status.as_str()])
+                .set(*count);
         }
     }
 
-    /// Forgets a lost node's GPU utilization.
-    pub fn forget_node(&self, node: uuid::Uuid, gpus: usize) {
+    /// Forgets a lost node's GPU utilization series.
+    pub fn forget_node(&self, node: uuid::Uuid) {
         let node = node.to_string();
-        for i in 0..gpus.max(32) {
+        for gpu in 0..32 {
             let _ = self
+                .fleet
                 .gpu_utilization
-                .remove_label_values(&[node.as_str(), i.to_string().as_str()]);
+                .remove_label_values(&[node.as_str(), gpu.to_string().as_str()]);
+        }
+    }
+
+    pub fn observe_scheduling(&self, elapsed: Duration) {
+        self.scheduling.observe(elapsed.as_secs_f64());
+    }
+
+    /// Sets the market gauges from a stats snapshot.
+    pub fn set_market(&self, stats: &crate::market::book::MarketStats) {
+        use rust_decimal::prelude::ToPrimitive;
+        let g = &self.market;
+        g.utilization.reset();
+        g.clearing_index.reset();
+        for pool in &stats.pools {
+            let labels = [pool.gpu_model.as_str(), pool.region.as_str()];
+            g.utilization
+                .with_label_values(&labels)
+                .set(pool.utilization / 100.0);
+            if let Some(index) = pool.clearing_index.and_then(|i| i.to_f64()) {
+                g.clearing_index.with_label_values(&labels).set(index);
+            }
+        }
+        g.frag_ratio.set(stats.frag_ratio);
+        g.internal_waste_milli
+            .set(i64::try_from(stats.internal_waste_milli).unwrap_or(i64::MAX));
+        g.open_orders
+            .set(i64::try_from(stats.open_orders).unwrap_or(i64::MAX));
+        g.leases.reset();
+        for (state, count) in &stats.leases_by_state {
+            g.leases
+                .with_label_values(&[state.as_str()])
+                .set(i64::try_from(*count).unwrap_or(0));
         }
     }
 

@@ -61,7 +61,7 @@ pub async fn check(state: &AppState, now: DateTime<Utc>) -> anyhow::Result<()> {
             {
                 tracing::warn!(node = %node.id, error = %e, "the engine did not take the node loss");
             }
-            state.metrics.forget_node(node.id, node.spec.gpus.len());
+            state.metrics.forget_node(node.id);
         }
     }
     state

@@ -65,6 +65,21 @@ pub const MAX_GPUS: u32 = 8;
 impl Resources {
     /// Checks every field, naming each bad one under `prefix` (e.g. `resources`).
     pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
+        let mut errors = self.validate_shape(prefix);
+        if let Some(model) = &self.gpu_model {
+            if catalog::lookup(model).is_none() {
+                errors.push(FieldError::new(
+                    format!("{prefix}.gpu_model"),
+                    format!("unknown GPU model `{model}`"),
+                ));
+            }
+        }
+        errors
+    }
+
+    /// Every check but the model's existence, which orders leave to the
+    /// engine so it is refused with the `unknown_model` reason.
+    pub fn validate_shape(&self, prefix: &str) -> Vec<FieldError> {
         let mut errors = Vec::new();
         let field = |name: &str| format!("{prefix}.{name}");
         if self.tflops <= Decimal::ZERO || self.tflops > MAX_TFLOPS {
@@ -78,14 +93,6 @@ impl Resources {
                 field("vram_gb"),
                 "must be a positive multiple of 4",
             ));
-        }
-        if let Some(model) = &self.gpu_model {
-            if catalog::lookup(model).is_none() {
-                errors.push(FieldError::new(
-                    field("gpu_model"),
-                    format!("unknown GPU model `{model}`"),
-                ));
-            }
         }
         if let Some(gpus) = self.gpus {
             if !(1..=MAX_GPUS).contains(&gpus) {

@@ -1,0 +1,157 @@
+//! `/v1/leases`: list, read, release.
+
+use super::handle::MarketError;
+use super::views::{self, LeaseView};
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::engine::Command;
+use crate::error::{ApiError, Json, Problem, Query};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_leases))
+        .routes(routes!(get_lease))
+        .routes(routes!(release_lease))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LeaseQuery {
+    /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
+    pub state: Option<String>,
+    /// Page size, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeasePage {
+    pub items: Vec<LeaseView>,
+    pub next_cursor: Option<Uuid>,
+}
+
+const LEASE_STATES: [&str; 6] = [
+    "pending",
+    "provisioning",
+    "running",
+    "preempting",
+    "ended",
+    "failed",
+];
+
+/// The caller's leases, newest first.
+#[utoipa::path(get, path = "/v1/leases", tag = "leases", security(("bearer" = [])),
+    params(LeaseQuery),
+    responses(
+        (status = 200, description = "A page of leases", body = LeasePage),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_leases(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<LeaseQuery>,
+) -> Result<Json<LeasePage>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
+    }
+    if q.state
+        .as_deref()
+        .is_some_and(|s| !LEASE_STATES.contains(&s))
+    {
+        return Err(ApiError::field("query.state", "must be a lease state"));
+    }
+    let filter = views::LeaseFilter {
+        buyer: caller.id,
+        state: q.state,
+        cursor: q.cursor,
+        limit,
+    };
+    let mut items = views::leases(&state.db, &filter).await?;
+    let next_cursor = if items.len() > limit as usize {
+        items.truncate(limit as usize);
+        items.last().map(|l| l.id)
+    } else {
+        None
+    };
+    Ok(Json(LeasePage { items, next_cursor }))
+}
+
+fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("no such lease".into()))
+}
+
+/// One of the caller's leases: placement, state, price, units and usage.
+#[utoipa::path(get, path = "/v1/leases/{id}", tag = "leases", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Lease id")),
+    responses(
+        (status = 200, description = "The lease", body = LeaseView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn get_lease(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<LeaseView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    Ok(Json(
+        views::lease(&state.db, caller.id, parse_id(&id)?).await?,
+    ))
+}
+
+/// End a lease now. Charges stop; a reserved window is still owed whole.
+#[utoipa::path(post, path = "/v1/leases/{id}/release", tag = "leases", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Lease id")),
+    responses(
+        (status = 200, description = "Released", body = LeaseView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`lease_ended`: already ended", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn release_lease(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<LeaseView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let id = parse_id(&id)?;
+    let view = views::lease(&state.db, caller.id, id).await?;
+    if matches!(view.state.as_str(), "ended" | "failed") {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "lease_ended",
+            detail: format!("the lease is already {}", view.state),
+        });
+    }
+    match state
+        .market
+        .command(Command::Release { lease_id: id })
+        .await
+    {
+        Ok(_) => {}
+        Err(MarketError::Refused(detail)) => {
+            return Err(ApiError::Refused {
+                status: StatusCode::CONFLICT,
+                code: "lease_ended",
+                detail,
+            })
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Json(views::lease(&state.db, caller.id, id).await?))
+}

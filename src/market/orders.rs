@@ -1,0 +1,479 @@
+//! `/v1/orders`: place, list, read, fills, cancel.
+
+use super::handle::{MarketError, OrderMeta};
+use super::views::{self, OrderView};
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::catalog::regions;
+use crate::engine::{self, Command, Event, PlaceOrder};
+use crate::error::{ApiError, FieldError, Json, Problem, Query};
+use crate::idempotency::IdempotencyKey;
+use crate::pricing::quotes::{self, Isolation, Resources};
+use crate::pricing::Mode;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(place_order, list_orders))
+        .routes(routes!(get_order, cancel_order))
+        .routes(routes!(order_fills))
+}
+
+/// How urgently a pooled order must run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Qos {
+    /// Never waits; preempted after batch work.
+    Realtime,
+    Batch,
+}
+
+/// An order (DESIGN §4).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderRequest {
+    pub mode: Mode,
+    pub resources: Resources,
+    /// A region name, or `any` (default): the engine picks, cheapest first.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Reserved: the window's start, at least 1 h ahead.
+    #[serde(default)]
+    pub start_at: Option<DateTime<Utc>>,
+    /// Window length; absent on on-demand and spot means until released.
+    #[serde(default)]
+    pub duration_s: Option<u64>,
+    /// Spot: the most the whole order pays per hour (required for spot).
+    #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
+    #[schema(value_type = Option<String>)]
+    pub max_price: Option<Decimal>,
+    /// How long to wait for capacity (default 0: refused at once).
+    #[serde(default)]
+    pub max_wait_s: Option<u64>,
+    #[serde(default)]
+    pub qos: Option<Qos>,
+    /// Cost-allocation tags, e.g. `{"business_line": "ads"}`.
+    #[serde(default)]
+    pub tags: Option<BTreeMap<String, String>>,
+    /// A shell command the agent runs on the slice.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Environment for the command.
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Receives the order's and lease's notices.
+    #[serde(default)]
+    pub webhook_url: Option<String>,
+    /// The buyer's own id for the order, unique per buyer.
+    #[serde(default)]
+    pub client_order_id: Option<String>,
+}
+
+const MAX_WAIT_S: u64 = 7 * 24 * 3600;
+
+fn check_name(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
+}
+
+impl OrderRequest {
+    /// Field checks that need no database; the window rules come from quotes.
+    fn validate(&self) -> Vec<FieldError> {
+        let mut errors = self.resources.validate_shape("resources");
+        if self.mode == Mode::Spot {
+            match self.max_price {
+                None => errors.push(FieldError::new(
+                    "max_price",
+                    "a spot order needs a max_price",
+                )),
+                Some(p) if p <= Decimal::ZERO => {
+                    errors.push(FieldError::new("max_price", "must be positive"))
+                }
+                _ => {}
+            }
+        } else if self.max_price.is_some_and(|p| p <= Decimal::ZERO) {
+            errors.push(FieldError::new("max_price", "must be positive"));
+        }
+        if let Some(d) = self.duration_s {
+            if !(quotes::MIN_DURATION_S..=quotes::MAX_DURATION_S).contains(&d) {
+                errors.push(FieldError::new(
+                    "duration_s",
+                    "must be between 60 s and 366 days",
+                ));
+            }
+        }
+        if self.max_wait_s.is_some_and(|w| w > MAX_WAIT_S) {
+            errors.push(FieldError::new("max_wait_s", "must be at most 7 days"));
+        }
+        if self.qos == Some(Qos::Realtime) && self.max_wait_s.is_some_and(|w| w > 0) {
+            errors.push(FieldError::new("max_wait_s", "realtime orders never wait"));
+        }
+        if let Some(tags) = &self.tags {
+            if tags.len() > 20 {
+                errors.push(FieldError::new("tags", "at most 20 tags"));
+            }
+            for (k, v) in tags {
+                if !check_name(k, 63) {
+                    errors.push(FieldError::new(
+                        format!("tags.{k}"),
+                        "keys are 1–63 of a-z, 0-9, _ - . : /",
+                    ));
+                } else if v.is_empty() || v.len() > 256 {
+                    errors.push(FieldError::new(
+                        format!("tags.{k}"),
+                        "values are 1–256 characters",
+                    ));
+                }
+            }
+        }
+        if self
+            .command
+            .as_ref()
+            .is_some_and(|c| c.trim().is_empty() || c.len() > 8192)
+        {
+            errors.push(FieldError::new("command", "must be 1 to 8192 characters"));
+        }
+        if let Some(env) = &self.env {
+            if env.len() > 64 {
+                errors.push(FieldError::new("env", "at most 64 variables"));
+            }
+            for (k, v) in env {
+                let valid = !k.is_empty()
+                    && k.len() <= 128
+                    && !k.starts_with(|c: char| c.is_ascii_digit())
+                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    errors.push(FieldError::new(
+                        format!("env.{k}"),
+                        "must be a shell variable name",
+                    ));
+                } else if v.len() > 4096 {
+                    errors.push(FieldError::new(
+                        format!("env.{k}"),
+                        "values are at most 4096 characters",
+                    ));
+                }
+            }
+        }
+        if let Some(url) = &self.webhook_url {
+            let ok =
+                (url.starts_with("https://") || url.starts_with("http://")) && url.len() <= 2048;
+            if !ok {
+                errors.push(FieldError::new("webhook_url", "must be an http(s) URL"));
+            }
+        }
+        if self
+            .client_order_id
+            .as_ref()
+            .is_some_and(|c| !check_name(c, 64))
+        {
+            errors.push(FieldError::new(
+                "client_order_id",
+                "must be 1–64 of a-z, 0-9, _ - . : /",
+            ));
+        }
+        errors
+    }
+
+    /// What the engine needs of this order.
+    fn spec(&self, start_at: Option<DateTime<Utc>>, region: Option<String>) -> engine::OrderSpec {
+        let r = &self.resources;
+        engine::OrderSpec {
+            mode: match self.mode {
+                Mode::OnDemand => engine::Mode::OnDemand,
+                Mode::Reserved => engine::Mode::Reserved,
+                Mode::Spot => engine::Mode::Spot,
+                Mode::Pooled => engine::Mode::Pooled,
+            },
+            resources: engine::Resources {
+                tflops: r.tflops,
+                vram_gb: r.vram_gb,
+                precision: r.precision,
+                gpu_model: r.gpu_model.clone(),
+                gpus: r.gpus.and_then(|g| u8::try_from(g).ok()),
+                nvlink: r.interconnect.as_deref() == Some("nvlink"),
+                isolation: match r.isolation.unwrap_or_default() {
+                    Isolation::Any => engine::Isolation::Any,
+                    Isolation::Mig => engine::Isolation::Mig,
+                    Isolation::Whole => engine::Isolation::Whole,
+                },
+                cpu_milli: r.cpu_milli.map(u64::from),
+                memory_mib: r.memory_mib,
+            },
+            region,
+            node: None,
+            start_at: start_at.map(|t| t.timestamp()),
+            duration_s: self.duration_s.and_then(|d| i64::try_from(d).ok()),
+            max_price: self.max_price,
+            max_wait_s: self.max_wait_s.and_then(|w| i64::try_from(w).ok()),
+            qos: match self.qos {
+                Some(Qos::Realtime) => engine::Qos::Realtime,
+                _ => engine::Qos::Batch,
+            },
+        }
+    }
+}
+
+/// Place an order. Filled at once, waiting for capacity (`max_wait_s`), or
+/// refused with a reason code.
+#[utoipa::path(post, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
+    request_body = OrderRequest,
+    params(("Idempotency-Key" = Option<String>, Header, description = "The same key and body return the first result")),
+    responses(
+        (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn place_order(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    Json(req): Json<OrderRequest>,
+) -> Result<(StatusCode, Json<OrderView>), ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let errors = req.validate();
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let now = Utc::now();
+    let start_at = match req.mode {
+        Mode::Reserved => Some(quotes::window(req.mode, req.start_at, req.duration_s, now)?.0),
+        _ => {
+            if req
+                .start_at
+                .is_some_and(|s| s > now + chrono::Duration::seconds(60))
+            {
+                return Err(ApiError::field(
+                    "start_at",
+                    "only reserved orders start in the future",
+                ));
+            }
+            None
+        }
+    };
+    let region = req.region.clone().filter(|r| r != "any");
+    if let Some(name) = &region {
+        if !regions::exists(&state.db, name).await? {
+            return Err(ApiError::field(
+                "region",
+                format!("unknown region `{name}`"),
+            ));
+        }
+    }
+    let canonical = serde_json::to_vec(&req).map_err(|e| ApiError::Internal(e.into()))?;
+    let idempotency = IdempotencyKey::from_headers(&headers, &canonical)?;
+    let order_id = Uuid::now_v7();
+    let command = Command::Place(PlaceOrder {
+        order_id,
+        buyer: caller.id,
+        funds_available: Decimal::ZERO,
+        spec: req.spec(start_at, region.clone()),
+    });
+    let meta = OrderMeta {
+        client_order_id: req.client_order_id.clone(),
+        request: serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?,
+        tags: serde_json::to_value(req.tags.clone().unwrap_or_default())
+            .map_err(|e| ApiError::Internal(e.into()))?,
+        region: region.unwrap_or_else(|| "any".into()),
+        idempotency,
+    };
+    let started = std::time::Instant::now();
+    let events = match state.market.place(command, meta).await {
+        Ok(events) => events,
+        Err(MarketError::AlreadyPlaced(id)) => {
+            let view = views::order(&state.db, caller.id, id).await?;
+            return Ok((StatusCode::CREATED, Json(view)));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    state.metrics.observe_scheduling(started.elapsed());
+    if let Some((reason, message)) = events.iter().find_map(|e| match e {
+        Event::OrderRejected {
+            order_id: id,
+            reason,
+            message,
+            ..
+        } if *id == order_id => Some((*reason, message.clone())),
+        _ => None,
+    }) {
+        return Err(ApiError::refused(
+            reason.code(),
+            format!("order {order_id} was refused: {message}"),
+        ));
+    }
+    let view = views::order(&state.db, caller.id, order_id).await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct OrderQuery {
+    /// `open`, `filled`, `cancelled`, `rejected` or `expired`.
+    pub state: Option<String>,
+    /// `on_demand`, `reserved`, `spot` or `pooled`.
+    pub mode: Option<Mode>,
+    /// Page size, 1 to 500 (default 50).
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderPage {
+    pub items: Vec<OrderView>,
+    pub next_cursor: Option<Uuid>,
+}
+
+const ORDER_STATES: [&str; 5] = ["open", "filled", "cancelled", "rejected", "expired"];
+
+/// The caller's orders, newest first.
+#[utoipa::path(get, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
+    params(OrderQuery),
+    responses(
+        (status = 200, description = "A page of orders", body = OrderPage),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_orders(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<OrderQuery>,
+) -> Result<Json<OrderPage>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
+    }
+    if let Some(s) = &q.state {
+        if !ORDER_STATES.contains(&s.as_str()) {
+            return Err(ApiError::field(
+                "query.state",
+                "must be open, filled, cancelled, rejected or expired",
+            ));
+        }
+    }
+    let filter = views::OrderFilter {
+        buyer: caller.id,
+        state: q.state,
+        mode: q.mode.map(|m| m.as_str().to_owned()),
+        cursor: q.cursor,
+        limit,
+    };
+    let mut items = views::orders(&state.db, &filter).await?;
+    let next_cursor = if items.len() > limit as usize {
+        items.truncate(limit as usize);
+        items.last().map(|o| o.id)
+    } else {
+        None
+    };
+    Ok(Json(OrderPage { items, next_cursor }))
+}
+
+fn parse_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(format!("no such {what}")))
+}
+
+/// One of the caller's orders.
+#[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Order id")),
+    responses(
+        (status = 200, description = "The order", body = OrderView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn get_order(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<OrderView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    Ok(Json(
+        views::order(&state.db, caller.id, parse_id(&id, "order")?).await?,
+    ))
+}
+
+/// Cancel an open order. A filled order is ended by releasing its lease.
+#[utoipa::path(delete, path = "/v1/orders/{id}", tag = "orders", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Order id")),
+    responses(
+        (status = 200, description = "Cancelled", body = OrderView),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`not_cancellable`: filled, rejected or already ended", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn cancel_order(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<OrderView>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let id = parse_id(&id, "order")?;
+    let view = views::order(&state.db, caller.id, id).await?;
+    if view.state != "open" {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "not_cancellable",
+            detail: format!("the order is {}; release its lease instead", view.state),
+        });
+    }
+    match state.market.command(Command::Cancel { order_id: id }).await {
+        Ok(_) => {}
+        Err(MarketError::Refused(detail)) => {
+            return Err(ApiError::Refused {
+                status: StatusCode::CONFLICT,
+                code: "not_cancellable",
+                detail,
+            })
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Json(views::order(&state.db, caller.id, id).await?))
+}
+
+/// One fill of an order: the lease, its price and why.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FillView {
+    pub lease_id: Uuid,
+    /// Sources considered, the price rule, clearing index, units and why this slice.
+    #[schema(value_type = Object)]
+    pub report: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+}
+
+/// How each fill of the order was matched (auditable).
+#[utoipa::path(get, path = "/v1/orders/{id}/fills", tag = "orders", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Order id")),
+    responses(
+        (status = 200, description = "Fill reports", body = [FillView]),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn order_fills(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<FillView>>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let id = parse_id(&id, "order")?;
+    views::order(&state.db, caller.id, id).await?;
+    Ok(Json(views::fills(&state.db, id).await?))
+}

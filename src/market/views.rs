@@ -1,0 +1,298 @@
+//! What the API shows of orders and leases, read from their rows.
+
+use crate::db::{dispatch, Db, Money};
+use crate::engine::Lease;
+use crate::error::ApiError;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// An order and where it stands.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderView {
+    pub id: Uuid,
+    pub client_order_id: Option<String>,
+    /// `on_demand`, `reserved`, `spot` or `pooled`.
+    pub mode: String,
+    /// `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`.
+    pub state: String,
+    /// The region asked for (`any` lets the engine choose).
+    pub region: String,
+    /// The order as placed.
+    #[schema(value_type = Object)]
+    pub request: serde_json::Value,
+    #[schema(value_type = Object)]
+    pub tags: serde_json::Value,
+    /// The reason code of a rejection, e.g. `no_capacity`.
+    pub reject_reason: Option<String>,
+    pub reject_message: Option<String>,
+    /// The order's current lease, once filled.
+    pub lease_id: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+type OrderRow = (
+    Uuid,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<Uuid>,
+    DateTime<Utc>,
+    DateTime<Utc>,
+);
+
+const ORDER_COLUMNS: &str = "id, client_order_id, mode, state, region, request_json, tags_json, \
+     reject_reason, reject_message, lease_id, created_at, updated_at";
+
+fn order_view(row: OrderRow) -> OrderView {
+    let (id, client_order_id, mode, state, region, request, tags, reason, message, lease_id, c, u) =
+        row;
+    OrderView {
+        id,
+        client_order_id,
+        mode,
+        state,
+        region,
+        request: serde_json::from_str(&request).unwrap_or_default(),
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        reject_reason: reason,
+        reject_message: message,
+        lease_id,
+        created_at: c,
+        updated_at: u,
+    }
+}
+
+/// The buyer's order `id`, or 404.
+pub async fn order(db: &Db, buyer: Uuid, id: Uuid) -> Result<OrderView, ApiError> {
+    let sql = format!("SELECT {ORDER_COLUMNS} FROM orders WHERE id = $1 AND buyer_id = $2");
+    let row: Option<OrderRow> = dispatch!(db, pool => {
+        sqlx::query_as(&sql).bind(id).bind(buyer).fetch_optional(pool).await
+    })?;
+    row.map(order_view)
+        .ok_or_else(|| ApiError::NotFound("no such order".into()))
+}
+
+pub struct OrderFilter {
+    pub buyer: Uuid,
+    pub state: Option<String>,
+    pub mode: Option<String>,
+    pub cursor: Option<Uuid>,
+    pub limit: u32,
+}
+
+/// A page of orders, newest first, with one extra row to tell whether more follow.
+pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError> {
+    // Order ids are UUIDv7: their byte order is their creation order.
+    let sql = format!(
+        "SELECT {ORDER_COLUMNS} FROM orders WHERE buyer_id = $1 AND ($2 IS NULL OR state = $2) \
+         AND ($3 IS NULL OR mode = $3) AND ($4 IS NULL OR id < $4) ORDER BY id DESC LIMIT $5"
+    );
+    let rows: Vec<OrderRow> = dispatch!(db, pool => {
+        sqlx::query_as(&sql)
+            .bind(f.buyer)
+            .bind(&f.state)
+            .bind(&f.mode)
+            .bind(f.cursor)
+            .bind(i64::from(f.limit) + 1)
+            .fetch_all(pool)
+            .await
+    })?;
+    Ok(rows.into_iter().map(order_view).collect())
+}
+
+pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>, ApiError> {
+    let rows: Vec<(Uuid, String, DateTime<Utc>)> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT lease_id, report_json, created_at FROM fills WHERE order_id = $1 ORDER BY created_at",
+        )
+        .bind(order)
+        .fetch_all(pool)
+        .await
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|(lease_id, report, created_at)| super::orders::FillView {
+            lease_id,
+            report: serde_json::from_str(&report).unwrap_or_default(),
+            created_at,
+        })
+        .collect())
+}
+
+/// Units a lease holds.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UnitsView {
+    #[schema(value_type = String)]
+    pub tflops_h: Decimal,
+    #[schema(value_type = String)]
+    pub vram_h: Decimal,
+}
+
+/// What a lease has used and been charged so far.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UsageView {
+    /// Charged so far.
+    #[schema(value_type = String)]
+    pub charged: Decimal,
+    /// Charged up to here.
+    pub billed_until: Option<DateTime<Utc>>,
+    /// Metered by the agent (standard TFLOPS × seconds, GB × seconds).
+    #[schema(value_type = String)]
+    pub tflops_s: Decimal,
+    #[schema(value_type = String)]
+    pub vram_gb_s: Decimal,
+}
+
+/// A lease: a slice of one node's GPUs for a window, at a price.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseView {
+    pub id: Uuid,
+    pub order_id: Uuid,
+    /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
+    pub state: String,
+    pub mode: String,
+    pub node_id: Uuid,
+    pub region: String,
+    pub gpu_model: String,
+    /// GPU indices with their slot: whole, MIG profile and start, or shared milli/memory.
+    #[schema(value_type = Object)]
+    pub placement: serde_json::Value,
+    /// Units held (charged for).
+    pub units: UnitsView,
+    #[schema(value_type = String)]
+    pub price_per_hour: Decimal,
+    /// Price per unit-hour.
+    pub unit_prices: UnitsView,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: Option<DateTime<Utc>>,
+    /// A pending lease waiting on a preemption notice starts here.
+    pub ready_at: Option<DateTime<Utc>>,
+    /// A preempting lease ends here.
+    pub preempt_at: Option<DateTime<Utc>>,
+    /// The device handle the agent reported (e.g. a MIG UUID).
+    pub device: Option<String>,
+    pub end_reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub usage: UsageView,
+}
+
+fn at(ts: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts, 0).unwrap_or_default()
+}
+
+type LeaseRow = (
+    Uuid,
+    String,
+    Money,
+    Option<String>,
+    Option<String>,
+    Option<i32>,
+    Option<i64>,
+    String,
+);
+
+/// The buyer's lease `id`, or 404.
+pub async fn lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError> {
+    let row: Option<LeaseRow> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, billed_until, engine_json \
+             FROM leases WHERE id = $1 AND buyer_id = $2",
+        )
+        .bind(id)
+        .bind(buyer)
+        .fetch_optional(pool)
+        .await
+    })?;
+    let row = row.ok_or_else(|| ApiError::NotFound("no such lease".into()))?;
+    lease_view(db, row).await
+}
+
+async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
+    let (id, state, price, device, end_reason, exit_code, billed_until, json) = row;
+    let lease: Lease = serde_json::from_str(&json).map_err(|e| ApiError::Internal(e.into()))?;
+    let charged: Vec<Money> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT amount FROM charges WHERE lease_id = $1").bind(id).fetch_all(pool).await
+    })?;
+    let usage: Vec<(Money, Money)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT tflops_s, vram_gb_s FROM usage_records WHERE lease_id = $1")
+            .bind(id)
+            .fetch_all(pool)
+            .await
+    })?;
+    Ok(LeaseView {
+        id,
+        order_id: lease.order_id,
+        state,
+        mode: super::persist::mode_str(lease.mode).to_owned(),
+        node_id: lease.node,
+        region: lease.region.clone(),
+        gpu_model: lease.model.clone(),
+        placement: serde_json::json!({
+            "gpus": lease.placement.gpus,
+            "mode": lease.placement.mode,
+            "cpu_milli": lease.placement.cpu_milli,
+            "memory_mib": lease.placement.memory_mib,
+        }),
+        units: UnitsView {
+            tflops_h: lease.placement.units.tflops_h,
+            vram_h: lease.placement.units.vram_h,
+        },
+        price_per_hour: price.0,
+        unit_prices: UnitsView {
+            tflops_h: lease.unit_prices.tflops_h,
+            vram_h: lease.unit_prices.vram_h,
+        },
+        starts_at: at(lease.starts_at),
+        ends_at: lease.ends_at.map(at),
+        ready_at: lease.ready_at.map(at),
+        preempt_at: lease.preempt_at.map(at),
+        device,
+        end_reason,
+        exit_code,
+        usage: UsageView {
+            charged: charged.into_iter().map(|m| m.0).sum(),
+            billed_until: billed_until.map(at),
+            tflops_s: usage.iter().map(|(t, _)| t.0).sum(),
+            vram_gb_s: usage.iter().map(|(_, v)| v.0).sum(),
+        },
+    })
+}
+
+pub struct LeaseFilter {
+    pub buyer: Uuid,
+    pub state: Option<String>,
+    pub cursor: Option<Uuid>,
+    pub limit: u32,
+}
+
+/// A page of leases, newest first, with one extra row to tell whether more follow.
+pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError> {
+    let rows: Vec<LeaseRow> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, billed_until, engine_json \
+             FROM leases WHERE buyer_id = $1 AND ($2 IS NULL OR state = $2) \
+             AND ($3 IS NULL OR created_at < (SELECT created_at FROM leases WHERE id = $3)) \
+             ORDER BY created_at DESC, id DESC LIMIT $4",
+        )
+        .bind(f.buyer)
+        .bind(&f.state)
+        .bind(f.cursor)
+        .bind(i64::from(f.limit) + 1)
+        .fetch_all(pool)
+        .await
+    })?;
+    let mut views = Vec::with_capacity(rows.len());
+    for row in rows {
+        views.push(lease_view(db, row).await?);
+    }
+    Ok(views)
+}
