@@ -10,8 +10,8 @@ use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, Lease};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::protocol::{
-    Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse,
-    HeldUnits, LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
+    Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
+    LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
     StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
 };
 use axum::extract::{Path, State};
@@ -406,7 +406,10 @@ async fn usage(
     for (i, r) in batch.records.iter().enumerate() {
         let at = |f: &str| format!("records[{i}].{f}");
         if !ours.contains(&r.lease_id) {
-            errors.push(FieldError::new(at("lease_id"), "no such lease on this node"));
+            errors.push(FieldError::new(
+                at("lease_id"),
+                "no such lease on this node",
+            ));
         }
         if r.interval_end < r.interval_start {
             errors.push(FieldError::new(
@@ -420,8 +423,7 @@ async fn usage(
         if r.vram_gb_s < Decimal::ZERO {
             errors.push(FieldError::new(at("vram_gb_s"), "must not be negative"));
         }
-        if r
-            .mean_utilization
+        if r.mean_utilization
             .is_some_and(|u| u < Decimal::ZERO || u > Decimal::ONE)
         {
             errors.push(FieldError::new(

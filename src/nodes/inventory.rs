@@ -74,7 +74,10 @@ pub fn declared_spec(
         let Some(model) = catalog::lookup(&g.model) else {
             errors.push(FieldError::new(
                 at("model"),
-                format!("`{}` is not a catalog model (see GET /v1/catalog/gpus)", g.model),
+                format!(
+                    "`{}` is not a catalog model (see GET /v1/catalog/gpus)",
+                    g.model
+                ),
             ));
             continue;
         };
@@ -97,10 +100,7 @@ pub fn declared_spec(
         }
         let mode = g.mode.unwrap_or(PartitionMode::Whole);
         if mode == PartitionMode::Mig && !(mig_capable && model.mig_capable()) {
-            errors.push(FieldError::new(
-                at("mode"),
-                "`mig` needs a MIG-capable GPU",
-            ));
+            errors.push(FieldError::new(at("mode"), "`mig` needs a MIG-capable GPU"));
         }
         for peer in &g.nvlink {
             if *peer == index || !indices.contains(peer) {
@@ -294,6 +294,9 @@ mod tests {
         };
         let errors = declared_spec(Uuid::nil(), "eu-west", &declared).unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, vec!["gpus[0].model", "gpus[1].mode", "gpus[1].nvlink"]);
+        assert_eq!(
+            fields,
+            vec!["gpus[0].model", "gpus[1].mode", "gpus[1].nvlink"]
+        );
     }
 }

@@ -211,7 +211,11 @@ async fn cordon_node(
     audit::record(
         &mut tx,
         caller.id,
-        if req.cordoned { "cordon_node" } else { "uncordon_node" },
+        if req.cordoned {
+            "cordon_node"
+        } else {
+            "uncordon_node"
+        },
         &format!("node:{id}"),
         serde_json::json!({ "cordoned": req.cordoned, "was_quarantined": node.quarantined }),
         now,

@@ -54,12 +54,26 @@ type RawNode = (
     DateTime<Utc>,
 );
 
-const NODE_COLUMNS: &str = "id, provider_id, name, region, cordoned, quarantined, status, spec_json, \
+const NODE_COLUMNS: &str =
+    "id, provider_id, name, region, cordoned, quarantined, status, spec_json, \
      inventory_json, metrics_json, last_heartbeat_at, registered_at, created_at";
 
 fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
-    let (id, provider_id, name, region, cordoned, quarantined, status, spec, inv, metrics, hb, reg, created) =
-        raw;
+    let (
+        id,
+        provider_id,
+        name,
+        region,
+        cordoned,
+        quarantined,
+        status,
+        spec,
+        inv,
+        metrics,
+        hb,
+        reg,
+        created,
+    ) = raw;
     Ok(NodeRow {
         id,
         provider_id,
