@@ -247,7 +247,8 @@ fn bench(c: &mut Criterion) {
     let (p50, p99, max) = percentiles(samples);
     println!("Engine::apply(Place) at 80 %: p50 {p50:?}, p99 {p99:?}, max {max:?}");
 
-    // Mixed stream: place 60 %, release 20 %, cancel 5 %, tick 15 %, keeping the fleet near 80 %.
+    // Mixed stream: place 60 % (a tenth waiting up to 30 s, a tenth spot bids), release 20 %,
+    // cancel 5 %, tick 15 % (a second each), keeping the fleet near 80 %.
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Elements(1000));
     let population = leases.len();
@@ -262,8 +263,16 @@ fn bench(c: &mut Criterion) {
                     let cmd = if roll < 60 {
                         next_id += 1;
                         let mut s = order(&mut rng);
-                        if rng.below(10) == 0 {
-                            s.max_wait_s = Some(30);
+                        match rng.below(10) {
+                            0 => s.max_wait_s = Some(30),
+                            1 => {
+                                // A spot bid near 0.8 × the list value of what it asks.
+                                let t = s.resources.tflops * Decimal::new(16, 4);
+                                let v = Decimal::from(s.resources.vram_gb / 4) * Decimal::new(4, 2);
+                                s.mode = Mode::Spot;
+                                s.max_price = Some(t + v);
+                            }
+                            _ => {}
                         }
                         place_cmd(next_id, s)
                     } else if roll < 80 && !live.is_empty() {
