@@ -215,6 +215,8 @@ pub struct EngineMeta {
     pub seq: u64,
     #[serde(default)]
     pub demand: Vec<DemandClass>,
+    #[serde(default)]
+    pub spot_dirty: bool,
 }
 
 impl Engine {
@@ -225,6 +227,7 @@ impl Engine {
             last_clear: self.last_clear,
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
+            spot_dirty: self.spot_dirty,
         }
     }
 }

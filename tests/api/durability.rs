@@ -21,7 +21,7 @@ fn free_port() -> u16 {
 }
 
 async fn start(database_url: &str, port: u16) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
         .args([
             "serve",
             "--listen",
@@ -50,6 +50,8 @@ async fn start(database_url: &str, port: u16) -> Server {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    child.kill().ok();
+    child.wait().ok();
     panic!("gpuex did not start");
 }
 
