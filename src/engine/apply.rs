@@ -15,6 +15,8 @@ impl Engine {
     pub fn apply(&mut self, now: Ts, cmd: Command) -> Result<Vec<Event>, EngineError> {
         self.now = self.now.max(now);
         self.refresh_offpeak();
+        self.touched.clear();
+        self.book.clear_changed();
         let mut events = Vec::new();
         // Whatever fell due runs first, so no command sees stale leases.
         self.run_timers(&mut events);
@@ -50,7 +52,7 @@ impl Engine {
 
     fn cancel(&mut self, order_id: OrderId, events: &mut Vec<Event>) -> Result<(), EngineError> {
         let Some(o) = self.book.get(order_id) else {
-            return Err(if self.leases.values().any(|l| l.order_id == order_id) {
+            return Err(if self.order_leases.contains_key(&order_id) {
                 EngineError::NotCancellable(order_id)
             } else {
                 EngineError::UnknownOrder(order_id)
@@ -122,7 +124,7 @@ impl Engine {
             self.end_lease(id, EndReason::FundsExhausted, now, events);
             return Ok(());
         }
-        if let Some(l) = self.leases.get_mut(&id) {
+        if let Some(l) = self.lease_mut(id) {
             l.notice_reason = Some(NoticeReason::FundsExhausted);
         }
         // Reserved: the workload hears of it a notice period before the funded end.

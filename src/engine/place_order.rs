@@ -31,7 +31,7 @@ impl Engine {
 
     pub(super) fn place_order(&mut self, po: PlaceOrder, events: &mut Vec<Event>) {
         let id = po.order_id;
-        if self.book.contains(id) || self.leases.values().any(|l| l.order_id == id) {
+        if self.book.contains(id) || self.order_leases.contains_key(&id) {
             return self.reject(id, RejectReason::DuplicateOrder, events);
         }
         let req = match self.resolve(&po.spec) {

@@ -187,7 +187,11 @@ impl OrderRequest {
     }
 
     /// What the engine needs of this order.
-    fn spec(&self, start_at: Option<DateTime<Utc>>, region: Option<String>) -> engine::OrderSpec {
+    pub(crate) fn spec(
+        &self,
+        start_at: Option<DateTime<Utc>>,
+        region: Option<String>,
+    ) -> engine::OrderSpec {
         let r = &self.resources;
         engine::OrderSpec {
             mode: match self.mode {

@@ -176,6 +176,9 @@ impl<'c> Batch<'c> {
         events: Vec<Event>,
         _meta: Option<&OrderMeta>,
     ) -> anyhow::Result<()> {
+        // The rows the engine says the last command changed.
+        self.touched_leases.extend(engine.changed_leases());
+        self.touched_orders.extend(engine.changed_orders());
         let mut queue = events;
         let mut rounds = 0;
         while !queue.is_empty() {
@@ -189,6 +192,8 @@ impl<'c> Batch<'c> {
                     Ok(events) => queue.extend(events),
                     Err(e) => tracing::warn!(error = %e, "follow-up command refused"),
                 }
+                self.touched_leases.extend(engine.changed_leases());
+                self.touched_orders.extend(engine.changed_orders());
             }
             rounds += 1;
             anyhow::ensure!(rounds < 16, "follow-up commands did not settle");
@@ -289,9 +294,9 @@ impl<'c> Batch<'c> {
                 }
                 self.touched_leases.insert(lease_id)
             }
-            Event::PreemptNotice { lease_id, .. } | Event::RebalanceWarning { lease_id, .. } => {
-                self.touched_leases.insert(lease_id)
-            }
+            Event::PreemptNotice { lease_id, .. }
+            | Event::PreemptScheduled { lease_id, .. }
+            | Event::RebalanceWarning { lease_id, .. } => self.touched_leases.insert(lease_id),
             Event::LeaseRepriced {
                 lease_id,
                 price_per_hour,
@@ -566,6 +571,8 @@ impl<'c> Batch<'c> {
                 Ok(e) => events.extend(e),
                 Err(e) => tracing::warn!(error = %e, "funds notice refused"),
             }
+            self.touched_leases.extend(engine.changed_leases());
+            self.touched_orders.extend(engine.changed_orders());
         }
         self.apply(tx, engine, events, None).await
     }

@@ -166,6 +166,33 @@ pub struct QuoteRequest {
     /// Length of the window in seconds (default 3600; required for reserved).
     #[serde(default)]
     pub duration_s: Option<u64>,
+    /// Spot: the bid per hour for the whole order.
+    #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
+    #[schema(value_type = Option<String>)]
+    pub max_price: Option<Decimal>,
+}
+
+/// The concrete slice the order would get if placed now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SliceQuote {
+    pub node_id: uuid::Uuid,
+    pub region: String,
+    pub gpu_model: String,
+    /// GPU indices with their slot: whole, MIG profile and start, or shared milli/memory.
+    #[schema(value_type = Object)]
+    pub placement: serde_json::Value,
+    /// Units the slice holds (what is charged), and what was asked.
+    #[schema(value_type = Object)]
+    pub units: serde_json::Value,
+    #[schema(value_type = Object)]
+    pub unit_prices: serde_json::Value,
+    #[schema(value_type = String)]
+    pub price_per_hour: Decimal,
+    /// Funds the order would hold.
+    #[schema(value_type = String)]
+    pub hold: Decimal,
+    /// Whether it would first wait on a preemption notice.
+    pub needs_preemption: bool,
 }
 
 /// One line of a quote: one unit for the window.
@@ -212,6 +239,10 @@ pub struct Quote {
     pub rule: String,
     /// Every adequate (model, region), cheapest first.
     pub options: Vec<QuoteOption>,
+    /// The slice placement would choose now; absent when none is free.
+    pub slice: Option<SliceQuote>,
+    /// Why no slice is free now (a reject reason code), when `slice` is absent.
+    pub slice_unavailable: Option<String>,
 }
 
 pub const MIN_DURATION_S: u64 = 60;

@@ -178,6 +178,7 @@ async fn quote(
             "no GPU model that can hold these resources has a price in the region asked",
         ));
     }
+    let (slice, slice_unavailable) = slice_quote(&state, &req, start_at, duration_s).await?;
     Ok(Json(Quote {
         mode: req.mode,
         currency: state.settings.currency.clone(),
@@ -185,7 +186,54 @@ async fn quote(
         duration_s,
         rule: quotes::rule_text(req.mode).to_owned(),
         options,
+        slice,
+        slice_unavailable,
     }))
+}
+
+/// Asks the engine which slice the order would get now, with its held units.
+async fn slice_quote(
+    state: &AppState,
+    req: &QuoteRequest,
+    start_at: DateTime<Utc>,
+    duration_s: u64,
+) -> Result<(Option<quotes::SliceQuote>, Option<String>), ApiError> {
+    let order = crate::market::OrderRequest {
+        mode: req.mode,
+        resources: req.resources.clone(),
+        region: req.region.clone(),
+        start_at: Some(start_at),
+        duration_s: Some(duration_s),
+        max_price: req.max_price,
+        max_wait_s: None,
+        qos: None,
+        tags: None,
+        command: None,
+        env: None,
+        webhook_url: None,
+        client_order_id: None,
+    };
+    let region = req.region.clone().filter(|r| r != "any");
+    let reserved = req.mode == crate::pricing::Mode::Reserved;
+    let spec = order.spec(reserved.then_some(start_at), region);
+    let answer = state.market.read(move |engine| engine.quote(&spec)).await?;
+    Ok(match answer {
+        Ok(q) => (
+            Some(quotes::SliceQuote {
+                node_id: q.placement.node,
+                region: q.region,
+                gpu_model: q.gpu_model,
+                placement: serde_json::json!({ "mode": q.placement.mode, "gpus": q.placement.gpus }),
+                units: serde_json::json!({ "held": q.placement.units, "asked": q.placement.asked }),
+                unit_prices: serde_json::to_value(q.unit_prices).unwrap_or_default(),
+                price_per_hour: crate::pricing::round_money(q.price_per_hour),
+                hold: q.hold,
+                needs_preemption: q.needs_preemption,
+            }),
+            None,
+        ),
+        Err(reason) => (None, Some(reason.code().to_owned())),
+    })
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

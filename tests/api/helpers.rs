@@ -338,3 +338,56 @@ macro_rules! on_both_databases {
     () => {};
 }
 pub(crate) use on_both_databases;
+
+/// A provider's node, as created through the API.
+pub struct TestNode {
+    pub provider: String,
+    pub id: Uuid,
+    pub token: String,
+}
+
+impl TestApp {
+    /// A provider with one node in `region` holding `gpus` (model, partition mode).
+    pub async fn node(&self, region: &str, gpus: &[(&str, &str)]) -> TestNode {
+        let (provider, _) = self.user("provider").await;
+        self.node_of(&provider, region, gpus).await
+    }
+
+    pub async fn node_of(&self, provider: &str, region: &str, gpus: &[(&str, &str)]) -> TestNode {
+        let gpus: Vec<Value> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, (model, mode))| json!({"index": i, "model": model, "mode": mode, "nvlink": []}))
+            .collect();
+        let r = self
+            .post(
+                "/v1/nodes",
+                Some(provider),
+                json!({"name": format!("node-{}", Uuid::new_v4().simple()), "region": region,
+                       "gpus": gpus, "cpu_milli": 64000, "memory_mib": 512000}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        TestNode {
+            provider: provider.to_owned(),
+            id: r.body["node"]["id"]
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .expect("node id"),
+            token: r.body["token"].as_str().expect("token").to_owned(),
+        }
+    }
+
+    /// A credited buyer: (token, id).
+    pub async fn buyer_with(&self, admin: &str, amount: &str) -> (String, Uuid) {
+        let (token, id) = self.user("buyer").await;
+        let r = self.credit(admin, id, amount).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        (token, id)
+    }
+
+    /// Places an order; returns the reply.
+    pub async fn order(&self, buyer: &str, body: Value) -> Reply {
+        self.post("/v1/orders", Some(buyer), body).await
+    }
+}

@@ -2,6 +2,7 @@
 //! random command sequences, determinism and restore.
 
 mod helpers;
+mod market;
 mod props;
 mod rules;
 mod spot_and_preemption;

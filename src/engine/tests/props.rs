@@ -160,6 +160,9 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
     let mut cmds = Vec::new();
     let mut outs = Vec::new();
     let mut snap = e.snapshot();
+    let mut lease_rows: std::collections::BTreeMap<Uuid, Lease> = std::collections::BTreeMap::new();
+    let mut order_rows: std::collections::BTreeMap<Uuid, crate::engine::orders::OpenOrder> =
+        std::collections::BTreeMap::new();
     for (n, s) in steps.iter().enumerate() {
         if n == snapshot_at {
             snap = e.snapshot();
@@ -178,6 +181,24 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
         }
         e.validate()
             .map_err(|i| TestCaseError::fail(format!("after step {n} {s:?}: {i}")))?;
+        // The server's rows, kept only from what each command says changed, equal the engine's.
+        for id in e.changed_leases().collect::<Vec<_>>() {
+            match e.lease(id) {
+                Some(l) => lease_rows.insert(id, l.clone()),
+                None => lease_rows.remove(&id),
+            };
+        }
+        for id in e.changed_orders().collect::<Vec<_>>() {
+            match e.open_order(id) {
+                Some(o) => order_rows.insert(id, o.clone()),
+                None => order_rows.remove(&id),
+            };
+        }
+        let snap_now = e.snapshot();
+        let leases_now: Vec<Lease> = lease_rows.values().cloned().collect();
+        prop_assert_eq!(leases_now, snap_now.leases, "lease rows after step {}", n);
+        let orders_now: Vec<_> = order_rows.values().cloned().collect();
+        prop_assert_eq!(orders_now, snap_now.orders, "order rows after step {}", n);
         cmds.push((now, cmd));
         outs.push(out);
     }

@@ -24,7 +24,6 @@ fn multiplier(l: &Lease) -> Decimal {
 
 #[test]
 fn a_bid_below_the_floor_is_rejected() {
-    // Setting up the fleet cleared the auction at T0; the next clearing is due at T0 + 10.
     // A whole A100 lists at 312 × 0.002 + 20 × 0.05 = 1.624 per hour; 0.8 is index 0.49.
     let mut e = one_whole_gpu();
     assert_eq!(
@@ -208,7 +207,9 @@ fn a_preempted_spot_order_is_filled_again_when_capacity_returns() {
     .pop()
     .unwrap();
     run(&mut e, T0 + 131, Command::Tick);
-    let ev = run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+    run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+    // Capacity changed: the next tick clears, interval or not.
+    let ev = run(&mut e, T0 + 201, Command::Tick);
     let again = granted(&ev).pop().expect("re-filled");
     assert_eq!(again.order_id, s.order_id);
     assert_eq!(again.id, lease_id(s.order_id, 1));
@@ -234,4 +235,24 @@ fn pooled_batch_makes_way_for_on_demand_after_notice() {
     .unwrap();
     assert_eq!(od.state, LeaseState::Pending);
     assert_eq!(e.lease(pooled.id).unwrap().state, LeaseState::Preempting);
+}
+
+#[test]
+fn a_higher_bid_displaces_a_lower_spot_lease_after_notice() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let low = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    run(&mut e, T0 + 11, place(2, spot(dec!(1.05))));
+    let ev = run(&mut e, T0 + 20, Command::Tick);
+    let high = granted(&ev)
+        .pop()
+        .expect("the higher bid gets a pending lease");
+    assert_eq!(high.state, LeaseState::Pending);
+    assert_eq!(high.ready_at, Some(T0 + 140));
+    assert!(ev.iter().any(|x| matches!(x, Event::PreemptNotice { lease_id, preempt_at, .. } if *lease_id == low.id && *preempt_at == T0 + 140)));
+    let ev = run(&mut e, T0 + 140, Command::Tick);
+    assert_eq!(ended(&ev), vec![(low.id, EndReason::Preempted, T0 + 140)]);
+    assert_eq!(e.lease(high.id).unwrap().state, LeaseState::Provisioning);
+    // The lower bid is back in the queue and cannot displace the higher one.
+    assert!(granted(&run(&mut e, T0 + 150, Command::Tick)).is_empty());
 }
