@@ -247,61 +247,108 @@ fn bench(c: &mut Criterion) {
     let (p50, p99, max) = percentiles(samples);
     println!("Engine::apply(Place) at 80 %: p50 {p50:?}, p99 {p99:?}, max {max:?}");
 
-    // Mixed stream: place 60 %, release 20 %, cancel 5 %, tick 15 %, keeping the fleet near 80 %.
+    // Mixed streams, occupancy held near 80 %: place 65 % (a tenth of them
+    // waiting up to 30 s), release 25 %, cancel 8 %, tick 2 % (one second each).
+    // The second stream makes a tenth of the places spot bids, and its cancels
+    // pick among the open spot bids (buyers give up on bids that never clear).
+    let population = leases.len();
+    let mut st = Stream {
+        live: leases,
+        now: T0,
+        next_id,
+        spot_orders: Vec::new(),
+        population,
+    };
     let mut g = c.benchmark_group("engine");
     g.throughput(Throughput::Elements(1000));
-    let population = leases.len();
-    let mut live: Vec<Uuid> = leases;
-    let mut now = T0;
-    g.bench_function("mixed_stream_1000_commands", |b| {
-        b.iter_batched(
-            || (),
-            |_| {
-                for _ in 0..1000 {
-                    let roll = rng.below(100);
-                    let cmd = if roll < 60 {
-                        next_id += 1;
-                        let mut s = order(&mut rng);
-                        if rng.below(10) == 0 {
-                            s.max_wait_s = Some(30);
-                        }
-                        place_cmd(next_id, s)
-                    } else if roll < 80 && !live.is_empty() {
-                        let k = rng.below(live.len() as u64) as usize;
-                        Command::Release {
-                            lease_id: live.swap_remove(k),
-                        }
-                    } else if roll < 85 {
-                        Command::Cancel {
-                            order_id: Uuid::from_u128(next_id),
-                        }
-                    } else {
-                        now += 1;
-                        Command::Tick
-                    };
-                    if let Ok(ev) = e.apply(now, cmd) {
-                        for x in ev {
-                            if let Event::LeaseGranted { lease, .. } = x {
-                                live.push(lease.id);
-                            }
-                        }
+    for (name, spot) in [
+        ("mixed_stream_1000_commands", false),
+        ("mixed_stream_with_spot_1000_commands", true),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || (),
+                |_| {
+                    for _ in 0..1000 {
+                        st.step(&mut e, &mut rng, spot);
                     }
-                    // Keep occupancy steady: release beyond the 80 % population.
-                    while live.len() > population {
-                        let k = rng.below(live.len() as u64) as usize;
-                        let _ = e.apply(
-                            now,
-                            Command::Release {
-                                lease_id: live.swap_remove(k),
-                            },
-                        );
-                    }
-                }
-            },
-            BatchSize::PerIteration,
-        )
-    });
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     g.finish();
+    println!(
+        "after the streams: {} leases, {} open orders, frag_ratio {:.3}",
+        e.leases().count(),
+        e.open_orders().count(),
+        e.frag_ratio()
+    );
+}
+
+/// The state a command stream carries between commands.
+struct Stream {
+    live: Vec<Uuid>,
+    now: Ts,
+    next_id: u128,
+    spot_orders: Vec<Uuid>,
+    population: usize,
+}
+
+impl Stream {
+    fn step(&mut self, e: &mut Engine, rng: &mut Rng, spot: bool) {
+        let roll = rng.below(100);
+        let cmd = if roll < 65 {
+            self.next_id += 1;
+            let mut s = order(rng);
+            match rng.below(10) {
+                0 => s.max_wait_s = Some(30),
+                1 if spot => {
+                    // A bid near 0.8 × the list value of what it asks.
+                    let t = s.resources.tflops * Decimal::new(16, 4);
+                    let v = Decimal::from(s.resources.vram_gb / 4) * Decimal::new(4, 2);
+                    s.mode = Mode::Spot;
+                    s.max_price = Some(t + v);
+                    self.spot_orders.push(Uuid::from_u128(self.next_id));
+                }
+                _ => {}
+            }
+            place_cmd(self.next_id, s)
+        } else if roll < 90 && !self.live.is_empty() {
+            let k = rng.below(self.live.len() as u64) as usize;
+            Command::Release {
+                lease_id: self.live.swap_remove(k),
+            }
+        } else if roll < 98 {
+            let order_id = if spot && !self.spot_orders.is_empty() {
+                let k = rng.below(self.spot_orders.len() as u64) as usize;
+                self.spot_orders.swap_remove(k)
+            } else {
+                Uuid::from_u128(self.next_id)
+            };
+            Command::Cancel { order_id }
+        } else {
+            self.now += 1;
+            Command::Tick
+        };
+        if let Ok(ev) = e.apply(self.now, cmd) {
+            for x in ev {
+                if let Event::LeaseGranted { lease, .. } = x {
+                    self.live.push(lease.id);
+                }
+            }
+        }
+        // Keep occupancy steady: release beyond the 80 % population.
+        while self.live.len() > self.population {
+            let k = rng.below(self.live.len() as u64) as usize;
+            let _ = e.apply(
+                self.now,
+                Command::Release {
+                    lease_id: self.live.swap_remove(k),
+                },
+            );
+        }
+    }
 }
 
 criterion_group!(benches, bench);

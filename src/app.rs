@@ -65,6 +65,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let state = AppState::start(settings).await?;
+    crate::nodes::watchdog::spawn(state.clone());
     let router = crate::api::router(state.clone());
     let budget_watch =
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));

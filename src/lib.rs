@@ -32,6 +32,8 @@ pub mod idempotency;
 pub mod market;
 #[cfg(feature = "server")]
 pub mod metrics;
+#[cfg(feature = "server")]
+pub mod nodes;
 
 #[cfg(feature = "server")]
 pub use app::serve;

@@ -39,6 +39,8 @@ use utoipa_swagger_ui::SwaggerUi;
         (name = "orders", description = "Orders: on-demand, reserved and spot"),
         (name = "leases", description = "Leases: slices of GPUs held for a window"),
         (name = "market", description = "Spot book and market figures"),
+        (name = "nodes", description = "Providers' nodes: inventory, slices, cordons"),
+        (name = "agent", description = "The node agent protocol (node tokens only)"),
         (name = "ops", description = "Health, readiness, metrics and this document"),
     )
 )]
@@ -68,6 +70,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::catalog::router())
         .merge(crate::pricing::router())
         .merge(crate::market::router())
+        .merge(crate::nodes::router())
         .merge(ops::router())
 }
 

@@ -59,6 +59,9 @@ impl fmt::Display for Role {
     }
 }
 
+/// The paths node tokens may call (DESIGN §7).
+const AGENT_PATH_PREFIX: &str = "/v1/agent/";
+
 /// The authenticated caller of a request.
 #[derive(Debug, Clone, Copy)]
 pub struct Caller {
@@ -102,6 +105,19 @@ impl FromRequestParts<AppState> for Caller {
             .ok_or_else(|| {
                 ApiError::Unauthorized("expected Authorization: Bearer <token>".into())
             })?;
+        if token.starts_with(tokens::NODE_TOKEN_PREFIX) {
+            let hash = tokens::hash_secret(token);
+            let caller = crate::nodes::caller_by_node_token(&state.db, &hash)
+                .await?
+                .ok_or_else(|| ApiError::Unauthorized("unknown node token".into()))?;
+            // A node token is good for the agent protocol and nothing else.
+            if !parts.uri.path().starts_with(AGENT_PATH_PREFIX) {
+                return Err(ApiError::Forbidden(
+                    "node tokens may only call /v1/agent/*".into(),
+                ));
+            }
+            return Ok(caller);
+        }
         if token.starts_with(tokens::API_KEY_PREFIX) {
             let hash = tokens::hash_secret(token);
             return store::caller_by_api_key(&state.db, &hash)

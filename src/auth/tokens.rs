@@ -14,6 +14,9 @@ use uuid::Uuid;
 /// The prefix of every API key, so a bearer token says what it is.
 pub const API_KEY_PREFIX: &str = "gpx_";
 
+/// The prefix of every node token (`POST /v1/nodes`), which authenticates an agent.
+pub const NODE_TOKEN_PREFIX: &str = "gpn_";
+
 /// JWT claims.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Claims {
@@ -115,6 +118,11 @@ pub fn new_api_key() -> (String, String) {
     let key = format!("{API_KEY_PREFIX}{}", random_hex(24));
     let prefix = key[..12].to_owned();
     (key, prefix)
+}
+
+/// A new node token, shown once to the provider.
+pub fn new_node_token() -> String {
+    format!("{NODE_TOKEN_PREFIX}{}", random_hex(24))
 }
 
 /// The stored form of an API key or node token.

@@ -106,6 +106,8 @@ pub struct Engine {
     pub(super) clearing: BTreeMap<(String, String), Decimal>,
     pub(super) last_clear: Option<Ts>,
     pub(super) capacity_changed: bool,
+    /// Capacity changed since the last spot clearing: clear at the next tick.
+    pub(super) spot_dirty: bool,
     pub(super) preempted: Vec<PreemptRecord>,
     pub(super) offpeak_hour: Option<Ts>,
     /// Live pooled and spot leases: when none, preemption is not even tried.
@@ -151,6 +153,7 @@ impl Engine {
             clearing: BTreeMap::new(),
             last_clear: None,
             capacity_changed: false,
+            spot_dirty: false,
             preempted: Vec::new(),
             offpeak_hour: None,
             preemptible_live: 0,

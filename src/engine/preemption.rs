@@ -57,7 +57,9 @@ impl Engine {
     }
 
     /// A view in which every lease that would yield to `priority` over
-    /// `[from, until)` is treated as gone. O(fleet): the slow path only.
+    /// `[from, until)` is treated as gone. O(fleet) for a window; for
+    /// open-ended work from now only nodes holding a yielding lease are
+    /// recomputed (the live view already counts everything else).
     pub(super) fn view_without_yielding(
         &self,
         claim: Claim,
@@ -66,6 +68,16 @@ impl Engine {
     ) -> CapacityView {
         let mut view = self.view.clone();
         for (id, node) in &self.nodes {
+            let open_ended = until.is_none() && from <= self.now;
+            if open_ended
+                && !node.leases.iter().any(|l| {
+                    self.leases
+                        .get(l)
+                        .is_some_and(|l| self.yields(l.priority, l.bid_index, claim))
+                })
+            {
+                continue;
+            }
             let Some(v) = view.node_mut(*id) else {
                 continue;
             };

@@ -37,7 +37,7 @@ pub struct ClearingRow {
 }
 
 /// Everything the engine needs to come back as it was.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The latest `now` the engine saw.
     pub now: Ts,
@@ -53,12 +53,19 @@ pub struct Snapshot {
     /// When spot last cleared; `None` clears on the first tick.
     #[serde(default)]
     pub last_clear: Option<Ts>,
+    /// Capacity changed since that clearing (when not kept: true, clear on the first tick).
+    #[serde(default = "dirty_by_default")]
+    pub spot_dirty: bool,
     /// The acceptance sequence counter (0 if not kept: the open orders' highest is used).
     #[serde(default)]
     pub seq: u64,
     /// The recent demand mix, oldest first; empty: rebuilt from the leases.
     #[serde(default)]
     pub demand: Vec<DemandClass>,
+}
+
+fn dirty_by_default() -> bool {
+    true
 }
 
 impl Engine {
@@ -105,6 +112,7 @@ impl Engine {
                 })
                 .collect(),
             last_clear: self.last_clear,
+            spot_dirty: self.spot_dirty,
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
         }
@@ -185,6 +193,7 @@ impl Engine {
             e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
         }
         e.last_clear = snap.last_clear;
+        e.spot_dirty = snap.spot_dirty;
         // Rows may lag the counter; never hand out a sequence number twice.
         e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {
@@ -206,6 +215,8 @@ pub struct EngineMeta {
     pub seq: u64,
     #[serde(default)]
     pub demand: Vec<DemandClass>,
+    #[serde(default)]
+    pub spot_dirty: bool,
 }
 
 impl Engine {
@@ -216,6 +227,7 @@ impl Engine {
             last_clear: self.last_clear,
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
+            spot_dirty: self.spot_dirty,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
-use super::placement::{model_at, place, Placement, PlacementRequest};
+use super::placement::{model_at, place, Compute, Placement, PlacementRequest};
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
 use super::types::OrderId;
@@ -49,11 +49,19 @@ impl Engine {
             })
             .collect();
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
+        // Capacity only shrinks during a clearing, so a bid at least as large as
+        // one that found no room finds none either: skip its placement.
+        let mut no_room: Vec<&PlacementRequest> = Vec::new();
         let outcome = auction::run(&mut bids, |bid| {
             let Some((req, max_price)) = prepared.get(&bid.order) else {
                 return false;
             };
+            if no_room.iter().any(|f| at_least(req, f)) {
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            }
             let Some(p) = place(view, req, mix, policy) else {
+                no_room.push(req);
                 losers_req.push((bid.order, req.clone()));
                 return false;
             };
@@ -154,7 +162,7 @@ impl Engine {
         prepared: &BTreeMap<OrderId, (PlacementRequest, Decimal)>,
         events: &mut Vec<Event>,
     ) {
-        const MAX_PER_CLEARING: usize = 4;
+        const MAX_PER_CLEARING: usize = 2;
         let now = self.now;
         for (tried, (order_id, index)) in losers.iter().enumerate() {
             let lowest = self
@@ -275,4 +283,35 @@ impl Engine {
             }
         }
     }
+}
+
+/// Whether `a` asks for at least what `b` asks, with the same constraints
+/// (host CPU and memory left to the default share, which grows with size).
+fn at_least(a: &PlacementRequest, b: &PlacementRequest) -> bool {
+    let compute = match (a.compute, b.compute) {
+        (Compute::Milli(x), Compute::Milli(y)) => x >= y,
+        (
+            Compute::Tflops {
+                tflops: x,
+                precision: px,
+            },
+            Compute::Tflops {
+                tflops: y,
+                precision: py,
+            },
+        ) => px == py && x >= y,
+        _ => false,
+    };
+    compute
+        && a.memory_mb >= b.memory_mb
+        && a.gpus == b.gpus
+        && a.models == b.models
+        && a.nvlink == b.nvlink
+        && a.isolation == b.isolation
+        && a.region == b.region
+        && a.node == b.node
+        && a.cpu_milli.is_none()
+        && b.cpu_milli.is_none()
+        && a.memory_mib.is_none()
+        && b.memory_mib.is_none()
 }

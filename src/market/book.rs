@@ -178,14 +178,14 @@ fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
             let mut mine = bids
                 .remove(&(pool.gpu_model.clone(), pool.region.clone()))
                 .unwrap_or_default();
-            mine.sort_by(|a, b| b.price_index.cmp(&a.price_index));
+            mine.sort_by_key(|b| std::cmp::Reverse(b.price_index));
             mine.truncate(depth);
             BookEntry { pool, bids: mine }
         })
         .collect();
     // Bids that name no single pool ("any" model or region) are listed on their own.
     for ((model, region), mut rest) in bids {
-        rest.sort_by(|a, b| b.price_index.cmp(&a.price_index));
+        rest.sort_by_key(|b| std::cmp::Reverse(b.price_index));
         rest.truncate(depth);
         entries.push(BookEntry {
             pool: PoolStats {

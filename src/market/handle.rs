@@ -72,7 +72,7 @@ pub(crate) type Reply = oneshot::Sender<Result<Vec<Event>, MarketError>>;
 
 pub(crate) enum Request {
     Command {
-        command: Command,
+        command: Box<Command>,
         meta: Option<Box<OrderMeta>>,
         reply: Reply,
     },
@@ -109,7 +109,7 @@ impl MarketHandle {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request::Command {
-                command,
+                command: Box::new(command),
                 meta,
                 reply,
             })

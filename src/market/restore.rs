@@ -111,5 +111,6 @@ async fn snapshot(db: &Db) -> anyhow::Result<Snapshot> {
         last_clear: meta.last_clear,
         seq: meta.seq,
         demand: meta.demand,
+        spot_dirty: meta.spot_dirty,
     })
 }

@@ -65,7 +65,7 @@ struct MarketTask {
 
 /// One command of a batch, with where its answer goes.
 struct Pending {
-    command: Command,
+    command: Box<Command>,
     meta: Option<Box<OrderMeta>>,
     reply: Reply,
 }
@@ -139,7 +139,7 @@ impl MarketTask {
         out.apply(&mut tx, &mut self.engine, due, None).await?;
         let mut results = Vec::with_capacity(batch.len());
         for pending in batch {
-            let mut command = pending.command.clone();
+            let mut command = (*pending.command).clone();
             if let Command::Place(place) = &mut command {
                 match persist::admit_order(&mut tx, place, pending.meta.as_deref(), now).await? {
                     persist::Admission::New => {}

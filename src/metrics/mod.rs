@@ -1,11 +1,13 @@
-//! Prometheus metrics: request counts and latency by route and status.
+//! Prometheus metrics: request counts and latency by route and status, the
+//! market's gauges, and the fleet as agents report it (nodes by status, GPU
+//! utilization per node, heartbeats).
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge,
-    IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec,
+    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
@@ -31,6 +33,14 @@ pub struct Metrics {
     latency: HistogramVec,
     scheduling: Histogram,
     pub(crate) market: MarketGauges,
+    fleet: FleetGauges,
+}
+
+/// What agents report: heartbeats, nodes by status, each GPU's utilization.
+struct FleetGauges {
+    heartbeats: IntCounter,
+    nodes: IntGaugeVec,
+    gpu_utilization: GaugeVec,
 }
 
 /// The market's state, refreshed from the engine at each scrape.
@@ -107,13 +117,67 @@ impl Metrics {
         registry.register(Box::new(market.internal_waste_milli.clone()))?;
         registry.register(Box::new(market.open_orders.clone()))?;
         registry.register(Box::new(market.leases.clone()))?;
+        let fleet = FleetGauges {
+            heartbeats: IntCounter::new(
+                "gpuex_agent_heartbeats_total",
+                "Agent heartbeats received",
+            )?,
+            nodes: IntGaugeVec::new(Opts::new("gpuex_nodes", "Nodes by status"), &["status"])?,
+            gpu_utilization: GaugeVec::new(
+                Opts::new(
+                    "gpuex_node_gpu_utilization_ratio",
+                    "GPU utilization (0-1) in each node's latest heartbeat",
+                ),
+                &["node", "gpu"],
+            )?,
+        };
+        registry.register(Box::new(fleet.heartbeats.clone()))?;
+        registry.register(Box::new(fleet.nodes.clone()))?;
+        registry.register(Box::new(fleet.gpu_utilization.clone()))?;
         Ok(Metrics {
             registry,
             requests,
             latency,
             scheduling,
             market,
+            fleet,
         })
+    }
+
+    /// Counts a heartbeat and records its GPUs' utilization.
+    pub fn observe_heartbeat(&self, node: uuid::Uuid, gpus: &[crate::protocol::GpuMetrics]) {
+        self.fleet.heartbeats.inc();
+        let node = node.to_string();
+        for g in gpus {
+            if let Some(util) = g.fields.gpu_util {
+                self.fleet
+                    .gpu_utilization
+                    .with_label_values(&[node.as_str(), g.index.to_string().as_str()])
+                    .set(util / 100.0);
+            }
+        }
+    }
+
+    /// Replaces the node counts by status.
+    pub fn set_node_counts(&self, counts: &[(String, i64)]) {
+        self.fleet.nodes.reset();
+        for (status, count) in counts {
+            self.fleet
+                .nodes
+                .with_label_values(&[status.as_str()])
+                .set(*count);
+        }
+    }
+
+    /// Forgets a lost node's GPU utilization series.
+    pub fn forget_node(&self, node: uuid::Uuid) {
+        let node = node.to_string();
+        for gpu in 0..32 {
+            let _ = self
+                .fleet
+                .gpu_utilization
+                .remove_label_values(&[node.as_str(), gpu.to_string().as_str()]);
+        }
     }
 
     pub fn observe_scheduling(&self, elapsed: Duration) {

@@ -122,4 +122,8 @@ pub struct RegisterResponse {
     /// agent continues above it and drops spooled batches at or below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_usage_seq: Option<u64>,
+    /// Present when the node is quarantined (its GPUs changed under live
+    /// leases): why. The node takes no new leases until its provider uncordons it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantined: Option<String>,
 }

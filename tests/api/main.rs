@@ -1,12 +1,15 @@
 //! Integration tests: the real server over HTTP, on SQLite and PostgreSQL.
 
+mod fleet;
 mod helpers;
 
+mod agent;
 mod auth;
 mod billing;
 mod catalog;
 mod durability;
 mod ledger_properties;
+mod nodes;
 mod ops;
 mod orders;
 mod prices;

@@ -126,6 +126,7 @@ async fn handle(
             heartbeat_interval_s: 1,
             node_timeout_s: 30,
             last_usage_seq: s.applied.keys().last().copied(),
+            quarantined: None,
         });
     }
     if path == paths::HEARTBEAT {

@@ -542,3 +542,25 @@ fn a_node_whose_host_shrinks_ends_the_lowest_priority_leases_that_no_longer_fit(
     assert_eq!(e.leases().count(), 1);
     assert!(e.lease(a.id).is_some() != e.lease(b.id).is_some());
 }
+
+#[test]
+fn a_lease_may_ask_at_most_four_times_its_share_of_host_cpu() {
+    let mut e = engine_with(vec![node(
+        1,
+        "eu",
+        &[(A100, PartitionMode::Shared), (A100, PartitionMode::Shared)],
+    )]);
+    // A quarter GPU is an eighth of the node: 8 cores by default, at most 32.
+    let mut r = resources(dec!(78), 8);
+    r.cpu_milli = Some(32_000);
+    let lease = granted(&run(&mut e, T0, place(1, spec(Mode::OnDemand, r))))
+        .pop()
+        .unwrap();
+    assert_eq!(lease.placement.cpu_milli, 32_000);
+    let mut r = resources(dec!(78), 8);
+    r.cpu_milli = Some(32_001);
+    assert_eq!(
+        rejected(&run(&mut e, T0, place(2, spec(Mode::OnDemand, r)))),
+        Some(RejectReason::UnsatisfiableResources)
+    );
+}

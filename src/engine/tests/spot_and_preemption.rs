@@ -24,7 +24,6 @@ fn multiplier(l: &Lease) -> Decimal {
 
 #[test]
 fn a_bid_below_the_floor_is_rejected() {
-    // Setting up the fleet cleared the auction at T0; the next clearing is due at T0 + 10.
     // A whole A100 lists at 312 × 0.002 + 20 × 0.05 = 1.624 per hour; 0.8 is index 0.49.
     let mut e = one_whole_gpu();
     assert_eq!(
@@ -208,7 +207,9 @@ fn a_preempted_spot_order_is_filled_again_when_capacity_returns() {
     .pop()
     .unwrap();
     run(&mut e, T0 + 131, Command::Tick);
-    let ev = run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+    run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+    // Capacity changed: the next tick clears, interval or not.
+    let ev = run(&mut e, T0 + 201, Command::Tick);
     let again = granted(&ev).pop().expect("re-filled");
     assert_eq!(again.order_id, s.order_id);
     assert_eq!(again.id, lease_id(s.order_id, 1));

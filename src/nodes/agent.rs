@@ -1,0 +1,443 @@
+//! `/v1/agent/*`: the server side of the agent protocol (DESIGN §7,
+//! `src/protocol/README.md`). Every request carries a node token; the node id
+//! is the agent id.
+
+use super::inventory;
+use super::store::{self, status, LeaseRow, Registration};
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::engine::placement::Slot;
+use crate::engine::{AgentReport, Command, Lease};
+use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::protocol::{
+    Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
+    LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
+    StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
+};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use std::collections::{BTreeMap, BTreeSet};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(heartbeat))
+        .routes(routes!(assignment_status))
+        .routes(routes!(upload_logs))
+        .routes(routes!(usage))
+}
+
+/// The node behind the agent's token, which must be an agent's.
+async fn agent_node(state: &AppState, caller: &Caller) -> Result<store::NodeRow, ApiError> {
+    caller.require(&[Role::Agent])?;
+    store::get(&state.db, caller.id)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("this node no longer exists".into()))
+}
+
+fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
+    if agent_id == caller.id {
+        Ok(())
+    } else {
+        Err(ApiError::field(
+            "agent_id",
+            "is not the node this token belongs to",
+        ))
+    }
+}
+
+/// Register the node's inventory (replacing the declared one).
+///
+/// A node whose GPUs changed under live leases is quarantined: cordoned until
+/// its provider uncordons it; the leases on the changed GPUs end. A lost node
+/// registering again comes back online.
+#[utoipa::path(post, path = "/v1/agent/register", tag = "agent", security(("bearer" = [])),
+    request_body(content = serde_json::Value, description = "A `RegisterRequest` (see src/protocol/README.md)"),
+    responses(
+        (status = 200, description = "A `RegisterResponse`", body = serde_json::Value),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn register(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<RegisterRequest>,
+) -> Result<Json<RegisterResponse>, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    let spec = inventory::registered_spec(&node.spec, &req);
+    let live: Vec<Lease> = store::live_leases(&state.db, node.id)
+        .await?
+        .iter()
+        .filter_map(|l| serde_json::from_str(&l.engine_json).ok())
+        .collect();
+    let was_lost = node.status == status::LOST;
+    let broken = if was_lost {
+        Vec::new()
+    } else {
+        inventory::leases_broken_by(&node.spec, &spec, &live)
+    };
+    let quarantined = node.quarantined || !broken.is_empty();
+    let cordoned = node.cordoned || quarantined;
+    let new_status = if quarantined {
+        status::QUARANTINED
+    } else {
+        status::ONLINE
+    };
+    if !broken.is_empty() {
+        tracing::warn!(node = %node.id, leases = ?broken, "GPUs changed under live leases: node quarantined");
+    }
+    let inventory_json = serde_json::to_string(&req).map_err(anyhow::Error::from)?;
+    let now = Utc::now();
+    store::register(
+        &state.db,
+        node.id,
+        &Registration {
+            spec: &spec,
+            inventory_json: &inventory_json,
+            status: new_status,
+            cordoned,
+            quarantined,
+        },
+        now,
+    )
+    .await?;
+    if cordoned {
+        // Cordon first, so nothing lands on the new inventory in between.
+        let _ = state
+            .market
+            .command(Command::Cordon {
+                node: node.id,
+                cordoned: true,
+            })
+            .await;
+    }
+    state.market.command(Command::UpsertNode(spec)).await?;
+    if cordoned {
+        state
+            .market
+            .command(Command::Cordon {
+                node: node.id,
+                cordoned: true,
+            })
+            .await?;
+    }
+    let last_usage_seq = store::last_usage_seq(&state.db, node.id)
+        .await?
+        .and_then(|s| u64::try_from(s).ok());
+    Ok(Json(RegisterResponse {
+        agent_id: node.id,
+        server_time: now,
+        heartbeat_interval_s: u32::try_from(state.settings.heartbeat_interval_s).unwrap_or(5),
+        node_timeout_s: u32::try_from(state.settings.node_timeout_s).unwrap_or(30),
+        last_usage_seq,
+        quarantined: (!broken.is_empty() || node.quarantined).then(|| {
+            if broken.is_empty() {
+                "the node is quarantined; its provider must uncordon it".to_owned()
+            } else {
+                format!(
+                    "the GPUs of {} live lease(s) changed; the node is quarantined until its provider uncordons it",
+                    broken.len()
+                )
+            }
+        }),
+    }))
+}
+
+/// Per-GPU metrics in; the assignments to carry out back.
+#[utoipa::path(post, path = "/v1/agent/heartbeat", tag = "agent", security(("bearer" = [])),
+    request_body(content = serde_json::Value, description = "A `HeartbeatRequest` (see src/protocol/README.md)"),
+    responses(
+        (status = 200, description = "A `HeartbeatResponse` with assignments", body = serde_json::Value),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not registered, or declared lost: register again", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn heartbeat(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<HeartbeatRequest>,
+) -> Result<Json<HeartbeatResponse>, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    check_agent_id(&caller, req.agent_id)?;
+    if node.registered_at.is_none() || node.status == status::LOST {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "register_again",
+            detail: "this node is not registered (or was declared lost): register again".into(),
+        });
+    }
+    let now = Utc::now();
+    let metrics_json = serde_json::to_string(&req.gpus).map_err(anyhow::Error::from)?;
+    store::heartbeat(&state.db, node.id, &metrics_json, now).await?;
+    state.metrics.observe_heartbeat(node.id, &req.gpus);
+    let live = store::live_leases(&state.db, node.id).await?;
+    let mut assignments = Vec::new();
+    let listed: BTreeMap<Uuid, LeaseRunState> =
+        req.leases.iter().map(|l| (l.lease_id, l.state)).collect();
+    let live_ids: BTreeSet<Uuid> = live.iter().map(|l| l.id).collect();
+    for lease in &live {
+        let on_agent = listed.get(&lease.id).copied();
+        match (lease.state.as_str(), on_agent) {
+            ("provisioning" | "running", None) => {
+                if let Some(action) = start_action(lease) {
+                    assignments.push(Assignment {
+                        lease_id: lease.id,
+                        action,
+                    });
+                }
+            }
+            ("preempting", Some(LeaseRunState::Provisioning | LeaseRunState::Running)) => {
+                let preempt_at = serde_json::from_str::<Lease>(&lease.engine_json)
+                    .ok()
+                    .and_then(|l| l.preempt_at)
+                    .and_then(|t| DateTime::from_timestamp(t, 0))
+                    .unwrap_or(now);
+                assignments.push(Assignment {
+                    lease_id: lease.id,
+                    action: AssignmentAction::Preempt { preempt_at },
+                });
+            }
+            _ => {}
+        }
+    }
+    for report in &req.leases {
+        let wanted = live_ids.contains(&report.lease_id);
+        let over = matches!(report.state, LeaseRunState::Ended | LeaseRunState::Stopping);
+        if !wanted && !over {
+            assignments.push(Assignment {
+                lease_id: report.lease_id,
+                action: AssignmentAction::Stop,
+            });
+        }
+    }
+    Ok(Json(HeartbeatResponse {
+        server_time: now,
+        heartbeat_interval_s: u32::try_from(state.settings.heartbeat_interval_s).unwrap_or(5),
+        assignments,
+    }))
+}
+
+/// The `start` for a lease: its placement, the order's command and env, its end.
+fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
+    let lease: Lease = serde_json::from_str(&row.engine_json).ok()?;
+    let first = lease.placement.gpus.first()?;
+    let partition = match &first.slot {
+        Slot::Whole => Partition::Whole,
+        Slot::Mig { profile, start, .. } => Partition::Mig {
+            profile: profile.clone(),
+            start: *start,
+        },
+        Slot::Shared { milli, memory_mb } => Partition::Shared {
+            milli: *milli,
+            memory_mb: *memory_mb,
+        },
+    };
+    let request: serde_json::Value = serde_json::from_str(&row.request_json).unwrap_or_default();
+    let command = request["command"].as_str().map(str::to_owned);
+    let env = request["env"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let units = lease.placement.units;
+    Some(AssignmentAction::Start {
+        placement: Placement {
+            gpus: lease
+                .placement
+                .gpus
+                .iter()
+                .map(|g| u32::from(g.index))
+                .collect(),
+            partition,
+        },
+        command,
+        env,
+        end_at: row.ends_at.and_then(|t| DateTime::from_timestamp(t, 0)),
+        held: Some(HeldUnits {
+            tflops: units.tflops_h,
+            vram_gb: units.vram_h * Decimal::from(crate::catalog::UNIT_VRAM_GB),
+        }),
+    })
+}
+
+/// A lease of this node, or 404.
+async fn node_lease(state: &AppState, node: Uuid, raw_id: &str) -> Result<LeaseRow, ApiError> {
+    let id = super::path_id_named(raw_id, "path.lease_id")?;
+    store::lease(&state.db, id)
+        .await?
+        .filter(|l| l.node_id == node)
+        .ok_or_else(|| ApiError::NotFound(format!("no lease {id} on this node")))
+}
+
+/// What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
+/// Idempotent: a report for a lease that is already over changes nothing.
+#[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/status", tag = "agent", security(("bearer" = [])),
+    params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
+    request_body(content = serde_json::Value, description = "A `StatusReport` (see src/protocol/README.md)"),
+    responses(
+        (status = 204, description = "Applied (or already applied)"),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease cannot take this report in its state", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn assignment_status(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(lease_id): Path<String>,
+    Json(report): Json<StatusReport>,
+) -> Result<StatusCode, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    let lease = node_lease(&state, node.id, &lease_id).await?;
+    if matches!(lease.state.as_str(), "ended" | "failed") {
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    let status = match &report.status {
+        AssignmentStatus::Provisioned { device } => {
+            if device.trim().is_empty() {
+                return Err(ApiError::field("device", "must name the device"));
+            }
+            store::set_device(&state.db, lease.id, device).await?;
+            if lease.state != "provisioning" {
+                // Already running (a repeated report), or preempting: nothing to change.
+                return Ok(StatusCode::NO_CONTENT);
+            }
+            AgentReport::Provisioned
+        }
+        AssignmentStatus::Ended {
+            exit_code, signal, ..
+        } => {
+            let code = exit_code.or(signal.map(|s| 128 + s));
+            store::set_exit_code(&state.db, lease.id, code).await?;
+            AgentReport::Ended
+        }
+        AssignmentStatus::Failed { .. } => AgentReport::Failed,
+    };
+    state
+        .market
+        .command(Command::AgentStatus {
+            lease_id: lease.id,
+            status,
+        })
+        .await
+        .map_err(|e| match e {
+            crate::market::MarketError::Refused(detail) => ApiError::Conflict(detail),
+            other => other.into(),
+        })?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The workload's output tail, replacing the previous one; served to the buyer
+/// at `GET /v1/leases/{id}/logs`.
+#[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/logs", tag = "agent", security(("bearer" = [])),
+    params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
+    request_body(content = serde_json::Value, description = "A `LogsUpload` (see src/protocol/README.md)"),
+    responses(
+        (status = 204, description = "Stored"),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn upload_logs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(lease_id): Path<String>,
+    Json(mut logs): Json<LogsUpload>,
+) -> Result<StatusCode, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    let lease = node_lease(&state, node.id, &lease_id).await?;
+    if logs.tail.len() > LOGS_TAIL_BYTES {
+        // Keep the end, cut at a character boundary.
+        let mut cut = logs.tail.len() - LOGS_TAIL_BYTES;
+        while !logs.tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        logs.tail = logs.tail.split_off(cut);
+    }
+    store::put_logs(&state.db, lease.id, &logs).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
+#[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", security(("bearer" = [])),
+    request_body(content = serde_json::Value, description = "A `UsageBatch` (see src/protocol/README.md)"),
+    responses(
+        (status = 200, description = "A `UsageAck`: `duplicate` when applied before", body = serde_json::Value),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn usage(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(batch): Json<UsageBatch>,
+) -> Result<Json<UsageAck>, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    check_agent_id(&caller, batch.agent_id)?;
+    let mut errors = Vec::new();
+    if batch.seq == 0 || i64::try_from(batch.seq).is_err() {
+        errors.push(FieldError::new("seq", "must be a positive integer"));
+    }
+    let ids: Vec<Uuid> = batch
+        .records
+        .iter()
+        .map(|r| r.lease_id)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let ours = store::leases_on_node(&state.db, node.id, &ids).await?;
+    for (i, r) in batch.records.iter().enumerate() {
+        let at = |f: &str| format!("records[{i}].{f}");
+        if !ours.contains(&r.lease_id) {
+            errors.push(FieldError::new(
+                at("lease_id"),
+                "no such lease on this node",
+            ));
+        }
+        if r.interval_end < r.interval_start {
+            errors.push(FieldError::new(
+                at("interval_end"),
+                "must not be before interval_start",
+            ));
+        }
+        if r.tflops_s < Decimal::ZERO {
+            errors.push(FieldError::new(at("tflops_s"), "must not be negative"));
+        }
+        if r.vram_gb_s < Decimal::ZERO {
+            errors.push(FieldError::new(at("vram_gb_s"), "must not be negative"));
+        }
+        if r.mean_utilization
+            .is_some_and(|u| u < Decimal::ZERO || u > Decimal::ONE)
+        {
+            errors.push(FieldError::new(
+                at("mean_utilization"),
+                "must be between 0 and 1",
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Invalid(errors));
+    }
+    let applied = store::apply_usage(&state.db, &batch, Utc::now()).await?;
+    Ok(Json(UsageAck {
+        seq: batch.seq,
+        duplicate: !applied,
+    }))
+}

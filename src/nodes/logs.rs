@@ -1,0 +1,71 @@
+//! `GET /v1/leases/{id}/logs`: the latest output tail the agent uploaded.
+
+use super::store;
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::error::{ApiError, Json, Problem};
+use axum::extract::{Path, State};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(lease_logs))
+}
+
+/// A workload's output tail.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseLogs {
+    pub lease_id: Uuid,
+    /// The last at most 64 KiB of stdout and stderr, interleaved.
+    pub tail: String,
+    /// Bytes the workload wrote in all (more than the tail when output was dropped).
+    pub total_bytes: i64,
+    /// Whether the workload finished, so this tail is final.
+    pub complete: bool,
+    /// When the agent took the tail; absent before the first upload.
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// The lease's latest output tail (the buyer's own leases; admins see all).
+#[utoipa::path(get, path = "/v1/leases/{id}/logs", tag = "leases", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Lease id")),
+    responses(
+        (status = 200, description = "The tail (empty before the first upload)", body = LeaseLogs),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a buyer or admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid id", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn lease_logs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<LeaseLogs>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let id = super::path_id(&id)?;
+    store::lease(&state.db, id)
+        .await?
+        .filter(|l| caller.is_admin() || l.buyer_id == caller.id)
+        .ok_or_else(|| ApiError::NotFound(format!("no lease {id}")))?;
+    let logs = store::logs(&state.db, id).await?;
+    Ok(Json(match logs {
+        Some((tail, total_bytes, complete, at)) => LeaseLogs {
+            lease_id: id,
+            tail,
+            total_bytes,
+            complete,
+            updated_at: Some(at),
+        },
+        None => LeaseLogs {
+            lease_id: id,
+            tail: String::new(),
+            total_bytes: 0,
+            complete: false,
+            updated_at: None,
+        },
+    }))
+}

@@ -1,0 +1,49 @@
+//! Capacity and its agents (DESIGN §7): providers' nodes and their tokens,
+//! the server side of the agent protocol, lease logs, and the watchdog that
+//! declares silent nodes lost.
+//!
+//! - [`routes`]: `/v1/nodes` for providers.
+//! - [`agent`]: `/v1/agent/*` for node tokens.
+//! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
+//! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
+//! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
+
+mod agent;
+pub mod inventory;
+mod logs;
+mod routes;
+pub mod store;
+mod view;
+pub mod watchdog;
+
+use crate::app::AppState;
+use crate::auth::Caller;
+use crate::db::Db;
+use crate::error::ApiError;
+use utoipa_axum::router::OpenApiRouter;
+use uuid::Uuid;
+
+pub use view::{NodeDetail, NodeSummary};
+
+/// Every route of this module.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(routes::router())
+        .merge(agent::router())
+        .merge(logs::router())
+}
+
+/// The agent a node token (its hash) belongs to.
+pub async fn caller_by_node_token(db: &Db, token_hash: &str) -> anyhow::Result<Option<Caller>> {
+    store::caller_by_token(db, token_hash).await
+}
+
+/// Parses the `{id}` of a path.
+fn path_id(raw: &str) -> Result<Uuid, ApiError> {
+    path_id_named(raw, "path.id")
+}
+
+fn path_id_named(raw: &str, field: &str) -> Result<Uuid, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::field(field, "must be a UUID"))
+}

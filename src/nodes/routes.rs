@@ -1,0 +1,242 @@
+//! `/v1/nodes`: providers create nodes (and get their node token once), list
+//! them, see each GPU's slices and who holds them, and cordon them.
+
+use super::inventory::{self, Declared, DeclaredGpu};
+use super::store::{self, status, NewNode, NodeRow};
+use super::view::{self, NodeDetail, NodeSummary};
+use crate::app::AppState;
+use crate::audit;
+use crate::auth::{tokens, Caller, Role};
+use crate::catalog::regions;
+use crate::engine::Command;
+use crate::error::{ApiError, FieldError, Json, Problem};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_node, list_nodes))
+        .routes(routes!(get_node))
+        .routes(routes!(cordon_node))
+}
+
+/// A new node, optionally with its inventory declared ahead of its agent.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateNodeRequest {
+    /// 1 to 64 characters.
+    pub name: String,
+    /// An existing region.
+    pub region: String,
+    /// The GPUs, until the agent registers its own inventory.
+    #[serde(default)]
+    pub gpus: Vec<DeclaredGpu>,
+    /// Host CPU in milli-CPU (default 16 000 per GPU).
+    pub cpu_milli: Option<u64>,
+    /// Host memory in MiB (default 128 GiB per GPU).
+    pub memory_mib: Option<u64>,
+}
+
+/// A created node and its token, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedNode {
+    #[serde(flatten)]
+    pub node: NodeSummary,
+    /// The agent's bearer token (`gpn_…`); stored hashed, never shown again.
+    pub token: String,
+}
+
+/// Create a node (provider or admin): its id and its node token.
+#[utoipa::path(post, path = "/v1/nodes", tag = "nodes", security(("bearer" = [])),
+    request_body = CreateNodeRequest,
+    responses(
+        (status = 201, description = "Created; the token is shown only here", body = CreatedNode),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn create_node(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<CreateNodeRequest>,
+) -> Result<(StatusCode, Json<CreatedNode>), ApiError> {
+    caller.require(&[Role::Provider, Role::Admin])?;
+    let mut errors = Vec::new();
+    let name = req.name.trim();
+    if name.is_empty() || name.chars().count() > 64 {
+        errors.push(FieldError::new("name", "must be 1 to 64 characters"));
+    }
+    if !regions::exists(&state.db, &req.region).await? {
+        errors.push(FieldError::new(
+            "region",
+            format!("no region `{}` (see GET /v1/regions)", req.region),
+        ));
+    }
+    let id = Uuid::now_v7();
+    let declared = Declared {
+        gpus: &req.gpus,
+        cpu_milli: req.cpu_milli,
+        memory_mib: req.memory_mib,
+    };
+    let spec = match inventory::declared_spec(id, &req.region, &declared) {
+        Ok(spec) => Some(spec),
+        Err(e) => {
+            errors.extend(e);
+            None
+        }
+    };
+    let Some(spec) = spec.filter(|_| errors.is_empty()) else {
+        return Err(ApiError::Invalid(errors));
+    };
+    let token = tokens::new_node_token();
+    let token_hash = tokens::hash_secret(&token);
+    let now = Utc::now();
+    let mut tx = state.db.begin().await?;
+    store::insert(
+        &mut tx,
+        &NewNode {
+            id,
+            provider_id: caller.id,
+            name,
+            region: &req.region,
+            token_hash: &token_hash,
+            spec: &spec,
+        },
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    state.market.command(Command::UpsertNode(spec)).await?;
+    let node = store::get(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the new node vanished")))?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedNode {
+            node: NodeSummary::from(&node),
+            token,
+        }),
+    ))
+}
+
+/// Your nodes (a provider's own; an admin sees all).
+#[utoipa::path(get, path = "/v1/nodes", tag = "nodes", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Nodes, oldest first", body = [NodeSummary]),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_nodes(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<NodeSummary>>, ApiError> {
+    caller.require(&[Role::Provider, Role::Admin])?;
+    let owner = (!caller.is_admin()).then_some(caller.id);
+    let nodes = store::list(&state.db, owner).await?;
+    Ok(Json(nodes.iter().map(NodeSummary::from).collect()))
+}
+
+/// One node: each GPU's slices and the lease holding each, and its latest metrics.
+#[utoipa::path(get, path = "/v1/nodes/{id}", tag = "nodes", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Node id")),
+    responses(
+        (status = 200, description = "The node", body = NodeDetail),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn get_node(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<NodeDetail>, ApiError> {
+    caller.require(&[Role::Provider, Role::Admin])?;
+    let id = super::path_id(&id)?;
+    let node = visible_node(&state, &caller, id).await?;
+    let leases = store::live_leases(&state.db, id).await?;
+    Ok(Json(view::detail(&node, &leases)))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CordonRequest {
+    /// `true` stops new placements; `false` resumes them (and lifts a quarantine).
+    pub cordoned: bool,
+}
+
+/// Cordon or uncordon a node. Live leases keep running; new placements stop.
+#[utoipa::path(post, path = "/v1/nodes/{id}/cordon", tag = "nodes", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Node id")),
+    request_body = CordonRequest,
+    responses(
+        (status = 200, description = "The node", body = NodeSummary),
+        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn cordon_node(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<CordonRequest>,
+) -> Result<Json<NodeSummary>, ApiError> {
+    caller.require(&[Role::Provider, Role::Admin])?;
+    let id = super::path_id(&id)?;
+    let node = visible_node(&state, &caller, id).await?;
+    // Uncordoning is how a person clears a quarantine.
+    let quarantined = node.quarantined && req.cordoned;
+    let new_status = match node.status.as_str() {
+        status::QUARANTINED if !quarantined => {
+            if node.registered_at.is_some() {
+                status::ONLINE
+            } else {
+                status::DECLARED
+            }
+        }
+        other => other,
+    }
+    .to_owned();
+    let now = Utc::now();
+    let mut tx = state.db.begin().await?;
+    store::set_cordon(&mut tx, id, req.cordoned, quarantined, &new_status).await?;
+    audit::record(
+        &mut tx,
+        caller.id,
+        if req.cordoned {
+            "cordon_node"
+        } else {
+            "uncordon_node"
+        },
+        &format!("node:{id}"),
+        serde_json::json!({ "cordoned": req.cordoned, "was_quarantined": node.quarantined }),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    if node.status != status::LOST {
+        state
+            .market
+            .command(Command::Cordon {
+                node: id,
+                cordoned: req.cordoned,
+            })
+            .await?;
+    }
+    let node = visible_node(&state, &caller, id).await?;
+    Ok(Json(NodeSummary::from(&node)))
+}
+
+async fn visible_node(state: &AppState, caller: &Caller, id: Uuid) -> Result<NodeRow, ApiError> {
+    store::visible(&state.db, caller, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))
+}

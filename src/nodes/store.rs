@@ -1,0 +1,485 @@
+//! The `nodes`, `usage_*` and `lease_logs` queries, written once for both databases.
+
+use crate::auth::{Caller, Role};
+use crate::db::{dispatch, dispatch_tx, Db, Money, Tx};
+use crate::engine::NodeSpec;
+use crate::protocol::{LogsUpload, UsageBatch};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// Node statuses as stored (the market's restore skips `lost`).
+pub mod status {
+    /// Created; no agent has registered yet.
+    pub const DECLARED: &str = "declared";
+    /// Its agent registered and heartbeats.
+    pub const ONLINE: &str = "online";
+    /// Silent for `node_timeout_s`; its leases were ended or moved.
+    pub const LOST: &str = "lost";
+    /// Its GPUs changed under live leases; cordoned until a person looks.
+    pub const QUARANTINED: &str = "quarantined";
+}
+
+/// A node row.
+#[derive(Debug, Clone)]
+pub struct NodeRow {
+    pub id: Uuid,
+    pub provider_id: Uuid,
+    pub name: String,
+    pub region: String,
+    pub cordoned: bool,
+    pub quarantined: bool,
+    pub status: String,
+    pub spec: NodeSpec,
+    pub inventory_json: Option<String>,
+    pub metrics_json: Option<String>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub registered_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+type RawNode = (
+    Uuid,
+    Uuid,
+    String,
+    String,
+    bool,
+    bool,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    DateTime<Utc>,
+);
+
+const NODE_COLUMNS: &str =
+    "id, provider_id, name, region, cordoned, quarantined, status, spec_json, \
+     inventory_json, metrics_json, last_heartbeat_at, registered_at, created_at";
+
+fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
+    let (
+        id,
+        provider_id,
+        name,
+        region,
+        cordoned,
+        quarantined,
+        status,
+        spec,
+        inv,
+        metrics,
+        hb,
+        reg,
+        created,
+    ) = raw;
+    Ok(NodeRow {
+        id,
+        provider_id,
+        name,
+        region,
+        cordoned,
+        quarantined,
+        status,
+        spec: serde_json::from_str(&spec).context("corrupt node spec")?,
+        inventory_json: inv,
+        metrics_json: metrics,
+        last_heartbeat_at: hb,
+        registered_at: reg,
+        created_at: created,
+    })
+}
+
+/// What a new node row holds.
+pub struct NewNode<'a> {
+    pub id: Uuid,
+    pub provider_id: Uuid,
+    pub name: &'a str,
+    pub region: &'a str,
+    pub token_hash: &'a str,
+    pub spec: &'a NodeSpec,
+}
+
+pub async fn insert(tx: &mut Tx<'_>, node: &NewNode<'_>, now: DateTime<Utc>) -> anyhow::Result<()> {
+    let spec = serde_json::to_string(node.spec)?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO nodes (id, provider_id, name, region, token_hash, status, spec_json, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(node.id)
+        .bind(node.provider_id)
+        .bind(node.name)
+        .bind(node.region)
+        .bind(node.token_hash)
+        .bind(status::DECLARED)
+        .bind(spec)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })
+    .context("failed to insert a node")?;
+    Ok(())
+}
+
+pub async fn get(db: &Db, id: Uuid) -> anyhow::Result<Option<NodeRow>> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = $1");
+    let raw: Option<RawNode> = dispatch!(db, pool => {
+        sqlx::query_as(&sql).bind(id).fetch_optional(pool).await
+    })
+    .context("failed to read a node")?;
+    raw.map(node_row).transpose()
+}
+
+/// The node if `caller` may see it: its provider, or an admin.
+pub async fn visible(db: &Db, caller: &Caller, id: Uuid) -> anyhow::Result<Option<NodeRow>> {
+    Ok(get(db, id)
+        .await?
+        .filter(|n| caller.is_admin() || n.provider_id == caller.id))
+}
+
+/// Every node of `provider`, or every node for `None`.
+pub async fn list(db: &Db, provider: Option<Uuid>) -> anyhow::Result<Vec<NodeRow>> {
+    let raw: Vec<RawNode> = match provider {
+        Some(p) => {
+            let sql = format!(
+                "SELECT {NODE_COLUMNS} FROM nodes WHERE provider_id = $1 ORDER BY created_at, id"
+            );
+            dispatch!(db, pool => sqlx::query_as(&sql).bind(p).fetch_all(pool).await)
+        }
+        None => {
+            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY created_at, id");
+            dispatch!(db, pool => sqlx::query_as(&sql).fetch_all(pool).await)
+        }
+    }
+    .context("failed to list nodes")?;
+    raw.into_iter().map(node_row).collect()
+}
+
+/// Nodes an agent has registered for and that are not lost: the ones that can go silent.
+pub async fn watched(db: &Db) -> anyhow::Result<Vec<NodeRow>> {
+    let sql = format!(
+        "SELECT {NODE_COLUMNS} FROM nodes WHERE registered_at IS NOT NULL AND status <> $1"
+    );
+    let raw: Vec<RawNode> = dispatch!(db, pool => {
+        sqlx::query_as(&sql).bind(status::LOST).fetch_all(pool).await
+    })
+    .context("failed to list watched nodes")?;
+    raw.into_iter().map(node_row).collect()
+}
+
+/// Node counts by status.
+pub async fn count_by_status(db: &Db) -> anyhow::Result<Vec<(String, i64)>> {
+    Ok(dispatch!(db, pool => {
+        sqlx::query_as("SELECT status, COUNT(*) FROM nodes GROUP BY status")
+            .fetch_all(pool)
+            .await
+    })?)
+}
+
+/// The agent of a node token, if the token is known.
+pub async fn caller_by_token(db: &Db, token_hash: &str) -> anyhow::Result<Option<Caller>> {
+    let id: Option<Uuid> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT id FROM nodes WHERE token_hash = $1")
+            .bind(token_hash)
+            .fetch_optional(pool)
+            .await
+    })
+    .context("failed to look up a node token")?;
+    Ok(id.map(|id| Caller {
+        id,
+        role: Role::Agent,
+    }))
+}
+
+pub async fn set_cordon(
+    tx: &mut Tx<'_>,
+    id: Uuid,
+    cordoned: bool,
+    quarantined: bool,
+    status: &str,
+) -> anyhow::Result<()> {
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE nodes SET cordoned = $1, quarantined = $2, status = $3 WHERE id = $4")
+            .bind(cordoned)
+            .bind(quarantined)
+            .bind(status)
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// What a registration changes on the node row.
+pub struct Registration<'a> {
+    pub spec: &'a NodeSpec,
+    pub inventory_json: &'a str,
+    pub status: &'a str,
+    pub cordoned: bool,
+    pub quarantined: bool,
+}
+
+pub async fn register(
+    db: &Db,
+    id: Uuid,
+    reg: &Registration<'_>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let spec = serde_json::to_string(reg.spec)?;
+    let mut tx = db.begin().await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "UPDATE nodes SET spec_json = $1, inventory_json = $2, status = $3, cordoned = $4, \
+             quarantined = $5, registered_at = $6 WHERE id = $7",
+        )
+        .bind(spec)
+        .bind(reg.inventory_json)
+        .bind(reg.status)
+        .bind(reg.cordoned)
+        .bind(reg.quarantined)
+        .bind(now)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })
+    .context("failed to register a node")?;
+    tx.commit().await
+}
+
+pub async fn heartbeat(
+    db: &Db,
+    id: Uuid,
+    metrics_json: &str,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let mut tx = db.begin().await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE nodes SET metrics_json = $1, last_heartbeat_at = $2 WHERE id = $3")
+            .bind(metrics_json)
+            .bind(now)
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })
+    .context("failed to store a heartbeat")?;
+    tx.commit().await
+}
+
+/// Marks a node lost unless it already is; whether this call did it.
+pub async fn mark_lost(db: &Db, id: Uuid) -> anyhow::Result<bool> {
+    let mut tx = db.begin().await?;
+    let changed = dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1")
+            .bind(status::LOST)
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    tx.commit().await?;
+    Ok(changed > 0)
+}
+
+/// A lease as the node side needs it.
+#[derive(Debug, Clone)]
+pub struct LeaseRow {
+    pub id: Uuid,
+    pub node_id: Uuid,
+    pub buyer_id: Uuid,
+    pub state: String,
+    pub device: Option<String>,
+    pub ends_at: Option<i64>,
+    pub engine_json: String,
+    /// The order's request as the buyer sent it (`command`, `env`).
+    pub request_json: String,
+}
+
+type RawLease = (
+    Uuid,
+    Uuid,
+    Uuid,
+    String,
+    Option<String>,
+    Option<i64>,
+    String,
+    String,
+);
+
+const LEASE_COLUMNS: &str = "l.id, l.node_id, l.buyer_id, l.state, l.device, l.ends_at, \
+     l.engine_json, o.request_json FROM leases l JOIN orders o ON o.id = l.order_id";
+
+fn lease_row(raw: RawLease) -> LeaseRow {
+    let (id, node_id, buyer_id, state, device, ends_at, engine_json, request_json) = raw;
+    LeaseRow {
+        id,
+        node_id,
+        buyer_id,
+        state,
+        device,
+        ends_at,
+        engine_json,
+        request_json,
+    }
+}
+
+/// The leases of a node that still hold (or will hold) their slice.
+pub async fn live_leases(db: &Db, node: Uuid) -> anyhow::Result<Vec<LeaseRow>> {
+    let sql = format!(
+        "SELECT {LEASE_COLUMNS} WHERE l.node_id = $1 AND l.state NOT IN ('ended', 'failed') \
+         ORDER BY l.created_at, l.id"
+    );
+    let raw: Vec<RawLease> = dispatch!(db, pool => {
+        sqlx::query_as(&sql).bind(node).fetch_all(pool).await
+    })
+    .context("failed to list a node's leases")?;
+    Ok(raw.into_iter().map(lease_row).collect())
+}
+
+pub async fn lease(db: &Db, id: Uuid) -> anyhow::Result<Option<LeaseRow>> {
+    let sql = format!("SELECT {LEASE_COLUMNS} WHERE l.id = $1");
+    let raw: Option<RawLease> = dispatch!(db, pool => {
+        sqlx::query_as(&sql).bind(id).fetch_optional(pool).await
+    })
+    .context("failed to read a lease")?;
+    Ok(raw.map(lease_row))
+}
+
+pub async fn set_device(db: &Db, lease: Uuid, device: &str) -> anyhow::Result<()> {
+    let mut tx = db.begin().await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE leases SET device = $1 WHERE id = $2")
+            .bind(device)
+            .bind(lease)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    tx.commit().await
+}
+
+pub async fn set_exit_code(db: &Db, lease: Uuid, exit_code: Option<i32>) -> anyhow::Result<()> {
+    let mut tx = db.begin().await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query("UPDATE leases SET exit_code = $1 WHERE id = $2")
+            .bind(exit_code)
+            .bind(lease)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+    })?;
+    tx.commit().await
+}
+
+/// The highest usage seq applied for `agent`.
+pub async fn last_usage_seq(db: &Db, agent: Uuid) -> anyhow::Result<Option<i64>> {
+    Ok(dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT MAX(seq) FROM usage_batches WHERE agent_id = $1")
+            .bind(agent)
+            .fetch_one(pool)
+            .await
+    })?)
+}
+
+/// Applies a usage batch once: whether it was new.
+pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> anyhow::Result<bool> {
+    let seq = i64::try_from(batch.seq).context("seq out of range")?;
+    let mut tx = db.begin().await?;
+    let inserted = dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO usage_batches (agent_id, seq, records, applied_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (agent_id, seq) DO NOTHING",
+        )
+        .bind(batch.agent_id)
+        .bind(seq)
+        .bind(batch.records.len() as i64)
+        .bind(now)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })
+    .context("failed to record a usage batch")?;
+    if inserted == 0 {
+        return Ok(false);
+    }
+    for r in &batch.records {
+        dispatch_tx!(tx, conn => {
+            sqlx::query(
+                "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
+                 tflops_s, vram_gb_s, mean_utilization) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(batch.agent_id)
+            .bind(seq)
+            .bind(r.lease_id)
+            .bind(r.interval_start)
+            .bind(r.interval_end)
+            .bind(Money(r.tflops_s))
+            .bind(Money(r.vram_gb_s))
+            .bind(r.mean_utilization.map(Money))
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("failed to insert a usage record")?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+pub async fn put_logs(db: &Db, lease: Uuid, logs: &LogsUpload) -> anyhow::Result<()> {
+    let total = i64::try_from(logs.total_bytes).unwrap_or(i64::MAX);
+    let mut tx = db.begin().await?;
+    dispatch_tx!(tx, conn => {
+        sqlx::query(
+            "INSERT INTO lease_logs (lease_id, tail, total_bytes, complete, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (lease_id) DO UPDATE SET tail = excluded.tail, \
+             total_bytes = excluded.total_bytes, complete = excluded.complete, updated_at = excluded.updated_at",
+        )
+        .bind(lease)
+        .bind(&logs.tail)
+        .bind(total)
+        .bind(logs.complete)
+        .bind(logs.at)
+        .execute(conn)
+        .await
+        .map(|r| r.rows_affected())
+    })
+    .context("failed to store logs")?;
+    tx.commit().await
+}
+
+/// The latest tail of a lease: (tail, total bytes, complete, taken at).
+pub async fn logs(
+    db: &Db,
+    lease: Uuid,
+) -> anyhow::Result<Option<(String, i64, bool, DateTime<Utc>)>> {
+    Ok(dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT tail, total_bytes, complete, updated_at FROM lease_logs WHERE lease_id = $1",
+        )
+        .bind(lease)
+        .fetch_optional(pool)
+        .await
+    })?)
+}
+
+/// The leases of `ids` that live on `node` (for checking usage records).
+pub async fn leases_on_node(db: &Db, node: Uuid, ids: &[Uuid]) -> anyhow::Result<Vec<Uuid>> {
+    let mut found = Vec::new();
+    for id in ids {
+        let on: Option<Uuid> = dispatch!(db, pool => {
+            sqlx::query_scalar("SELECT id FROM leases WHERE id = $1 AND node_id = $2")
+                .bind(id)
+                .bind(node)
+                .fetch_optional(pool)
+                .await
+        })?;
+        found.extend(on);
+    }
+    Ok(found)
+}

@@ -1,0 +1,197 @@
+//! What `/v1/nodes` shows: a node's summary, and its GPUs with the slices
+//! live leases hold and the latest heartbeat's metrics.
+
+use super::store::{LeaseRow, NodeRow};
+use crate::engine::placement::{PartitionMode, Slot};
+use crate::engine::Lease;
+use crate::protocol::{GpuMetrics, RegisterRequest};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// A node as listed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NodeSummary {
+    pub id: Uuid,
+    pub provider_id: Uuid,
+    pub name: String,
+    pub region: String,
+    /// `declared` (no agent yet), `online`, `lost` or `quarantined`.
+    pub status: String,
+    /// No new placements while cordoned.
+    pub cordoned: bool,
+    /// The GPUs changed under live leases; cleared by uncordoning.
+    pub quarantined: bool,
+    /// GPUs gpuex sells on this node.
+    pub gpu_count: usize,
+    /// The host name the agent registered with.
+    pub hostname: Option<String>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub registered_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&NodeRow> for NodeSummary {
+    fn from(n: &NodeRow) -> Self {
+        NodeSummary {
+            id: n.id,
+            provider_id: n.provider_id,
+            name: n.name.clone(),
+            region: n.region.clone(),
+            status: n.status.clone(),
+            cordoned: n.cordoned,
+            quarantined: n.quarantined,
+            gpu_count: n.spec.gpus.len(),
+            hostname: registration(n).map(|r| r.hostname),
+            last_heartbeat_at: n.last_heartbeat_at,
+            registered_at: n.registered_at,
+            created_at: n.created_at,
+        }
+    }
+}
+
+fn registration(n: &NodeRow) -> Option<RegisterRequest> {
+    serde_json::from_str(n.inventory_json.as_deref()?).ok()
+}
+
+/// A node with its GPUs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NodeDetail {
+    #[serde(flatten)]
+    pub node: NodeSummary,
+    /// Host CPU (milli-CPU) shared out to leases with the GPUs.
+    pub cpu_milli: u64,
+    /// Host memory (MiB).
+    pub memory_mib: u64,
+    /// The agent's version and backend, once registered.
+    pub agent_version: Option<String>,
+    pub backend: Option<String>,
+    pub gpus: Vec<GpuView>,
+}
+
+/// One GPU: how it is sold, what its agent reported, and who holds which slice.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GpuView {
+    pub index: u8,
+    pub model: String,
+    /// `mig`, `shared` or `whole`.
+    pub mode: String,
+    pub nvlink: Vec<u8>,
+    pub uuid: Option<String>,
+    pub memory_mib: Option<u64>,
+    pub driver_version: Option<String>,
+    /// Milli-GPU of compute held by live leases (1000 = the whole GPU).
+    pub held_milli: u32,
+    pub slices: Vec<SliceView>,
+    /// The latest heartbeat's sample: DCGM fields, MIG instances, processes.
+    #[schema(value_type = Option<Object>)]
+    pub metrics: Option<serde_json::Value>,
+}
+
+/// A slice of a GPU and the lease holding it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SliceView {
+    pub lease_id: Uuid,
+    /// The lease's state (`pending`, `provisioning`, `running`, `preempting`).
+    pub state: String,
+    /// `whole`, `mig` or `shared`.
+    pub kind: String,
+    /// MIG profile and first memory slice.
+    pub profile: Option<String>,
+    pub start: Option<u8>,
+    /// Compute held, milli-GPU.
+    pub milli: u32,
+    /// Shared slices: GPU memory held, MB.
+    pub memory_mb: Option<u64>,
+    /// What the workload sees as `CUDA_VISIBLE_DEVICES`, once provisioned.
+    pub device: Option<String>,
+}
+
+fn mode_str(mode: PartitionMode) -> &'static str {
+    match mode {
+        PartitionMode::Mig => "mig",
+        PartitionMode::Shared => "shared",
+        PartitionMode::Whole => "whole",
+    }
+}
+
+/// The node with its GPUs, the slices `leases` hold on them and the latest metrics.
+pub fn detail(node: &NodeRow, leases: &[LeaseRow]) -> NodeDetail {
+    let reg = registration(node);
+    let metrics: Vec<GpuMetrics> = node
+        .metrics_json
+        .as_deref()
+        .and_then(|m| serde_json::from_str(m).ok())
+        .unwrap_or_default();
+    let parsed: Vec<(&LeaseRow, Lease)> = leases
+        .iter()
+        .filter_map(|row| Some((row, serde_json::from_str(&row.engine_json).ok()?)))
+        .collect();
+    let gpus = node
+        .spec
+        .gpus
+        .iter()
+        .map(|g| {
+            let inv = reg
+                .as_ref()
+                .and_then(|r| r.gpus.iter().find(|i| i.index == u32::from(g.index)));
+            let slices: Vec<SliceView> = parsed
+                .iter()
+                .flat_map(|(row, lease)| {
+                    lease
+                        .placement
+                        .gpus
+                        .iter()
+                        .filter(|s| s.index == g.index)
+                        .map(|s| slice_view(row, &s.slot))
+                })
+                .collect();
+            GpuView {
+                index: g.index,
+                model: g.model.clone(),
+                mode: mode_str(g.mode).to_owned(),
+                nvlink: g.nvlink.clone(),
+                uuid: inv.map(|i| i.uuid.clone()),
+                memory_mib: inv.map(|i| i.memory_mib),
+                driver_version: inv.map(|i| i.driver_version.clone()),
+                held_milli: slices.iter().map(|s| s.milli).sum(),
+                slices,
+                metrics: metrics
+                    .iter()
+                    .find(|m| m.index == u32::from(g.index))
+                    .and_then(|m| serde_json::to_value(m).ok()),
+            }
+        })
+        .collect();
+    NodeDetail {
+        node: NodeSummary::from(node),
+        cpu_milli: node.spec.cpu_milli,
+        memory_mib: node.spec.memory_mib,
+        agent_version: reg.as_ref().map(|r| r.agent_version.clone()),
+        backend: reg.as_ref().and_then(|r| {
+            serde_json::to_value(r.backend)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+        }),
+        gpus,
+    }
+}
+
+fn slice_view(row: &LeaseRow, slot: &Slot) -> SliceView {
+    let (kind, profile, start, memory_mb) = match slot {
+        Slot::Whole => ("whole", None, None, None),
+        Slot::Mig { profile, start, .. } => ("mig", Some(profile.clone()), Some(*start), None),
+        Slot::Shared { memory_mb, .. } => ("shared", None, None, Some(*memory_mb)),
+    };
+    SliceView {
+        lease_id: row.id,
+        state: row.state.clone(),
+        kind: kind.to_owned(),
+        profile,
+        start,
+        milli: slot.milli(),
+        memory_mb,
+        device: row.device.clone(),
+    }
+}

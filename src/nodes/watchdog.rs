@@ -1,0 +1,71 @@
+//! Node loss (DESIGN §7): a node whose agent has been silent for
+//! `node_timeout_s` (since its last heartbeat, or its registration) is lost.
+//! Its row says `lost` (the market's restore skips it) and the engine ends or
+//! re-places its leases; charges stop at the last heartbeat.
+
+use super::store::{self, NodeRow};
+use crate::app::AppState;
+use crate::db::dispatch;
+use crate::engine::Command;
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// Starts the watchdog; it stops when the database closes.
+pub fn spawn(state: AppState) {
+    let timeout_s = state.settings.node_timeout_s.max(1);
+    // Check a few times per timeout, at most every 5 s.
+    let every = Duration::from_millis((timeout_s as u64 * 1000 / 3).clamp(200, 5000));
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            if closed(&state) {
+                break;
+            }
+            if let Err(e) = check(&state, Utc::now()).await {
+                if closed(&state) {
+                    break;
+                }
+                tracing::warn!(error = ?e, "node watchdog pass failed");
+            }
+        }
+    });
+}
+
+fn closed(state: &AppState) -> bool {
+    dispatch!(state.db, pool => pool.is_closed())
+}
+
+/// When the node last showed it is alive.
+fn last_sign_of_life(node: &NodeRow) -> Option<DateTime<Utc>> {
+    node.last_heartbeat_at.max(node.registered_at)
+}
+
+/// One pass: marks silent nodes lost and tells the engine; refreshes the node gauges.
+pub async fn check(state: &AppState, now: DateTime<Utc>) -> anyhow::Result<()> {
+    let timeout = chrono::Duration::seconds(state.settings.node_timeout_s.max(1));
+    for node in store::watched(&state.db).await? {
+        let Some(seen) = last_sign_of_life(&node) else {
+            continue;
+        };
+        if now - seen < timeout {
+            continue;
+        }
+        if store::mark_lost(&state.db, node.id).await? {
+            tracing::warn!(node = %node.id, last_seen = %seen, "node lost: no heartbeat within the timeout");
+            if let Err(e) = state
+                .market
+                .command(Command::NodeLost { node: node.id })
+                .await
+            {
+                tracing::warn!(node = %node.id, error = %e, "the engine did not take the node loss");
+            }
+            state.metrics.forget_node(node.id);
+        }
+    }
+    state
+        .metrics
+        .set_node_counts(&store::count_by_status(&state.db).await?);
+    Ok(())
+}
