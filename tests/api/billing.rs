@@ -357,6 +357,70 @@ on_both_databases! {
     }
 }
 
+on_both_databases! {
+    async fn a_real_lease_becomes_charge_lines_with_its_order_mode_sku_region_and_tags(app) {
+        let m = crate::fleet::market(&app).await;
+        let node = crate::fleet::create_node(&app, &m.provider, crate::fleet::h100_node(1, "mig")).await;
+        crate::fleet::register(&app, &node, &[("H100-SXM5-80GB", true)]).await;
+        let mut body = crate::fleet::order("on_demand");
+        body["tags"] = json!({"business_line": "ads", "team": "ml"});
+        let lease_id = crate::fleet::place(&app, &m.buyer, body).await;
+        crate::fleet::report(&app, &node, lease_id, crate::fleet::provisioned("MIG-abc")).await;
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        let r = app.post(&format!("/v1/leases/{lease_id}/release"), Some(&m.buyer), json!({})).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let (status, _, body) = text(&app, "/v1/billing/export?format=focus-csv", &m.buyer).await;
+        assert_eq!(status, 200, "{body}");
+        let rows = parse_csv(&body);
+        let mine: Vec<_> = rows.iter().filter(|r| r["ResourceId"] == lease_id.to_string()).collect();
+        assert!(!mine.is_empty(), "{body}");
+        let mut units = std::collections::BTreeSet::new();
+        for row in &mine {
+            assert_eq!(row["ChargeCategory"], "Usage");
+            assert_eq!(row["PricingCategory"], "Standard");
+            assert_eq!(row["RegionId"], "eu-west");
+            assert!(row["SkuId"].starts_with("H100-SXM5-80GB:"), "{row:?}");
+            let tags: Value = serde_json::from_str(&row["Tags"]).unwrap();
+            assert_eq!(tags, json!({"business_line": "ads", "team": "ml"}));
+            let (list, contracted) = (dec(row, "ListUnitPrice").unwrap(), dec(row, "ContractedUnitPrice").unwrap());
+            assert_eq!(contracted, list * Decimal::new(18, 1), "{row:?}");
+            units.insert(row["PricingUnit"].clone());
+        }
+        assert_eq!(units.into_iter().collect::<Vec<_>>(), vec!["GB-Hours", "TFLOPS-Hours"]);
+        let billed: Decimal = rows.iter().map(|r| dec(r, "BilledCost").unwrap()).sum();
+        let buyer_id: Uuid = app.get("/v1/me", Some(&m.buyer)).await.body["id"].as_str().unwrap().parse().unwrap();
+        let db = Db::connect(&app.database_url).await.unwrap();
+        assert_eq!(billed, lines::ledger_total(&db, buyer_id, 0, i64::MAX / 4).await.unwrap());
+        assert!(billed > Decimal::ZERO);
+        // The provider sees it by node, model and mode, less the fee.
+        let e = app.get("/v1/provider/earnings", Some(&m.provider)).await;
+        assert_eq!(e.status, 200, "{}", e.body);
+        let g = &e.body["groups"][0];
+        assert_eq!(g["node_id"], node.id.to_string());
+        assert_eq!(g["gpu_model"], "H100-SXM5-80GB");
+        assert_eq!(g["mode"], "on_demand");
+        assert_eq!(Decimal::from_str(g["gross"].as_str().unwrap()).unwrap(), billed);
+    }
+
+    async fn a_running_lease_gets_notice_when_its_budget_is_nearly_spent(app) {
+        let m = crate::fleet::market(&app).await;
+        let node = crate::fleet::create_node(&app, &m.provider, crate::fleet::h100_node(1, "mig")).await;
+        crate::fleet::register(&app, &node, &[("H100-SXM5-80GB", true)]).await;
+        let mut body = crate::fleet::order("on_demand");
+        body["tags"] = json!({"business_line": "ads"});
+        let lease_id = crate::fleet::place(&app, &m.buyer, body).await;
+        crate::fleet::report(&app, &node, lease_id, crate::fleet::provisioned("MIG-abc")).await;
+        // A limit below the cost of one notice period: the watcher gives notice.
+        let r = app.put("/v1/budgets", Some(&m.buyer), json!({"tag_key": "business_line", "tag_value": "ads", "monthly_limit": "0.000001"})).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        crate::fleet::eventually(40, "the budget notice", || async {
+            let l = crate::fleet::lease(&app, &m.buyer, lease_id).await;
+            l["state"] == "preempting"
+        })
+        .await;
+    }
+}
+
 /// A lease row as the market would keep it (3.6/h, billed until `billed_until`).
 async fn live_lease(
     db: &Db,
