@@ -1,6 +1,7 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
 
+pub mod adjustments;
 pub mod budgets;
 pub mod charges;
 pub mod earnings;
@@ -26,4 +27,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(usage::router())
         .merge(budgets::router())
         .merge(earnings::router())
+        .merge(adjustments::router())
 }

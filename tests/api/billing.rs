@@ -402,6 +402,33 @@ on_both_databases! {
         assert_eq!(Decimal::from_str(g["gross"].as_str().unwrap()).unwrap(), billed);
     }
 
+    async fn an_admin_adjustment_is_a_credit_line_with_its_reason(app) {
+        let admin = app.admin().await;
+        let (buyer, buyer_id) = app.buyer_with(&admin, "10").await;
+        let r = app.post("/v1/admin/billing/adjustments", Some(&admin), json!({
+            "user_id": buyer_id, "amount": "2.50", "reason": "SLA breach in November",
+            "period_start": "2026-11-01T00:00:00Z", "period_end": "2026-11-02T00:00:00Z",
+            "tags": {"business_line": "ads"}})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let w = app.get("/v1/wallet", Some(&buyer)).await;
+        assert_eq!(Decimal::from_str(w.body["available"].as_str().unwrap()).unwrap(), Decimal::new(125, 1));
+        let (_, _, body) = text(&app, "/v1/billing/export?format=focus-csv", &buyer).await;
+        let rows = parse_csv(&body);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["ChargeCategory"], "Credit");
+        assert_eq!(rows[0]["BilledCost"], "-2.5");
+        assert_eq!(rows[0]["ChargeDescription"], "Credit: SLA breach in November");
+        let inv = app.get("/v1/billing/invoices/2026-11", Some(&buyer)).await;
+        assert_eq!(inv.body["items"][0]["memo"], "SLA breach in November");
+        assert_eq!(inv.body["total"], inv.body["ledger_total"]);
+        app.post("/v1/admin/billing/adjustments", Some(&buyer), json!({"user_id": buyer_id, "amount": "1", "reason": "x"}))
+            .await.assert_problem(403, None);
+        app.post("/v1/admin/billing/adjustments", Some(&admin), json!({"user_id": buyer_id, "amount": "1", "reason": " "}))
+            .await.assert_problem(422, Some("reason"));
+        app.post("/v1/admin/billing/adjustments", Some(&admin), json!({"user_id": Uuid::now_v7(), "amount": "1", "reason": "x"}))
+            .await.assert_problem(422, Some("user_id"));
+    }
+
     async fn a_running_lease_gets_notice_when_its_budget_is_nearly_spent(app) {
         let m = crate::fleet::market(&app).await;
         let node = crate::fleet::create_node(&app, &m.provider, crate::fleet::h100_node(1, "mig")).await;
