@@ -19,8 +19,9 @@ ALTER TABLE charges ADD COLUMN unit_price NUMERIC NOT NULL DEFAULT 0;
 ALTER TABLE charges ADD COLUMN list_unit_price NUMERIC NOT NULL DEFAULT 0;
 ALTER TABLE charges ADD COLUMN tags_json TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE charges ADD COLUMN memo TEXT;
-CREATE INDEX charges_provider ON charges(provider_id, period_start);
-CREATE INDEX charges_period ON charges(period_start);
+-- Readers page through lines in id order (keyset), per buyer or provider.
+CREATE INDEX charges_buyer_id ON charges(buyer_id, id);
+CREATE INDEX charges_provider_id ON charges(provider_id, id);
 
 CREATE TABLE budgets (
     buyer_id      UUID NOT NULL REFERENCES users(id),

@@ -39,8 +39,9 @@ DROP TABLE charges;
 ALTER TABLE charges_v4 RENAME TO charges;
 CREATE INDEX charges_lease ON charges(lease_id, period_start);
 CREATE INDEX charges_buyer ON charges(buyer_id, period_start);
-CREATE INDEX charges_provider ON charges(provider_id, period_start);
-CREATE INDEX charges_period ON charges(period_start);
+-- Readers page through lines in id order (keyset), per buyer or provider.
+CREATE INDEX charges_buyer_id ON charges(buyer_id, id);
+CREATE INDEX charges_provider_id ON charges(provider_id, id);
 
 CREATE TABLE budgets (
     buyer_id      BLOB NOT NULL REFERENCES users(id),

@@ -272,18 +272,13 @@ pub enum Scope {
     Provider(Uuid),
 }
 
-impl Scope {
-    fn ids(self) -> (Option<Uuid>, Option<Uuid>) {
-        match self {
-            Scope::All => (None, None),
-            Scope::Buyer(b) => (Some(b), None),
-            Scope::Provider(p) => (None, Some(p)),
-        }
-    }
-}
-
 /// Lines whose period starts in `[from, to)`, after id `after`, oldest first,
 /// at most `limit`: a keyset page, so readers of any size keep memory flat.
+///
+/// Each page walks an index in id order (the primary key, or
+/// `(buyer_id, id)` / `(provider_id, id)`) and filters the period on the way
+/// (`+period_start` keeps planners off period indexes, which would sort every
+/// matching line for every page).
 pub async fn page(
     db: &Db,
     scope: Scope,
@@ -292,23 +287,25 @@ pub async fn page(
     after: i64,
     limit: i64,
 ) -> anyhow::Result<Vec<ChargeLine>> {
-    let (buyer, provider) = scope.ids();
+    const COLUMNS: &str = "SELECT c.id, c.lease_id, c.order_id, c.buyer_id, u.email AS buyer_email, \
+        c.provider_id, c.node_id, c.kind, c.mode, c.gpu_model, c.region, c.unit, c.quantity, \
+        c.unit_price, c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, c.amount, \
+        c.fee FROM charges c JOIN users u ON u.id = c.buyer_id";
+    let (filter, party) = match scope {
+        Scope::All => ("", None),
+        Scope::Buyer(b) => ("c.buyer_id = $5 AND ", Some(b)),
+        Scope::Provider(p) => ("c.provider_id = $5 AND ", Some(p)),
+    };
+    let sql = format!(
+        "{COLUMNS} WHERE {filter}c.id > $1 AND +c.period_start >= $2 AND +c.period_start < $3 \
+         ORDER BY c.id LIMIT $4"
+    );
     let rows: Vec<ChargeLine> = dispatch!(db, pool => {
-        sqlx::query_as(
-            "SELECT c.id, c.lease_id, c.order_id, c.buyer_id, u.email AS buyer_email, c.provider_id, \
-             c.node_id, c.kind, c.mode, c.gpu_model, c.region, c.unit, c.quantity, c.unit_price, \
-             c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, c.amount, c.fee \
-             FROM charges c JOIN users u ON u.id = c.buyer_id \
-             WHERE c.id > $1 AND c.period_start >= $2 AND c.period_start < $3 \
-             AND ($4 IS NULL OR c.buyer_id = $4) AND ($5 IS NULL OR c.provider_id = $5) \
-             ORDER BY c.id LIMIT $6",
-        )
-        .bind(after)
-        .bind(from)
-        .bind(to)
-        .bind(buyer)
-        .bind(provider)
-        .bind(limit)
+        let q = sqlx::query_as(&sql).bind(after).bind(from).bind(to).bind(limit);
+        match party {
+            Some(id) => q.bind(id),
+            None => q,
+        }
         .fetch_all(pool)
         .await
     })
