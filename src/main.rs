@@ -1,4 +1,6 @@
-//! The `gpuex` binary: `serve`, `migrate`, `openapi`.
+//! The `gpuex` binary: `serve`, `migrate`, `openapi`, `demo`.
+
+mod demo;
 
 use clap::{Parser, Subcommand};
 use gpuex::config::ServeArgs;
@@ -26,6 +28,9 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Run the whole loop locally: a server on SQLite, three simulated agents,
+    /// a provider and a buyer with running leases. Stops on Ctrl-C.
+    Demo(demo::DemoArgs),
 }
 
 #[tokio::main]
@@ -51,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", gpuex::api::openapi_json());
             Ok(())
         }
+        Command::Demo(args) => demo::run(args).await,
     }
 }
 
