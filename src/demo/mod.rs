@@ -104,6 +104,10 @@ fn workload(name: &str) -> String {
 
 /// Runs the demo until Ctrl-C.
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    // Take the port first: a clash should fail before anything is built or wiped.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
     let agent_bin = find_agent(args.agent.as_deref())?;
     let data = args.data_dir.clone();
     std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
@@ -120,9 +124,6 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     settings.admin_password = Some(ADMIN.1.into());
     settings.heartbeat_interval_s = 2;
     settings.billing_interval_s = 10;
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gpuex::serve(listener, settings, async {
