@@ -51,6 +51,10 @@ impl Encode<'_, Postgres> for Money {
 
 impl<'r> Decode<'r, Postgres> for Money {
     fn decode(value: PgValueRef<'r>) -> Result<Self, BoxDynError> {
-        Ok(Money(<Decimal as Decode<'r, Postgres>>::decode(value)?))
+        // NUMERIC keeps the scale it was written with; normalising makes both
+        // backends show the same digits for the same value.
+        Ok(Money(
+            <Decimal as Decode<'r, Postgres>>::decode(value)?.normalize(),
+        ))
     }
 }

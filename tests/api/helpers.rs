@@ -370,7 +370,7 @@ impl TestApp {
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         TestNode {
             provider: provider.to_owned(),
-            id: r.body["node"]["id"]
+            id: r.body["id"]
                 .as_str()
                 .and_then(|s| s.parse().ok())
                 .expect("node id"),

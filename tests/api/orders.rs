@@ -63,13 +63,17 @@ on_both_databases! {
     async fn each_reject_reason_has_its_code(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
-        let node = app.node("eu-west", &[("A100-SXM4-80GB", "whole")]).await;
+        app.node("eu-west", &[("A100-SXM4-80GB", "whole")]).await;
+        let l40s = app.node("us-east", &[("L40S-48GB", "whole")]).await;
         // The only capacity is a whole A100: 2.844 per hour on demand.
         let (poor, _) = app.buyer_with(&admin, "0.01").await;
         app.order(&poor, on_demand(10, 4)).await.assert_code(422, "insufficient_funds");
         let (rich, _) = app.buyer_with(&admin, "10000").await;
-        app.order(&rich, json!({"mode": "on_demand", "region": "us-east", "resources": {"tflops": 100, "vram_gb": 8}}))
-            .await.assert_code(422, "no_capacity");
+        let whole_a100 = json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 300, "vram_gb": 80}});
+        assert_eq!(app.order(&rich, whole_a100.clone()).await.body["state"], "filled");
+        app.order(&rich, whole_a100).await.assert_code(422, "no_capacity");
+        app.order(&rich, json!({"mode": "on_demand", "region": "us-east", "resources": {"tflops": 100, "vram_gb": 8, "gpu_model": "H100-SXM5-80GB"}}))
+            .await.assert_code(422, "unsatisfiable_resources");
         app.order(&rich, json!({"mode": "spot", "region": "eu-west", "max_price": "0.0001",
             "resources": {"tflops": 100, "vram_gb": 8}})).await.assert_code(422, "below_floor");
         app.order(&rich, json!({"mode": "reserved", "region": "eu-west", "start_at": Utc::now() + Duration::minutes(10),
@@ -80,9 +84,9 @@ on_both_databases! {
             .await.assert_code(422, "unknown_precision");
         app.order(&rich, json!({"mode": "on_demand", "resources": {"tflops": 50000, "vram_gb": 8}}))
             .await.assert_code(422, "unsatisfiable_resources");
-        let r = app.post(&format!("/v1/nodes/{}/cordon", node.id), Some(&node.provider), json!({"cordoned": true})).await;
+        let r = app.post(&format!("/v1/nodes/{}/cordon", l40s.id), Some(&l40s.provider), json!({"cordoned": true})).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        app.order(&rich, json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 10, "vram_gb": 8, "gpu_model": "A100-SXM4-80GB"}}))
+        app.order(&rich, json!({"mode": "on_demand", "region": "us-east", "resources": {"tflops": 10, "vram_gb": 8, "gpu_model": "L40S-48GB"}}))
             .await.assert_code(422, "node_cordoned");
         let orders = app.get("/v1/orders?state=rejected", Some(&rich)).await;
         let reasons: Vec<&str> = orders.body["items"].as_array().unwrap().iter().map(|o| o["reject_reason"].as_str().unwrap()).collect();
@@ -185,7 +189,8 @@ on_both_databases! {
         let lease = app.get(&format!("/v1/leases/{}", reserved.body["lease_id"].as_str().unwrap()), Some(&buyer)).await;
         assert_eq!(lease.body["mode"], "reserved");
         // 0.85 × list: 989 × 0.0021 × 0.85 + 20 × 0.05 × 0.85
-        assert_eq!(lease.body["price_per_hour"].as_str().unwrap().parse::<f64>().unwrap(), 989.0 * 0.0021 * 0.85 + 20.0 * 0.05 * 0.85);
+        let price: rust_decimal::Decimal = lease.body["price_per_hour"].as_str().unwrap().parse().unwrap();
+        assert_eq!(price, rust_decimal_macros::dec!(2.615365));
         let spot = app.order(&buyer, json!({"mode": "spot", "region": "eu-west", "max_price": "10",
             "resources": {"tflops": 900, "vram_gb": 80}})).await;
         assert_eq!(spot.status, 201, "{}", spot.body);
