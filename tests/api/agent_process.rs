@@ -42,6 +42,16 @@ struct Agent {
 
 impl Agent {
     async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
+        Agent::start_with(app, token, spool, "3s").await
+    }
+
+    /// `node_timeout`: how long without the server before it stops its workloads.
+    async fn start_with(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        node_timeout: &str,
+    ) -> Agent {
         let fleet = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/node-agent/fleets/h100-mig.toml"
@@ -59,7 +69,7 @@ impl Agent {
             .arg("--spool")
             .arg(spool)
             .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
-            .args(["--node-timeout", "3s", "--stop-grace", "1s"])
+            .args(["--node-timeout", node_timeout, "--stop-grace", "1s"])
             .env("GPUEX_AGENT_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -102,6 +112,19 @@ async fn intervals(app: &TestApp, lease: Uuid) -> Vec<(DateTime<Utc>, DateTime<U
                 .unwrap()
         }
     }
+}
+
+/// Asserts the intervals never overlap (nothing counted twice) and returns the gaps (ms).
+fn gaps(spans: &[(DateTime<Utc>, DateTime<Utc>)]) -> Vec<i64> {
+    let mut gaps = Vec::new();
+    for pair in spans.windows(2) {
+        let (prev_end, next_start) = (pair[0].1, pair[1].0);
+        assert!(next_start >= prev_end, "usage counted twice: {spans:?}");
+        if next_start > prev_end {
+            gaps.push((next_start - prev_end).num_milliseconds());
+        }
+    }
+    gaps
 }
 
 /// Seconds metered so far for a lease.
@@ -162,14 +185,7 @@ on_both_databases_fast! {
         .await;
         assert_eq!(lease(&app, &m.buyer, id).await["state"], "running");
         let spans = intervals(&app, id).await;
-        let mut gaps = Vec::new();
-        for pair in spans.windows(2) {
-            let (prev_end, next_start) = (pair[0].1, pair[1].0);
-            assert!(next_start >= prev_end, "usage counted twice: {spans:?}");
-            if next_start > prev_end {
-                gaps.push((next_start - prev_end).num_milliseconds());
-            }
-        }
+        let gaps = gaps(&spans);
         // One gap at most: from the killed process's last checkpoint to the
         // new process's provisioning, while nothing ran.
         assert!(gaps.len() <= 1, "usage lost: gaps {gaps:?} in {spans:?}");
@@ -187,5 +203,39 @@ on_both_databases_fast! {
         let over = lease(&app, &m.buyer, id).await;
         assert_eq!(over["state"], "ended", "{over}");
         assert_eq!(over["end_reason"], "node_lost");
+    }
+
+    async fn a_server_restart_while_the_agent_spools_applies_every_batch_once(app) {
+        let mut app = app;
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        // The agent keeps its workloads through a server outage shorter than this.
+        let _agent = Agent::start_with(&app, &node.token, spool.path(), "30s").await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!(WORKLOAD);
+        let id = place(&app, &m.buyer, body).await;
+        eventually(15, "usage to accrue", || async { metered_s(&app, &m.buyer, id).await >= 2.0 }).await;
+
+        app.halt().await;
+        // The agent meters into its spool while the server is away.
+        tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+        app.resume().await;
+        let before = metered_s(&app, &m.buyer, id).await;
+        eventually(20, "the spooled batches to arrive", || async {
+            metered_s(&app, &m.buyer, id).await >= before + 5.0
+        })
+        .await;
+        assert_eq!(node_view(&app, &m.provider, node.id).await["status"], "online");
+        assert_eq!(lease(&app, &m.buyer, id).await["state"], "running");
+        let spans = intervals(&app, id).await;
+        assert_eq!(gaps(&spans), Vec::<i64>::new(), "one unbroken run, metered without a hole: {spans:?}");
+        let batches = fleet::scalar(&app, "SELECT COUNT(*) FROM usage_batches").await;
+        let last = fleet::scalar(&app, "SELECT MAX(seq) FROM usage_batches").await;
+        assert_eq!(batches, last, "every seq from 1 applied exactly once");
     }
 }
