@@ -251,11 +251,17 @@ on_both_databases_fast! {
             node_view(&app, &m.provider, node.id).await["status"] == "lost"
         })
         .await;
-        let over = lease(&app, &m.buyer, lease_id).await;
-        assert_eq!(over["state"], "ended", "{over}");
-        assert_eq!(over["end_reason"], "node_lost");
-        let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap().text().await.unwrap();
-        assert!(metrics.contains("gpuex_nodes{status=\"lost\"} 1"), "{metrics}");
+        // The row says `lost` first; the engine ends the lease right after.
+        eventually(5, "the lease to end", || async {
+            lease(&app, &m.buyer, lease_id).await["state"] == "ended"
+        })
+        .await;
+        assert_eq!(lease(&app, &m.buyer, lease_id).await["end_reason"], "node_lost");
+        eventually(5, "the node gauge to count it lost", || async {
+            let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
+            metrics.text().await.unwrap().contains("gpuex_nodes{status=\"lost\"} 1")
+        })
+        .await;
         // Its heartbeats are refused until it registers again.
         let r = app.post("/v1/agent/heartbeat", Some(&node.token), fleet::heartbeat(node.id, &[(lease_id, "running")])).await;
         r.assert_code(409, "register_again");
