@@ -6,3 +6,5 @@
 pub mod catalog;
 pub mod engine;
 pub mod protocol;
+#[cfg(feature = "simulate")]
+pub mod simulate;
