@@ -115,7 +115,10 @@ impl Cluster {
     /// an infeasible one is a bug, caught here.
     pub fn place(&mut self, task: &Task, at: Placement) {
         let n = &mut self.nodes[at.node];
-        assert!(n.fits(task), "placement on a node that cannot hold the task");
+        assert!(
+            n.fits(task),
+            "placement on a node that cannot hold the task"
+        );
         n.cpu_left -= task.cpu_milli;
         n.mem_left -= task.memory_mib;
         n.gpu_tasks += u32::from(task.gpu != GpuAsk::None);
@@ -190,7 +193,10 @@ pub(crate) mod tests {
         let (_, mut c) = cluster(&[4], 32000);
         let before = c.nodes[0].clone();
         let t = task(4000, GpuAsk::Whole(2));
-        let at = Placement { node: 0, gpus: c.nodes[0].first_free(2) };
+        let at = Placement {
+            node: 0,
+            gpus: c.nodes[0].first_free(2),
+        };
         assert_eq!(at.gpus, 0b11);
         c.place(&t, at);
         assert_eq!(c.nodes[0].left(), &[0, 0, 1000, 1000]);
@@ -206,6 +212,9 @@ pub(crate) mod tests {
         c.place(&task(0, GpuAsk::Share(700)), Placement { node: 0, gpus: 1 });
         assert!(!c.nodes[0].fits(&task(0, GpuAsk::Share(400))));
         assert!(c.nodes[0].fits(&task(0, GpuAsk::Share(300))));
-        assert!(!c.nodes[0].fits(&task(40000, GpuAsk::None)), "CPU bounds too");
+        assert!(
+            !c.nodes[0].fits(&task(40000, GpuAsk::None)),
+            "CPU bounds too"
+        );
     }
 }

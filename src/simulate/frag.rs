@@ -34,7 +34,12 @@ pub struct TypicalPod {
 pub fn typical_pods(tasks: &[Task]) -> Vec<TypicalPod> {
     let mut counts: HashMap<(u32, u16, u8, &str), (u32, u32)> = HashMap::new();
     for t in tasks {
-        let key = (t.cpu_milli, t.gpu.milli_per_gpu(), t.gpu.gpu_count(), t.gpu_spec.as_str());
+        let key = (
+            t.cpu_milli,
+            t.gpu.milli_per_gpu(),
+            t.gpu.gpu_count(),
+            t.gpu_spec.as_str(),
+        );
         counts.entry(key).or_insert((0, t.allowed)).0 += 1;
     }
     let mut shapes: Vec<_> = counts.into_iter().collect();
@@ -84,7 +89,11 @@ pub fn node_frag(kind: u8, cpu_left: u32, left: &[u16], typical: &[TypicalPod]) 
         let roomy = left.iter().filter(|&&l| l >= p.milli).count();
         if roomy >= usize::from(p.gpus) && cpu_left >= p.cpu_milli {
             // Q3: only the GPUs too small for this task are fragment (Q2).
-            let small: u32 = left.iter().filter(|&&l| l < p.milli).map(|&l| u32::from(l)).sum();
+            let small: u32 = left
+                .iter()
+                .filter(|&&l| l < p.milli)
+                .map(|&l| u32::from(l))
+                .sum();
             frag += p.freq * f64::from(small);
         } else {
             // Q1, Q2, Q4: the task cannot run; all idle GPUs are fragment.
@@ -116,7 +125,10 @@ impl FragMemo {
         }
         // Padding zeros are harmless: a GPU with nothing left adds nothing to
         // any term of the measure, so [0, 500] and [0, 0, 500] share a value.
-        *self.map.entry(key).or_insert_with(|| node_frag(kind, cpu_left, left, typical))
+        *self
+            .map
+            .entry(key)
+            .or_insert_with(|| node_frag(kind, cpu_left, left, typical))
     }
 
     /// The frag amount of a node in the cluster.
@@ -165,7 +177,14 @@ mod tests {
     use crate::simulate::trace::GpuAsk;
 
     fn pod(cpu: u32, milli: u16, gpus: u8, freq: f64) -> TypicalPod {
-        TypicalPod { cpu_milli: cpu, milli, gpus, allowed: 0, spec: String::new(), freq }
+        TypicalPod {
+            cpu_milli: cpu,
+            milli,
+            gpus,
+            allowed: 0,
+            spec: String::new(),
+            freq,
+        }
     }
 
     // The cases of frag.go's GetNodePodFrag and NodeGpuShareFragAmount.
@@ -180,21 +199,33 @@ mod tests {
     #[test]
     fn lacking_gpu_makes_all_idle_gpu_fragment() {
         // Q2: enough CPU, no GPU with 800 left.
-        assert_eq!(node_frag(0, 8000, &[200, 300], &[pod(1000, 800, 1, 1.0)]), 500.0);
+        assert_eq!(
+            node_frag(0, 8000, &[200, 300], &[pod(1000, 800, 1, 1.0)]),
+            500.0
+        );
         // A 2-GPU task on a node with one free GPU.
-        assert_eq!(node_frag(0, 8000, &[1000, 500], &[pod(1000, 1000, 2, 1.0)]), 1500.0);
+        assert_eq!(
+            node_frag(0, 8000, &[1000, 500], &[pod(1000, 1000, 2, 1.0)]),
+            1500.0
+        );
     }
 
     #[test]
     fn lacking_cpu_makes_all_idle_gpu_fragment() {
         // Q4 (GPU fits, CPU does not) and Q1 (neither).
-        assert_eq!(node_frag(0, 500, &[1000, 1000], &[pod(1000, 500, 1, 1.0)]), 2000.0);
+        assert_eq!(
+            node_frag(0, 500, &[1000, 1000], &[pod(1000, 500, 1, 1.0)]),
+            2000.0
+        );
         assert_eq!(node_frag(0, 500, &[100], &[pod(1000, 500, 1, 1.0)]), 100.0);
     }
 
     #[test]
     fn cpu_only_tasks_and_wrong_models_count_all_idle_gpu() {
-        assert_eq!(node_frag(0, 8000, &[1000, 300], &[pod(1000, 0, 0, 1.0)]), 1300.0);
+        assert_eq!(
+            node_frag(0, 8000, &[1000, 300], &[pod(1000, 0, 0, 1.0)]),
+            1300.0
+        );
         let mut other_model = pod(1000, 500, 1, 1.0);
         other_model.allowed = 0b10;
         assert_eq!(node_frag(0, 8000, &[1000], &[other_model.clone()]), 1000.0);
@@ -205,7 +236,10 @@ mod tests {
     fn frag_is_the_frequency_weighted_sum_and_zero_on_a_full_node() {
         let typical = [pod(1000, 500, 1, 0.5), pod(1000, 1000, 1, 0.5)];
         // 500 task: 300 is small -> 300. Whole-GPU task: no free GPU -> 900.
-        assert_eq!(node_frag(0, 8000, &[600, 300], &typical), 0.5 * 300.0 + 0.5 * 900.0);
+        assert_eq!(
+            node_frag(0, 8000, &[600, 300], &typical),
+            0.5 * 300.0 + 0.5 * 900.0
+        );
         assert_eq!(node_frag(0, 8000, &[0, 0], &typical), 0.0);
     }
 

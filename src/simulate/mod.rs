@@ -186,7 +186,10 @@ mod tests {
 
     #[test]
     fn seeds_parse_as_an_inclusive_range_or_a_list() {
-        assert_eq!(parse_seeds("42..51").unwrap().0, (42..=51).collect::<Vec<_>>());
+        assert_eq!(
+            parse_seeds("42..51").unwrap().0,
+            (42..=51).collect::<Vec<_>>()
+        );
         assert_eq!(parse_seeds("42..=43").unwrap().0, vec![42, 43]);
         assert_eq!(parse_seeds("1,5").unwrap().0, vec![1, 5]);
         assert_eq!(parse_seeds("7").unwrap().0, vec![7]);
@@ -197,12 +200,25 @@ mod tests {
     #[test]
     fn policies_come_repeated_or_comma_separated() {
         let cli = Cli::parse_from([
-            "x", "--nodes", "n.csv", "--pods", "p.csv", "--policy", "random,best-fit",
-            "--policy", "whole-node", "--format", "json",
+            "x",
+            "--nodes",
+            "n.csv",
+            "--pods",
+            "p.csv",
+            "--policy",
+            "random,best-fit",
+            "--policy",
+            "whole-node",
+            "--format",
+            "json",
         ]);
         assert_eq!(
             cli.args.policy,
-            [PolicyName::Random, PolicyName::BestFit, PolicyName::WholeNode]
+            [
+                PolicyName::Random,
+                PolicyName::BestFit,
+                PolicyName::WholeNode
+            ]
         );
         assert_eq!(cli.args.format, Format::Json);
         assert_eq!(cli.args.mode, Mode::Paper);

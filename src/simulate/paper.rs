@@ -43,7 +43,10 @@ pub fn workload(trace: &Trace, tune: f64, rng: &mut Rng) -> Vec<usize> {
     let by_name = order.clone();
     rng.shuffle(&mut order);
     let target = tune * trace.capacity_milli() as f64;
-    let mut total: u64 = order.iter().map(|&i| trace.tasks[i].gpu.total_milli()).sum();
+    let mut total: u64 = order
+        .iter()
+        .map(|&i| trace.tasks[i].gpu.total_milli())
+        .sum();
     if tune <= 0.0 {
         return order;
     }
@@ -80,8 +83,11 @@ pub fn run_seed(
     let capacity = cluster.capacity_milli as f64;
     // Per-node frag amounts, kept current so the cluster sum costs one memo
     // lookup per placement.
-    let mut node_frag: Vec<f64> =
-        cluster.nodes.iter().map(|n| shared.memo.of(n, &shared.typical)).collect();
+    let mut node_frag: Vec<f64> = cluster
+        .nodes
+        .iter()
+        .map(|n| shared.memo.of(n, &shared.typical))
+        .collect();
     let mut cluster_frag: f64 = node_frag.iter().sum();
 
     let buckets = MAX_BUCKET + 2;
@@ -139,7 +145,8 @@ mod tests {
     use super::*;
 
     fn trace(pods: &[(u32, u8, u16)]) -> Trace {
-        let nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,4,T4\nn1,64000,262144,4,T4\n";
+        let nodes =
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,4,T4\nn1,64000,262144,4,T4\n";
         let mut csv = String::from("name,cpu_milli,memory_mib,num_gpu,gpu_milli\n");
         for (i, (cpu, n, m)) in pods.iter().enumerate() {
             csv.push_str(&format!("p{i:03},{cpu},1024,{n},{m}\n"));
@@ -171,8 +178,14 @@ mod tests {
     #[test]
     fn the_workload_depends_only_on_the_seed() {
         let t = trace(&[(1000, 1, 300), (2000, 1, 1000), (0, 0, 0)]);
-        assert_eq!(workload(&t, 1.3, &mut Rng::new(7)), workload(&t, 1.3, &mut Rng::new(7)));
-        assert_ne!(workload(&t, 1.3, &mut Rng::new(7)), workload(&t, 1.3, &mut Rng::new(8)));
+        assert_eq!(
+            workload(&t, 1.3, &mut Rng::new(7)),
+            workload(&t, 1.3, &mut Rng::new(7))
+        );
+        assert_ne!(
+            workload(&t, 1.3, &mut Rng::new(7)),
+            workload(&t, 1.3, &mut Rng::new(8))
+        );
     }
 
     #[test]

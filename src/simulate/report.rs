@@ -34,7 +34,13 @@ impl PaperResult {
         let curve = mean_curve(runs.iter().map(|r| r.alloc.clone()));
         let frag_curve = mean_curve(runs.iter().map(|r| r.frag.clone()));
         let failed = runs.iter().map(|r| r.failed as f64).sum::<f64>() / runs.len() as f64;
-        PaperResult { policy, runs, curve, frag_curve, failed }
+        PaperResult {
+            policy,
+            runs,
+            curve,
+            frag_curve,
+            failed,
+        }
     }
 
     fn json(&self) -> Value {
@@ -165,7 +171,12 @@ pub fn timeline(args: &SimulateArgs, results: &[TimelineResult]) -> String {
             r.mean(|r| r.never_started as f64),
         );
     }
-    let util = |p| results.iter().find(|r| r.policy == p).map(|r| r.mean(|r| r.mean_utilization));
+    let util = |p| {
+        results
+            .iter()
+            .find(|r| r.policy == p)
+            .map(|r| r.mean(|r| r.mean_utilization))
+    };
     if let (Some(g), Some(w)) = (util(PolicyName::Gpuex), util(PolicyName::WholeNode)) {
         if w > 0.0 {
             let _ = writeln!(out, "gpuex / whole-node utilization: {:.2}x", g / w);
@@ -222,7 +233,11 @@ pub fn plot_paper(path: &Path, results: &[PaperResult]) -> Result<(), SimulateEr
     let lines: Vec<(&str, Vec<(f64, f64)>)> = results
         .iter()
         .map(|r| {
-            let pts = r.curve.iter().enumerate().filter_map(|(b, v)| v.map(|v| (b as f64, v)));
+            let pts = r
+                .curve
+                .iter()
+                .enumerate()
+                .filter_map(|(b, v)| v.map(|v| (b as f64, v)));
             (r.policy.as_str(), pts.collect())
         })
         .collect();
@@ -239,9 +254,18 @@ pub fn plot_paper(path: &Path, results: &[PaperResult]) -> Result<(), SimulateEr
 pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), SimulateError> {
     let lines: Vec<(&str, Vec<(f64, f64)>)> = results
         .iter()
-        .map(|r| (r.policy.as_str(), r.runs.first().map(|r| r.series.clone()).unwrap_or_default()))
+        .map(|r| {
+            (
+                r.policy.as_str(),
+                r.runs.first().map(|r| r.series.clone()).unwrap_or_default(),
+            )
+        })
         .collect();
-    let span = lines.iter().flat_map(|l| l.1.last()).map(|p| p.0).fold(1.0, f64::max);
+    let span = lines
+        .iter()
+        .flat_map(|l| l.1.last())
+        .map(|p| p.0)
+        .fold(1.0, f64::max);
     draw(
         path,
         "GPU utilization over time",

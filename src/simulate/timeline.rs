@@ -57,7 +57,12 @@ pub fn run(
     }
     arrivals.sort_unstable();
     let start = arrivals[0].0;
-    let horizon = arrivals.iter().map(|a| a.0 + a.1).max().unwrap_or(start).max(start + 1);
+    let horizon = arrivals
+        .iter()
+        .map(|a| a.0 + a.1)
+        .max()
+        .unwrap_or(start)
+        .max(start + 1);
 
     let mut cluster = Cluster::new(trace);
     let mut sched = Scheduler::new(policy, trace, shared, seed);
@@ -114,7 +119,8 @@ pub fn run(
             for q in queue.drain(..) {
                 let task = &trace.tasks[q.2];
                 let could = dirty.iter().any(|&n| cluster.nodes[n].fits(task));
-                if !(could && try_start(&mut sched, &mut cluster, &mut running, q, now, &mut waits)) {
+                if !(could && try_start(&mut sched, &mut cluster, &mut running, q, now, &mut waits))
+                {
                     still.push(q);
                 }
             }
@@ -129,7 +135,10 @@ pub fn run(
     }
     area += cluster.alloc_percent() * horizon.saturating_sub(last_t) as f64;
     while series.len() <= SERIES_POINTS {
-        series.push(((next_sample - start as f64) / 3600.0, cluster.alloc_percent()));
+        series.push((
+            (next_sample - start as f64) / 3600.0,
+            cluster.alloc_percent(),
+        ));
         next_sample += step;
     }
 
@@ -180,7 +189,8 @@ mod tests {
     #[test]
     fn a_task_waits_for_a_departure_then_runs_its_full_duration() {
         let nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,1,T4\n";
-        let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n\
+        let pods =
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n\
             a,1000,1,1,1000,,0,100\nb,1000,1,1,1000,,10,60\nc,1000,1,1,500,,300,400\n";
         let t = Trace::parse(nodes, pods).unwrap();
         let mut shared = Shared::new(&t);

@@ -135,7 +135,10 @@ impl Trace {
             if kinds.len() == 32 {
                 return Err(SimulateError::Trace("more than 32 GPU models".into()));
             }
-            kinds.push(GpuKind { trace_name: name.to_string(), catalog: catalog_model(name) });
+            kinds.push(GpuKind {
+                trace_name: name.to_string(),
+                catalog: catalog_model(name),
+            });
             Ok((kinds.len() - 1) as u8)
         };
 
@@ -143,8 +146,13 @@ impl Trace {
         let mut rdr = csv::Reader::from_reader(nodes_csv.as_bytes());
         let headers = rdr.headers().map_err(csv_err)?.clone();
         let col = |h: &str| column(&headers, h, "nodes");
-        let (sn, cpu, mem, gpu, model) =
-            (col("sn")?, col("cpu_milli")?, col("memory_mib")?, col("gpu")?, col("model")?);
+        let (sn, cpu, mem, gpu, model) = (
+            col("sn")?,
+            col("cpu_milli")?,
+            col("memory_mib")?,
+            col("gpu")?,
+            col("model")?,
+        );
         for (line, rec) in rdr.records().enumerate() {
             let rec = rec.map_err(csv_err)?;
             let at = || format!("nodes line {}", line + 2);
@@ -215,14 +223,23 @@ impl Trace {
             });
         }
         if nodes.is_empty() || tasks.is_empty() {
-            return Err(SimulateError::Trace("the trace has no nodes or no tasks".into()));
+            return Err(SimulateError::Trace(
+                "the trace has no nodes or no tasks".into(),
+            ));
         }
-        Ok(Trace { kinds, nodes, tasks })
+        Ok(Trace {
+            kinds,
+            nodes,
+            tasks,
+        })
     }
 
     /// Total milli-GPU of the cluster.
     pub fn capacity_milli(&self) -> u64 {
-        self.nodes.iter().map(|n| u64::from(n.gpus) * u64::from(MILLI)).sum()
+        self.nodes
+            .iter()
+            .map(|n| u64::from(n.gpus) * u64::from(MILLI))
+            .sum()
     }
 }
 
@@ -270,12 +287,23 @@ mod tests {
     fn parses_the_three_task_shapes_and_the_gpu_spec() {
         let t = Trace::parse(NODES, PODS).unwrap();
         let g: Vec<_> = t.tasks.iter().map(|t| t.gpu).collect();
-        assert_eq!(g, [GpuAsk::Whole(1), GpuAsk::Share(460), GpuAsk::None, GpuAsk::Whole(8)]);
+        assert_eq!(
+            g,
+            [
+                GpuAsk::Whole(1),
+                GpuAsk::Share(460),
+                GpuAsk::None,
+                GpuAsk::Whole(8)
+            ]
+        );
         let p1 = &t.tasks[1];
         assert!(!p1.accepts(t.nodes[0].kind), "P100 is not in A10|V100M32");
         let a10 = t.kinds.iter().position(|k| k.trace_name == "A10").unwrap() as u8;
         assert!(p1.accepts(a10));
-        assert!(t.tasks[0].accepts(t.nodes[0].kind), "no spec takes any model");
+        assert!(
+            t.tasks[0].accepts(t.nodes[0].kind),
+            "no spec takes any model"
+        );
         assert_eq!((p1.creation, p1.deletion), (Some(5), Some(50)));
         assert_eq!(t.tasks[3].creation, None);
         assert_eq!(GpuAsk::Whole(8).total_milli(), 8000);
@@ -284,7 +312,10 @@ mod tests {
     #[test]
     fn rejects_a_fractional_multi_gpu_task() {
         let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,2,500\n";
-        assert!(matches!(Trace::parse(NODES, pods), Err(SimulateError::Trace(_))));
+        assert!(matches!(
+            Trace::parse(NODES, pods),
+            Err(SimulateError::Trace(_))
+        ));
     }
 
     #[test]
