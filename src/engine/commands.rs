@@ -1,0 +1,101 @@
+//! Commands into the engine. Each carries no time of its own: `now` is passed
+//! beside it to [`super::Engine::apply`], so a replay gives the same events.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::placement::PartitionMode;
+use super::types::{BuyerId, LeaseId, NodeId, OrderId, OrderSpec, Ts};
+use crate::catalog::Unit;
+
+/// One GPU of a node's inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    /// The GPU's index on the node (below 32).
+    pub index: u8,
+    /// Catalog model name.
+    pub model: String,
+    pub mode: PartitionMode,
+    /// Indices of GPUs joined to this one by NVLink.
+    #[serde(default)]
+    pub nvlink: Vec<u8>,
+}
+
+/// A node's inventory and host capacity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    pub id: NodeId,
+    pub region: String,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub gpus: Vec<GpuSpec>,
+}
+
+/// One list price: per unit-hour for (region, model, unit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListPrice {
+    pub region: String,
+    pub gpu_model: String,
+    pub unit: Unit,
+    pub list_price: Decimal,
+}
+
+/// A new order, with the buyer's available funds at the time of the request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlaceOrder {
+    pub order_id: OrderId,
+    pub buyer: BuyerId,
+    /// What the buyer's wallet can hold now; the order is refused if its hold exceeds it.
+    pub funds_available: Decimal,
+    pub spec: OrderSpec,
+}
+
+/// What an agent reports about an assignment (DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentReport {
+    Provisioned,
+    Ended,
+    Failed,
+}
+
+/// A command into the engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "command")]
+pub enum Command {
+    /// Add a node, or replace its inventory (leases on GPUs that changed end).
+    UpsertNode(NodeSpec),
+    /// Stop (or resume) new placements on a node.
+    Cordon {
+        node: NodeId,
+        cordoned: bool,
+    },
+    /// The node stopped heartbeating: its leases end; on-demand and reserved are re-placed where possible.
+    NodeLost {
+        node: NodeId,
+    },
+    SetPrices(Vec<ListPrice>),
+    /// A region and its UTC offset in minutes (for off-peak tie breaks).
+    SetRegion {
+        name: String,
+        utc_offset_min: i32,
+    },
+    Place(PlaceOrder),
+    Cancel {
+        order_id: OrderId,
+    },
+    Release {
+        lease_id: LeaseId,
+    },
+    AgentStatus {
+        lease_id: LeaseId,
+        status: AgentReport,
+    },
+    /// A hold renewal failed: notice starts now (reserved: the lease ends at `funded_until`).
+    FundsExhausted {
+        lease_id: LeaseId,
+        funded_until: Option<Ts>,
+    },
+    /// Time passed: process every end and notice due, retry waiting orders, clear spot.
+    Tick,
+}

@@ -1,0 +1,113 @@
+//! Events out of the engine: everything the server persists and tells buyers,
+//! providers and agents.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::lease::{EndReason, Lease, LeaseState, NoticeReason};
+use super::placement::{UnitPrices, Units, Why};
+use super::pricing::PriceRule;
+use super::reject::RejectReason;
+use super::types::{LeaseId, OrderId, Ts};
+
+/// Why a fill has its price and its slice (DESIGN §4 fill reports).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FillReport {
+    /// The sources matched against, cheapest first (resale listings come later).
+    pub sources_considered: Vec<String>,
+    /// List prices of the chosen (region, model).
+    pub list_prices: UnitPrices,
+    pub rule: PriceRule,
+    /// Spot: the clearing index applied.
+    pub clearing_index: Option<Decimal>,
+    /// Units held and what they cost per hour.
+    pub units: Units,
+    pub price_per_hour: Decimal,
+    /// Why this slice: options and candidates weighed, fragmentation, NVLink, off-peak.
+    pub why_slice: Why,
+    /// Leases given notice to make room.
+    pub preempted: Vec<LeaseId>,
+    /// One human sentence.
+    pub explanation: String,
+}
+
+/// An event out of the engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum Event {
+    OrderAccepted {
+        order_id: OrderId,
+        at: Ts,
+    },
+    OrderRejected {
+        order_id: OrderId,
+        reason: RejectReason,
+        message: String,
+        at: Ts,
+    },
+    OrderFilled {
+        order_id: OrderId,
+        lease_id: LeaseId,
+        report: Box<FillReport>,
+        at: Ts,
+    },
+    OrderCancelled {
+        order_id: OrderId,
+        at: Ts,
+    },
+    /// Waited `max_wait_s` without capacity.
+    OrderExpired {
+        order_id: OrderId,
+        at: Ts,
+    },
+    /// A spot order whose lease was preempted is back in the auction.
+    OrderRequeued {
+        order_id: OrderId,
+        at: Ts,
+    },
+    /// A new lease: placement, units, price, window, and the hold it needs.
+    LeaseGranted {
+        lease: Box<Lease>,
+        at: Ts,
+    },
+    LeaseStateChanged {
+        lease_id: LeaseId,
+        from: LeaseState,
+        to: LeaseState,
+        ready_at: Option<Ts>,
+        preempt_at: Option<Ts>,
+        at: Ts,
+    },
+    /// The lease ends at `preempt_at`; the workload gets SIGTERM now, SIGKILL then.
+    PreemptNotice {
+        lease_id: LeaseId,
+        preempt_at: Ts,
+        reason: NoticeReason,
+        at: Ts,
+    },
+    /// The clearing index came within 10 % of the spot bid's index.
+    RebalanceWarning {
+        lease_id: LeaseId,
+        clearing_index: Decimal,
+        bid_index: Decimal,
+        at: Ts,
+    },
+    /// A spot lease's price moved with the clearing index.
+    LeaseRepriced {
+        lease_id: LeaseId,
+        price_per_hour: Decimal,
+        at: Ts,
+    },
+    LeaseEnded {
+        lease_id: LeaseId,
+        reason: EndReason,
+        at: Ts,
+    },
+    /// The spot clearing index of one (model, region) changed.
+    PriceChanged {
+        gpu_model: String,
+        region: String,
+        clearing_index: Decimal,
+        at: Ts,
+    },
+}

@@ -1,0 +1,137 @@
+//! Leases: what an order gets — a slice of one node for a window, at a price.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::placement::{Placement, UnitPrices};
+use super::pricing::PriceRule;
+use super::pricing::RESERVED_LEAD_S;
+use super::types::{BuyerId, LeaseId, Mode, NodeId, OrderId, OrderSpec, Priority, Qos, Ts};
+
+/// Lease states (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseState {
+    /// Waiting: on a preemption notice (`ready_at`) or for a reserved window to start.
+    Pending,
+    /// The agent is told to set the slice up.
+    Provisioning,
+    /// The agent reported the slice provisioned; billing runs.
+    Running,
+    /// Notice given; the lease ends at `preempt_at`.
+    Preempting,
+    Ended,
+    Failed,
+}
+
+impl LeaseState {
+    /// Whether the lease still holds (or will hold) its slice.
+    pub fn live(self) -> bool {
+        !matches!(self, LeaseState::Ended | LeaseState::Failed)
+    }
+}
+
+/// Why a lease ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    Released,
+    /// The window or `duration_s` ran out.
+    Expired,
+    /// Taken for higher-priority work after notice.
+    Preempted,
+    /// Funds ran out (after notice, or where a reserved booking's funding ends).
+    FundsExhausted,
+    /// The agent reported the workload ended.
+    AgentEnded,
+    AgentFailed,
+    NodeLost,
+    /// The node's inventory changed under the lease.
+    CapacityRemoved,
+    /// The spot order was cancelled.
+    OrderCancelled,
+}
+
+/// Why a lease got a preemption notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeReason {
+    /// Higher-priority work needs the slice.
+    Priority,
+    FundsExhausted,
+}
+
+/// A lease and everything it promises.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    pub id: LeaseId,
+    pub order_id: OrderId,
+    pub buyer: BuyerId,
+    pub mode: Mode,
+    pub qos: Qos,
+    pub priority: Priority,
+    pub state: LeaseState,
+    pub node: NodeId,
+    pub region: String,
+    pub model: String,
+    pub placement: Placement,
+    /// Price per unit-hour charged for each unit.
+    pub unit_prices: UnitPrices,
+    /// Price per hour of everything held.
+    pub price_per_hour: Decimal,
+    pub rule: PriceRule,
+    /// Spot: the bid's price index (max_price ÷ list value per hour).
+    pub bid_index: Option<Decimal>,
+    /// When the lease takes its slice (the window start; billing starts at `provisioned`).
+    pub starts_at: Ts,
+    /// When the window or duration ends (`None`: open-ended).
+    pub ends_at: Option<Ts>,
+    /// Pending: when the slice becomes free.
+    pub ready_at: Option<Ts>,
+    /// When a scheduled preemption notice is due (reserved booking ahead).
+    pub notice_at: Option<Ts>,
+    /// Preempting: when the lease ends.
+    pub preempt_at: Option<Ts>,
+    pub notice_reason: Option<NoticeReason>,
+    /// When the notice was actually given (to prove it came a full notice ahead).
+    pub noticed_at: Option<Ts>,
+    pub rebalance_warned: bool,
+    /// Which fill of its order this is (lease ids derive from it).
+    pub fill_no: u32,
+    /// Funds the ledger should hold for it (DESIGN §4).
+    pub hold: Decimal,
+    /// The order it fills (kept to re-place it when its node is lost).
+    pub spec: OrderSpec,
+}
+
+impl Lease {
+    /// The end of its booking in the calendar: the earliest of the window end and the preemption.
+    pub fn booked_until(&self) -> Option<Ts> {
+        match (self.ends_at, self.preempt_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The order to re-place this lease elsewhere at `now`: a reserved window
+    /// still ahead keeps its window; otherwise what remains of it runs from now.
+    pub fn spec_for_replacement(&self, now: Ts) -> OrderSpec {
+        let mut s = self.spec.clone();
+        let ahead = self.mode == Mode::Reserved && self.starts_at > now + RESERVED_LEAD_S;
+        if !ahead {
+            s.start_at = None;
+            s.duration_s = self.ends_at.map(|e| (e - now).max(1));
+        }
+        s
+    }
+
+    /// The state a replacement for this lease starts in.
+    pub fn state_for_replacement(&self) -> LeaseState {
+        LeaseState::Pending
+    }
+
+    /// When it starts holding its slice in the calendar.
+    pub fn booked_from(&self) -> Ts {
+        self.ready_at.unwrap_or(self.starts_at).max(self.starts_at)
+    }
+}

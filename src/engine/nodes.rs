@@ -1,0 +1,268 @@
+//! Capacity commands: nodes added or changed, cordoned, lost; regions and prices.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::calendar::GpuCalendar;
+use super::commands::{ListPrice, NodeSpec};
+use super::core::{Engine, EngineError, NodeState};
+use super::events::Event;
+use super::lease::EndReason;
+use super::place_order::Fill;
+use super::placement::{model_idx, NodeView, UnitPrices};
+use super::types::{Mode, NodeId};
+use crate::catalog::{self, Unit};
+
+impl Engine {
+    /// Checks an inventory: known models, MIG only on MIG-capable ones, unique indices below 32.
+    fn check_node(spec: &NodeSpec) -> Result<(), EngineError> {
+        let mut seen = BTreeSet::new();
+        for g in &spec.gpus {
+            let model = catalog::lookup(&g.model)
+                .ok_or_else(|| EngineError::InvalidNode(format!("unknown model {}", g.model)))?;
+            if g.index >= 32 || !seen.insert(g.index) {
+                return Err(EngineError::InvalidNode(format!(
+                    "GPU index {} repeated or ≥ 32",
+                    g.index
+                )));
+            }
+            if g.mode == super::placement::PartitionMode::Mig && model.mig.is_none() {
+                return Err(EngineError::InvalidNode(format!("{} has no MIG", g.model)));
+            }
+        }
+        Ok(())
+    }
+
+    fn node_view(&mut self, spec: &NodeSpec, cordoned: bool) -> NodeView {
+        let region = self.view.region(&spec.region);
+        let mut v = NodeView::new(spec.id, region, spec.cpu_milli, spec.memory_mib);
+        v.cordoned = cordoned;
+        for g in &spec.gpus {
+            let nvlink = g
+                .nvlink
+                .iter()
+                .filter(|i| **i < 32)
+                .fold(0u32, |m, i| m | 1 << i);
+            if let Some(m) = model_idx(&g.model) {
+                v = v.with_gpu(m, g.mode, nvlink);
+                if let Some(last) = v.gpus.last_mut() {
+                    last.index = g.index;
+                }
+            }
+        }
+        v
+    }
+
+    /// Adds a node or replaces its inventory; leases on GPUs that changed end.
+    pub(super) fn upsert_node(
+        &mut self,
+        spec: NodeSpec,
+        events: &mut Vec<Event>,
+    ) -> Result<(), EngineError> {
+        Self::check_node(&spec)?;
+        let node_id = spec.id;
+        self.regions.entry(spec.region.clone()).or_insert(0);
+        let old = self.nodes.remove(&spec.id);
+        let cordoned = old.as_ref().is_some_and(|n| n.cordoned);
+        let mut calendars = vec![GpuCalendar::default(); spec.gpus.len()];
+        let mut keep = BTreeSet::new();
+        let mut ended = Vec::new();
+        if let Some(old) = &old {
+            for (pos, g) in spec.gpus.iter().enumerate() {
+                let same = old.spec.gpus.iter().position(|o| {
+                    o == g || (o.index == g.index && o.model == g.model && o.mode == g.mode)
+                });
+                if let Some(op) = same {
+                    calendars[pos] = old.calendars[op].clone();
+                }
+            }
+            for id in &old.leases {
+                let Some(l) = self.leases.get(id) else {
+                    continue;
+                };
+                let intact = old.spec.region == spec.region && l.placement.gpus.iter().all(|gs| {
+                    let o = old.spec.gpus.iter().find(|o| o.index == gs.index);
+                    let n = spec.gpus.iter().find(|n| n.index == gs.index);
+                    matches!((o, n), (Some(o), Some(n)) if o.model == n.model && o.mode == n.mode)
+                });
+                if intact {
+                    keep.insert(*id);
+                } else {
+                    ended.push(*id);
+                }
+            }
+        }
+        for cal in &mut calendars {
+            cal.bookings.retain(|b| keep.contains(&b.lease));
+        }
+        let view = self.node_view(&spec, cordoned);
+        self.view.upsert_node(view);
+        self.nodes.insert(
+            spec.id,
+            NodeState {
+                spec,
+                cordoned,
+                calendars,
+                leases: keep.clone(),
+            },
+        );
+        for id in ended {
+            // Its bookings are already gone with the old calendars.
+            self.end_lease(id, EndReason::CapacityRemoved, self.now, events);
+        }
+        self.refresh_node(node_id);
+        self.capacity_changed = true;
+        Ok(())
+    }
+
+    pub(super) fn cordon(&mut self, node: NodeId, cordoned: bool) -> Result<(), EngineError> {
+        let n = self
+            .nodes
+            .get_mut(&node)
+            .ok_or(EngineError::UnknownNode(node))?;
+        n.cordoned = cordoned;
+        self.view.set_cordoned(node, cordoned);
+        if !cordoned {
+            self.capacity_changed = true;
+        }
+        Ok(())
+    }
+
+    /// The node is gone: its leases end; on-demand and reserved leases are
+    /// re-placed elsewhere where possible (the server credits the gap).
+    pub(super) fn node_lost(
+        &mut self,
+        node: NodeId,
+        events: &mut Vec<Event>,
+    ) -> Result<(), EngineError> {
+        let state = self
+            .nodes
+            .remove(&node)
+            .ok_or(EngineError::UnknownNode(node))?;
+        self.view.remove_node(node);
+        let now = self.now;
+        for id in &state.leases {
+            let Some(lease) = self.leases.get(id).cloned() else {
+                continue;
+            };
+            self.end_lease(*id, EndReason::NodeLost, now, events);
+            if !matches!(lease.mode, Mode::OnDemand | Mode::Reserved) {
+                continue;
+            }
+            let mut spec = lease.spec_for_replacement(now);
+            spec.node = None;
+            let Ok(req) = self.resolve(&spec) else {
+                continue;
+            };
+            if lease.mode == Mode::Reserved
+                && lease.starts_at > now + super::pricing::RESERVED_LEAD_S
+            {
+                // Still ahead: book the same window elsewhere.
+                if let Some((p, victims)) =
+                    self.plan_preemption(&req, lease.priority, lease.starts_at, lease.ends_at)
+                {
+                    self.replace(&lease, p, victims, events);
+                }
+                continue;
+            }
+            let funds = rust_decimal::Decimal::MAX;
+            // Funds were held already; a replacement that finds no room simply ends.
+            let _: Fill = self.fill_fixed(
+                lease.order_id,
+                lease.buyer,
+                &spec,
+                funds,
+                lease.fill_no + 1,
+                &req,
+                events,
+            );
+        }
+        self.capacity_changed = true;
+        Ok(())
+    }
+
+    fn replace(
+        &mut self,
+        old: &super::lease::Lease,
+        p: super::placement::Placement,
+        victims: Vec<uuid::Uuid>,
+        events: &mut Vec<Event>,
+    ) {
+        let spec = old.spec_for_replacement(self.now);
+        let mut lease = self.build_lease(
+            old.order_id,
+            old.buyer,
+            &spec,
+            old.fill_no + 1,
+            p,
+            old.rule,
+            old.state_for_replacement(),
+            old.starts_at,
+        );
+        lease.ends_at = old.ends_at;
+        for v in &victims {
+            self.give_notice(
+                *v,
+                old.starts_at - self.cfg.notice_s,
+                old.starts_at,
+                super::lease::NoticeReason::Priority,
+                events,
+            );
+        }
+        let report = self.report(&lease, victims, None);
+        let (order_id, lease_id) = (lease.order_id, lease.id);
+        self.grant(lease, events);
+        events.push(Event::OrderFilled {
+            order_id,
+            lease_id,
+            report: Box::new(report),
+            at: self.now,
+        });
+    }
+
+    pub(super) fn set_region(&mut self, name: String, offset_min: i32) {
+        self.view.region(&name);
+        self.regions.insert(name, offset_min);
+        self.offpeak_hour = None;
+    }
+
+    /// Sets list prices; a (region, model) is for sale once both units are priced.
+    pub(super) fn set_prices(&mut self, prices: Vec<ListPrice>) -> Result<(), EngineError> {
+        for p in &prices {
+            if catalog::lookup(&p.gpu_model).is_none() {
+                return Err(EngineError::InvalidPrice(p.gpu_model.clone()));
+            }
+        }
+        let mut touched = BTreeMap::new();
+        for p in prices {
+            self.regions.entry(p.region.clone()).or_insert(0);
+            self.view.region(&p.region);
+            self.prices.insert(
+                (p.region.clone(), p.gpu_model.clone(), p.unit),
+                p.list_price,
+            );
+            touched.insert((p.region, p.gpu_model), ());
+        }
+        for (region, model) in touched.into_keys() {
+            let t = self
+                .prices
+                .get(&(region.clone(), model.clone(), Unit::TflopsH));
+            let v = self
+                .prices
+                .get(&(region.clone(), model.clone(), Unit::VramH));
+            if let (Some(t), Some(v), Some(m)) = (t, v, model_idx(&model)) {
+                let r = self.view.region(&region);
+                self.view.set_price(
+                    r,
+                    m,
+                    UnitPrices {
+                        tflops_h: *t,
+                        vram_h: *v,
+                    },
+                );
+            }
+        }
+        self.offpeak_hour = None;
+        self.capacity_changed = true;
+        Ok(())
+    }
+}

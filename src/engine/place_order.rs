@@ -1,0 +1,345 @@
+//! Placing an order: validation, funds, and the on-demand, pooled and
+//! reserved paths (spot bids join the auction, see `spot.rs`).
+
+use super::commands::PlaceOrder;
+use super::core::{Engine, Timer};
+use super::events::Event;
+use super::lease::{LeaseState, NoticeReason};
+use super::orders::{OpenOrder, OpenState};
+use super::placement::{self, place, PlacementRequest};
+use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
+use super::reject::RejectReason;
+use super::types::{BuyerId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
+use rust_decimal::Decimal;
+
+/// How an attempt to fill a fixed-price order went.
+pub(super) enum Fill {
+    Filled,
+    NoCapacity,
+    Refused(RejectReason),
+}
+
+impl Engine {
+    pub(super) fn reject(&self, order_id: OrderId, reason: RejectReason, events: &mut Vec<Event>) {
+        events.push(Event::OrderRejected {
+            order_id,
+            reason,
+            message: reason.message(),
+            at: self.now,
+        });
+    }
+
+    pub(super) fn place_order(&mut self, po: PlaceOrder, events: &mut Vec<Event>) {
+        let id = po.order_id;
+        if self.book.contains(id) || self.leases.values().any(|l| l.order_id == id) {
+            return self.reject(id, RejectReason::DuplicateOrder, events);
+        }
+        let req = match self.resolve(&po.spec) {
+            Ok(r) => r,
+            Err(reason) => return self.reject(id, reason, events),
+        };
+        if let Some(node) = po.spec.node.and_then(|n| self.nodes.get(&n)) {
+            if node.cordoned {
+                return self.reject(id, RejectReason::NodeCordoned, events);
+            }
+        }
+        match po.spec.mode {
+            Mode::Spot => self.accept_bid(po, &req, events),
+            Mode::Reserved => self.place_reserved(po, &req, events),
+            Mode::OnDemand | Mode::Pooled => {
+                match self.fill_fixed(id, po.buyer, &po.spec, po.funds_available, 0, &req, events) {
+                    Fill::Filled => {}
+                    Fill::Refused(reason) => self.reject(id, reason, events),
+                    Fill::NoCapacity => {
+                        let wait = po.spec.max_wait_s.unwrap_or(0);
+                        if wait > 0 && po.spec.qos != Qos::Realtime {
+                            let seq = self.next_seq();
+                            let deadline = self.now + wait;
+                            self.book.insert(OpenOrder {
+                                id,
+                                buyer: po.buyer,
+                                spec: po.spec,
+                                state: OpenState::Waiting,
+                                accepted_at: self.now,
+                                seq,
+                                deadline: Some(deadline),
+                                funds_available: po.funds_available,
+                                bid_index: None,
+                                fills: 0,
+                                lease: None,
+                            });
+                            self.timers.insert((deadline, Timer::Expire, id));
+                            events.push(Event::OrderAccepted {
+                                order_id: id,
+                                at: self.now,
+                            });
+                        } else {
+                            let reason = self.diagnose(&req);
+                            self.reject(id, reason, events);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Why nothing could hold `req`: unsatisfiable, all cordoned, or simply full.
+    pub(super) fn diagnose(&self, req: &PlacementRequest) -> RejectReason {
+        match placement::adequacy(&self.view, req, &self.cfg.policy) {
+            placement::Adequacy::Nowhere => RejectReason::UnsatisfiableResources,
+            placement::Adequacy::OnlyCordoned => RejectReason::NodeCordoned,
+            placement::Adequacy::Somewhere { .. } => RejectReason::NoCapacity,
+        }
+    }
+
+    /// Fills an on-demand or pooled order now: on free capacity, or on
+    /// capacity that lower-priority leases give up after notice (the lease
+    /// then waits `pending` until `ready_at`). `emit_accept` is false for
+    /// orders already accepted (waiting ones).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fill_fixed(
+        &mut self,
+        order_id: OrderId,
+        buyer: BuyerId,
+        spec: &OrderSpec,
+        funds: Decimal,
+        fill_no: u32,
+        req: &PlacementRequest,
+        events: &mut Vec<Event>,
+    ) -> Fill {
+        self.refresh_offpeak();
+        let now = self.now;
+        let priority = Priority::of(spec.mode, spec.qos);
+        let rule = PriceRule::fixed(spec.mode);
+        let accepted_before = self.book.contains(order_id);
+        if let Some(p) = place(&self.view, req, &self.mix, &self.cfg.policy) {
+            let lease = self.build_lease(
+                order_id,
+                buyer,
+                spec,
+                fill_no,
+                p,
+                rule,
+                LeaseState::Provisioning,
+                now,
+            );
+            if lease.hold > funds {
+                return Fill::Refused(RejectReason::InsufficientFunds);
+            }
+            if !accepted_before {
+                events.push(Event::OrderAccepted { order_id, at: now });
+            }
+            let report = self.report(&lease, Vec::new(), None);
+            let lease_id = lease.id;
+            self.grant(lease, events);
+            events.push(Event::OrderFilled {
+                order_id,
+                lease_id,
+                report: Box::new(report),
+                at: now,
+            });
+            return Fill::Filled;
+        }
+        let Some((p, victims)) = self.plan_preemption(req, priority, now, None) else {
+            return Fill::NoCapacity;
+        };
+        // Ready when the last victim is gone: a full notice from now, or sooner
+        // where a victim already had notice.
+        let ready_at = victims
+            .iter()
+            .filter_map(|v| self.leases.get(v))
+            .map(|l| {
+                l.preempt_at
+                    .unwrap_or(now + self.cfg.notice_s)
+                    .min(now + self.cfg.notice_s)
+            })
+            .max()
+            .unwrap_or(now);
+        let lease = self.build_lease(
+            order_id,
+            buyer,
+            spec,
+            fill_no,
+            p,
+            rule,
+            LeaseState::Pending,
+            ready_at,
+        );
+        if lease.hold > funds {
+            return Fill::Refused(RejectReason::InsufficientFunds);
+        }
+        if !accepted_before {
+            events.push(Event::OrderAccepted { order_id, at: now });
+        }
+        for v in &victims {
+            self.give_notice(
+                *v,
+                now,
+                now + self.cfg.notice_s,
+                NoticeReason::Priority,
+                events,
+            );
+        }
+        let report = self.report(&lease, victims, None);
+        let lease_id = lease.id;
+        self.grant(lease, events);
+        events.push(Event::OrderFilled {
+            order_id,
+            lease_id,
+            report: Box::new(report),
+            at: now,
+        });
+        Fill::Filled
+    }
+
+    /// Books a reserved window: capacity is guaranteed at booking; pooled and
+    /// spot leases in the way get notice at `start_at` − notice.
+    fn place_reserved(&mut self, po: PlaceOrder, req: &PlacementRequest, events: &mut Vec<Event>) {
+        let now = self.now;
+        let id = po.order_id;
+        let (Some(start), Some(dur)) = (po.spec.start_at, po.spec.duration_s) else {
+            return self.reject(id, RejectReason::InvalidWindow, events);
+        };
+        if dur <= 0 {
+            return self.reject(id, RejectReason::InvalidWindow, events);
+        }
+        if start < now + RESERVED_LEAD_S {
+            return self.reject(id, RejectReason::ReservedTooSoon, events);
+        }
+        self.refresh_offpeak();
+        let end = start + dur;
+        let Some((p, victims)) = self.plan_preemption(req, Priority::Reserved, start, Some(end))
+        else {
+            let reason = self.diagnose(req);
+            return self.reject(id, reason, events);
+        };
+        let rule = PriceRule::fixed(Mode::Reserved);
+        let lease = self.build_lease(
+            id,
+            po.buyer,
+            &po.spec,
+            0,
+            p,
+            rule,
+            LeaseState::Pending,
+            start,
+        );
+        if lease.hold > po.funds_available {
+            return self.reject(id, RejectReason::InsufficientFunds, events);
+        }
+        events.push(Event::OrderAccepted {
+            order_id: id,
+            at: now,
+        });
+        for v in &victims {
+            self.give_notice(
+                *v,
+                start - self.cfg.notice_s,
+                start,
+                NoticeReason::Priority,
+                events,
+            );
+        }
+        let report = self.report(&lease, victims, None);
+        let lease_id = lease.id;
+        self.grant(lease, events);
+        events.push(Event::OrderFilled {
+            order_id: id,
+            lease_id,
+            report: Box::new(report),
+            at: now,
+        });
+    }
+
+    /// Accepts a spot bid into the auction, or refuses it below the floor or
+    /// beyond the buyer's funds.
+    fn accept_bid(&mut self, po: PlaceOrder, req: &PlacementRequest, events: &mut Vec<Event>) {
+        let id = po.order_id;
+        let Some(max_price) = po.spec.max_price.filter(|m| *m > Decimal::ZERO) else {
+            return self.reject(id, RejectReason::MissingMaxPrice, events);
+        };
+        let cheapest = match placement::adequacy(&self.view, req, &self.cfg.policy) {
+            placement::Adequacy::Nowhere => {
+                return self.reject(id, RejectReason::UnsatisfiableResources, events)
+            }
+            placement::Adequacy::OnlyCordoned => {
+                return self.reject(id, RejectReason::NodeCordoned, events)
+            }
+            placement::Adequacy::Somewhere {
+                cheapest_list_value,
+            } => cheapest_list_value,
+        };
+        let index = cheapest.and_then(|v| pricing::price_index(max_price, v));
+        let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
+            return self.reject(id, RejectReason::BelowFloor, events);
+        };
+        if pricing::hold(Mode::Spot, Decimal::ZERO, None, Some(max_price)) > po.funds_available {
+            return self.reject(id, RejectReason::InsufficientFunds, events);
+        }
+        let seq = self.next_seq();
+        self.book.insert(OpenOrder {
+            id,
+            buyer: po.buyer,
+            spec: po.spec,
+            state: OpenState::SpotQueued,
+            accepted_at: self.now,
+            seq,
+            deadline: None,
+            funds_available: po.funds_available,
+            bid_index: Some(index),
+            fills: 0,
+            lease: None,
+        });
+        events.push(Event::OrderAccepted {
+            order_id: id,
+            at: self.now,
+        });
+    }
+
+    /// Retries waiting orders, oldest first, on capacity that freed.
+    pub(super) fn retry_waiting(&mut self, events: &mut Vec<Event>) {
+        for id in self.book.ids_in(OpenState::Waiting) {
+            let Some(o) = self.book.get(id).cloned() else {
+                continue;
+            };
+            let req = match self.resolve(&o.spec) {
+                Ok(r) => r,
+                Err(reason) => {
+                    self.book.remove(id);
+                    self.reject(id, reason, events);
+                    continue;
+                }
+            };
+            match self.fill_fixed(
+                id,
+                o.buyer,
+                &o.spec,
+                o.funds_available,
+                o.fills,
+                &req,
+                events,
+            ) {
+                Fill::Filled => {
+                    self.book.remove(id);
+                }
+                Fill::Refused(reason) => {
+                    self.book.remove(id);
+                    self.reject(id, reason, events);
+                }
+                Fill::NoCapacity => {}
+            }
+        }
+    }
+
+    /// Expires a waiting order whose deadline is `at`.
+    pub(super) fn expire(&mut self, id: OrderId, at: Ts, events: &mut Vec<Event>) {
+        if self
+            .book
+            .get(id)
+            .is_some_and(|o| o.state == OpenState::Waiting && o.deadline == Some(at))
+        {
+            self.book.remove(id);
+            events.push(Event::OrderExpired { order_id: id, at });
+        }
+    }
+}

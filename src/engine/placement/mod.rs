@@ -1,0 +1,108 @@
+//! Placement: which concrete slice serves a request (DESIGN §5).
+//!
+//! # API
+//!
+//! Placement is a pure function over a plain capacity view, so the engine and
+//! `gpuex simulate` run the very same code:
+//!
+//! ```text
+//! let mut view = CapacityView::new();
+//! let r = view.region("eu-west");
+//! view.set_price(r, model_idx("H100-SXM5-80GB")?, UnitPrices { tflops_h, vram_h });
+//! view.upsert_node(NodeView::new(id, r, cpu_milli, memory_mib)
+//!     .with_gpu(model, PartitionMode::Shared, nvlink_peers_mask) /* … */);
+//! let req = PlacementRequest::milli(250, 8_000);          // or Compute::Tflops
+//! let mut mix = DemandMix::default();                     // recent demand
+//! if let Some(p) = place(&view, &req, &mix, &Policy::default()) {
+//!     view.allocate(&p)?;                                 // … later view.release(&p)
+//!     mix.record(DemandClass::quantized(250, 8_000, 1));
+//! }
+//! let frag = frag_ratio(&view, &mix);                     // FGD's measure, 0..=1
+//! let waste = internal_waste(&placements);                // milli-GPU held beyond asked
+//! ```
+//!
+//! - [`CapacityView`]: per-node ([`NodeView`]: region, cordoned, host CPU and
+//!   memory free) and per-GPU ([`GpuView`]: model, [`PartitionMode`], NVLink
+//!   peers, [`GpuFree`]) free state, indexed by (region, model, mode) buckets
+//!   and a per-node free summary, plus list prices per (region, model).
+//! - [`PlacementRequest`]: compute (TFLOPS at a precision, or milli-GPU),
+//!   memory, GPU count, allowed models, NVLink, isolation, region, node, host CPU/memory.
+//! - [`Policy`]: the hard rules and the ranking ([`ScoreKind`]); the simulator
+//!   compares policies, the engine uses the default.
+//! - [`Placement`]: node, GPUs with their [`Slot`] (whole, MIG profile and start,
+//!   or shared milli/memory), host CPU/memory taken, units held and asked, list
+//!   value per hour, and [`Why`] it was chosen.
+//!
+//! # Order of preference
+//!
+//! 1. Adequate slices only: the model has the precision, enough compute and
+//!    memory, the isolation asked, the region, host CPU and memory; a
+//!    multi-GPU request takes idle GPUs of one (model, mode) on one node.
+//! 2. The cheapest for the buyer: a MIG profile or a whole GPU costs the units
+//!    it holds, a shared slice exactly what was asked.
+//! 3. Among equal prices, off-peak regions first.
+//! 4. Then the least fragmentation ([`score`]): smallest increase of the GPU's
+//!    expected fragmentation under the demand mix, partly used GPUs first,
+//!    then the best fit; MIG instances go to high starts to keep large
+//!    contiguous placements free; multi-GPU sets with the most NVLink links,
+//!    on the node left with the fewest idle GPUs.
+//! 5. Node id and GPU index, so the choice is deterministic.
+
+mod fast;
+pub mod naive;
+mod request;
+pub mod score;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use fast::{adequacy, place, Adequacy};
+pub use request::{Compute, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why};
+pub use score::{frag_ratio, internal_waste, DemandClass, DemandMix, ScoreKind};
+pub use view::{
+    give, model_at, model_idx, take, Bucket, CapacityView, GpuFree, GpuView, ModelIdx, NodeSummary,
+    NodeView, PartitionMode, RegionIdx, RegionView, UnitPrices, ViewError,
+};
+
+/// The rules placement follows; the engine uses [`Policy::default`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// How candidates are ranked after price.
+    pub score: ScoreKind,
+    /// Cheapest option for the buyer first (off: every option competes on score alone).
+    pub cheapest_first: bool,
+    /// Skip (region, model) pairs without a list price: they are not for sale.
+    pub require_price: bool,
+    /// Prefer multi-GPU sets with more NVLink links.
+    pub prefer_nvlink: bool,
+    /// A lease may ask at most this many times its GPU share of host CPU and memory.
+    pub host_cap_factor: Option<u64>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            score: ScoreKind::Fgd,
+            cheapest_first: true,
+            require_price: true,
+            prefer_nvlink: true,
+            host_cap_factor: Some(4),
+        }
+    }
+}
+
+impl Policy {
+    /// The simulator's starting point: no prices, no host cap, FGD scoring.
+    pub fn simulation(score: ScoreKind) -> Policy {
+        Policy {
+            score,
+            cheapest_first: false,
+            require_price: false,
+            prefer_nvlink: true,
+            host_cap_factor: None,
+        }
+    }
+}

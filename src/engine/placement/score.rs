@@ -1,0 +1,292 @@
+//! Fragmentation scoring, FGD style (Weng et al., "Beware of Fragmentation",
+//! ATC '23): a GPU's free capacity is a *fragment* for a kind of task when that
+//! task cannot use it. Weighting by how often each kind of task arrives (the
+//! recent [`DemandMix`]) gives a GPU's expected fragmentation; placement picks
+//! the slot whose *increase* of that figure is smallest.
+//!
+//! Everything here is integer (weights × milli-GPU), so scores compare exactly
+//! and replays choose the same slice. The simulator may tune this file.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::view::{model_at, CapacityView, GpuFree, PartitionMode};
+use crate::catalog::{GpuModel, MigLayout, COMPUTE_SLICES};
+
+/// One kind of task in the demand mix: what one of its GPUs needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct DemandClass {
+    /// Compute per GPU, milli-GPU (1000 for whole and multi-GPU tasks).
+    pub milli: u32,
+    /// Memory per GPU, MB.
+    pub memory_mb: u64,
+    /// GPUs per task.
+    pub gpus: u8,
+}
+
+impl DemandClass {
+    /// The class of a request, quantized so the mix stays small: compute up to
+    /// the next 50 milli, memory up to the next GB.
+    pub fn quantized(milli_per_gpu: u32, memory_mb_per_gpu: u64, gpus: u8) -> DemandClass {
+        let whole = gpus > 1 || milli_per_gpu >= 1000;
+        DemandClass {
+            milli: if whole {
+                1000
+            } else {
+                milli_per_gpu.div_ceil(50).max(1) * 50
+            },
+            memory_mb: memory_mb_per_gpu.div_ceil(1000) * 1000,
+            gpus: gpus.max(1),
+        }
+    }
+
+    fn whole(&self) -> bool {
+        self.gpus > 1 || self.milli >= 1000
+    }
+}
+
+/// How many classes the score looks at: the most frequent ones.
+const TOP_CLASSES: usize = 12;
+
+/// The recent demand mix: the classes of the last `window` requests.
+#[derive(Debug, Clone)]
+pub struct DemandMix {
+    window: usize,
+    recent: VecDeque<DemandClass>,
+    counts: BTreeMap<DemandClass, u32>,
+    top: Vec<(DemandClass, u64)>,
+}
+
+impl Default for DemandMix {
+    fn default() -> DemandMix {
+        DemandMix::new(512)
+    }
+}
+
+impl DemandMix {
+    /// An empty mix over the last `window` requests. Until something is
+    /// recorded it scores against a prior of whole GPUs, halves, quarters and 1g slices.
+    pub fn new(window: usize) -> DemandMix {
+        DemandMix {
+            window: window.max(1),
+            recent: VecDeque::new(),
+            counts: BTreeMap::new(),
+            top: Self::prior(),
+        }
+    }
+
+    /// A fixed mix (the simulator's, or a test's).
+    pub fn fixed(classes: Vec<(DemandClass, u64)>) -> DemandMix {
+        let mut mix = DemandMix::new(1);
+        mix.top = classes;
+        mix
+    }
+
+    fn prior() -> Vec<(DemandClass, u64)> {
+        [1000, 500, 250, 142]
+            .into_iter()
+            .map(|milli| {
+                let gpus = 1;
+                (
+                    DemandClass {
+                        milli,
+                        memory_mb: 0,
+                        gpus,
+                    },
+                    1,
+                )
+            })
+            .collect()
+    }
+
+    /// Records one request's class, forgetting the oldest beyond the window.
+    pub fn record(&mut self, class: DemandClass) {
+        self.recent.push_back(class);
+        *self.counts.entry(class).or_insert(0) += 1;
+        while self.recent.len() > self.window {
+            if let Some(old) = self.recent.pop_front() {
+                if let Some(c) = self.counts.get_mut(&old) {
+                    *c -= 1;
+                    if *c == 0 {
+                        self.counts.remove(&old);
+                    }
+                }
+            }
+        }
+        let mut all: Vec<(DemandClass, u64)> = self
+            .counts
+            .iter()
+            .map(|(k, v)| (*k, u64::from(*v)))
+            .collect();
+        // Most frequent first; the key breaks ties so the choice is deterministic.
+        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.truncate(TOP_CLASSES);
+        self.top = all;
+    }
+
+    /// The classes recorded in the window, oldest first (to persist and restore the mix).
+    pub fn recent(&self) -> impl Iterator<Item = &DemandClass> {
+        self.recent.iter()
+    }
+
+    /// The classes scored and their weights.
+    pub fn classes(&self) -> &[(DemandClass, u64)] {
+        &self.top
+    }
+
+    /// Sum of the weights.
+    pub fn total_weight(&self) -> u64 {
+        self.top.iter().map(|c| c.1).sum()
+    }
+}
+
+/// How candidate slots are ranked once price (and off-peak) tie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreKind {
+    /// Least fragmentation added against the demand mix, then partly used GPUs, then best fit.
+    #[default]
+    Fgd,
+    /// Least free capacity left on the GPU.
+    BestFit,
+    /// Most free capacity left on the GPU.
+    WorstFit,
+    /// The first GPU in node-id order.
+    FirstFit,
+}
+
+/// Scores GPUs of one (model, mode) against a mix; built once per bucket.
+pub struct Scorer {
+    mode: PartitionMode,
+    layout: Option<&'static MigLayout>,
+    model: &'static GpuModel,
+    /// (weight, class, for MIG: the profiles adequate for the class as a bit set)
+    classes: Vec<(u64, DemandClass, u8)>,
+}
+
+impl Scorer {
+    pub fn new(model: &'static GpuModel, mode: PartitionMode, mix: &DemandMix) -> Scorer {
+        let layout = model.mig;
+        let classes = mix
+            .classes()
+            .iter()
+            .map(|(c, w)| {
+                let profiles = layout.map_or(0, |l| adequate_profiles(l, c.milli, c.memory_mb));
+                (*w, *c, profiles)
+            })
+            .collect();
+        Scorer {
+            mode,
+            layout,
+            model,
+            classes,
+        }
+    }
+
+    /// Expected fragmentation of a GPU in this free state: Σ weight × free
+    /// milli-GPU over the classes that cannot use it.
+    pub fn frag(&self, free: &GpuFree) -> u64 {
+        let fm = u64::from(free.free_milli(self.mode));
+        if fm == 0 {
+            return 0;
+        }
+        let mut total = 0;
+        match self.mode {
+            PartitionMode::Mig => {
+                let placeable = self.layout.map_or(0, |l| placeable_profiles(l, free));
+                for (w, _, adequate) in &self.classes {
+                    if placeable & adequate == 0 {
+                        total += w * fm;
+                    }
+                }
+            }
+            PartitionMode::Whole => {}
+            PartitionMode::Shared => {
+                let idle = free.is_idle(self.model, self.mode);
+                for (w, c, _) in &self.classes {
+                    let fits = if c.whole() {
+                        idle
+                    } else {
+                        free.milli >= c.milli && free.memory_mb >= c.memory_mb
+                    };
+                    if !fits {
+                        total += w * fm;
+                    }
+                }
+            }
+        }
+        total
+    }
+}
+
+/// Profiles (bit i = the layout's profile i) with compute and memory for a class.
+pub fn adequate_profiles(layout: &MigLayout, milli: u32, memory_mb: u64) -> u8 {
+    let mut set = 0u8;
+    for (i, p) in layout.profiles.iter().enumerate() {
+        if u32::from(p.compute_slices) * 1000 >= milli * u32::from(COMPUTE_SLICES)
+            && p.memory_mb() >= memory_mb
+        {
+            set |= 1 << i;
+        }
+    }
+    set
+}
+
+/// Profiles (bit i = the layout's profile i) that still have a legal free start.
+pub fn placeable_profiles(layout: &MigLayout, free: &GpuFree) -> u8 {
+    let mut set = 0u8;
+    for (i, p) in layout.profiles.iter().enumerate() {
+        if free.mig_compute < p.compute_slices {
+            continue;
+        }
+        if p.starts.iter().any(|&s| {
+            let m = p.slice_mask(s);
+            free.mig_mask & m == m
+        }) {
+            set |= 1 << i;
+        }
+    }
+    set
+}
+
+/// FGD's `frag_ratio`: the share of free GPU compute that the demand mix
+/// cannot use, weighted by the mix (0 when nothing is free). Cordoned nodes count.
+pub fn frag_ratio(view: &CapacityView, mix: &DemandMix) -> f64 {
+    let weight = mix.total_weight();
+    if weight == 0 {
+        return 0.0;
+    }
+    let mut frag: u128 = 0;
+    let mut free: u128 = 0;
+    for b in view.buckets() {
+        let scorer = Scorer::new(model_at(b.model), b.mode, mix);
+        for &pos in &b.nodes {
+            let Some(node) = view.node_at(pos) else {
+                continue;
+            };
+            for g in node
+                .gpus
+                .iter()
+                .filter(|g| g.model == b.model && g.mode == b.mode)
+            {
+                frag += u128::from(scorer.frag(&g.free));
+                free += u128::from(g.free.free_milli(g.mode)) * u128::from(weight);
+            }
+        }
+    }
+    if free == 0 {
+        0.0
+    } else {
+        frag as f64 / free as f64
+    }
+}
+
+/// `internal_waste`: compute held beyond what was asked, summed over
+/// placements, in milli-GPU (MIG profiles and whole GPUs round requests up).
+pub fn internal_waste<'a>(placements: impl IntoIterator<Item = &'a super::Placement>) -> u64 {
+    placements
+        .into_iter()
+        .map(|p| u64::from(p.internal_waste_milli()))
+        .sum()
+}

@@ -1,0 +1,185 @@
+//! Preemption (DESIGN §3): priority reserved > on-demand > pooled realtime >
+//! pooled batch > spot. Capacity is only ever taken from pooled and spot
+//! leases, lowest priority and lowest bid index first, and only after notice.
+
+use rust_decimal::Decimal;
+
+use super::calendar::Booking;
+use super::core::Engine;
+use super::events::Event;
+use super::lease::{LeaseState, NoticeReason};
+use super::placement::{place, take, CapacityView, Placement, PlacementRequest};
+use super::types::{LeaseId, Priority, Ts};
+
+/// The order victims are chosen in: lowest priority, then lowest bid index, then id.
+pub fn victim_order(
+    a: &(Priority, Option<Decimal>, LeaseId),
+    b: &(Priority, Option<Decimal>, LeaseId),
+) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+}
+
+impl Engine {
+    /// Whether a booking may make way for work of `priority`.
+    fn yields_to(&self, b: &Booking, priority: Priority) -> bool {
+        b.priority.preemptible() && b.priority < priority
+    }
+
+    /// A view in which every lease that would yield to `priority` over
+    /// `[from, until)` is treated as gone. O(fleet): the slow path only.
+    pub(super) fn view_without_yielding(
+        &self,
+        priority: Priority,
+        from: Ts,
+        until: Option<Ts>,
+    ) -> CapacityView {
+        let mut view = self.view.clone();
+        for (id, node) in &self.nodes {
+            let Some(v) = view.node_mut(*id) else {
+                continue;
+            };
+            for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
+                let Some(model) = crate::catalog::lookup(&g.model) else {
+                    continue;
+                };
+                if let Some(gv) = v.gpus.iter_mut().find(|x| x.index == g.index) {
+                    gv.free =
+                        cal.free_over(model, g.mode, from, until, |b| self.yields_to(b, priority));
+                }
+            }
+            let (cpu, mem) = node
+                .leases
+                .iter()
+                .filter_map(|l| self.leases.get(l))
+                .filter(|l| {
+                    !(l.priority.preemptible() && l.priority < priority)
+                        && l.booked_from() < until.unwrap_or(Ts::MAX)
+                        && l.booked_until().is_none_or(|u| u > from)
+                })
+                .fold((0, 0), |(c, m), l| {
+                    (c + l.placement.cpu_milli, m + l.placement.memory_mib)
+                });
+            v.cpu_free = v.cpu_milli.saturating_sub(cpu);
+            v.memory_free = v.memory_mib.saturating_sub(mem);
+            v.refresh_summary();
+        }
+        view
+    }
+
+    /// Places `req` at `priority` over `[from, until)` counting yielding leases
+    /// as free, and picks the fewest victims (lowest first) that make room.
+    pub(super) fn plan_preemption(
+        &self,
+        req: &PlacementRequest,
+        priority: Priority,
+        from: Ts,
+        until: Option<Ts>,
+    ) -> Option<(Placement, Vec<LeaseId>)> {
+        let view = self.view_without_yielding(priority, from, until);
+        let p = place(&view, req, &self.mix, &self.cfg.policy)?;
+        let node = self.nodes.get(&p.node)?;
+        let mut victims: Vec<LeaseId> = Vec::new();
+        for gs in &p.gpus {
+            let pos = node.spec.gpus.iter().position(|g| g.index == gs.index)?;
+            let (model, mode) = self.gpu_kind(p.node, gs.index)?;
+            let cal = &node.calendars[pos];
+            let mut candidates: Vec<(Priority, Option<Decimal>, LeaseId)> = cal
+                .bookings
+                .iter()
+                .filter(|b| b.overlaps(from, until) && self.yields_to(b, priority))
+                .map(|b| {
+                    (
+                        b.priority,
+                        self.leases.get(&b.lease).and_then(|l| l.bid_index),
+                        b.lease,
+                    )
+                })
+                .collect();
+            candidates.sort_by(victim_order);
+            // Add victims lowest first until the slot fits among what stays.
+            let fits = |gone: &[LeaseId]| {
+                let free = cal.free_over(model, mode, from, until, |b| gone.contains(&b.lease));
+                take(free, mode, &gs.slot, model).is_some()
+            };
+            let mut i = 0;
+            while !fits(&victims) {
+                let (_, _, id) = candidates.get(i)?;
+                if !victims.contains(id) {
+                    victims.push(*id);
+                }
+                i += 1;
+            }
+        }
+        // Host CPU and memory: more victims on the node, lowest first, if needed.
+        let mut host: Vec<(Priority, Option<Decimal>, LeaseId)> = node
+            .leases
+            .iter()
+            .filter_map(|l| self.leases.get(l))
+            .filter(|l| {
+                l.priority.preemptible() && l.priority < priority && !victims.contains(&l.id)
+            })
+            .map(|l| (l.priority, l.bid_index, l.id))
+            .collect();
+        host.sort_by(victim_order);
+        let used = |gone: &[LeaseId]| {
+            node.leases
+                .iter()
+                .filter(|l| !gone.contains(l))
+                .filter_map(|l| self.leases.get(l))
+                .filter(|l| {
+                    l.booked_from() < until.unwrap_or(Ts::MAX)
+                        && l.booked_until().is_none_or(|u| u > from)
+                })
+                .fold((0u64, 0u64), |(c, m), l| {
+                    (c + l.placement.cpu_milli, m + l.placement.memory_mib)
+                })
+        };
+        let mut h = host.into_iter();
+        loop {
+            let (c, m) = used(&victims);
+            if c + p.cpu_milli <= node.spec.cpu_milli && m + p.memory_mib <= node.spec.memory_mib {
+                break;
+            }
+            victims.push(h.next()?.2);
+        }
+        Some((p, victims))
+    }
+
+    /// Gives `victim` notice that it ends at `preempt_at` (keeping an earlier
+    /// end it already has). The notice is sent at `notice_at`: now, or later
+    /// for a reserved window far ahead.
+    pub(super) fn give_notice(
+        &mut self,
+        victim: LeaseId,
+        notice_at: Ts,
+        preempt_at: Ts,
+        reason: NoticeReason,
+        events: &mut Vec<Event>,
+    ) -> Ts {
+        let now = self.now;
+        let Some(l) = self.leases.get_mut(&victim) else {
+            return preempt_at;
+        };
+        let end = l.preempt_at.map_or(preempt_at, |t| t.min(preempt_at));
+        l.preempt_at = Some(end);
+        l.notice_reason.get_or_insert(reason);
+        let state = l.state;
+        if notice_at <= now {
+            if state != LeaseState::Preempting {
+                l.noticed_at = Some(now);
+                l.notice_at = None;
+                events.push(Event::PreemptNotice {
+                    lease_id: victim,
+                    preempt_at: end,
+                    reason,
+                    at: now,
+                });
+                self.set_state(victim, LeaseState::Preempting, now, events);
+            }
+        } else {
+            l.notice_at = Some(l.notice_at.map_or(notice_at, |t| t.min(notice_at)));
+        }
+        self.rebook(victim);
+        end
+    }
+}

@@ -1,0 +1,196 @@
+//! Rebuilding the engine after a restart from what the server persisted:
+//! nodes, regions, prices, live leases with their placements, open orders,
+//! the spot clearing state. [`Engine::snapshot`] gives the same rows, so a
+//! restored engine is checked to equal the one that stopped.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::calendar::Booking;
+use super::commands::{ListPrice, NodeSpec};
+use super::core::{Engine, EngineConfig, EngineError, Timer};
+use super::lease::Lease;
+use super::orders::{OpenOrder, OpenState};
+use super::placement::DemandClass;
+use super::types::Ts;
+use crate::catalog::Unit;
+
+/// A node row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRow {
+    pub spec: NodeSpec,
+    pub cordoned: bool,
+}
+
+/// A region row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionRow {
+    pub name: String,
+    pub utc_offset_min: i32,
+}
+
+/// The last clearing index of a spot market.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearingRow {
+    pub gpu_model: String,
+    pub region: String,
+    pub clearing_index: Decimal,
+}
+
+/// Everything the engine needs to come back as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The latest `now` the engine saw.
+    pub now: Ts,
+    pub regions: Vec<RegionRow>,
+    pub prices: Vec<ListPrice>,
+    pub nodes: Vec<NodeRow>,
+    /// Live leases as the last `LeaseGranted` / state events left them.
+    pub leases: Vec<Lease>,
+    /// Open orders: waiting on-demand/pooled and spot bids.
+    pub orders: Vec<OpenOrder>,
+    pub clearing: Vec<ClearingRow>,
+    pub last_clear: Option<Ts>,
+    /// The acceptance sequence counter.
+    pub seq: u64,
+    /// The recent demand mix, oldest first; empty: rebuilt from the leases.
+    #[serde(default)]
+    pub demand: Vec<DemandClass>,
+}
+
+impl Engine {
+    /// The engine's state as rows.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            now: self.now,
+            regions: self
+                .view
+                .regions
+                .iter()
+                .map(|r| RegionRow {
+                    name: r.name.clone(),
+                    utc_offset_min: self.regions.get(&r.name).copied().unwrap_or(0),
+                })
+                .collect(),
+            prices: self
+                .prices
+                .iter()
+                .map(|((region, model, unit), p)| ListPrice {
+                    region: region.clone(),
+                    gpu_model: model.clone(),
+                    unit: *unit,
+                    list_price: *p,
+                })
+                .collect(),
+            nodes: self
+                .nodes
+                .values()
+                .map(|n| NodeRow {
+                    spec: n.spec.clone(),
+                    cordoned: n.cordoned,
+                })
+                .collect(),
+            leases: self.leases.values().cloned().collect(),
+            orders: self.book.all().cloned().collect(),
+            clearing: self
+                .clearing
+                .iter()
+                .map(|((m, r), i)| ClearingRow {
+                    gpu_model: m.clone(),
+                    region: r.clone(),
+                    clearing_index: *i,
+                })
+                .collect(),
+            last_clear: self.last_clear,
+            seq: self.seq,
+            demand: self.mix.recent().copied().collect(),
+        }
+    }
+
+    /// Rebuilds an engine from persisted rows and checks its invariants.
+    pub fn restore(cfg: EngineConfig, snap: Snapshot) -> Result<Engine, EngineError> {
+        let mut e = Engine::new(cfg);
+        e.now = snap.now;
+        let mut sink = Vec::new();
+        for r in &snap.regions {
+            e.set_region(r.name.clone(), r.utc_offset_min);
+        }
+        e.set_prices(snap.prices)?;
+        for n in snap.nodes {
+            let id = n.spec.id;
+            e.upsert_node(n.spec, &mut sink)?;
+            e.cordon(id, n.cordoned)?;
+        }
+        let mut demand = snap.demand;
+        if demand.is_empty() {
+            let mut leases: Vec<&Lease> = snap.leases.iter().collect();
+            leases.sort_by_key(|l| (l.starts_at, l.id));
+            demand = leases
+                .iter()
+                .map(|l| {
+                    let gpus = u8::try_from(l.placement.gpus.len()).unwrap_or(1).max(1);
+                    DemandClass::quantized(
+                        l.placement.asked_milli.div_ceil(u32::from(gpus)),
+                        0,
+                        gpus,
+                    )
+                })
+                .collect();
+        }
+        for lease in snap.leases {
+            let node = e.nodes.get_mut(&lease.node).ok_or_else(|| {
+                EngineError::Restore(format!("lease {} on unknown node {}", lease.id, lease.node))
+            })?;
+            for gs in &lease.placement.gpus {
+                let pos = node
+                    .spec
+                    .gpus
+                    .iter()
+                    .position(|g| g.index == gs.index)
+                    .ok_or_else(|| {
+                        EngineError::Restore(format!(
+                            "lease {} on unknown GPU {}",
+                            lease.id, gs.index
+                        ))
+                    })?;
+                node.calendars[pos].bookings.push(Booking {
+                    lease: lease.id,
+                    slot: gs.slot.clone(),
+                    from: lease.booked_from(),
+                    until: lease.booked_until(),
+                    priority: lease.priority,
+                });
+            }
+            node.leases.insert(lease.id);
+            e.schedule(&lease);
+            e.leases.insert(lease.id, lease);
+        }
+        let node_ids: Vec<_> = e.nodes.keys().copied().collect();
+        for id in node_ids {
+            e.refresh_node(id);
+        }
+        for o in snap.orders {
+            if o.state == OpenState::Waiting {
+                if let Some(d) = o.deadline {
+                    e.timers.insert((d, Timer::Expire, o.id));
+                }
+            }
+            e.book.insert(o);
+        }
+        for c in snap.clearing {
+            e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
+        }
+        e.last_clear = snap.last_clear;
+        e.seq = snap.seq;
+        for d in demand {
+            e.mix.record(d);
+        }
+        e.capacity_changed = false;
+        e.validate()
+            .map_err(|i| EngineError::Restore(i.to_string()))?;
+        Ok(e)
+    }
+}
+
+/// The units a price row may name (re-exported for the server's rows).
+pub const PRICE_UNITS: [Unit; 2] = Unit::ALL;

@@ -1,0 +1,203 @@
+//! Wiring the spot auction to capacity: bids are placed on idle capacity
+//! (never inside a booked window), the clearing index is set per
+//! (model, region), live spot leases are repriced and warned.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+
+use super::auction::{self, Bid};
+use super::core::Engine;
+use super::events::Event;
+use super::lease::LeaseState;
+use super::orders::OpenState;
+use super::placement::{model_at, place, Placement, PlacementRequest};
+use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
+use super::types::{Mode, OrderId};
+
+impl Engine {
+    /// Runs one clearing: greedy placement of queued bids by index then time,
+    /// the clearing index per market from the bids that lost, winners granted
+    /// at min(own index, clearing) × list value.
+    pub(super) fn clear_spot(&mut self, events: &mut Vec<Event>) {
+        self.refresh_offpeak();
+        self.last_clear = Some(self.now);
+        let mut bids: Vec<Bid> = self
+            .book
+            .ids_in(OpenState::SpotQueued)
+            .into_iter()
+            .filter_map(|id| {
+                let o = self.book.get(id)?;
+                Some(Bid {
+                    order: id,
+                    index: o.bid_index?,
+                    seq: o.seq,
+                })
+            })
+            .collect();
+        // Phase 1: greedy fit, taking capacity in the view as we go.
+        let mut won: Vec<(OrderId, Placement, Decimal)> = Vec::new();
+        let mut losers_req = Vec::new();
+        let prepared: BTreeMap<OrderId, (PlacementRequest, Decimal)> = bids
+            .iter()
+            .filter_map(|b| {
+                let o = self.book.get(b.order)?;
+                let req = self.resolve(&o.spec).ok()?;
+                Some((b.order, (req, o.spec.max_price.unwrap_or_default())))
+            })
+            .collect();
+        let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
+        let outcome = auction::run(&mut bids, |bid| {
+            let Some((req, max_price)) = prepared.get(&bid.order) else {
+                return false;
+            };
+            let Some(p) = place(view, req, mix, policy) else {
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            };
+            // Its index where it landed; below the floor there, it lost on price.
+            let index = p
+                .list_value
+                .and_then(|v| pricing::price_index(*max_price, v));
+            let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            };
+            if view.allocate(&p).is_err() {
+                return false;
+            }
+            won.push((bid.order, p, index));
+            true
+        });
+        // Phase 2: the clearing index of every market from the losers that could use it.
+        let losing: BTreeMap<OrderId, Decimal> = outcome.losers.iter().copied().collect();
+        let mut markets: BTreeMap<(String, String), Decimal> = BTreeMap::new();
+        for b in self.view.buckets() {
+            if self.view.price(b.region, b.model).is_none() {
+                continue;
+            }
+            let region = self
+                .view
+                .regions
+                .get(usize::from(b.region))
+                .map_or_else(String::new, |r| r.name.clone());
+            let model = model_at(b.model).name.to_owned();
+            let idx = auction::clearing_index(losers_req.iter().filter_map(|(id, req)| {
+                let usable =
+                    req.models.contains(b.model) && req.region.is_none_or(|r| r == b.region);
+                usable.then(|| losing.get(id).copied()).flatten()
+            }));
+            markets.insert((model, region), idx);
+        }
+        for ((model, region), idx) in &markets {
+            let key = (model.clone(), region.clone());
+            if self.clearing.get(&key) != Some(idx) {
+                self.clearing.insert(key, *idx);
+                events.push(Event::PriceChanged {
+                    gpu_model: model.clone(),
+                    region: region.clone(),
+                    clearing_index: *idx,
+                    at: self.now,
+                });
+            }
+        }
+        // Phase 3: grant the winners (their capacity moves from the view's
+        // provisional take into the calendars).
+        for (order_id, p, index) in won {
+            let _ = self.view.release(&p);
+            let Some(o) = self.book.get(order_id).cloned() else {
+                continue;
+            };
+            let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
+            let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            let rule = PriceRule::Spot {
+                bid_index: index,
+                clearing_index: clearing,
+            };
+            let lease = self.build_lease(
+                order_id,
+                o.buyer,
+                &o.spec,
+                o.fills,
+                p,
+                rule,
+                LeaseState::Provisioning,
+                self.now,
+            );
+            let report = self.report(&lease, Vec::new(), Some(clearing));
+            let lease_id = lease.id;
+            if let Some(open) = self.book.get_mut(order_id) {
+                open.state = OpenState::SpotLive;
+                open.fills += 1;
+                open.lease = Some(lease_id);
+            }
+            self.grant(lease, events);
+            events.push(Event::OrderFilled {
+                order_id,
+                lease_id,
+                report: Box::new(report),
+                at: self.now,
+            });
+        }
+        self.reprice_spot(events);
+    }
+
+    /// Reprices live spot leases at their market's clearing index and warns
+    /// those whose bid the clearing index came within 10 % of.
+    fn reprice_spot(&mut self, events: &mut Vec<Event>) {
+        let now = self.now;
+        let ids: Vec<_> = self
+            .leases
+            .values()
+            .filter(|l| l.mode == Mode::Spot && l.state.live())
+            .map(|l| l.id)
+            .collect();
+        for id in ids {
+            let Some(l) = self.leases.get(&id) else {
+                continue;
+            };
+            let Some(bid_index) = l.bid_index else {
+                continue;
+            };
+            let Some(clearing) = self
+                .clearing
+                .get(&(l.model.clone(), l.region.clone()))
+                .copied()
+            else {
+                continue;
+            };
+            let list = self.list_of(&l.placement);
+            let rule = PriceRule::Spot {
+                bid_index,
+                clearing_index: clearing,
+            };
+            let unit_prices = pricing::unit_prices(list, &rule);
+            let price = pricing::per_hour(l.placement.units, unit_prices);
+            let near = clearing >= bid_index * REBALANCE_WITHIN;
+            let Some(l) = self.leases.get_mut(&id) else {
+                continue;
+            };
+            l.rule = rule;
+            if price != l.price_per_hour {
+                l.price_per_hour = price;
+                l.unit_prices = unit_prices;
+                events.push(Event::LeaseRepriced {
+                    lease_id: id,
+                    price_per_hour: price,
+                    at: now,
+                });
+            }
+            if near && !l.rebalance_warned && l.state != LeaseState::Preempting {
+                l.rebalance_warned = true;
+                events.push(Event::RebalanceWarning {
+                    lease_id: id,
+                    clearing_index: clearing,
+                    bid_index,
+                    at: now,
+                });
+            } else if !near {
+                l.rebalance_warned = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Time: everything that falls due — ends, notices, pending leases becoming
+//! ready, waiting orders expiring — runs in time order on the next tick, so
+//! after downtime the first tick catches up on all of it.
+
+use super::core::{Engine, Timer};
+use super::events::Event;
+use super::lease::{EndReason, LeaseState, NoticeReason};
+use super::types::Ts;
+
+impl Engine {
+    /// Processes every timer due at or before now, in (time, kind) order.
+    pub(super) fn run_timers(&mut self, events: &mut Vec<Event>) {
+        while let Some(&(at, kind, id)) = self.timers.first() {
+            if at > self.now {
+                break;
+            }
+            self.timers.pop_first();
+            match kind {
+                Timer::End => self.due_end(id, at, events),
+                Timer::Notice => self.due_notice(id, at, events),
+                Timer::Ready => self.due_ready(id, at, events),
+                Timer::Expire => self.expire(id, at, events),
+            }
+        }
+    }
+
+    /// A lease's window, duration or notice ran out at `at` (skipped when stale).
+    fn due_end(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
+        let Some(l) = self.leases.get(&id) else {
+            return;
+        };
+        if l.booked_until() != Some(at) {
+            return;
+        }
+        let reason = if l.preempt_at == Some(at) {
+            match l.notice_reason {
+                Some(NoticeReason::FundsExhausted) => EndReason::FundsExhausted,
+                _ => EndReason::Preempted,
+            }
+        } else {
+            EndReason::Expired
+        };
+        // A scheduled notice that was never sent (its lease ends first) is sent now, at the latest.
+        if reason == EndReason::Preempted && l.noticed_at.is_none() {
+            if let Some(n) = l.notice_at {
+                self.due_notice(id, n.min(at), events);
+            }
+        }
+        self.end_lease(id, reason, at, events);
+    }
+
+    /// A scheduled preemption notice (reserved window ahead) is due.
+    fn due_notice(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
+        let Some(l) = self.leases.get_mut(&id) else {
+            return;
+        };
+        if l.notice_at != Some(at) || l.noticed_at.is_some() {
+            return;
+        }
+        let Some(preempt_at) = l.preempt_at else {
+            return;
+        };
+        l.noticed_at = Some(at);
+        l.notice_at = None;
+        let reason = l.notice_reason.unwrap_or(NoticeReason::Priority);
+        events.push(Event::PreemptNotice {
+            lease_id: id,
+            preempt_at,
+            reason,
+            at,
+        });
+        self.set_state(id, LeaseState::Preempting, at, events);
+    }
+
+    /// A pending lease's slice is free: the agent may provision it.
+    fn due_ready(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
+        let Some(l) = self.leases.get(&id) else {
+            return;
+        };
+        if l.state != LeaseState::Pending || l.starts_at != at {
+            return;
+        }
+        self.set_state(id, LeaseState::Provisioning, at, events);
+    }
+
+    /// Tick: timers, then waiting orders, then the spot auction when due or when capacity changed.
+    pub(super) fn tick(&mut self, events: &mut Vec<Event>) {
+        self.run_timers(events);
+        self.after_capacity_change(events);
+        let due = self
+            .last_clear
+            .is_none_or(|t| self.now >= t + self.cfg.spot_interval_s);
+        if due {
+            self.clear_spot(events);
+        }
+    }
+
+    /// When capacity freed: retry waiting orders, then clear spot.
+    pub(super) fn after_capacity_change(&mut self, events: &mut Vec<Event>) {
+        if !self.capacity_changed {
+            return;
+        }
+        self.capacity_changed = false;
+        self.retry_waiting(events);
+        self.clear_spot(events);
+        // Granting may not free anything; what it freed was already used.
+        self.capacity_changed = false;
+    }
+}

@@ -1,0 +1,132 @@
+//! The engine's vocabulary: ids, time, modes and the order's resource request.
+//!
+//! Time is plain unix seconds handed in with every command, so the engine never
+//! reads a clock and replays give the same answers.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::catalog::Precision;
+
+/// Unix seconds (UTC). Every command carries its own `now`.
+pub type Ts = i64;
+/// An order id, chosen by the caller.
+pub type OrderId = Uuid;
+/// A lease id, derived deterministically from the order id and its fill number.
+pub type LeaseId = Uuid;
+/// A node id (also the agent id).
+pub type NodeId = Uuid;
+/// A buyer (user) id.
+pub type BuyerId = Uuid;
+
+/// How an order is bought (DESIGN §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    OnDemand,
+    Reserved,
+    Spot,
+    Pooled,
+}
+
+/// Quality of service of pooled and waiting orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Qos {
+    /// Never waits for capacity.
+    Realtime,
+    #[default]
+    Batch,
+}
+
+/// What kind of partition a request accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    #[default]
+    Any,
+    Mig,
+    Whole,
+    /// Only a soft share of a `shared` GPU: what pooled orders take.
+    Shared,
+}
+
+/// Preemption priority, lowest first: capacity is only ever taken from the two lowest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Spot,
+    PooledBatch,
+    PooledRealtime,
+    OnDemand,
+    Reserved,
+}
+
+impl Priority {
+    /// The priority a lease of this mode and qos runs at.
+    pub fn of(mode: Mode, qos: Qos) -> Priority {
+        match (mode, qos) {
+            (Mode::Spot, _) => Priority::Spot,
+            (Mode::Pooled, Qos::Batch) => Priority::PooledBatch,
+            (Mode::Pooled, Qos::Realtime) => Priority::PooledRealtime,
+            (Mode::OnDemand, _) => Priority::OnDemand,
+            (Mode::Reserved, _) => Priority::Reserved,
+        }
+    }
+
+    /// Only pooled and spot leases may ever be preempted.
+    pub fn preemptible(self) -> bool {
+        self <= Priority::PooledRealtime
+    }
+}
+
+/// `resources` of an order (DESIGN §4), as the API parsed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// TFLOPS at `precision` (total over all GPUs).
+    pub tflops: Decimal,
+    /// GPU memory in GB (total), a multiple of 4.
+    pub vram_gb: u32,
+    #[serde(default)]
+    pub precision: Option<Precision>,
+    /// A catalog model name; `None` lets the engine choose.
+    #[serde(default)]
+    pub gpu_model: Option<String>,
+    /// Number of GPUs (default 1); more than one takes whole GPUs of one node.
+    #[serde(default)]
+    pub gpus: Option<u8>,
+    /// Require NVLink between the GPUs of a multi-GPU lease.
+    #[serde(default)]
+    pub nvlink: bool,
+    #[serde(default)]
+    pub isolation: Isolation,
+    #[serde(default)]
+    pub cpu_milli: Option<u64>,
+    #[serde(default)]
+    pub memory_mib: Option<u64>,
+}
+
+/// An order as the engine needs it (DESIGN §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderSpec {
+    pub mode: Mode,
+    pub resources: Resources,
+    /// A region name, or `None` for `any`.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Pin the order to one node (providers testing their own nodes).
+    #[serde(default)]
+    pub node: Option<NodeId>,
+    #[serde(default)]
+    pub start_at: Option<Ts>,
+    #[serde(default)]
+    pub duration_s: Option<i64>,
+    /// Spot: the most the buyer pays per hour for the whole order.
+    #[serde(default)]
+    pub max_price: Option<Decimal>,
+    #[serde(default)]
+    pub max_wait_s: Option<i64>,
+    #[serde(default)]
+    pub qos: Qos,
+}

@@ -1,0 +1,114 @@
+//! The engine's invariants, written as code: tests call `validate()` after
+//! every step, and debug builds after every command on small states.
+
+use super::core::Engine;
+use super::lease::NoticeReason;
+use super::types::{LeaseId, NodeId, Ts};
+
+/// A broken invariant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invariant {
+    #[error("node {node} GPU {gpu} is promised twice: {detail}")]
+    OverCommitted {
+        node: NodeId,
+        gpu: u8,
+        detail: String,
+    },
+    #[error("node {node} host CPU or memory is promised twice at {at}")]
+    HostOverCommitted { node: NodeId, at: Ts },
+    #[error("the view of node {node} GPU {gpu} is out of step with its calendar")]
+    ViewOutOfStep { node: NodeId, gpu: u8 },
+    #[error("lease {0} and its bookings disagree")]
+    Bookings(LeaseId),
+    #[error("lease {0} was preempted but is neither pooled nor spot")]
+    NotPreemptible(LeaseId),
+    #[error("lease {0} was preempted without a full notice")]
+    NoticeTooShort(LeaseId),
+}
+
+impl Engine {
+    /// Checks every invariant: no slice over-committed at any instant
+    /// (reserved windows disjoint follows), the view equals the calendars,
+    /// every lease booked where it says, only pooled and spot preempted and
+    /// only after a full notice.
+    pub fn validate(&self) -> Result<(), Invariant> {
+        for (id, node) in &self.nodes {
+            for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
+                let Some(model) = crate::catalog::lookup(&g.model) else {
+                    continue;
+                };
+                cal.check(model, g.mode)
+                    .map_err(|e| Invariant::OverCommitted {
+                        node: *id,
+                        gpu: g.index,
+                        detail: e.to_string(),
+                    })?;
+                let expected = cal.free_all(model, g.mode);
+                let seen = self
+                    .view
+                    .node(*id)
+                    .and_then(|v| v.gpus.iter().find(|x| x.index == g.index))
+                    .map(|x| x.free);
+                if seen != Some(expected) {
+                    return Err(Invariant::ViewOutOfStep {
+                        node: *id,
+                        gpu: g.index,
+                    });
+                }
+                for b in &cal.bookings {
+                    if !node.leases.contains(&b.lease) || !self.leases.contains_key(&b.lease) {
+                        return Err(Invariant::Bookings(b.lease));
+                    }
+                }
+            }
+            let leases: Vec<_> = node
+                .leases
+                .iter()
+                .filter_map(|l| self.leases.get(l))
+                .collect();
+            for probe in &leases {
+                let t = probe.booked_from();
+                let (cpu, mem) = leases
+                    .iter()
+                    .filter(|l| l.booked_from() <= t && l.booked_until().is_none_or(|u| t < u))
+                    .fold((0, 0), |(c, m), l| {
+                        (c + l.placement.cpu_milli, m + l.placement.memory_mib)
+                    });
+                if cpu > node.spec.cpu_milli || mem > node.spec.memory_mib {
+                    return Err(Invariant::HostOverCommitted { node: *id, at: t });
+                }
+            }
+        }
+        for l in self.leases.values() {
+            let node = self.nodes.get(&l.node).ok_or(Invariant::Bookings(l.id))?;
+            if !node.leases.contains(&l.id) {
+                return Err(Invariant::Bookings(l.id));
+            }
+            for gs in &l.placement.gpus {
+                let pos = node.spec.gpus.iter().position(|g| g.index == gs.index);
+                let booked = pos.is_some_and(|p| {
+                    node.calendars[p].bookings.iter().any(|b| {
+                        b.lease == l.id && b.slot == gs.slot && b.until == l.booked_until()
+                    })
+                });
+                if !booked {
+                    return Err(Invariant::Bookings(l.id));
+                }
+            }
+            if l.notice_reason == Some(NoticeReason::Priority) && !l.priority.preemptible() {
+                return Err(Invariant::NotPreemptible(l.id));
+            }
+        }
+        for r in &self.preempted {
+            if !r.priority.preemptible() {
+                return Err(Invariant::NotPreemptible(r.lease));
+            }
+            if r.noticed_at
+                .is_none_or(|n| r.ended_at - n < self.cfg.notice_s)
+            {
+                return Err(Invariant::NoticeTooShort(r.lease));
+            }
+        }
+        Ok(())
+    }
+}
