@@ -117,7 +117,7 @@ impl Cluster {
         let n = &mut self.nodes[at.node];
         assert!(
             n.fits(task),
-            "placement on a node that cannot hold the task"
+            "placement on a node that cannot hold the task: {task:?} {n:?} {at:?}"
         );
         n.cpu_left -= task.cpu_milli;
         n.mem_left -= task.memory_mib;

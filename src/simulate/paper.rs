@@ -102,6 +102,7 @@ pub fn run_seed(
         match sched.choose(&cluster, idx) {
             Some(at) => {
                 cluster.place(task, at);
+                sched.commit(idx);
                 let n = &cluster.nodes[at.node];
                 let f = sched.frag_of(n);
                 cluster_frag += f - node_frag[at.node];

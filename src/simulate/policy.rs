@@ -104,6 +104,20 @@ impl<'a> Scheduler<'a> {
         self.trace
     }
 
+    /// The harness placed trace task `idx` where `choose` said.
+    pub fn commit(&mut self, idx: usize) {
+        if let Some(g) = self.gpuex.as_mut() {
+            g.commit(idx);
+        }
+    }
+
+    /// Trace task `idx` left the cluster.
+    pub fn release(&mut self, idx: usize) {
+        if let Some(g) = self.gpuex.as_mut() {
+            g.release(idx);
+        }
+    }
+
     /// FGD's frag amount of a node (memoised).
     pub fn frag_of(&mut self, n: &NodeState) -> f64 {
         self.shared.memo.of(n, &self.shared.typical)
@@ -117,10 +131,7 @@ impl<'a> Scheduler<'a> {
             PolicyName::BestFit => self.best_fit(cluster, task),
             PolicyName::Fgd => self.fgd(cluster, task, self.shared.class_of[idx] as usize),
             PolicyName::WholeNode => whole_node(cluster, task),
-            PolicyName::Gpuex => self
-                .gpuex
-                .as_mut()?
-                .choose(cluster, task, &mut self.shared.memo),
+            PolicyName::Gpuex => self.gpuex.as_mut()?.choose(cluster, task),
         }
     }
 

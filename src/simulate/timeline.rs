@@ -102,6 +102,7 @@ pub fn run(
             }
             running.pop();
             cluster.release(&trace.tasks[idx], Placement { node, gpus });
+            sched.release(idx);
             completed += 1;
             dirty.push(node);
         }
@@ -177,6 +178,7 @@ fn try_start(
         return false;
     };
     cluster.place(&sched.trace().tasks[idx], at);
+    sched.commit(idx);
     running.push(Reverse((now + duration, idx, at.node, at.gpus)));
     waits.push(now - created);
     true
