@@ -154,7 +154,8 @@ impl GpuexPlacer {
                     .expect("the engine placed on free capacity");
                 let gpus = u8::try_from(p.gpus.len()).unwrap_or(1).max(1);
                 let per_gpu = p.asked_milli.div_ceil(u32::from(gpus));
-                self.mix.record(DemandClass::quantized(per_gpu, 0, gpus));
+                let class = DemandClass::quantized(per_gpu, 0, gpus).with_host_cpu(p.cpu_milli);
+                self.mix.record(class);
             }
             Held::Host { node, cpu, mem } => {
                 if let Some(n) = self.view.node_mut(*node) {
