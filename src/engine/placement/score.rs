@@ -179,8 +179,8 @@ pub enum ScoreKind {
 /// few milli-GPU of expected fragmentation outweigh packing, and spreading
 /// work over emptier nodes breaks up the idle GPU sets and host CPU that
 /// larger tasks need. FGD's own score has ~40 milli-GPU steps
-/// (`⌊100·sigmoid(Δ/1000)⌋`); `gpuex simulate` on the openb trace found 160
-/// best (40: −0.6 points of allocation, 320 and up: worse again).
+/// (`⌊100·sigmoid(Δ/1000)⌋`); `gpuex simulate` on the openb trace found
+/// 160–180 best (40: −0.6 points of allocation; 320 and up: worse again).
 pub fn rank(
     kind: ScoreKind,
     frag_delta: i64,
@@ -204,7 +204,7 @@ pub fn rank(
 }
 
 /// Resolution of the fragmentation delta in [`rank`], milli-GPU.
-pub const FRAG_STEP: i64 = 160;
+pub const FRAG_STEP: i64 = 180;
 
 /// Scores GPUs of one (model, mode) against a mix; built once per bucket.
 pub struct Scorer {
