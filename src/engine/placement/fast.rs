@@ -243,6 +243,7 @@ fn scan(
         return;
     };
     let scorer = Scorer::new(model, b.mode, mix);
+    let total_weight = mix.total_weight();
     let held_milli = match opt.kind {
         Kind::Share => need.milli,
         Kind::Mig(p) => u32::from(p.compute_slices) * 1000 / u32::from(COMPUTE_SLICES),
@@ -330,7 +331,7 @@ fn scan(
                     key3: rank(
                         policy.score,
                         delta,
-                        mix.total_weight(),
+                        total_weight,
                         partly_used,
                         after.free_milli(g.mode),
                         node_after,
