@@ -274,3 +274,105 @@ pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), Simu
         &lines,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::{parse_seeds, Mode};
+
+    fn args(format: Format) -> SimulateArgs {
+        SimulateArgs {
+            nodes: "n.csv".into(),
+            pods: "p.csv".into(),
+            policy: vec![PolicyName::Fgd],
+            mode: Mode::Paper,
+            tune: 1.3,
+            seeds: parse_seeds("42").unwrap(),
+            format,
+            plot: None,
+        }
+    }
+
+    fn keys(v: &Value) -> Vec<&str> {
+        v.as_object().unwrap().keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn paper_json_has_the_agreed_keys() {
+        let mut curve = vec![None; MAX_BUCKET + 1];
+        curve[100] = Some(95.0);
+        curve[130] = Some(96.0);
+        let run = SeedRun {
+            seed: 42,
+            alloc: curve.clone(),
+            frag: curve,
+            failed: 3,
+            tasks: 10,
+        };
+        let out = paper(
+            &args(Format::Json),
+            &[PaperResult::new(PolicyName::Fgd, vec![run])],
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let r = &v[0];
+        for k in [
+            "policy",
+            "seeds",
+            "alloc_ratio_at_100",
+            "alloc_ratio_at_130",
+            "frag_ratio_at_130",
+            "failed_tasks",
+        ] {
+            assert!(keys(r).contains(&k), "missing {k}");
+        }
+        assert_eq!(r["policy"], "fgd");
+        assert_eq!(r["seeds"], json!([42]));
+        assert_eq!(r["alloc_ratio_at_130"], json!(96.0));
+    }
+
+    #[test]
+    fn timeline_json_has_the_agreed_keys() {
+        let run = TimelineRun {
+            seed: 1,
+            mean_utilization: 50.0,
+            series: vec![(0.0, 50.0)],
+            wait_p50_s: 0.0,
+            wait_p99_s: 10.0,
+            wait_max_s: 20.0,
+            completed_ratio: 100.0,
+            never_started: 0,
+            tasks: 3,
+        };
+        let out = timeline(
+            &args(Format::Json),
+            &[TimelineResult::new(PolicyName::Gpuex, vec![run])],
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        for k in [
+            "policy",
+            "seeds",
+            "mean_utilization",
+            "wait_p50_s",
+            "wait_p99_s",
+            "completed_ratio",
+        ] {
+            assert!(keys(&v[0]).contains(&k), "missing {k}");
+        }
+    }
+
+    #[test]
+    fn the_table_names_each_policy_once() {
+        let run = SeedRun {
+            seed: 42,
+            alloc: vec![Some(1.0); MAX_BUCKET + 1],
+            frag: vec![Some(1.0); MAX_BUCKET + 1],
+            failed: 0,
+            tasks: 1,
+        };
+        let out = paper(
+            &args(Format::Table),
+            &[PaperResult::new(PolicyName::Random, vec![run])],
+        );
+        assert_eq!(out.matches("random").count(), 1);
+    }
+}
