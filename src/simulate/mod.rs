@@ -37,6 +37,8 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, default_value_t = Mode::Paper)]
     pub mode: Mode,
     /// Paper mode: sample tasks until their GPU request is this × capacity.
+    /// Timeline mode: compress arrivals until the offered GPU demand is this
+    /// × capacity (0 replays the trace's own times).
     #[arg(long, default_value_t = 1.3)]
     pub tune: f64,
     /// Seeds: `42..51` (inclusive, as the paper's ten), `42..=51`, `1,2,3` or `42`.
@@ -161,7 +163,7 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
                     .seeds
                     .0
                     .iter()
-                    .map(|&seed| timeline::run(&trace, &mut shared, p, seed))
+                    .map(|&seed| timeline::run(&trace, &mut shared, p, seed, args.tune))
                     .collect::<Result<Vec<_>, _>>()?;
                 results.push(report::TimelineResult::new(p, runs));
             }
