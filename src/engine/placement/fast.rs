@@ -319,9 +319,10 @@ fn scan(
             .iter()
             .filter(|g| g.model == b.model && g.mode == b.mode)
         {
-            let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
             let partly_used = !g.free.is_idle(model, g.mode);
             let mut try_after = |after: GpuFree, pick: Pick, tie: u32| {
+                // Only for GPUs that can hold the request: most cannot.
+                let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
                 let node_after = node_free - (g.free.free_milli(g.mode) - after.free_milli(g.mode));
                 let host_after = i64::try_from(scorer.host_frag(u64::from(node_after), cpu_after))
                     .unwrap_or(i64::MAX);
