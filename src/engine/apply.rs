@@ -14,6 +14,9 @@ impl Engine {
     /// the latest seen. The same commands in the same order give the same events.
     pub fn apply(&mut self, now: Ts, cmd: Command) -> Result<Vec<Event>, EngineError> {
         self.now = self.now.max(now);
+        self.refresh_offpeak();
+        self.touched.clear();
+        self.book.clear_changed();
         let mut events = Vec::new();
         // Whatever fell due runs first, so no command sees stale leases.
         self.run_timers(&mut events);
@@ -49,7 +52,7 @@ impl Engine {
 
     fn cancel(&mut self, order_id: OrderId, events: &mut Vec<Event>) -> Result<(), EngineError> {
         let Some(o) = self.book.get(order_id) else {
-            return Err(if self.leases.values().any(|l| l.order_id == order_id) {
+            return Err(if self.order_leases.contains_key(&order_id) {
                 EngineError::NotCancellable(order_id)
             } else {
                 EngineError::UnknownOrder(order_id)
@@ -111,19 +114,26 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let now = self.now;
         let lease = self.live_lease(id)?;
-        let end = if lease.mode == Mode::Reserved {
+        let reserved = lease.mode == Mode::Reserved;
+        let end = if reserved {
             funded_until.unwrap_or(now).max(now)
         } else {
             now + self.cfg.notice_s
         };
-        if end <= now || (lease.mode == Mode::Reserved && end <= lease.starts_at) {
+        if end <= now || (reserved && end <= lease.starts_at) {
             self.end_lease(id, EndReason::FundsExhausted, now, events);
             return Ok(());
         }
-        if let Some(l) = self.leases.get_mut(&id) {
+        if let Some(l) = self.lease_mut(id) {
             l.notice_reason = Some(NoticeReason::FundsExhausted);
         }
-        self.give_notice(id, now, end, NoticeReason::FundsExhausted, events);
+        // Reserved: the workload hears of it a notice period before the funded end.
+        let notice_at = if reserved {
+            (end - self.cfg.notice_s).max(now)
+        } else {
+            now
+        };
+        self.give_notice(id, notice_at, end, NoticeReason::FundsExhausted, events);
         Ok(())
     }
 }

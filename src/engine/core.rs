@@ -1,6 +1,5 @@
-//! The engine's state and the helpers every command shares: resolving an
-//! order into a placement request, pricing a placement, granting and ending
-//! leases, keeping the capacity view in step with the calendars.
+//! The engine's state: its configuration, errors, the `Engine` struct and its
+//! read accessors. Commands live in sibling files (`apply.rs` dispatches).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,19 +7,13 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::calendar::{Booking, GpuCalendar};
+use super::calendar::GpuCalendar;
 use super::commands::NodeSpec;
-use super::events::{Event, FillReport};
-use super::lease::{EndReason, Lease, LeaseState};
-use super::orders::{Book, OpenState};
-use super::placement::{
-    model_at, model_idx, CapacityView, Compute, DemandClass, DemandMix, GpuFree, ModelSet,
-    PartitionMode, Placement, PlacementRequest, Policy, UnitPrices,
-};
-use super::pricing::{self, PriceRule};
-use super::reject::RejectReason;
-use super::types::{Isolation, LeaseId, Mode, NodeId, OrderId, OrderSpec, Priority, Ts};
-use crate::catalog::{self, Precision, Unit};
+use super::lease::{Lease, LeaseState};
+use super::orders::Book;
+use super::placement::{CapacityView, DemandMix, Policy};
+use super::types::{LeaseId, NodeId, OrderId, Priority, Ts};
+use crate::catalog::Unit;
 
 /// Tunables; the defaults are DESIGN's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,8 +106,18 @@ pub struct Engine {
     pub(super) clearing: BTreeMap<(String, String), Decimal>,
     pub(super) last_clear: Option<Ts>,
     pub(super) capacity_changed: bool,
+    /// Capacity changed since the last spot clearing: clear at the next tick.
+    pub(super) spot_dirty: bool,
     pub(super) preempted: Vec<PreemptRecord>,
     pub(super) offpeak_hour: Option<Ts>,
+    /// Live pooled and spot leases: when none, preemption is not even tried.
+    pub(super) preemptible_live: usize,
+    /// Live spot leases, repriced at every clearing.
+    pub(super) spot_live: BTreeSet<LeaseId>,
+    /// Live leases per order (duplicate ids and cancels are checked without a scan).
+    pub(super) order_leases: BTreeMap<OrderId, u32>,
+    /// Leases whose rows the last command changed (granted, updated or ended).
+    pub(super) touched: BTreeSet<LeaseId>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -150,8 +153,13 @@ impl Engine {
             clearing: BTreeMap::new(),
             last_clear: None,
             capacity_changed: false,
+            spot_dirty: false,
             preempted: Vec::new(),
             offpeak_hour: None,
+            preemptible_live: 0,
+            spot_live: BTreeSet::new(),
+            order_leases: BTreeMap::new(),
+            touched: BTreeSet::new(),
         }
     }
 
@@ -202,6 +210,31 @@ impl Engine {
         super::placement::internal_waste(self.leases.values().map(|l| &l.placement))
     }
 
+    /// A live lease to change; remembers that its row changed.
+    pub(super) fn lease_mut(&mut self, id: LeaseId) -> Option<&mut Lease> {
+        let l = self.leases.get_mut(&id)?;
+        self.touched.insert(id);
+        Some(l)
+    }
+
+    /// Leases whose rows the last command changed, by id: re-read each with
+    /// [`Engine::lease`] and upsert it (`None`: it ended, as its
+    /// `LeaseEnded` event says). Nothing else changes a lease.
+    pub fn changed_leases(&self) -> impl Iterator<Item = LeaseId> + '_ {
+        self.touched.iter().copied()
+    }
+
+    /// Open orders the last command added, changed or closed: re-read each
+    /// with [`Engine::open_order`] and upsert it (`None`: no longer open).
+    pub fn changed_orders(&self) -> impl Iterator<Item = OrderId> + '_ {
+        self.book.changed()
+    }
+
+    /// An open order.
+    pub fn open_order(&self, id: OrderId) -> Option<&super::orders::OpenOrder> {
+        self.book.get(id)
+    }
+
     pub(super) fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
@@ -222,406 +255,4 @@ impl Engine {
             }
         }
     }
-
-    /// Parses an order into a placement request, or says why it cannot be one.
-    pub(super) fn resolve(&self, spec: &OrderSpec) -> Result<PlacementRequest, RejectReason> {
-        let res = &spec.resources;
-        let gpus = res.gpus.unwrap_or(1);
-        if gpus == 0
-            || gpus > 32
-            || res.vram_gb % catalog::UNIT_VRAM_GB != 0
-            || res.tflops < Decimal::ZERO
-            || (res.tflops.is_zero() && res.vram_gb == 0)
-        {
-            return Err(RejectReason::InvalidResources);
-        }
-        let models = match &res.gpu_model {
-            Some(name) => ModelSet::only(model_idx(name).ok_or(RejectReason::UnknownModel)?),
-            None => ModelSet::ANY,
-        };
-        let precision = res.precision.unwrap_or(Precision::Fp16);
-        let allowed = catalog::all_models()
-            .iter()
-            .filter(|m| model_idx(m.name).is_some_and(|i| models.contains(i)));
-        if !allowed.clone().any(|m| m.peak(precision).is_some()) {
-            return Err(RejectReason::UnknownPrecision);
-        }
-        let region = match &spec.region {
-            Some(name) if name != "any" => Some(
-                self.view
-                    .region_idx(name)
-                    .ok_or(RejectReason::UnknownRegion)?,
-            ),
-            _ => None,
-        };
-        if let Some(node) = spec.node {
-            if !self.nodes.contains_key(&node) {
-                return Err(RejectReason::UnknownNode);
-            }
-        }
-        let isolation = if spec.mode == Mode::Pooled {
-            Isolation::Shared
-        } else {
-            res.isolation
-        };
-        let req = PlacementRequest {
-            compute: Compute::Tflops {
-                tflops: res.tflops,
-                precision,
-            },
-            memory_mb: u64::from(res.vram_gb) * 1000,
-            gpus,
-            models,
-            nvlink: res.nvlink,
-            isolation,
-            region,
-            node: spec.node,
-            cpu_milli: res.cpu_milli,
-            memory_mib: res.memory_mib,
-        };
-        // Some catalog model must be able to hold it at all.
-        let holdable = allowed.clone().any(|m| {
-            let whole_ok = gpus == 1 || matches!(isolation, Isolation::Any | Isolation::Whole);
-            let mig_ok = isolation != Isolation::Mig || m.mig.is_some();
-            whole_ok
-                && mig_ok
-                && req.milli_per_gpu(m).is_some_and(|x| x <= 1000)
-                && req.memory_per_gpu() <= m.memory_mb()
-        });
-        if !holdable {
-            return Err(RejectReason::UnsatisfiableResources);
-        }
-        Ok(req)
-    }
-
-    /// List prices of a placement's (region, model).
-    pub(super) fn list_of(&self, p: &Placement) -> UnitPrices {
-        self.view.price(p.region, p.model).unwrap_or(UnitPrices {
-            tflops_h: Decimal::ZERO,
-            vram_h: Decimal::ZERO,
-        })
-    }
-
-    pub(super) fn region_name(&self, p: &Placement) -> String {
-        self.view
-            .regions
-            .get(usize::from(p.region))
-            .map_or_else(String::new, |r| r.name.clone())
-    }
-
-    /// Builds a lease for `order_id`'s next fill on placement `p`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn build_lease(
-        &self,
-        order_id: OrderId,
-        buyer: Uuid,
-        spec: &OrderSpec,
-        fill_no: u32,
-        p: Placement,
-        rule: PriceRule,
-        state: LeaseState,
-        starts_at: Ts,
-    ) -> Lease {
-        let list = self.list_of(&p);
-        let unit_prices = pricing::unit_prices(list, &rule);
-        let price_per_hour = pricing::per_hour(p.units, unit_prices);
-        let ends_at = spec.duration_s.map(|d| starts_at + d);
-        let hold = pricing::hold(spec.mode, price_per_hour, spec.duration_s, spec.max_price);
-        let bid_index = match rule {
-            PriceRule::Spot { bid_index, .. } => Some(bid_index),
-            PriceRule::ListMultiple { .. } => None,
-        };
-        Lease {
-            id: lease_id(order_id, fill_no),
-            order_id,
-            buyer,
-            mode: spec.mode,
-            qos: spec.qos,
-            priority: Priority::of(spec.mode, spec.qos),
-            state,
-            node: p.node,
-            region: self.region_name(&p),
-            model: model_at(p.model).name.to_owned(),
-            unit_prices,
-            price_per_hour,
-            rule,
-            bid_index,
-            starts_at,
-            ends_at,
-            ready_at: (state == LeaseState::Pending).then_some(starts_at),
-            notice_at: None,
-            preempt_at: None,
-            notice_reason: None,
-            noticed_at: None,
-            rebalance_warned: false,
-            fill_no,
-            hold,
-            spec: spec.clone(),
-            placement: p,
-        }
-    }
-
-    /// The fill report of a lease just built.
-    pub(super) fn report(
-        &self,
-        lease: &Lease,
-        preempted: Vec<LeaseId>,
-        clearing: Option<Decimal>,
-    ) -> FillReport {
-        let p = &lease.placement;
-        let list = self.list_of(p);
-        let explanation = format!(
-            "{} on {} GPU(s) of {} in {} at {} × list: cheapest adequate slice, then least fragmentation (Δ {}){}",
-            match lease.mode {
-                Mode::OnDemand => "on-demand",
-                Mode::Reserved => "reserved",
-                Mode::Spot => "spot",
-                Mode::Pooled => "pooled",
-            },
-            p.gpus.len(),
-            lease.model,
-            lease.region,
-            lease.rule.multiplier(),
-            p.why.frag_delta,
-            if preempted.is_empty() {
-                String::new()
-            } else {
-                format!("; {} lower-priority lease(s) given notice", preempted.len())
-            }
-        );
-        FillReport {
-            sources_considered: vec!["primary".to_owned()],
-            list_prices: list,
-            rule: lease.rule,
-            clearing_index: clearing,
-            units: p.units,
-            price_per_hour: lease.price_per_hour,
-            why_slice: p.why.clone(),
-            preempted,
-            explanation,
-        }
-    }
-
-    /// Books a lease into the calendars and the view; emits `LeaseGranted`.
-    pub(super) fn grant(&mut self, lease: Lease, events: &mut Vec<Event>) {
-        let node_id = lease.node;
-        if let Some(node) = self.nodes.get_mut(&node_id) {
-            for gs in &lease.placement.gpus {
-                if let Some(pos) = node.spec.gpus.iter().position(|g| g.index == gs.index) {
-                    node.calendars[pos].bookings.push(Booking {
-                        lease: lease.id,
-                        slot: gs.slot.clone(),
-                        from: lease.booked_from(),
-                        until: lease.booked_until(),
-                        priority: lease.priority,
-                    });
-                }
-            }
-            node.leases.insert(lease.id);
-        }
-        let req_gpus = u8::try_from(lease.placement.gpus.len()).unwrap_or(1);
-        let per_gpu = lease
-            .placement
-            .asked_milli
-            .div_ceil(u32::from(req_gpus.max(1)));
-        self.mix.record(DemandClass::quantized(
-            per_gpu,
-            memory_per_gpu(&lease.placement),
-            req_gpus,
-        ));
-        self.schedule(&lease);
-        events.push(Event::LeaseGranted {
-            lease: Box::new(lease.clone()),
-            at: self.now,
-        });
-        self.leases.insert(lease.id, lease);
-        self.refresh_node(node_id);
-    }
-
-    /// Adds the timers a lease's fields call for (stale ones are skipped when due).
-    pub(super) fn schedule(&mut self, lease: &Lease) {
-        if let Some(t) = lease.booked_until() {
-            self.timers.insert((t, Timer::End, lease.id));
-        }
-        if let Some(t) = lease.notice_at {
-            self.timers.insert((t, Timer::Notice, lease.id));
-        }
-        if lease.state == LeaseState::Pending {
-            self.timers
-                .insert((lease.starts_at, Timer::Ready, lease.id));
-        }
-    }
-
-    /// Changes a live lease's state and says so.
-    pub(super) fn set_state(
-        &mut self,
-        id: LeaseId,
-        to: LeaseState,
-        at: Ts,
-        events: &mut Vec<Event>,
-    ) {
-        if let Some(l) = self.leases.get_mut(&id) {
-            let from = l.state;
-            if from == to {
-                return;
-            }
-            l.state = to;
-            if to != LeaseState::Pending {
-                l.ready_at = None;
-            }
-            events.push(Event::LeaseStateChanged {
-                lease_id: id,
-                from,
-                to,
-                ready_at: l.ready_at,
-                preempt_at: l.preempt_at,
-                at,
-            });
-        }
-    }
-
-    /// Re-times a lease's bookings after its end or preemption moved.
-    pub(super) fn rebook(&mut self, id: LeaseId) {
-        let Some(l) = self.leases.get(&id) else {
-            return;
-        };
-        let (node_id, until) = (l.node, l.booked_until());
-        let lease = l.clone();
-        if let Some(node) = self.nodes.get_mut(&node_id) {
-            for cal in &mut node.calendars {
-                cal.set_until(id, until);
-            }
-        }
-        self.schedule(&lease);
-        self.refresh_node(node_id);
-    }
-
-    /// Ends a live lease at `at`: frees its slice, emits `LeaseEnded`, and puts
-    /// a preempted spot order back in the queue.
-    pub(super) fn end_lease(
-        &mut self,
-        id: LeaseId,
-        reason: EndReason,
-        at: Ts,
-        events: &mut Vec<Event>,
-    ) {
-        let Some(mut lease) = self.leases.remove(&id) else {
-            return;
-        };
-        if let Some(node) = self.nodes.get_mut(&lease.node) {
-            for cal in &mut node.calendars {
-                cal.remove(id);
-            }
-            node.leases.remove(&id);
-        }
-        self.refresh_node(lease.node);
-        self.capacity_changed = true;
-        if reason == EndReason::Preempted {
-            debug_assert!(
-                lease.priority.preemptible(),
-                "only pooled and spot are preempted"
-            );
-            self.preempted.push(PreemptRecord {
-                lease: id,
-                priority: lease.priority,
-                noticed_at: lease.noticed_at,
-                ended_at: at,
-            });
-            if self.preempted.len() > 4096 {
-                self.preempted.drain(..2048);
-            }
-        }
-        let final_state = if reason == EndReason::AgentFailed {
-            LeaseState::Failed
-        } else {
-            LeaseState::Ended
-        };
-        events.push(Event::LeaseStateChanged {
-            lease_id: id,
-            from: lease.state,
-            to: final_state,
-            ready_at: None,
-            preempt_at: lease.preempt_at,
-            at,
-        });
-        lease.state = final_state;
-        events.push(Event::LeaseEnded {
-            lease_id: id,
-            reason,
-            at,
-        });
-        if lease.mode == Mode::Spot {
-            let requeue = matches!(
-                reason,
-                EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved
-            );
-            let order = lease.order_id;
-            if requeue {
-                if let Some(o) = self.book.get_mut(order) {
-                    o.state = OpenState::SpotQueued;
-                    o.lease = None;
-                    events.push(Event::OrderRequeued {
-                        order_id: order,
-                        at,
-                    });
-                }
-            } else if self.book.get(order).is_some_and(|o| o.lease == Some(id)) {
-                self.book.remove(order);
-            }
-        }
-    }
-
-    /// Recomputes a node's free state in the view from its calendars and leases.
-    pub(super) fn refresh_node(&mut self, node_id: NodeId) {
-        let Some(node) = self.nodes.get(&node_id) else {
-            return;
-        };
-        let frees: Vec<(u8, GpuFree)> = node
-            .spec
-            .gpus
-            .iter()
-            .zip(&node.calendars)
-            .filter_map(|(g, cal)| {
-                let model = catalog::lookup(&g.model)?;
-                Some((g.index, cal.free_all(model, g.mode)))
-            })
-            .collect();
-        let (cpu, mem) = node
-            .leases
-            .iter()
-            .filter_map(|l| self.leases.get(l))
-            .fold((0u64, 0u64), |(c, m), l| {
-                (c + l.placement.cpu_milli, m + l.placement.memory_mib)
-            });
-        let cordoned = node.cordoned;
-        if let Some(v) = self.view.node_mut(node_id) {
-            for (index, free) in frees {
-                if let Some(g) = v.gpus.iter_mut().find(|g| g.index == index) {
-                    g.free = free;
-                }
-            }
-            v.cpu_free = v.cpu_milli.saturating_sub(cpu);
-            v.memory_free = v.memory_mib.saturating_sub(mem);
-            v.cordoned = cordoned;
-            v.refresh_summary();
-        }
-    }
-
-    /// The GPU model and mode at a node's GPU index.
-    pub(super) fn gpu_kind(
-        &self,
-        node: NodeId,
-        index: u8,
-    ) -> Option<(&'static catalog::GpuModel, PartitionMode)> {
-        let n = self.nodes.get(&node)?;
-        let g = n.spec.gpus.iter().find(|g| g.index == index)?;
-        Some((catalog::lookup(&g.model)?, g.mode))
-    }
-}
-
-/// Memory per GPU a placement asked for, MB.
-fn memory_per_gpu(p: &Placement) -> u64 {
-    let gpus = u64::try_from(p.gpus.len()).unwrap_or(1).max(1);
-    let mb = p.asked.vram_h * Decimal::from(u64::from(catalog::UNIT_VRAM_GB) * 1000);
-    rust_decimal::prelude::ToPrimitive::to_u64(&mb).unwrap_or(0) / gpus
 }

@@ -78,6 +78,15 @@ pub enum Event {
         preempt_at: Option<Ts>,
         at: Ts,
     },
+    /// A notice is scheduled: sent at `notice_at`, the lease ending at
+    /// `preempt_at` (a reserved window booked over it, or its funding ending).
+    PreemptScheduled {
+        lease_id: LeaseId,
+        notice_at: Ts,
+        preempt_at: Ts,
+        reason: NoticeReason,
+        at: Ts,
+    },
     /// The lease ends at `preempt_at`; the workload gets SIGTERM now, SIGKILL then.
     PreemptNotice {
         lease_id: LeaseId,

@@ -91,10 +91,26 @@ impl Engine {
                 }
             }
         }
+        // A smaller host: the lowest-priority leases go until the rest fits.
+        let mut kept: Vec<&super::lease::Lease> =
+            keep.iter().filter_map(|id| self.leases.get(id)).collect();
+        kept.sort_by(|a, b| {
+            super::preemption::victim_order(
+                &(a.priority, a.bid_index, a.id),
+                &(b.priority, b.bid_index, b.id),
+            )
+        });
+        while !host_fits(&kept, spec.cpu_milli, spec.memory_mib) && !kept.is_empty() {
+            let gone = kept.remove(0).id;
+            keep.remove(&gone);
+            ended.push(gone);
+        }
         for cal in &mut calendars {
             cal.bookings.retain(|b| keep.contains(&b.lease));
         }
         let view = self.node_view(&spec, cordoned);
+        self.offpeak_hour = None;
+        self.refresh_offpeak();
         self.view.upsert_node(view);
         self.nodes.insert(
             spec.id,
@@ -173,6 +189,7 @@ impl Engine {
                 funds,
                 lease.fill_no + 1,
                 &req,
+                true,
                 events,
             );
         }
@@ -223,6 +240,7 @@ impl Engine {
         self.view.region(&name);
         self.regions.insert(name, offset_min);
         self.offpeak_hour = None;
+        self.refresh_offpeak();
     }
 
     /// Sets list prices; a (region, model) is for sale once both units are priced.
@@ -262,7 +280,23 @@ impl Engine {
             }
         }
         self.offpeak_hour = None;
+        self.refresh_offpeak();
         self.capacity_changed = true;
         Ok(())
     }
+}
+
+/// Whether `leases` never need more host CPU or memory at once than the node has.
+/// The load only rises where a lease starts, so those instants suffice.
+pub(super) fn host_fits(leases: &[&super::lease::Lease], cpu_milli: u64, memory_mib: u64) -> bool {
+    leases.iter().all(|probe| {
+        let t = probe.booked_from();
+        let (cpu, mem) = leases
+            .iter()
+            .filter(|l| l.booked_from() <= t && l.booked_until().is_none_or(|u| t < u))
+            .fold((0, 0), |(c, m), l| {
+                (c + l.placement.cpu_milli, m + l.placement.memory_mib)
+            });
+        cpu <= cpu_milli && mem <= memory_mib
+    })
 }

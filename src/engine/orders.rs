@@ -1,7 +1,7 @@
 //! The book of open orders: on-demand and pooled orders waiting for capacity,
 //! and persistent spot bids (queued, or holding a live lease).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -45,16 +45,20 @@ pub struct OpenOrder {
 pub struct Book {
     orders: BTreeMap<OrderId, OpenOrder>,
     by_seq: BTreeMap<u64, OrderId>,
+    /// Orders added, changed or removed since [`Book::clear_changed`].
+    changed: BTreeSet<OrderId>,
 }
 
 impl Book {
     pub fn insert(&mut self, o: OpenOrder) {
+        self.changed.insert(o.id);
         self.by_seq.insert(o.seq, o.id);
         self.orders.insert(o.id, o);
     }
 
     pub fn remove(&mut self, id: OrderId) -> Option<OpenOrder> {
         let o = self.orders.remove(&id)?;
+        self.changed.insert(id);
         self.by_seq.remove(&o.seq);
         Some(o)
     }
@@ -64,7 +68,18 @@ impl Book {
     }
 
     pub fn get_mut(&mut self, id: OrderId) -> Option<&mut OpenOrder> {
-        self.orders.get_mut(&id)
+        let o = self.orders.get_mut(&id)?;
+        self.changed.insert(id);
+        Some(o)
+    }
+
+    /// Orders added, changed or removed since the last [`Book::clear_changed`].
+    pub fn changed(&self) -> impl Iterator<Item = OrderId> + '_ {
+        self.changed.iter().copied()
+    }
+
+    pub fn clear_changed(&mut self) {
+        self.changed.clear();
     }
 
     pub fn contains(&self, id: OrderId) -> bool {

@@ -31,7 +31,7 @@ impl Engine {
 
     pub(super) fn place_order(&mut self, po: PlaceOrder, events: &mut Vec<Event>) {
         let id = po.order_id;
-        if self.book.contains(id) || self.leases.values().any(|l| l.order_id == id) {
+        if self.book.contains(id) || self.order_leases.contains_key(&id) {
             return self.reject(id, RejectReason::DuplicateOrder, events);
         }
         let req = match self.resolve(&po.spec) {
@@ -47,7 +47,16 @@ impl Engine {
             Mode::Spot => self.accept_bid(po, &req, events),
             Mode::Reserved => self.place_reserved(po, &req, events),
             Mode::OnDemand | Mode::Pooled => {
-                match self.fill_fixed(id, po.buyer, &po.spec, po.funds_available, 0, &req, events) {
+                match self.fill_fixed(
+                    id,
+                    po.buyer,
+                    &po.spec,
+                    po.funds_available,
+                    0,
+                    &req,
+                    false,
+                    events,
+                ) {
                     Fill::Filled => {}
                     Fill::Refused(reason) => self.reject(id, reason, events),
                     Fill::NoCapacity => {
@@ -94,8 +103,8 @@ impl Engine {
 
     /// Fills an on-demand or pooled order now: on free capacity, or on
     /// capacity that lower-priority leases give up after notice (the lease
-    /// then waits `pending` until `ready_at`). `emit_accept` is false for
-    /// orders already accepted (waiting ones).
+    /// then waits `pending` until `ready_at`). `accepted_before` is true for
+    /// orders already accepted (waiting ones, replacements).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn fill_fixed(
         &mut self,
@@ -105,13 +114,13 @@ impl Engine {
         funds: Decimal,
         fill_no: u32,
         req: &PlacementRequest,
+        accepted_before: bool,
         events: &mut Vec<Event>,
     ) -> Fill {
         self.refresh_offpeak();
         let now = self.now;
         let priority = Priority::of(spec.mode, spec.qos);
         let rule = PriceRule::fixed(spec.mode);
-        let accepted_before = self.book.contains(order_id);
         if let Some(p) = place(&self.view, req, &self.mix, &self.cfg.policy) {
             let lease = self.build_lease(
                 order_id,
@@ -317,6 +326,7 @@ impl Engine {
                 o.funds_available,
                 o.fills,
                 &req,
+                true,
                 events,
             ) {
                 Fill::Filled => {

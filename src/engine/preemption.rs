@@ -19,22 +19,65 @@ pub fn victim_order(
     a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
 }
 
+/// Who claims capacity: a priority, and for a spot bid its price index (a
+/// spot bid displaces only spot leases whose index is lower than its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    pub priority: Priority,
+    pub bid_index: Option<Decimal>,
+}
+
+impl From<Priority> for Claim {
+    fn from(priority: Priority) -> Claim {
+        Claim {
+            priority,
+            bid_index: None,
+        }
+    }
+}
+
 impl Engine {
-    /// Whether a booking may make way for work of `priority`.
-    fn yields_to(&self, b: &Booking, priority: Priority) -> bool {
-        b.priority.preemptible() && b.priority < priority
+    /// Whether a lease of `priority` bidding `index` makes way for `claim`.
+    fn yields(&self, priority: Priority, index: Option<Decimal>, claim: Claim) -> bool {
+        if !priority.preemptible() {
+            return false;
+        }
+        if priority < claim.priority {
+            return true;
+        }
+        priority == Priority::Spot
+            && claim.priority == Priority::Spot
+            && matches!((index, claim.bid_index), (Some(own), Some(bid)) if own < bid)
+    }
+
+    /// Whether a booking may make way for `claim`.
+    fn yields_to(&self, b: &Booking, claim: Claim) -> bool {
+        let index = self.leases.get(&b.lease).and_then(|l| l.bid_index);
+        self.yields(b.priority, index, claim)
     }
 
     /// A view in which every lease that would yield to `priority` over
-    /// `[from, until)` is treated as gone. O(fleet): the slow path only.
+    /// `[from, until)` is treated as gone. O(fleet) for a window; for
+    /// open-ended work from now only nodes holding a yielding lease are
+    /// recomputed (the live view already counts everything else).
     pub(super) fn view_without_yielding(
         &self,
-        priority: Priority,
+        claim: Claim,
         from: Ts,
         until: Option<Ts>,
     ) -> CapacityView {
         let mut view = self.view.clone();
         for (id, node) in &self.nodes {
+            let open_ended = until.is_none() && from <= self.now;
+            if open_ended
+                && !node.leases.iter().any(|l| {
+                    self.leases
+                        .get(l)
+                        .is_some_and(|l| self.yields(l.priority, l.bid_index, claim))
+                })
+            {
+                continue;
+            }
             let Some(v) = view.node_mut(*id) else {
                 continue;
             };
@@ -44,7 +87,7 @@ impl Engine {
                 };
                 if let Some(gv) = v.gpus.iter_mut().find(|x| x.index == g.index) {
                     gv.free =
-                        cal.free_over(model, g.mode, from, until, |b| self.yields_to(b, priority));
+                        cal.free_over(model, g.mode, from, until, |b| self.yields_to(b, claim));
                 }
             }
             let (cpu, mem) = node
@@ -52,7 +95,7 @@ impl Engine {
                 .iter()
                 .filter_map(|l| self.leases.get(l))
                 .filter(|l| {
-                    !(l.priority.preemptible() && l.priority < priority)
+                    !self.yields(l.priority, l.bid_index, claim)
                         && l.booked_from() < until.unwrap_or(Ts::MAX)
                         && l.booked_until().is_none_or(|u| u > from)
                 })
@@ -66,16 +109,29 @@ impl Engine {
         view
     }
 
+    /// The view over `[from, until)` with nothing yielding: reserved windows.
+    fn view_over(&self, from: Ts, until: Option<Ts>) -> CapacityView {
+        self.view_without_yielding(Priority::Spot.into(), from, until)
+    }
+
     /// Places `req` at `priority` over `[from, until)` counting yielding leases
     /// as free, and picks the fewest victims (lowest first) that make room.
     pub(super) fn plan_preemption(
         &self,
         req: &PlacementRequest,
-        priority: Priority,
+        claim: impl Into<Claim>,
         from: Ts,
         until: Option<Ts>,
     ) -> Option<(Placement, Vec<LeaseId>)> {
-        let view = self.view_without_yielding(priority, from, until);
+        let claim = claim.into();
+        // Nothing could yield: the plain view already said no (reserved windows still go through here).
+        let view = if self.preemptible_live == 0 {
+            // An open-ended request has nothing left to try.
+            until?;
+            self.view_over(from, until)
+        } else {
+            self.view_without_yielding(claim, from, until)
+        };
         let p = place(&view, req, &self.mix, &self.cfg.policy)?;
         let node = self.nodes.get(&p.node)?;
         let mut victims: Vec<LeaseId> = Vec::new();
@@ -86,7 +142,7 @@ impl Engine {
             let mut candidates: Vec<(Priority, Option<Decimal>, LeaseId)> = cal
                 .bookings
                 .iter()
-                .filter(|b| b.overlaps(from, until) && self.yields_to(b, priority))
+                .filter(|b| b.overlaps(from, until) && self.yields_to(b, claim))
                 .map(|b| {
                     (
                         b.priority,
@@ -115,9 +171,7 @@ impl Engine {
             .leases
             .iter()
             .filter_map(|l| self.leases.get(l))
-            .filter(|l| {
-                l.priority.preemptible() && l.priority < priority && !victims.contains(&l.id)
-            })
+            .filter(|l| self.yields(l.priority, l.bid_index, claim) && !victims.contains(&l.id))
             .map(|l| (l.priority, l.bid_index, l.id))
             .collect();
         host.sort_by(victim_order);
@@ -157,7 +211,7 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Ts {
         let now = self.now;
-        let Some(l) = self.leases.get_mut(&victim) else {
+        let Some(l) = self.lease_mut(victim) else {
             return preempt_at;
         };
         let end = l.preempt_at.map_or(preempt_at, |t| t.min(preempt_at));
@@ -177,7 +231,15 @@ impl Engine {
                 self.set_state(victim, LeaseState::Preempting, now, events);
             }
         } else {
-            l.notice_at = Some(l.notice_at.map_or(notice_at, |t| t.min(notice_at)));
+            let at = l.notice_at.map_or(notice_at, |t| t.min(notice_at));
+            l.notice_at = Some(at);
+            events.push(Event::PreemptScheduled {
+                lease_id: victim,
+                notice_at: at,
+                preempt_at: end,
+                reason,
+                at: now,
+            });
         }
         self.rebook(victim);
         end

@@ -13,7 +13,6 @@ use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
 use super::types::Ts;
-use crate::catalog::Unit;
 
 /// A node row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,7 +37,7 @@ pub struct ClearingRow {
 }
 
 /// Everything the engine needs to come back as it was.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The latest `now` the engine saw.
     pub now: Ts,
@@ -49,13 +48,24 @@ pub struct Snapshot {
     pub leases: Vec<Lease>,
     /// Open orders: waiting on-demand/pooled and spot bids.
     pub orders: Vec<OpenOrder>,
+    #[serde(default)]
     pub clearing: Vec<ClearingRow>,
+    /// When spot last cleared; `None` clears on the first tick.
+    #[serde(default)]
     pub last_clear: Option<Ts>,
-    /// The acceptance sequence counter.
+    /// Capacity changed since that clearing (when not kept: true, clear on the first tick).
+    #[serde(default = "dirty_by_default")]
+    pub spot_dirty: bool,
+    /// The acceptance sequence counter (0 if not kept: the open orders' highest is used).
+    #[serde(default)]
     pub seq: u64,
     /// The recent demand mix, oldest first; empty: rebuilt from the leases.
     #[serde(default)]
     pub demand: Vec<DemandClass>,
+}
+
+fn dirty_by_default() -> bool {
+    true
 }
 
 impl Engine {
@@ -102,6 +112,7 @@ impl Engine {
                 })
                 .collect(),
             last_clear: self.last_clear,
+            spot_dirty: self.spot_dirty,
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
         }
@@ -163,6 +174,7 @@ impl Engine {
             }
             node.leases.insert(lease.id);
             e.schedule(&lease);
+            e.track(&lease, true);
             e.leases.insert(lease.id, lease);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
@@ -181,7 +193,9 @@ impl Engine {
             e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
         }
         e.last_clear = snap.last_clear;
-        e.seq = snap.seq;
+        e.spot_dirty = snap.spot_dirty;
+        // Rows may lag the counter; never hand out a sequence number twice.
+        e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {
             e.mix.record(d);
         }
@@ -191,6 +205,3 @@ impl Engine {
         Ok(e)
     }
 }
-
-/// The units a price row may name (re-exported for the server's rows).
-pub const PRICE_UNITS: [Unit; 2] = Unit::ALL;

@@ -9,11 +9,13 @@ use rust_decimal::Decimal;
 use super::auction::{self, Bid};
 use super::core::Engine;
 use super::events::Event;
-use super::lease::LeaseState;
+use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
-use super::placement::{model_at, place, Placement, PlacementRequest};
+use super::placement::{model_at, place, Compute, Placement, PlacementRequest};
+use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
-use super::types::{Mode, OrderId};
+use super::types::OrderId;
+use super::types::Priority;
 
 impl Engine {
     /// Runs one clearing: greedy placement of queued bids by index then time,
@@ -47,11 +49,19 @@ impl Engine {
             })
             .collect();
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
+        // Capacity only shrinks during a clearing, so a bid at least as large as
+        // one that found no room finds none either: skip its placement.
+        let mut no_room: Vec<&PlacementRequest> = Vec::new();
         let outcome = auction::run(&mut bids, |bid| {
             let Some((req, max_price)) = prepared.get(&bid.order) else {
                 return false;
             };
+            if no_room.iter().any(|f| at_least(req, f)) {
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            }
             let Some(p) = place(view, req, mix, policy) else {
+                no_room.push(req);
                 losers_req.push((bid.order, req.clone()));
                 return false;
             };
@@ -139,19 +149,92 @@ impl Engine {
                 at: self.now,
             });
         }
+        self.displace(&outcome.losers, &prepared, events);
         self.reprice_spot(events);
+    }
+
+    /// Bids that found no idle capacity may displace running spot leases with
+    /// a lower index, lowest first, after notice; the new lease waits
+    /// `pending`. At most a few per clearing, since each plan walks the fleet.
+    fn displace(
+        &mut self,
+        losers: &[(OrderId, Decimal)],
+        prepared: &BTreeMap<OrderId, (PlacementRequest, Decimal)>,
+        events: &mut Vec<Event>,
+    ) {
+        const MAX_PER_CLEARING: usize = 2;
+        let now = self.now;
+        for (tried, (order_id, index)) in losers.iter().enumerate() {
+            let lowest = self
+                .spot_live
+                .iter()
+                .filter_map(|l| self.leases.get(l)?.bid_index)
+                .min();
+            if tried >= MAX_PER_CLEARING || lowest.is_none_or(|low| low >= *index) {
+                break;
+            }
+            let Some((req, max_price)) = prepared.get(order_id) else {
+                continue;
+            };
+            let claim = Claim {
+                priority: Priority::Spot,
+                bid_index: Some(*index),
+            };
+            let Some((p, victims)) = self.plan_preemption(req, claim, now, None) else {
+                continue;
+            };
+            let Some(placed_index) = p
+                .list_value
+                .and_then(|v| pricing::price_index(*max_price, v))
+                .filter(|i| *i >= SPOT_FLOOR)
+            else {
+                continue;
+            };
+            let Some(o) = self.book.get(*order_id).cloned() else {
+                continue;
+            };
+            let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
+            let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            let rule = PriceRule::Spot {
+                bid_index: placed_index,
+                clearing_index: clearing,
+            };
+            let ready_at = now + self.cfg.notice_s;
+            let lease = self.build_lease(
+                *order_id,
+                o.buyer,
+                &o.spec,
+                o.fills,
+                p,
+                rule,
+                LeaseState::Pending,
+                ready_at,
+            );
+            for v in &victims {
+                self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
+            }
+            let report = self.report(&lease, victims, Some(clearing));
+            let lease_id = lease.id;
+            if let Some(open) = self.book.get_mut(*order_id) {
+                open.state = OpenState::SpotLive;
+                open.fills += 1;
+                open.lease = Some(lease_id);
+            }
+            self.grant(lease, events);
+            events.push(Event::OrderFilled {
+                order_id: *order_id,
+                lease_id,
+                report: Box::new(report),
+                at: now,
+            });
+        }
     }
 
     /// Reprices live spot leases at their market's clearing index and warns
     /// those whose bid the clearing index came within 10 % of.
     fn reprice_spot(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
-        let ids: Vec<_> = self
-            .leases
-            .values()
-            .filter(|l| l.mode == Mode::Spot && l.state.live())
-            .map(|l| l.id)
-            .collect();
+        let ids: Vec<_> = self.spot_live.iter().copied().collect();
         for id in ids {
             let Some(l) = self.leases.get(&id) else {
                 continue;
@@ -174,7 +257,7 @@ impl Engine {
             let unit_prices = pricing::unit_prices(list, &rule);
             let price = pricing::per_hour(l.placement.units, unit_prices);
             let near = clearing >= bid_index * REBALANCE_WITHIN;
-            let Some(l) = self.leases.get_mut(&id) else {
+            let Some(l) = self.lease_mut(id) else {
                 continue;
             };
             l.rule = rule;
@@ -200,4 +283,35 @@ impl Engine {
             }
         }
     }
+}
+
+/// Whether `a` asks for at least what `b` asks, with the same constraints
+/// (host CPU and memory left to the default share, which grows with size).
+fn at_least(a: &PlacementRequest, b: &PlacementRequest) -> bool {
+    let compute = match (a.compute, b.compute) {
+        (Compute::Milli(x), Compute::Milli(y)) => x >= y,
+        (
+            Compute::Tflops {
+                tflops: x,
+                precision: px,
+            },
+            Compute::Tflops {
+                tflops: y,
+                precision: py,
+            },
+        ) => px == py && x >= y,
+        _ => false,
+    };
+    compute
+        && a.memory_mb >= b.memory_mb
+        && a.gpus == b.gpus
+        && a.models == b.models
+        && a.nvlink == b.nvlink
+        && a.isolation == b.isolation
+        && a.region == b.region
+        && a.node == b.node
+        && a.cpu_milli.is_none()
+        && b.cpu_milli.is_none()
+        && a.memory_mib.is_none()
+        && b.memory_mib.is_none()
 }

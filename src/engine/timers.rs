@@ -51,7 +51,7 @@ impl Engine {
 
     /// A scheduled preemption notice (reserved window ahead) is due.
     fn due_notice(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
-        let Some(l) = self.leases.get_mut(&id) else {
+        let Some(l) = self.lease_mut(id) else {
             return;
         };
         if l.notice_at != Some(at) || l.noticed_at.is_some() {
@@ -83,26 +83,29 @@ impl Engine {
         self.set_state(id, LeaseState::Provisioning, at, events);
     }
 
-    /// Tick: timers, then waiting orders, then the spot auction when due or when capacity changed.
+    /// Tick: timers, then waiting orders, then the spot auction when its
+    /// interval is up or capacity changed since the last clearing.
     pub(super) fn tick(&mut self, events: &mut Vec<Event>) {
         self.run_timers(events);
         self.after_capacity_change(events);
         let due = self
             .last_clear
             .is_none_or(|t| self.now >= t + self.cfg.spot_interval_s);
-        if due {
+        if due || self.spot_dirty {
+            self.spot_dirty = false;
             self.clear_spot(events);
         }
     }
 
-    /// When capacity freed: retry waiting orders, then clear spot.
+    /// When capacity freed: retry waiting orders now, and clear spot at the
+    /// next tick (at most one clearing per tick however much churn there is).
     pub(super) fn after_capacity_change(&mut self, events: &mut Vec<Event>) {
         if !self.capacity_changed {
             return;
         }
         self.capacity_changed = false;
         self.retry_waiting(events);
-        self.clear_spot(events);
+        self.spot_dirty = true;
         // Granting may not free anything; what it freed was already used.
         self.capacity_changed = false;
     }

@@ -30,6 +30,18 @@ pub enum Mode {
     Pooled,
 }
 
+impl Mode {
+    /// The priority of this mode at the default qos.
+    pub fn priority(self) -> Priority {
+        Priority::of(self, Qos::Batch)
+    }
+
+    /// The priority of this mode at `qos`.
+    pub fn priority_with(self, qos: Qos) -> Priority {
+        Priority::of(self, qos)
+    }
+}
+
 /// Quality of service of pooled and waiting orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -3,7 +3,7 @@
 
 use super::core::Engine;
 use super::lease::NoticeReason;
-use super::types::{LeaseId, NodeId, Ts};
+use super::types::{LeaseId, NodeId};
 
 /// A broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -14,8 +14,8 @@ pub enum Invariant {
         gpu: u8,
         detail: String,
     },
-    #[error("node {node} host CPU or memory is promised twice at {at}")]
-    HostOverCommitted { node: NodeId, at: Ts },
+    #[error("node {node} host CPU or memory is promised twice")]
+    HostOverCommitted { node: NodeId },
     #[error("the view of node {node} GPU {gpu} is out of step with its calendar")]
     ViewOutOfStep { node: NodeId, gpu: u8 },
     #[error("lease {0} and its bookings disagree")]
@@ -24,6 +24,8 @@ pub enum Invariant {
     NotPreemptible(LeaseId),
     #[error("lease {0} was preempted without a full notice")]
     NoticeTooShort(LeaseId),
+    #[error("the count of live pooled and spot leases is off")]
+    PreemptibleCount,
 }
 
 impl Engine {
@@ -66,17 +68,8 @@ impl Engine {
                 .iter()
                 .filter_map(|l| self.leases.get(l))
                 .collect();
-            for probe in &leases {
-                let t = probe.booked_from();
-                let (cpu, mem) = leases
-                    .iter()
-                    .filter(|l| l.booked_from() <= t && l.booked_until().is_none_or(|u| t < u))
-                    .fold((0, 0), |(c, m), l| {
-                        (c + l.placement.cpu_milli, m + l.placement.memory_mib)
-                    });
-                if cpu > node.spec.cpu_milli || mem > node.spec.memory_mib {
-                    return Err(Invariant::HostOverCommitted { node: *id, at: t });
-                }
+            if !super::nodes::host_fits(&leases, node.spec.cpu_milli, node.spec.memory_mib) {
+                return Err(Invariant::HostOverCommitted { node: *id });
             }
         }
         for l in self.leases.values() {
@@ -98,6 +91,23 @@ impl Engine {
             if l.notice_reason == Some(NoticeReason::Priority) && !l.priority.preemptible() {
                 return Err(Invariant::NotPreemptible(l.id));
             }
+        }
+        let preemptible = self
+            .leases
+            .values()
+            .filter(|l| l.priority.preemptible())
+            .count();
+        let spot = self
+            .leases
+            .values()
+            .filter(|l| l.mode == super::types::Mode::Spot)
+            .count();
+        let per_order: u32 = self.order_leases.values().sum();
+        if preemptible != self.preemptible_live
+            || spot != self.spot_live.len()
+            || per_order as usize != self.leases.len()
+        {
+            return Err(Invariant::PreemptibleCount);
         }
         for r in &self.preempted {
             if !r.priority.preemptible() {

@@ -607,8 +607,24 @@ pub fn adequacy(view: &CapacityView, req: &PlacementRequest, policy: &Policy) ->
                 .iter()
                 .filter(|g| g.model == b.model && g.mode == b.mode)
                 .count();
-            let host_ok = req.cpu_milli.is_none_or(|c| c <= node.cpu_milli)
-                && req.memory_mib.is_none_or(|m| m <= node.memory_mib);
+            // The whole host, and the cap on what a lease may ask (a multiple of its GPU share).
+            let held = match opt.kind {
+                Kind::Share => need_on(req, model_at(b.model)).map_or(0, |n| n.milli),
+                Kind::Mig(p) => u32::from(p.compute_slices) * 1000 / u32::from(COMPUTE_SLICES),
+                Kind::Whole => 1000 * u32::from(need),
+            };
+            let gpus = u64::try_from(node.gpus.len()).unwrap_or(u64::MAX).max(1) * 1000;
+            let share = |total: u64| {
+                u64::try_from(u128::from(total) * u128::from(held) / u128::from(gpus))
+                    .unwrap_or(u64::MAX)
+            };
+            let cap = |total: u64| {
+                policy
+                    .host_cap_factor
+                    .map_or(total, |f| share(total).saturating_mul(f).min(total))
+            };
+            let host_ok = req.cpu_milli.is_none_or(|c| c <= cap(node.cpu_milli))
+                && req.memory_mib.is_none_or(|m| m <= cap(node.memory_mib));
             if count < usize::from(need) || !host_ok {
                 continue;
             }

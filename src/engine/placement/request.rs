@@ -176,7 +176,9 @@ pub struct Why {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     pub node: Uuid,
+    /// The region's index in the view it was placed on (the engine's leases also carry its name).
     pub region: RegionIdx,
+    /// The model's index in the catalog ([`super::model_at`]).
     pub model: ModelIdx,
     pub mode: PartitionMode,
     pub gpus: Vec<GpuSlot>,

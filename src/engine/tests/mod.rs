@@ -1,1 +1,8 @@
-//! Engine tests.
+//! Engine tests: one per rule (names read as sentences), property tests over
+//! random command sequences, determinism and restore.
+
+mod helpers;
+mod market;
+mod props;
+mod rules;
+mod spot_and_preemption;

@@ -1,0 +1,168 @@
+//! A small fleet and order builders for the engine tests.
+
+use rust_decimal::Decimal;
+use rust_decimal_macros::dec;
+use uuid::Uuid;
+
+use crate::catalog::Unit;
+use crate::engine::placement::PartitionMode;
+use crate::engine::*;
+
+pub const T0: Ts = 1_700_000_000;
+pub const A100: &str = "A100-SXM4-80GB";
+pub const H100: &str = "H100-SXM5-80GB";
+
+pub fn node_id(n: u128) -> Uuid {
+    Uuid::from_u128(0x1000 + n)
+}
+
+pub fn order_id(n: u128) -> Uuid {
+    Uuid::from_u128(0xabc0_0000 + n)
+}
+
+pub fn node(n: u128, region: &str, gpus: &[(&str, PartitionMode)]) -> NodeSpec {
+    NodeSpec {
+        id: node_id(n),
+        region: region.to_owned(),
+        cpu_milli: 64_000,
+        memory_mib: 512_000,
+        gpus: gpus
+            .iter()
+            .enumerate()
+            .map(|(i, (model, mode))| GpuSpec {
+                index: i as u8,
+                model: (*model).to_owned(),
+                mode: *mode,
+                nvlink: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+/// List prices: 0.002 per tflops_h and 0.05 per vram_h for every model in `region`.
+pub fn prices(region: &str) -> Command {
+    let mut rows = Vec::new();
+    for m in crate::catalog::all_models() {
+        rows.push(ListPrice {
+            region: region.into(),
+            gpu_model: m.name.into(),
+            unit: Unit::TflopsH,
+            list_price: dec!(0.002),
+        });
+        rows.push(ListPrice {
+            region: region.into(),
+            gpu_model: m.name.into(),
+            unit: Unit::VramH,
+            list_price: dec!(0.05),
+        });
+    }
+    Command::SetPrices(rows)
+}
+
+/// An engine with prices in `eu` and the given nodes, validated after every step.
+pub fn engine_with(nodes: Vec<NodeSpec>) -> Engine {
+    let mut e = Engine::new(EngineConfig::default());
+    e.apply(
+        T0,
+        Command::SetRegion {
+            name: "eu".into(),
+            utc_offset_min: 60,
+        },
+    )
+    .unwrap();
+    e.apply(T0, prices("eu")).unwrap();
+    for n in nodes {
+        e.apply(T0, Command::UpsertNode(n)).unwrap();
+    }
+    e.validate().unwrap();
+    e
+}
+
+pub fn resources(tflops: Decimal, vram_gb: u32) -> Resources {
+    Resources {
+        tflops,
+        vram_gb,
+        precision: None,
+        gpu_model: None,
+        gpus: None,
+        nvlink: false,
+        isolation: Isolation::Any,
+        cpu_milli: None,
+        memory_mib: None,
+    }
+}
+
+pub fn spec(mode: Mode, res: Resources) -> OrderSpec {
+    OrderSpec {
+        mode,
+        resources: res,
+        region: None,
+        node: None,
+        start_at: None,
+        duration_s: None,
+        max_price: None,
+        max_wait_s: None,
+        qos: Qos::Batch,
+    }
+}
+
+/// A whole A100-80GB's worth: 312 TFLOPS and 80 GB.
+pub fn whole_a100() -> Resources {
+    resources(dec!(312), 80)
+}
+
+pub fn place(id: u128, spec: OrderSpec) -> Command {
+    Command::Place(PlaceOrder {
+        order_id: order_id(id),
+        buyer: Uuid::from_u128(7),
+        funds_available: dec!(1000000),
+        spec,
+    })
+}
+
+pub fn place_with_funds(id: u128, spec: OrderSpec, funds: Decimal) -> Command {
+    Command::Place(PlaceOrder {
+        order_id: order_id(id),
+        buyer: Uuid::from_u128(7),
+        funds_available: funds,
+        spec,
+    })
+}
+
+/// Applies and validates.
+pub fn run(e: &mut Engine, now: Ts, cmd: Command) -> Vec<Event> {
+    let ev = e.apply(now, cmd).expect("command applies");
+    e.validate().expect("invariants hold");
+    ev
+}
+
+pub fn rejected(ev: &[Event]) -> Option<RejectReason> {
+    ev.iter().find_map(|e| match e {
+        Event::OrderRejected { reason, .. } => Some(*reason),
+        _ => None,
+    })
+}
+
+pub fn granted(ev: &[Event]) -> Vec<Lease> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::LeaseGranted { lease, .. } => Some((**lease).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn ended(ev: &[Event]) -> Vec<(LeaseIdAlias, EndReason, Ts)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::LeaseEnded {
+                lease_id,
+                reason,
+                at,
+            } => Some((*lease_id, *reason, *at)),
+            _ => None,
+        })
+        .collect()
+}
+
+pub type LeaseIdAlias = Uuid;

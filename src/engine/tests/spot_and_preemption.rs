@@ -1,0 +1,258 @@
+//! The spot auction and preemption, through the engine.
+
+use rust_decimal::Decimal;
+use rust_decimal_macros::dec;
+
+use super::helpers::*;
+use crate::engine::placement::PartitionMode;
+use crate::engine::pricing::PriceRule;
+use crate::engine::*;
+
+fn spot(max_price: Decimal) -> OrderSpec {
+    let mut s = spec(Mode::Spot, whole_a100());
+    s.max_price = Some(max_price);
+    s
+}
+
+fn one_whole_gpu() -> Engine {
+    engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Whole)])])
+}
+
+fn multiplier(l: &Lease) -> Decimal {
+    l.rule.multiplier()
+}
+
+#[test]
+fn a_bid_below_the_floor_is_rejected() {
+    // A whole A100 lists at 312 × 0.002 + 20 × 0.05 = 1.624 per hour; 0.8 is index 0.49.
+    let mut e = one_whole_gpu();
+    assert_eq!(
+        rejected(&run(&mut e, T0, place(1, spot(dec!(0.8))))),
+        Some(RejectReason::BelowFloor)
+    );
+    assert_eq!(rejected(&run(&mut e, T0, place(2, spot(dec!(0.82))))), None);
+}
+
+#[test]
+fn spot_bids_fill_on_the_next_clearing_at_the_floor_when_no_bid_loses() {
+    let mut e = one_whole_gpu();
+    let ev = run(&mut e, T0, place(1, spot(dec!(1.0))));
+    assert!(granted(&ev).is_empty(), "sealed bids wait for the clearing");
+    let ev = run(&mut e, T0 + 10, Command::Tick);
+    let lease = granted(&ev).pop().expect("filled at the clearing");
+    assert_eq!(multiplier(&lease), dec!(0.5));
+    assert_eq!(lease.price_per_hour, dec!(0.812));
+    assert_eq!(e.clearing_index(A100, "eu"), Some(dec!(0.5)));
+}
+
+#[test]
+fn the_clearing_index_is_the_highest_losing_index_and_winners_pay_no_more_than_it() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0)))); // index 0.615764
+    run(&mut e, T0, place(2, spot(dec!(1.05)))); // index 0.646552
+    let ev = run(&mut e, T0 + 10, Command::Tick);
+    let lease = granted(&ev).pop().unwrap();
+    assert_eq!(lease.order_id, order_id(2));
+    assert_eq!(
+        lease.rule,
+        PriceRule::Spot {
+            bid_index: dec!(0.646552),
+            clearing_index: dec!(0.615764)
+        }
+    );
+    // Within 10 % of its own bid: an early rebalance warning.
+    assert!(ev
+        .iter()
+        .any(|x| matches!(x, Event::RebalanceWarning { lease_id, .. } if *lease_id == lease.id)));
+}
+
+#[test]
+fn the_clearing_index_is_capped_at_point_seven() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.5)))); // index 0.92
+    run(&mut e, T0, place(2, spot(dec!(1.6))));
+    let lease = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    assert_eq!(multiplier(&lease), dec!(0.7));
+}
+
+#[test]
+fn spot_clears_only_every_interval_unless_capacity_changes() {
+    let mut e = engine_with(vec![node(
+        1,
+        "eu",
+        &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
+    )]);
+    run(&mut e, T0, Command::Tick);
+    run(&mut e, T0 + 1, place(1, spot(dec!(1.0))));
+    assert!(granted(&run(&mut e, T0 + 5, Command::Tick)).is_empty());
+    assert_eq!(granted(&run(&mut e, T0 + 10, Command::Tick)).len(), 1);
+}
+
+#[test]
+fn on_demand_takes_a_spot_slice_only_after_notice_and_waits_pending_meanwhile() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let ev = run(
+        &mut e,
+        T0 + 100,
+        place(2, spec(Mode::OnDemand, whole_a100())),
+    );
+    let od = granted(&ev).pop().unwrap();
+    assert_eq!(od.state, LeaseState::Pending);
+    assert_eq!(od.ready_at, Some(T0 + 220));
+    assert!(ev.iter().any(|x| matches!(x, Event::PreemptNotice { lease_id, preempt_at, .. } if *lease_id == s.id && *preempt_at == T0 + 220)));
+    assert_eq!(e.lease(s.id).unwrap().state, LeaseState::Preempting);
+    assert!(ended(&run(&mut e, T0 + 219, Command::Tick)).is_empty());
+    let ev = run(&mut e, T0 + 220, Command::Tick);
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::Preempted, T0 + 220)]);
+    assert!(ev
+        .iter()
+        .any(|x| matches!(x, Event::OrderRequeued { order_id: o, .. } if *o == order_id(1))));
+    assert_eq!(e.lease(od.id).unwrap().state, LeaseState::Provisioning);
+}
+
+#[test]
+fn on_demand_never_takes_capacity_from_on_demand_or_reserved() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    assert_eq!(
+        rejected(&run(
+            &mut e,
+            T0,
+            place(2, spec(Mode::OnDemand, whole_a100()))
+        )),
+        Some(RejectReason::NoCapacity)
+    );
+}
+
+fn reserved(start: Ts, dur: Ts) -> OrderSpec {
+    let mut s = spec(Mode::Reserved, whole_a100());
+    s.start_at = Some(start);
+    s.duration_s = Some(dur);
+    s
+}
+
+#[test]
+fn a_reservation_over_a_spot_lease_sends_its_notice_at_start_minus_notice() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let r = granted(&run(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600))))
+        .pop()
+        .unwrap();
+    assert_eq!(e.lease(s.id).unwrap().state, LeaseState::Provisioning);
+    let ev = run(&mut e, T0 + 7079, Command::Tick);
+    assert!(!ev.iter().any(|x| matches!(x, Event::PreemptNotice { .. })));
+    let ev = run(&mut e, T0 + 7080, Command::Tick);
+    assert!(ev.iter().any(|x| matches!(x, Event::PreemptNotice { lease_id, preempt_at, at, .. } if *lease_id == s.id && *preempt_at == T0 + 7200 && *at == T0 + 7080)));
+    let ev = run(&mut e, T0 + 7200, Command::Tick);
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::Preempted, T0 + 7200)]);
+    assert_eq!(e.lease(r.id).unwrap().state, LeaseState::Provisioning);
+}
+
+#[test]
+fn spot_is_never_placed_inside_a_booked_window() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, reserved(T0 + 7200, 3600)));
+    run(&mut e, T0, place(2, spot(dec!(1.0))));
+    assert!(granted(&run(&mut e, T0 + 10, Command::Tick)).is_empty());
+}
+
+#[test]
+fn after_downtime_the_first_tick_processes_every_notice_and_end_that_fell_due() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let r = granted(&run(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600))))
+        .pop()
+        .unwrap();
+    let ev = run(&mut e, T0 + 50_000, Command::Tick);
+    let notice = ev
+        .iter()
+        .position(|x| matches!(x, Event::PreemptNotice { at, .. } if *at == T0 + 7080))
+        .expect("notice");
+    let spot_end = ev.iter().position(|x| matches!(x, Event::LeaseEnded { lease_id, at, .. } if *lease_id == s.id && *at == T0 + 7200)).expect("spot end");
+    let ready = ev.iter().position(|x| matches!(x, Event::LeaseStateChanged { lease_id, to: LeaseState::Provisioning, at, .. } if *lease_id == r.id && *at == T0 + 7200)).expect("ready");
+    let r_end = ev.iter().position(|x| matches!(x, Event::LeaseEnded { lease_id, at, .. } if *lease_id == r.id && *at == T0 + 10_800)).expect("reserved end");
+    assert!(notice < spot_end && spot_end < ready && ready < r_end);
+}
+
+#[test]
+fn cancelling_a_spot_order_ends_its_lease() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let ev = run(
+        &mut e,
+        T0 + 15,
+        Command::Cancel {
+            order_id: order_id(1),
+        },
+    );
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::OrderCancelled, T0 + 15)]);
+    assert!(ev.iter().any(|x| matches!(x, Event::OrderCancelled { .. })));
+}
+
+#[test]
+fn a_preempted_spot_order_is_filled_again_when_capacity_returns() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let od = granted(&run(
+        &mut e,
+        T0 + 11,
+        place(2, spec(Mode::OnDemand, whole_a100())),
+    ))
+    .pop()
+    .unwrap();
+    run(&mut e, T0 + 131, Command::Tick);
+    run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+    // Capacity changed: the next tick clears, interval or not.
+    let ev = run(&mut e, T0 + 201, Command::Tick);
+    let again = granted(&ev).pop().expect("re-filled");
+    assert_eq!(again.order_id, s.order_id);
+    assert_eq!(again.id, lease_id(s.order_id, 1));
+}
+
+#[test]
+fn pooled_batch_makes_way_for_on_demand_after_notice() {
+    let mut e = engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Shared)])]);
+    let pooled = granted(&run(
+        &mut e,
+        T0,
+        place(1, spec(Mode::Pooled, resources(dec!(312), 80))),
+    ))
+    .pop()
+    .unwrap();
+    assert_eq!(pooled.rule.multiplier(), dec!(1.0));
+    let od = granted(&run(
+        &mut e,
+        T0 + 1,
+        place(2, spec(Mode::OnDemand, resources(dec!(156), 40))),
+    ))
+    .pop()
+    .unwrap();
+    assert_eq!(od.state, LeaseState::Pending);
+    assert_eq!(e.lease(pooled.id).unwrap().state, LeaseState::Preempting);
+}
+
+#[test]
+fn a_higher_bid_displaces_a_lower_spot_lease_after_notice() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let low = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    run(&mut e, T0 + 11, place(2, spot(dec!(1.05))));
+    let ev = run(&mut e, T0 + 20, Command::Tick);
+    let high = granted(&ev)
+        .pop()
+        .expect("the higher bid gets a pending lease");
+    assert_eq!(high.state, LeaseState::Pending);
+    assert_eq!(high.ready_at, Some(T0 + 140));
+    assert!(ev.iter().any(|x| matches!(x, Event::PreemptNotice { lease_id, preempt_at, .. } if *lease_id == low.id && *preempt_at == T0 + 140)));
+    let ev = run(&mut e, T0 + 140, Command::Tick);
+    assert_eq!(ended(&ev), vec![(low.id, EndReason::Preempted, T0 + 140)]);
+    assert_eq!(e.lease(high.id).unwrap().state, LeaseState::Provisioning);
+    // The lower bid is back in the queue and cannot displace the higher one.
+    assert!(granted(&run(&mut e, T0 + 150, Command::Tick)).is_empty());
+}
