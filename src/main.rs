@@ -26,6 +26,9 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Replay a GPU cluster trace through the placement engine (see SIMULATE.md).
+    #[cfg(feature = "simulate")]
+    Simulate(Box<gpuex::simulate::SimulateArgs>),
 }
 
 #[tokio::main]
@@ -49,6 +52,13 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Openapi => {
             print!("{}", gpuex::api::openapi_json());
+            Ok(())
+        }
+        #[cfg(feature = "simulate")]
+        Command::Simulate(args) => {
+            // CPU-bound and synchronous: off the async workers.
+            let report = tokio::task::spawn_blocking(move || gpuex::simulate::run(*args)).await??;
+            print!("{report}");
             Ok(())
         }
     }
