@@ -31,6 +31,9 @@ enum Command {
     /// Run the whole loop locally: a server on SQLite, three simulated agents,
     /// a provider and a buyer with running leases. Stops on Ctrl-C.
     Demo(demo::DemoArgs),
+    /// Replay a GPU cluster trace through the placement engine (see SIMULATE.md).
+    #[cfg(feature = "simulate")]
+    Simulate(Box<gpuex::simulate::SimulateArgs>),
 }
 
 #[tokio::main]
@@ -57,6 +60,13 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Demo(args) => demo::run(args).await,
+        #[cfg(feature = "simulate")]
+        Command::Simulate(args) => {
+            // CPU-bound and synchronous: off the async workers.
+            let report = tokio::task::spawn_blocking(move || gpuex::simulate::run(*args)).await??;
+            print!("{report}");
+            Ok(())
+        }
     }
 }
 
