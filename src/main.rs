@@ -1,4 +1,4 @@
-//! The `gpuex` binary: `serve`, `migrate`, `openapi`, `demo`.
+//! The `gpuex` binary: `serve`, `migrate`, `openapi`, `simulate`, `demo`.
 
 mod demo;
 
