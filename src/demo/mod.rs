@@ -357,7 +357,7 @@ async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String
                     r["id"].as_str().unwrap_or("?")
                 ),
                 None => format!(
-                    "{label}: order {} is {}",
+                    "{label}: order {} is {} (a spot bid fills at the next auction, within 10 s)",
                     r["id"].as_str().unwrap_or("?"),
                     r["state"].as_str().unwrap_or("?")
                 ),
