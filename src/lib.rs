@@ -37,3 +37,6 @@ pub mod nodes;
 
 #[cfg(feature = "server")]
 pub use app::serve;
+
+#[cfg(feature = "simulate")]
+pub mod simulate;

@@ -1,4 +1,6 @@
-//! The `gpuex` binary: `serve`, `migrate`, `openapi`.
+//! The `gpuex` binary: `serve`, `migrate`, `openapi`, `simulate`, `demo`.
+
+mod demo;
 
 use clap::{Parser, Subcommand};
 use gpuex::config::ServeArgs;
@@ -26,6 +28,12 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Run the whole loop locally: a server on SQLite, three simulated agents,
+    /// a provider and a buyer with running leases. Stops on Ctrl-C.
+    Demo(demo::DemoArgs),
+    /// Replay a GPU cluster trace through the placement engine (see SIMULATE.md).
+    #[cfg(feature = "simulate")]
+    Simulate(Box<gpuex::simulate::SimulateArgs>),
 }
 
 #[tokio::main]
@@ -49,6 +57,14 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Openapi => {
             print!("{}", gpuex::api::openapi_json());
+            Ok(())
+        }
+        Command::Demo(args) => demo::run(args).await,
+        #[cfg(feature = "simulate")]
+        Command::Simulate(args) => {
+            // CPU-bound and synchronous: off the async workers.
+            let report = tokio::task::spawn_blocking(move || gpuex::simulate::run(*args)).await??;
+            print!("{report}");
             Ok(())
         }
     }

@@ -35,11 +35,12 @@ impl Engine {
             .placement
             .asked_milli
             .div_ceil(u32::from(req_gpus.max(1)));
-        self.mix.record(DemandClass::quantized(
-            per_gpu,
-            memory_per_gpu(&lease.placement),
-            req_gpus,
-        ));
+        // Host CPU is part of the demand shape: on CPU-tight nodes it runs
+        // out before the GPUs do (the simulator measured this on openb).
+        self.mix.record(
+            DemandClass::quantized(per_gpu, memory_per_gpu(&lease.placement), req_gpus)
+                .with_host_cpu(lease.placement.cpu_milli),
+        );
         self.schedule(&lease);
         self.track(&lease, true);
         events.push(Event::LeaseGranted {

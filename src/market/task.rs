@@ -136,7 +136,15 @@ impl MarketTask {
             .engine
             .apply(ts, Command::Tick)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let quiet = due.is_empty()
+            && self.engine.changed_leases().next().is_none()
+            && self.engine.changed_orders().next().is_none();
         out.apply(&mut tx, &mut self.engine, due, None).await?;
+        let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
+        // A clock tick that changed nothing writes nothing: no transaction per second at rest.
+        if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
+            return Ok(batch.iter().map(|_| Ok(Vec::new())).collect());
+        }
         let mut results = Vec::with_capacity(batch.len());
         for pending in batch {
             let mut command = (*pending.command).clone();
@@ -168,7 +176,7 @@ impl MarketTask {
                 Err(e) => results.push(Err(MarketError::Refused(e.to_string()))),
             }
         }
-        if ts - self.last_billing >= self.config.billing_interval_s {
+        if billing_due {
             out.bill_running(&mut tx, &mut self.engine).await?;
             self.last_billing = ts;
         }

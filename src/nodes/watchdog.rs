@@ -2,6 +2,9 @@
 //! `node_timeout_s` (since its last heartbeat, or its registration) is lost.
 //! Its row says `lost` (the market's restore skips it) and the engine ends or
 //! re-places its leases; charges stop at the last heartbeat.
+//!
+//! Silence is counted from this server's start at the earliest: while the
+//! server itself was down, its agents could not reach it.
 
 use super::store::{self, NodeRow};
 use crate::app::AppState;
@@ -15,6 +18,7 @@ pub fn spawn(state: AppState) {
     let timeout_s = state.settings.node_timeout_s.max(1);
     // Check a few times per timeout, at most every 5 s.
     let every = Duration::from_millis((timeout_s as u64 * 1000 / 3).clamp(200, 5000));
+    let started_at = Utc::now();
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -23,7 +27,7 @@ pub fn spawn(state: AppState) {
             if closed(&state) {
                 break;
             }
-            if let Err(e) = check(&state, Utc::now()).await {
+            if let Err(e) = check(&state, started_at, Utc::now()).await {
                 if closed(&state) {
                     break;
                 }
@@ -42,11 +46,16 @@ fn last_sign_of_life(node: &NodeRow) -> Option<DateTime<Utc>> {
     node.last_heartbeat_at.max(node.registered_at)
 }
 
-/// One pass: marks silent nodes lost and tells the engine; refreshes the node gauges.
-pub async fn check(state: &AppState, now: DateTime<Utc>) -> anyhow::Result<()> {
+/// One pass: marks nodes silent since `started_at` (or longer) lost and tells
+/// the engine; refreshes the node gauges.
+pub async fn check(
+    state: &AppState,
+    started_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
     let timeout = chrono::Duration::seconds(state.settings.node_timeout_s.max(1));
     for node in store::watched(&state.db).await? {
-        let Some(seen) = last_sign_of_life(&node) else {
+        let Some(seen) = last_sign_of_life(&node).map(|t| t.max(started_at)) else {
             continue;
         };
         if now - seen < timeout {

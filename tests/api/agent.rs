@@ -251,11 +251,17 @@ on_both_databases_fast! {
             node_view(&app, &m.provider, node.id).await["status"] == "lost"
         })
         .await;
-        let over = lease(&app, &m.buyer, lease_id).await;
-        assert_eq!(over["state"], "ended", "{over}");
-        assert_eq!(over["end_reason"], "node_lost");
-        let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap().text().await.unwrap();
-        assert!(metrics.contains("gpuex_nodes{status=\"lost\"} 1"), "{metrics}");
+        // The row says `lost` first; the engine ends the lease right after.
+        eventually(5, "the lease to end", || async {
+            lease(&app, &m.buyer, lease_id).await["state"] == "ended"
+        })
+        .await;
+        assert_eq!(lease(&app, &m.buyer, lease_id).await["end_reason"], "node_lost");
+        eventually(5, "the node gauge to count it lost", || async {
+            let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
+            metrics.text().await.unwrap().contains("gpuex_nodes{status=\"lost\"} 1")
+        })
+        .await;
         // Its heartbeats are refused until it registers again.
         let r = app.post("/v1/agent/heartbeat", Some(&node.token), fleet::heartbeat(node.id, &[(lease_id, "running")])).await;
         r.assert_code(409, "register_again");
@@ -267,5 +273,40 @@ on_both_databases_fast! {
         let again = place(&app, &m.buyer, order("on_demand")).await;
         let r = app.request(Method::GET, &format!("/v1/leases/{again}"), Some(&m.buyer), None).await;
         assert_eq!(r.body["node_id"], node.id.to_string());
+    }
+
+    async fn a_preempted_spot_lease_is_told_to_stop_by_its_deadline(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
+        register(&app, &node, &[("H100-SXM5-80GB", false)]).await;
+        let mut spot = order("spot");
+        spot["max_price"] = json!("50");
+        let r = app.post("/v1/orders", Some(&m.buyer), spot).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
+        let mut spot_lease = None;
+        for _ in 0..100 {
+            let o = app.get(&order_path, Some(&m.buyer)).await.body;
+            spot_lease = o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok());
+            if spot_lease.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let spot_lease = spot_lease.expect("the spot auction fills the bid");
+        report(&app, &node, spot_lease, provisioned("GPU-0")).await;
+        assert_eq!(lease(&app, &m.buyer, spot_lease).await["state"], "running");
+        // An on-demand order needs the whole GPU: the spot lease gets its notice.
+        let on_demand = place(&app, &m.buyer, order("on_demand")).await;
+        let waiting = lease(&app, &m.buyer, on_demand).await;
+        assert_eq!(waiting["state"], "pending", "{waiting}");
+        let noticed = lease(&app, &m.buyer, spot_lease).await;
+        assert_eq!(noticed["state"], "preempting", "{noticed}");
+        let assignments = beat(&app, &node, &[(spot_lease, "running")]).await;
+        assert_eq!(assignments.len(), 1, "{assignments:?}");
+        assert_eq!(assignments[0]["action"], "preempt");
+        assert_eq!(assignments[0]["preempt_at"], noticed["preempt_at"]);
+        // While it stops, nothing more is asked; the pending lease does not start yet.
+        assert!(beat(&app, &node, &[(spot_lease, "stopping")]).await.is_empty());
     }
 }

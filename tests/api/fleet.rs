@@ -211,6 +211,7 @@ pub fn fast(settings: &mut gpuex::config::Settings) {
     settings.tick_ms = 200;
     settings.billing_interval_s = 1;
     settings.node_timeout_s = 3;
+    settings.spot_interval_s = 1;
 }
 
 /// Like `on_both_databases!`, with [`fast`] settings.

@@ -25,6 +25,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub backend: Backend,
     pub database_url: String,
+    settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     _dir: Option<TempDir>,
@@ -98,7 +99,7 @@ impl TestApp {
             .expect("bind");
         let address = format!("http://{}", listener.local_addr().expect("addr"));
         let (tx, rx) = oneshot::channel();
-        let server = tokio::spawn(gpuex::serve(listener, settings, async {
+        let server = tokio::spawn(gpuex::serve(listener, settings.clone(), async {
             let _ = rx.await;
         }));
         let client = reqwest::Client::builder()
@@ -110,6 +111,7 @@ impl TestApp {
             client,
             backend,
             database_url,
+            settings,
             shutdown: Some(tx),
             server: Some(server),
             _dir: dir,
@@ -133,6 +135,35 @@ impl TestApp {
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
         panic!("the server did not become ready");
+    }
+
+    /// Stops the server but keeps its database, so [`TestApp::resume`] can
+    /// start it again on the same address.
+    pub async fn halt(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.await.expect("server task").expect("server result");
+        }
+    }
+
+    /// Starts a halted server again: same address, database and settings.
+    pub async fn resume(&mut self) {
+        let addr = self.address.trim_start_matches("http://").to_owned();
+        let listener = tokio::net::TcpListener::bind(&addr)
+            .await
+            .expect("bind again");
+        let (tx, rx) = oneshot::channel();
+        self.server = Some(tokio::spawn(gpuex::serve(
+            listener,
+            self.settings.clone(),
+            async {
+                let _ = rx.await;
+            },
+        )));
+        self.shutdown = Some(tx);
+        self.wait_ready().await;
     }
 
     /// Stops the server and waits until it has shut down.

@@ -4,6 +4,7 @@ mod fleet;
 mod helpers;
 
 mod agent;
+mod agent_process;
 mod auth;
 mod billing;
 mod catalog;

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::request::{GpuSlot, Placement, PlacementRequest, Slot, Units, Why};
-use super::score::{ScoreKind, Scorer};
+use super::score::{rank, ScoreKind, Scorer};
 use super::view::{model_at, Bucket, CapacityView, GpuFree, NodeView, PartitionMode};
 use super::{DemandMix, Policy};
 use crate::catalog::{GpuModel, MigProfile, COMPUTE_SLICES};
@@ -190,21 +190,6 @@ pub(super) fn host_take(
     (node.cpu_free >= cpu && node.memory_free >= mem).then_some((cpu, mem))
 }
 
-fn score_key(
-    kind: ScoreKind,
-    frag_delta: i64,
-    partly_used: bool,
-    free_after: u32,
-) -> (i64, i64, i64) {
-    let free_after = i64::from(free_after);
-    match kind {
-        ScoreKind::Fgd => (frag_delta, i64::from(!partly_used), free_after),
-        ScoreKind::BestFit => (free_after, i64::from(!partly_used), 0),
-        ScoreKind::WorstFit => (-free_after, 0, 0),
-        ScoreKind::FirstFit => (0, 0, 0),
-    }
-}
-
 /// Places `req` on `view`; `None` when nothing adequate is free. See the module docs of
 /// [`super`] for the order of preference.
 pub fn place(
@@ -258,6 +243,7 @@ fn scan(
         return;
     };
     let scorer = Scorer::new(model, b.mode, mix);
+    let total_weight = mix.total_weight();
     let held_milli = match opt.kind {
         Kind::Share => need.milli,
         Kind::Mig(p) => u32::from(p.compute_slices) * 1000 / u32::from(COMPUTE_SLICES),
@@ -322,17 +308,35 @@ fn scan(
             });
             continue;
         }
+        let node_free: u32 = node.gpus.iter().map(|g| g.free.free_milli(g.mode)).sum();
+        // The host's share of fragmentation before, to charge each candidate
+        // what taking `cpu` does to the node's remaining GPUs.
+        let host_before = i64::try_from(scorer.host_frag(u64::from(node_free), node.cpu_free))
+            .unwrap_or(i64::MAX);
+        let cpu_after = node.cpu_free - cpu;
         for g in node
             .gpus
             .iter()
             .filter(|g| g.model == b.model && g.mode == b.mode)
         {
-            let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
             let partly_used = !g.free.is_idle(model, g.mode);
             let mut try_after = |after: GpuFree, pick: Pick, tie: u32| {
-                let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before;
+                // Only for GPUs that can hold the request: most cannot.
+                let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
+                let node_after = node_free - (g.free.free_milli(g.mode) - after.free_milli(g.mode));
+                let host_after = i64::try_from(scorer.host_frag(u64::from(node_after), cpu_after))
+                    .unwrap_or(i64::MAX);
+                let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before
+                    + (host_after - host_before);
                 consider(Cand {
-                    key3: score_key(policy.score, delta, partly_used, after.free_milli(g.mode)),
+                    key3: rank(
+                        policy.score,
+                        delta,
+                        total_weight,
+                        partly_used,
+                        after.free_milli(g.mode),
+                        node_after,
+                    ),
                     tie: u32::from(g.index) << 8 | tie,
                     pick,
                     frag_delta: delta,

@@ -1,0 +1,447 @@
+//! `gpuex demo`: the whole loop on one machine. A fresh SQLite server, an
+//! admin, two priced regions, a provider with three simulated `gpuex-agent`
+//! processes (H100 with MIG, A100, L40S and V100), and a credited buyer whose
+//! leases run small shell loops; then it waits for Ctrl-C.
+//!
+//! Everything after start-up goes through the public HTTP API, as a real
+//! provider and buyer would use it.
+
+mod http;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use gpuex::config::Settings;
+use http::Client;
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+
+/// `gpuex demo` flags.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Where the database, agent spools and logs go (the demo's files in it are replaced).
+    #[arg(long, default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// The `gpuex-agent` binary (default: next to this one, built if missing).
+    #[arg(long)]
+    pub agent: Option<PathBuf>,
+}
+
+const ADMIN: (&str, &str) = ("admin@gpuex.demo", "demo-admin-password");
+const PROVIDER: (&str, &str) = ("provider@gpuex.demo", "demo-provider-password");
+const BUYER: (&str, &str) = ("buyer@gpuex.demo", "demo-buyer-password");
+
+/// The three simulated machines: name, region, fleet file and its TOML, and
+/// the inventory the provider declares (the agent's registration keeps the
+/// declared partition modes where the hardware allows).
+const NODES: [(&str, &str, &str, &str); 3] = [
+    (
+        "h100-mig",
+        "eu-west",
+        "h100-mig.toml",
+        include_str!("../../node-agent/fleets/h100-mig.toml"),
+    ),
+    (
+        "a100",
+        "eu-west",
+        "a100.toml",
+        include_str!("../../node-agent/fleets/a100.toml"),
+    ),
+    (
+        "l40s-v100",
+        "us-east",
+        "l40s-v100.toml",
+        include_str!("../../node-agent/fleets/l40s-v100.toml"),
+    ),
+];
+
+fn declared_gpus(node: &str) -> Value {
+    match node {
+        "h100-mig" => {
+            let mut gpus: Vec<Value> = (0..4)
+                .map(|_| json!({"model": "H100-SXM5-80GB", "mode": "mig"}))
+                .collect();
+            gpus.extend((0..4).map(|_| json!({"model": "H100-SXM5-80GB", "mode": "whole"})));
+            json!(gpus)
+        }
+        "a100" => json!([
+            {"model": "A100-SXM4-80GB", "mode": "mig", "nvlink": [1]},
+            {"model": "A100-SXM4-80GB", "mode": "shared", "nvlink": [0]},
+            {"model": "A100-SXM4-80GB", "mode": "whole", "nvlink": [3]},
+            {"model": "A100-SXM4-80GB", "mode": "whole", "nvlink": [2]}
+        ]),
+        _ => json!([
+            {"model": "L40S-48GB", "mode": "shared"},
+            {"model": "L40S-48GB", "mode": "shared"},
+            {"model": "V100-SXM2-32GB", "mode": "whole", "nvlink": [3]},
+            {"model": "V100-SXM2-32GB", "mode": "whole", "nvlink": [2]}
+        ]),
+    }
+}
+
+/// List prices per unit-hour: (model, TFLOPS-hour, 4GB-VRAM-hour) in eu-west;
+/// us-east is a little cheaper.
+const PRICES: [(&str, &str, &str); 4] = [
+    ("H100-SXM5-80GB", "0.0021", "0.050"),
+    ("A100-SXM4-80GB", "0.0016", "0.040"),
+    ("L40S-48GB", "0.0012", "0.030"),
+    ("V100-SXM2-32GB", "0.0010", "0.020"),
+];
+
+/// A workload that prints a line every two seconds until it is stopped.
+fn workload(name: &str) -> String {
+    format!(
+        "echo \"{name} on $CUDA_VISIBLE_DEVICES\"; i=0; while true; do i=$((i+1)); \
+         echo \"{name}: step $i\"; sleep 2; done"
+    )
+}
+
+/// Runs the demo until Ctrl-C.
+pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    // Take the port first: a clash should fail before anything is built or wiped.
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let agent_bin = find_agent(args.agent.as_deref())?;
+    let data = args.data_dir.clone();
+    std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+    for stale in ["demo.db", "demo.db-wal", "demo.db-shm"] {
+        let _ = std::fs::remove_file(data.join(stale));
+    }
+    let _ = std::fs::remove_dir_all(data.join("demo-spool"));
+    let fleets = data.join("demo-fleets");
+    std::fs::create_dir_all(&fleets)?;
+
+    let mut settings =
+        Settings::with_database(format!("sqlite://{}", data.join("demo.db").display()));
+    settings.admin_email = Some(ADMIN.0.into());
+    settings.admin_password = Some(ADMIN.1.into());
+    settings.heartbeat_interval_s = 2;
+    settings.billing_interval_s = 10;
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(gpuex::serve(listener, settings, async {
+        let _ = stopped.await;
+    }));
+    let client = Client { addr };
+    wait_ready(&client).await?;
+
+    let mut agents = Vec::new();
+    let outcome = async {
+        let tokens = seed(&client).await?;
+        for (i, ((name, _, file, toml), token)) in NODES.iter().zip(&tokens.nodes).enumerate() {
+            let fleet = fleets.join(file);
+            std::fs::write(&fleet, toml)?;
+            agents.push(spawn_agent(
+                &agent_bin,
+                addr,
+                token,
+                &fleet,
+                name,
+                &data,
+                i + 1,
+            )?);
+        }
+        wait_online(&client, &tokens.provider, NODES.len()).await?;
+        let leases = place_orders(&client, &tokens.buyer).await?;
+        print_banner(addr, &data, &leases);
+        anyhow::Ok(())
+    }
+    .await;
+    if let Err(e) = outcome {
+        eprintln!("the demo could not start: {e:#}");
+    } else {
+        tokio::signal::ctrl_c().await?;
+        println!("\nstopping the agents and the server …");
+    }
+    for agent in &mut agents {
+        let _ = agent.kill().await;
+    }
+    let _ = stop.send(());
+    server.await.context("server task")??;
+    Ok(())
+}
+
+async fn wait_ready(client: &Client) -> anyhow::Result<()> {
+    for _ in 0..200 {
+        if let Ok((200, _)) = client.call("GET", "/readyz", None, None).await {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("the server did not become ready")
+}
+
+/// The demo's access tokens.
+struct Tokens {
+    provider: String,
+    buyer: String,
+    nodes: Vec<String>,
+}
+
+async fn login(client: &Client, (email, password): (&str, &str)) -> anyhow::Result<String> {
+    let r = client
+        .ok(
+            "POST",
+            "/v1/auth/login",
+            None,
+            Some(&json!({"email": email, "password": password})),
+        )
+        .await?;
+    Ok(r["access_token"]
+        .as_str()
+        .context("no access token")?
+        .to_owned())
+}
+
+/// Regions, prices, a provider with three nodes and a credited buyer.
+async fn seed(client: &Client) -> anyhow::Result<Tokens> {
+    let admin = login(client, ADMIN).await?;
+    let admin = Some(admin.as_str());
+    for (region, tz) in [
+        ("eu-west", "Europe/Amsterdam"),
+        ("us-east", "America/New_York"),
+    ] {
+        client
+            .ok(
+                "PUT",
+                &format!("/v1/admin/regions/{region}"),
+                admin,
+                Some(&json!({"timezone": tz})),
+            )
+            .await?;
+    }
+    let mut prices = Vec::new();
+    for (region, factor) in [("eu-west", 100), ("us-east", 95)] {
+        for (model, tflops, vram) in PRICES {
+            for (unit, list) in [("tflops_h", tflops), ("vram_h", vram)] {
+                let list: rust_decimal::Decimal = list.parse()?;
+                let price = (list * rust_decimal::Decimal::from(factor)
+                    / rust_decimal::Decimal::from(100))
+                .normalize();
+                prices.push(json!({"region": region, "gpu_model": model, "unit": unit, "list_price": price.to_string()}));
+            }
+        }
+    }
+    client
+        .ok("PUT", "/v1/admin/prices", admin, Some(&json!(prices)))
+        .await?;
+    let mut ids = Vec::new();
+    for (who, role) in [(PROVIDER, "provider"), (BUYER, "buyer")] {
+        let r = client
+            .ok(
+                "POST",
+                "/v1/auth/register",
+                None,
+                Some(&json!({
+                    "email": who.0, "password": who.1, "name": format!("Demo {role}"), "role": role
+                })),
+            )
+            .await?;
+        ids.push(r["id"].clone());
+    }
+    client
+        .ok(
+            "POST",
+            "/v1/admin/credits",
+            admin,
+            Some(&json!({"user_id": ids[1], "amount": "10000"})),
+        )
+        .await?;
+    let provider = login(client, PROVIDER).await?;
+    let buyer = login(client, BUYER).await?;
+    let mut nodes = Vec::new();
+    for (name, region, _, _) in NODES {
+        let r = client
+            .ok(
+                "POST",
+                "/v1/nodes",
+                Some(&provider),
+                Some(&json!({
+                    "name": name, "region": region, "gpus": declared_gpus(name)
+                })),
+            )
+            .await?;
+        nodes.push(r["token"].as_str().context("no node token")?.to_owned());
+    }
+    Ok(Tokens {
+        provider,
+        buyer,
+        nodes,
+    })
+}
+
+fn spawn_agent(
+    bin: &Path,
+    addr: SocketAddr,
+    token: &str,
+    fleet: &Path,
+    name: &str,
+    data: &Path,
+    n: usize,
+) -> anyhow::Result<Child> {
+    let spool = data.join("demo-spool").join(n.to_string());
+    std::fs::create_dir_all(&spool)?;
+    let log = std::fs::File::create(data.join(format!("demo-agent-{n}.log")))?;
+    Command::new(bin)
+        .args(["--server", &format!("http://{addr}"), "--token", token])
+        .args(["--backend", "simulated"])
+        .arg("--fleet")
+        .arg(fleet)
+        .args(["--hostname", &format!("demo-{name}")])
+        .arg("--spool")
+        .arg(&spool)
+        .args(["--heartbeat-interval", "2s", "--usage-interval", "10s"])
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", bin.display()))
+}
+
+async fn wait_online(client: &Client, provider: &str, count: usize) -> anyhow::Result<()> {
+    for _ in 0..300 {
+        let nodes = client.ok("GET", "/v1/nodes", Some(provider), None).await?;
+        let online = nodes
+            .as_array()
+            .map_or(0, |n| n.iter().filter(|n| n["status"] == "online").count());
+        if online == count {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("the agents did not register within 30 s (see the demo-agent-*.log files)")
+}
+
+/// The buyer's orders: two on-demand leases, a spot bid, and a reserved window
+/// an hour ahead (reserved bookings start at least an hour out).
+async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String>> {
+    let start = chrono::Utc::now() + chrono::Duration::seconds(3660);
+    let orders = [
+        (
+            "training (on-demand, eu-west)",
+            json!({"mode": "on_demand", "resources": {"tflops": 100, "vram_gb": 16},
+            "region": "eu-west", "command": workload("training"), "env": {"EPOCHS": "3"}}),
+        ),
+        (
+            "inference (on-demand, us-east)",
+            json!({"mode": "on_demand", "resources": {"tflops": 40, "vram_gb": 8},
+            "region": "us-east", "duration_s": 7200, "command": workload("inference")}),
+        ),
+        (
+            "batch (spot, eu-west)",
+            json!({"mode": "spot", "resources": {"tflops": 200, "vram_gb": 40},
+            "region": "eu-west", "max_price": "2.00", "command": workload("batch")}),
+        ),
+        (
+            "nightly (reserved, us-east, starts in 1 h)",
+            json!({"mode": "reserved", "resources": {"tflops": 80, "vram_gb": 24},
+            "region": "us-east", "start_at": start, "duration_s": 3600, "command": workload("nightly")}),
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (label, body) in orders {
+        let (status, r) = client
+            .call("POST", "/v1/orders", Some(buyer), Some(&body))
+            .await?;
+        let line = if (200..300).contains(&status) {
+            match r["lease_id"].as_str() {
+                Some(lease) => format!(
+                    "{label}: order {} → lease {lease}",
+                    r["id"].as_str().unwrap_or("?")
+                ),
+                None => format!(
+                    "{label}: order {} is {} (a spot bid fills at the next auction, within 10 s)",
+                    r["id"].as_str().unwrap_or("?"),
+                    r["state"].as_str().unwrap_or("?")
+                ),
+            }
+        } else {
+            format!(
+                "{label}: refused ({status}): {}",
+                r["detail"].as_str().unwrap_or("")
+            )
+        };
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
+fn print_banner(addr: SocketAddr, data: &Path, leases: &[String]) {
+    println!();
+    println!("gpuex demo is running at http://{addr}");
+    println!("  API docs (dashboard for now): http://{addr}/docs");
+    println!("  metrics:                      http://{addr}/metrics");
+    println!();
+    println!("  admin     {} / {}", ADMIN.0, ADMIN.1);
+    println!("  provider  {} / {}", PROVIDER.0, PROVIDER.1);
+    println!("  buyer     {} / {}", BUYER.0, BUYER.1);
+    println!();
+    for line in leases {
+        println!("  {line}");
+    }
+    println!();
+    println!(
+        "  log in:  curl -s http://{addr}/v1/auth/login -H 'content-type: application/json' \\"
+    );
+    println!(
+        "             -d '{{\"email\":\"{}\",\"password\":\"{}\"}}'",
+        BUYER.0, BUYER.1
+    );
+    println!(
+        "  then:    GET /v1/leases, GET /v1/leases/{{id}}/logs (Authorization: Bearer <token>)"
+    );
+    println!("  agents log to {}/demo-agent-N.log", data.display());
+    println!();
+    println!("Ctrl-C stops the agents and the server.");
+}
+
+/// The agent binary: `--agent`, else next to this executable; when missing,
+/// built from the source tree this binary came from.
+fn find_agent(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path.to_owned());
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .context("no folder for the current executable")?;
+    let beside = dir.join("gpuex-agent");
+    if beside.exists() {
+        return Ok(beside);
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if source.join("node-agent").join("Cargo.toml").exists() {
+        let release = dir.ends_with("release");
+        println!("building gpuex-agent (once) …");
+        let mut build =
+            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        build
+            .args(["build", "-p", "gpuex-agent"])
+            .current_dir(source);
+        if release {
+            build.arg("--release");
+        }
+        // The agent must land beside this binary, wherever the target folder is.
+        if let Some(target) = dir.parent() {
+            build.env("CARGO_TARGET_DIR", target);
+        }
+        let status = build
+            .status()
+            .context("cannot run cargo to build gpuex-agent")?;
+        if status.success() && beside.exists() {
+            return Ok(beside);
+        }
+    }
+    bail!(
+        "gpuex-agent was not found next to {}; build it with `cargo build --release --workspace` \
+         or pass --agent PATH",
+        exe.display()
+    )
+}

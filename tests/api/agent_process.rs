@@ -1,0 +1,244 @@
+//! The real `gpuex-agent` (simulated backend) against the real server: a
+//! lease runs its command on a MIG slice, its output and usage reach the
+//! buyer, a kill -9 of the agent loses and double-counts no usage, and an
+//! agent stopped for good leaves a lost node.
+
+use crate::fleet::{
+    self, create_node, eventually, lease, market, node_view, on_both_databases_fast, place,
+};
+use crate::helpers::TestApp;
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Mutex;
+use tokio::process::{Child, Command};
+use uuid::Uuid;
+
+/// `target/debug/gpuex-agent`, built once if missing.
+fn agent_binary() -> PathBuf {
+    static BUILD: Mutex<()> = Mutex::new(());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let binary = target.join("debug").join("gpuex-agent");
+    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    if !binary.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "gpuex-agent"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo build -p gpuex-agent");
+        assert!(status.success(), "cargo build -p gpuex-agent failed");
+    }
+    binary
+}
+
+/// A running agent for one node, with its spool.
+struct Agent {
+    child: Child,
+}
+
+impl Agent {
+    async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
+        Agent::start_with(app, token, spool, "3s").await
+    }
+
+    /// `node_timeout`: how long without the server before it stops its workloads.
+    async fn start_with(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        node_timeout: &str,
+    ) -> Agent {
+        let fleet = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/node-agent/fleets/h100-mig.toml"
+        );
+        let child = Command::new(agent_binary())
+            .args(["--server", &app.address, "--token", token])
+            .args([
+                "--backend",
+                "simulated",
+                "--fleet",
+                fleet,
+                "--hostname",
+                "test-agent",
+            ])
+            .arg("--spool")
+            .arg(spool)
+            .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
+            .args(["--node-timeout", node_timeout, "--stop-grace", "1s"])
+            .env("GPUEX_AGENT_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn gpuex-agent");
+        Agent { child }
+    }
+
+    /// kill -9.
+    async fn kill(mut self) {
+        self.child.kill().await.expect("kill the agent");
+    }
+}
+
+/// The usage intervals metered for a lease, in order.
+async fn intervals(app: &TestApp, lease: Uuid) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+    use sqlx::Connection;
+    const SQL: &str = "SELECT interval_start, interval_end FROM usage_records \
+                       WHERE lease_id = $1 ORDER BY interval_start";
+    match app.backend {
+        crate::helpers::Backend::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&app.database_url)
+                .await
+                .unwrap();
+            sqlx::query_as(SQL)
+                .bind(lease)
+                .fetch_all(&mut c)
+                .await
+                .unwrap()
+        }
+        crate::helpers::Backend::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&app.database_url)
+                .await
+                .unwrap();
+            sqlx::query_as(SQL)
+                .bind(lease)
+                .fetch_all(&mut c)
+                .await
+                .unwrap()
+        }
+    }
+}
+
+/// Asserts the intervals never overlap (nothing counted twice) and returns the gaps (ms).
+fn gaps(spans: &[(DateTime<Utc>, DateTime<Utc>)]) -> Vec<i64> {
+    let mut gaps = Vec::new();
+    for pair in spans.windows(2) {
+        let (prev_end, next_start) = (pair[0].1, pair[1].0);
+        assert!(next_start >= prev_end, "usage counted twice: {spans:?}");
+        if next_start > prev_end {
+            gaps.push((next_start - prev_end).num_milliseconds());
+        }
+    }
+    gaps
+}
+
+/// Seconds metered so far for a lease.
+async fn metered_s(app: &TestApp, buyer: &str, id: Uuid) -> f64 {
+    let l = lease(app, buyer, id).await;
+    let tflops: f64 = l["usage"]["tflops_s"]
+        .as_str()
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0.0);
+    let per_s: f64 = l["units"]["tflops_h"]
+        .as_str()
+        .unwrap_or("1")
+        .parse()
+        .unwrap_or(1.0);
+    tflops / per_s
+}
+
+const WORKLOAD: &str = "echo \"device=$CUDA_VISIBLE_DEVICES K=$K\"; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done";
+
+on_both_databases_fast! {
+    async fn a_real_agent_runs_the_lease_meters_it_and_survives_a_kill_9(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        let agent = Agent::start(&app, &node.token, spool.path()).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!(WORKLOAD);
+        let id = place(&app, &m.buyer, body).await;
+        assert_eq!(lease(&app, &m.buyer, id).await["state"], "provisioning");
+        eventually(15, "the lease to run", || async {
+            lease(&app, &m.buyer, id).await["state"] == "running"
+        })
+        .await;
+        let running = lease(&app, &m.buyer, id).await;
+        let device = running["device"].as_str().unwrap().to_owned();
+        assert!(device.starts_with("MIG-"), "{running}");
+        let logs = format!("/v1/leases/{id}/logs");
+        eventually(15, "the workload's output", || async {
+            let tail = app.get(&logs, Some(&m.buyer)).await.body["tail"].as_str().unwrap_or("").to_owned();
+            tail.contains(&format!("device={device} K=V")) && tail.contains("tick 2")
+        })
+        .await;
+        eventually(15, "usage to accrue", || async { metered_s(&app, &m.buyer, id).await >= 2.0 }).await;
+
+        // kill -9 mid-lease, then start it again on the same spool.
+        agent.kill().await;
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let before = metered_s(&app, &m.buyer, id).await;
+        let agent = Agent::start(&app, &node.token, spool.path()).await;
+        eventually(20, "usage to accrue after the restart", || async {
+            metered_s(&app, &m.buyer, id).await >= before + 3.0
+        })
+        .await;
+        assert_eq!(lease(&app, &m.buyer, id).await["state"], "running");
+        let spans = intervals(&app, id).await;
+        let gaps = gaps(&spans);
+        // One gap at most: from the killed process's last checkpoint to the
+        // new process's provisioning, while nothing ran.
+        assert!(gaps.len() <= 1, "usage lost: gaps {gaps:?} in {spans:?}");
+        assert!(gaps.iter().all(|g| *g < 10_000), "gap too long: {gaps:?}");
+        let batches = fleet::scalar(&app, "SELECT COUNT(*) FROM usage_batches").await;
+        let last = fleet::scalar(&app, "SELECT MAX(seq) FROM usage_batches").await;
+        assert_eq!(batches, last, "every seq from 1 applied exactly once");
+
+        // Stopped for good: the node is lost and the lease ends.
+        agent.kill().await;
+        eventually(15, "the node to be lost", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "lost"
+        })
+        .await;
+        // The row says `lost` first; the engine ends the lease right after.
+        eventually(5, "the lease to end", || async {
+            lease(&app, &m.buyer, id).await["state"] == "ended"
+        })
+        .await;
+        assert_eq!(lease(&app, &m.buyer, id).await["end_reason"], "node_lost");
+    }
+
+    async fn a_server_restart_while_the_agent_spools_applies_every_batch_once(app) {
+        let mut app = app;
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        // The agent keeps its workloads through a server outage shorter than this.
+        let _agent = Agent::start_with(&app, &node.token, spool.path(), "30s").await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!(WORKLOAD);
+        let id = place(&app, &m.buyer, body).await;
+        eventually(15, "usage to accrue", || async { metered_s(&app, &m.buyer, id).await >= 2.0 }).await;
+
+        app.halt().await;
+        // The agent meters into its spool while the server is away.
+        tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+        app.resume().await;
+        let before = metered_s(&app, &m.buyer, id).await;
+        eventually(20, "the spooled batches to arrive", || async {
+            metered_s(&app, &m.buyer, id).await >= before + 5.0
+        })
+        .await;
+        assert_eq!(node_view(&app, &m.provider, node.id).await["status"], "online");
+        assert_eq!(lease(&app, &m.buyer, id).await["state"], "running");
+        let spans = intervals(&app, id).await;
+        assert_eq!(gaps(&spans), Vec::<i64>::new(), "one unbroken run, metered without a hole: {spans:?}");
+        let batches = fleet::scalar(&app, "SELECT COUNT(*) FROM usage_batches").await;
+        let last = fleet::scalar(&app, "SELECT MAX(seq) FROM usage_batches").await;
+        assert_eq!(batches, last, "every seq from 1 applied exactly once");
+    }
+}
