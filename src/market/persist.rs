@@ -516,6 +516,9 @@ impl<'c> Batch<'c> {
             };
             self.bill_lease(tx, lease_id, owed_until, followups, engine)
                 .await?;
+            if reason == EndReason::NodeLost {
+                self.credit_node_loss_gap(tx, row, owed_until).await?;
+            }
             if let Some(hold) = row.charge_hold() {
                 match ledger::release(tx, hold, self.now).await {
                     Ok(_) | Err(LedgerError::UnknownHold(_)) => {}
@@ -541,6 +544,50 @@ impl<'c> Batch<'c> {
             .await
             .map(|r| r.rows_affected())
         })?;
+        Ok(())
+    }
+
+    /// A lost node's lease may have been charged past its last heartbeat (the
+    /// billing pass ran before the loss was detected): that gap goes back to
+    /// the buyer as a credit line of its own (DESIGN §7).
+    async fn credit_node_loss_gap(
+        &mut self,
+        tx: &mut Tx<'_>,
+        row: &ChargeRow,
+        last_heartbeat: i64,
+    ) -> anyhow::Result<()> {
+        let Some(billed_until) = row.billed_until.filter(|b| *b > last_heartbeat) else {
+            return Ok(());
+        };
+        let seconds = Decimal::from(billed_until - last_heartbeat);
+        let amount =
+            crate::pricing::round_money(row.charge.price_per_hour * seconds / Decimal::from(3600));
+        if amount <= Decimal::ZERO {
+            return Ok(());
+        }
+        let tags: Option<String> = dispatch_tx!(tx, conn => {
+            sqlx::query_scalar(
+                "SELECT o.tags_json FROM leases l JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
+            )
+            .bind(row.charge.lease)
+            .fetch_optional(conn)
+            .await
+        })?;
+        let credit = crate::billing::lines::Credit {
+            buyer: row.charge.buyer,
+            lease: Some(row.charge.lease),
+            amount,
+            reason: format!(
+                "node lost: {} s charged after its last heartbeat",
+                billed_until - last_heartbeat
+            ),
+            period_start: last_heartbeat,
+            period_end: billed_until,
+            tags_json: tags.unwrap_or_else(|| "{}".into()),
+        };
+        crate::billing::lines::credit(tx, &credit, None, self.now)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
         Ok(())
     }
 
