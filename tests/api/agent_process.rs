@@ -1,7 +1,8 @@
 //! The real `gpuex-agent` (simulated backend) against the real server: a
 //! lease runs its command on a MIG slice, its output and usage reach the
-//! buyer, a kill -9 of the agent loses and double-counts no usage, and an
-//! agent stopped for good leaves a lost node.
+//! buyer, a kill -9 of the agent loses and double-counts no usage, an agent
+//! stopped for good leaves a lost node, and a preemption notice reaches the
+//! workload as SIGTERM before its deadline.
 
 use crate::fleet::{
     self, create_node, eventually, lease, market, node_view, on_both_databases_fast, place,
@@ -56,16 +57,22 @@ impl Agent {
             env!("CARGO_MANIFEST_DIR"),
             "/node-agent/fleets/h100-mig.toml"
         );
+        Agent::start_fleet(app, token, spool, node_timeout, fleet.as_ref()).await
+    }
+
+    /// With the simulated GPUs of `fleet` (a fleet TOML file).
+    async fn start_fleet(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        node_timeout: &str,
+        fleet: &std::path::Path,
+    ) -> Agent {
         let child = Command::new(agent_binary())
             .args(["--server", &app.address, "--token", token])
-            .args([
-                "--backend",
-                "simulated",
-                "--fleet",
-                fleet,
-                "--hostname",
-                "test-agent",
-            ])
+            .args(["--backend", "simulated", "--hostname", "test-agent"])
+            .arg("--fleet")
+            .arg(fleet)
             .arg("--spool")
             .arg(spool)
             .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
@@ -240,5 +247,144 @@ on_both_databases_fast! {
         let batches = fleet::scalar(&app, "SELECT COUNT(*) FROM usage_batches").await;
         let last = fleet::scalar(&app, "SELECT MAX(seq) FROM usage_batches").await;
         assert_eq!(batches, last, "every seq from 1 applied exactly once");
+    }
+}
+
+/// [`fleet::fast`] with a short preemption notice.
+fn short_notice(settings: &mut gpuex::config::Settings) {
+    fleet::fast(settings);
+    settings.preempt_notice_s = 5;
+}
+
+/// Traps SIGTERM and says so.
+const TRAPS_TERM: &str =
+    "trap 'echo got-sigterm; exit 0' TERM; echo started; while true; do sleep 0.2; done";
+
+/// `on_both_databases_fast!` with [`short_notice`].
+mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        run(TestApp::spawn_with(crate::helpers::Backend::Sqlite, short_notice).await).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        if crate::helpers::postgres_base_url().is_none() {
+            eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
+            return;
+        }
+        run(TestApp::spawn_with(crate::helpers::Backend::Postgres, short_notice).await).await
+    }
+
+    async fn run(app: TestApp) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, fleet::h100_node(1, "whole")).await;
+        // One whole H100, as the node declares it.
+        let dir = tempfile::tempdir().unwrap();
+        let fleet_file = dir.path().join("one-h100.toml");
+        std::fs::write(
+            &fleet_file,
+            "hostname = \"sim-one-h100\"\n[host]\ncpu_milli = 64000\nmemory_mib = 524288\n\
+             [[gpus]]\nmodel = \"H100-SXM5-80GB\"\ncount = 1\n",
+        )
+        .unwrap();
+        let spool = dir.path().join("spool");
+        std::fs::create_dir(&spool).unwrap();
+        let _agent = Agent::start_fleet(&app, &node.token, &spool, "3s", &fleet_file).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let gpus = node_view(&app, &m.provider, node.id).await["gpus"].clone();
+        assert_eq!(gpus.as_array().map(Vec::len), Some(1), "{gpus}");
+        assert_eq!(gpus[0]["mode"], "whole", "{gpus}");
+
+        // A spot bid fills at the next auction and its workload starts.
+        let mut body = fleet::order("spot");
+        body["max_price"] = json!("100");
+        body["command"] = json!(TRAPS_TERM);
+        let r = app.post("/v1/orders", Some(&m.buyer), body).await;
+        assert_eq!(r.status, reqwest::StatusCode::CREATED, "{}", r.body);
+        let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
+        let spot = std::cell::Cell::new(None);
+        eventually(15, "the spot auction to fill the bid", || async {
+            let o = app.get(&order_path, Some(&m.buyer)).await.body;
+            spot.set(o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok()));
+            spot.get().is_some()
+        })
+        .await;
+        let spot: Uuid = spot.get().unwrap();
+        eventually(15, "the spot lease to run", || async {
+            lease(&app, &m.buyer, spot).await["state"] == "running"
+        })
+        .await;
+        let logs = format!("/v1/leases/{spot}/logs");
+        let tail = || async {
+            app.get(&logs, Some(&m.buyer)).await.body["tail"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        };
+        eventually(15, "the spot workload's output", || async {
+            tail().await.contains("started")
+        })
+        .await;
+        assert!(!tail().await.contains("got-sigterm"));
+
+        // An on-demand order for the same whole GPU waits on the notice.
+        let mut body = fleet::order("on_demand");
+        body["max_wait_s"] = json!(60);
+        // Short, since the agent is killed at the end and leaves it running.
+        body["command"] = json!("echo on-demand; sleep 10");
+        let on_demand = place(&app, &m.buyer, body).await;
+        let waiting = lease(&app, &m.buyer, on_demand).await;
+        assert_eq!(waiting["state"], "pending", "{waiting}");
+        assert!(waiting["ready_at"].is_string(), "{waiting}");
+        let noticed = lease(&app, &m.buyer, spot).await;
+        assert_eq!(noticed["state"], "preempting", "{noticed}");
+        let preempt_at: DateTime<Utc> = noticed["preempt_at"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no preempt_at: {noticed}"));
+
+        // SIGTERM reaches the workload, and its output the buyer, before the deadline.
+        let seen_at = std::cell::Cell::new(None);
+        eventually(15, "got-sigterm in the spot lease's logs", || async {
+            let seen = tail().await.contains("got-sigterm");
+            if seen {
+                seen_at.set(Some(Utc::now()));
+            }
+            seen
+        })
+        .await;
+        let seen_at: DateTime<Utc> = seen_at.get().unwrap();
+        assert!(
+            seen_at < preempt_at,
+            "SIGTERM seen at {seen_at}, after the deadline {preempt_at}"
+        );
+
+        // The spot lease ends; the on-demand lease takes the GPU.
+        eventually(15, "the spot lease to end", || async {
+            lease(&app, &m.buyer, spot).await["state"] == "ended"
+        })
+        .await;
+        // The trap's `exit 0`: the workload left on its own before the
+        // deadline, so the server records `agent_ended`, not `preempted`.
+        let ended = lease(&app, &m.buyer, spot).await;
+        assert_eq!(ended["exit_code"], 0, "{ended}");
+        assert_eq!(ended["end_reason"], "agent_ended", "{ended}");
+        eventually(20, "the on-demand lease to run", || async {
+            lease(&app, &m.buyer, on_demand).await["state"] == "running"
+        })
+        .await;
+        let on_demand_logs = format!("/v1/leases/{on_demand}/logs");
+        eventually(15, "the on-demand workload's output", || async {
+            app.get(&on_demand_logs, Some(&m.buyer)).await.body["tail"]
+                .as_str()
+                .is_some_and(|t| t.contains("on-demand"))
+        })
+        .await;
     }
 }
