@@ -81,7 +81,19 @@ macro_rules! dispatch_tx {
     };
 }
 
-pub use crate::{dispatch, dispatch_tx};
+/// Runs one statement in a transaction with its binds, on either backend;
+/// evaluates to the rows it affected.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! execute_tx {
+    ($tx:expr, $sql:expr $(, $bind:expr)* $(,)?) => {
+        $crate::db::dispatch_tx!($tx, conn => {
+            sqlx::query($sql)$(.bind($bind))*.execute(conn).await.map(|r| r.rows_affected())
+        })
+    };
+}
+
+pub use crate::{dispatch, dispatch_tx, execute_tx};
 
 impl Db {
     /// Connects to `url` (`sqlite://path` or `postgres://…`), creating a SQLite

@@ -5,7 +5,7 @@ use super::handle::{MarketError, OrderMeta};
 use super::task::MarketConfig;
 use crate::billing::charges::{self, Chargeable};
 use crate::billing::ledger::{self, LedgerError};
-use crate::db::{dispatch_tx, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, Money, Tx};
 use crate::engine::{Command, EndReason, Engine, Event, Lease, LeaseState, Mode, PlaceOrder};
 use crate::idempotency;
 use anyhow::Context;
@@ -72,23 +72,19 @@ pub async fn admit_order(
             }));
         }
     }
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
+    execute_tx!(
+            tx,
             "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, request_json, \
              tags_json, created_at, updated_at) VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $8)",
+            place.order_id,
+            place.buyer,
+            &meta.client_order_id,
+            mode_str(place.spec.mode),
+            &meta.region,
+            meta.request.to_string(),
+            meta.tags.to_string(),
+            now,
         )
-        .bind(place.order_id)
-        .bind(place.buyer)
-        .bind(&meta.client_order_id)
-        .bind(mode_str(place.spec.mode))
-        .bind(&meta.region)
-        .bind(meta.request.to_string())
-        .bind(meta.tags.to_string())
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
     .context("failed to insert an order")?;
     if let Some(key) = &meta.idempotency {
         let body = serde_json::json!({ "order_id": place.order_id });
@@ -217,19 +213,15 @@ impl<'c> Batch<'c> {
                 message,
                 ..
             } => {
-                dispatch_tx!(tx, conn => {
-                    sqlx::query(
-                        "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
+                execute_tx!(
+            tx,
+            "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
                          updated_at = $3 WHERE id = $4",
-                    )
-                    .bind(json_name(&reason))
-                    .bind(&message)
-                    .bind(now)
-                    .bind(order_id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-                })?;
+            json_name(&reason),
+            &message,
+            now,
+            order_id,
+        )?;
                 self.touched_orders.insert(order_id)
             }
             Event::OrderFilled {
@@ -280,17 +272,13 @@ impl<'c> Batch<'c> {
                 lease_id, to, at, ..
             } => {
                 if to == LeaseState::Running {
-                    dispatch_tx!(tx, conn => {
-                        sqlx::query(
-                            "UPDATE leases SET running_at = COALESCE(running_at, $1), \
+                    execute_tx!(
+                        tx,
+                        "UPDATE leases SET running_at = COALESCE(running_at, $1), \
                              billed_until = COALESCE(billed_until, $1) WHERE id = $2",
-                        )
-                        .bind(at)
-                        .bind(lease_id)
-                        .execute(conn)
-                        .await
-                        .map(|r| r.rows_affected())
-                    })?;
+                        at,
+                        lease_id,
+                    )?;
                 }
                 self.touched_leases.insert(lease_id)
             }
@@ -305,14 +293,12 @@ impl<'c> Batch<'c> {
                 // Seconds before the new price are owed at the old one.
                 self.bill_lease(tx, lease_id, self.ts(), followups, engine)
                     .await?;
-                dispatch_tx!(tx, conn => {
-                    sqlx::query("UPDATE leases SET price_per_hour = $1 WHERE id = $2")
-                        .bind(Money(price_per_hour))
-                        .bind(lease_id)
-                        .execute(conn)
-                        .await
-                        .map(|r| r.rows_affected())
-                })?;
+                execute_tx!(
+                    tx,
+                    "UPDATE leases SET price_per_hour = $1 WHERE id = $2",
+                    Money(price_per_hour),
+                    lease_id,
+                )?;
                 self.touched_leases.insert(lease_id)
             }
             Event::LeaseEnded {
@@ -330,20 +316,16 @@ impl<'c> Batch<'c> {
                 clearing_index,
                 ..
             } => {
-                dispatch_tx!(tx, conn => {
-                    sqlx::query(
-                        "INSERT INTO spot_clearing (gpu_model, region, clearing_index, updated_at) \
+                execute_tx!(
+            tx,
+            "INSERT INTO spot_clearing (gpu_model, region, clearing_index, updated_at) \
                          VALUES ($1, $2, $3, $4) ON CONFLICT (gpu_model, region) DO UPDATE SET \
                          clearing_index = excluded.clearing_index, updated_at = excluded.updated_at",
-                    )
-                    .bind(&gpu_model)
-                    .bind(&region)
-                    .bind(Money(clearing_index))
-                    .bind(now)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-                })?;
+            &gpu_model,
+            &region,
+            Money(clearing_index),
+            now,
+        )?;
                 true
             }
         };
@@ -356,15 +338,13 @@ impl<'c> Batch<'c> {
         order: Uuid,
         state: &str,
     ) -> anyhow::Result<()> {
-        dispatch_tx!(tx, conn => {
-            sqlx::query("UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3")
-                .bind(state)
-                .bind(self.now)
-                .bind(order)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })?;
+        execute_tx!(
+            tx,
+            "UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3",
+            state,
+            self.now,
+            order,
+        )?;
         Ok(())
     }
 
@@ -380,30 +360,26 @@ impl<'c> Batch<'c> {
         let engine_json = serde_json::to_string(lease)?;
         // Reserved windows are owed from their start, whatever the agent does.
         let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
+        execute_tx!(
+            tx,
+            "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
                  price_per_hour, billed_until, starts_at, ends_at, engine_json, created_at, updated_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)",
-            )
-            .bind(lease.id)
-            .bind(lease.order_id)
-            .bind(lease.buyer)
-            .bind(lease.node)
-            .bind(mode_str(lease.mode))
-            .bind(state_str(lease.state))
-            .bind(&lease.model)
-            .bind(&lease.region)
-            .bind(Money(lease.price_per_hour))
-            .bind(billed_until)
-            .bind(lease.starts_at)
-            .bind(lease.ends_at)
-            .bind(engine_json)
-            .bind(now)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            lease.id,
+            lease.order_id,
+            lease.buyer,
+            lease.node,
+            mode_str(lease.mode),
+            state_str(lease.state),
+            &lease.model,
+            &lease.region,
+            Money(lease.price_per_hour),
+            billed_until,
+            lease.starts_at,
+            lease.ends_at,
+            engine_json,
+            now,
+        )
         .context("failed to insert a lease")?;
         if lease.hold <= Decimal::ZERO {
             return Ok(());
@@ -418,29 +394,23 @@ impl<'c> Batch<'c> {
         .await
         {
             Ok(hold) => {
-                dispatch_tx!(tx, conn => {
-                    sqlx::query("UPDATE leases SET hold_id = $1 WHERE id = $2")
-                        .bind(hold)
-                        .bind(lease.id)
-                        .execute(conn)
-                        .await
-                        .map(|r| r.rows_affected())
-                })?;
+                execute_tx!(
+                    tx,
+                    "UPDATE leases SET hold_id = $1 WHERE id = $2",
+                    hold,
+                    lease.id,
+                )?;
             }
             Err(LedgerError::InsufficientFunds(_)) => {
                 followups.push(Command::Release { lease_id: lease.id });
-                dispatch_tx!(tx, conn => {
-                    sqlx::query(
-                        "UPDATE orders SET state = 'rejected', reject_reason = 'insufficient_funds', \
+                execute_tx!(
+                    tx,
+                    "UPDATE orders SET state = 'rejected', reject_reason = 'insufficient_funds', \
                          reject_message = $1, updated_at = $2 WHERE id = $3",
-                    )
-                    .bind("the wallet could not cover the lease's hold when capacity freed")
-                    .bind(now)
-                    .bind(lease.order_id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-                })?;
+                    "the wallet could not cover the lease's hold when capacity freed",
+                    now,
+                    lease.order_id,
+                )?;
             }
             Err(e) => return Err(anyhow::anyhow!(e)),
         }
@@ -531,19 +501,15 @@ impl<'c> Batch<'c> {
         } else {
             "ended"
         };
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
-            )
-            .bind(state)
-            .bind(json_name(&reason))
-            .bind(at)
-            .bind(self.now)
-            .bind(lease_id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })?;
+        execute_tx!(
+            tx,
+            "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
+            state,
+            json_name(&reason),
+            at,
+            self.now,
+            lease_id,
+        )?;
         Ok(())
     }
 
@@ -693,21 +659,17 @@ impl<'c> Batch<'c> {
         for id in std::mem::take(&mut self.touched_leases) {
             if let Some(lease) = engine.lease(id) {
                 let json = serde_json::to_string(lease)?;
-                dispatch_tx!(tx, conn => {
-                    sqlx::query(
-                        "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
+                execute_tx!(
+            tx,
+            "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
                          ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
-                    )
-                    .bind(state_str(lease.state))
-                    .bind(json)
-                    .bind(Money(lease.price_per_hour))
-                    .bind(lease.ends_at)
-                    .bind(self.now)
-                    .bind(id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-                })?;
+            state_str(lease.state),
+            json,
+            Money(lease.price_per_hour),
+            lease.ends_at,
+            self.now,
+            id,
+        )?;
             }
         }
         for id in std::mem::take(&mut self.touched_orders) {
@@ -716,26 +678,20 @@ impl<'c> Batch<'c> {
                 .find(|o| o.id == id)
                 .map(serde_json::to_string)
                 .transpose()?;
-            dispatch_tx!(tx, conn => {
-                sqlx::query("UPDATE orders SET engine_json = $1 WHERE id = $2")
-                    .bind(open)
-                    .bind(id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-            })?;
+            execute_tx!(
+                tx,
+                "UPDATE orders SET engine_json = $1 WHERE id = $2",
+                open,
+                id,
+            )?;
         }
         let meta = serde_json::to_string(&engine.meta())?;
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \
+        execute_tx!(
+            tx,
+            "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \
                  ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json",
-            )
-            .bind(meta)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })?;
+            meta,
+        )?;
         Ok(())
     }
 }
@@ -823,14 +779,12 @@ async fn chargeable(tx: &mut Tx<'_>, lease: Uuid) -> anyhow::Result<Option<Charg
 }
 
 async fn set_billed_until(tx: &mut Tx<'_>, lease: Uuid, until: i64) -> anyhow::Result<()> {
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE leases SET billed_until = $1 WHERE id = $2")
-            .bind(until)
-            .bind(lease)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    execute_tx!(
+        tx,
+        "UPDATE leases SET billed_until = $1 WHERE id = $2",
+        until,
+        lease,
+    )?;
     Ok(())
 }
 
