@@ -24,6 +24,7 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The engine task: every change to orders, leases and capacity goes through it.
     pub market: MarketHandle,
+    pub regions: crate::catalog::regions::KnownRegions,
 }
 
 impl AppState {
@@ -48,6 +49,7 @@ impl AppState {
         let market = crate::market::start(db.clone(), settings.market()).await?;
         Ok(AppState {
             market,
+            regions: Default::default(),
             db,
             keys: Arc::new(keys),
             login_limiter: Arc::new(login_limiter),

@@ -11,7 +11,7 @@ use crate::db::{dispatch_tx, Money, Tx};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
 /// The platform's revenue account.
@@ -134,84 +134,250 @@ pub async fn open_system_accounts(
     Ok(())
 }
 
-/// Posts `entry` in `tx`: checks it balances, locks the accounts in a fixed
-/// order (so concurrent entries cannot deadlock), refuses any user account
-/// going negative, and records the postings with each account's new balance.
+/// Posts `entry` in `tx`: checks it balances, locks its accounts, refuses any
+/// user account going negative, and records the postings with each account's
+/// new balance.
 pub async fn post(tx: &mut Tx<'_>, entry: &Entry, now: DateTime<Utc>) -> Result<Uuid, LedgerError> {
-    let sum: Decimal = entry.postings.iter().map(|(_, amount)| *amount).sum();
-    if !sum.is_zero() {
-        return Err(LedgerError::Unbalanced(sum));
-    }
-    let mut by_account: BTreeMap<&str, Decimal> = BTreeMap::new();
-    for (code, amount) in &entry.postings {
-        *by_account.entry(code.as_str()).or_default() += *amount;
-    }
-    let lock = tx.for_update();
-    let mut new_balances = BTreeMap::new();
-    for (code, delta) in &by_account {
-        let sql = format!("SELECT balance FROM accounts WHERE code = $1{lock}");
-        let balance: Option<Money> = dispatch_tx!(tx, conn => {
-            sqlx::query_scalar(&sql).bind(*code).fetch_optional(conn).await
-        })?;
-        let balance = balance
-            .ok_or_else(|| LedgerError::UnknownAccount((*code).to_owned()))?
-            .0;
-        let updated = balance + delta;
-        if updated.is_sign_negative() && !updated.is_zero() && is_user_account(code) {
-            return Err(LedgerError::InsufficientFunds((*code).to_owned()));
+    let mut journal = Journal::default();
+    let id = journal.post(tx, entry, now).await?;
+    journal.flush(tx).await?;
+    Ok(id)
+}
+
+/// Rows per multi-row INSERT: far below either backend's bind limit.
+const INSERT_CHUNK: usize = 256;
+
+struct EntryRow {
+    id: Uuid,
+    kind: &'static str,
+    memo: String,
+    actor: Option<Uuid>,
+    reference: Option<String>,
+    at: DateTime<Utc>,
+}
+
+struct PostingRow {
+    entry: Uuid,
+    account: String,
+    amount: Decimal,
+    balance_after: Decimal,
+    at: DateTime<Utc>,
+}
+
+struct HoldRow {
+    id: Uuid,
+    user: Uuid,
+    amount: Decimal,
+    reference: String,
+    at: DateTime<Utc>,
+}
+
+/// Ledger entries gathered in memory and written in a few statements: each
+/// account is read (and locked, on PostgreSQL) once, entries, postings and
+/// holds are inserted together, and each balance is updated once. The market
+/// task posts a whole batch of orders' holds through one journal.
+///
+/// Until [`Journal::flush`], the rows exist only here: the transaction must
+/// not touch these accounts or holds by any other path before flushing.
+#[derive(Default)]
+pub struct Journal {
+    /// Each loaded account's balance as this journal leaves it.
+    balances: BTreeMap<String, Decimal>,
+    changed: BTreeSet<String>,
+    entries: Vec<EntryRow>,
+    postings: Vec<PostingRow>,
+    holds: Vec<HoldRow>,
+}
+
+impl Journal {
+    /// Reads the balances not yet loaded, in code order so that concurrent
+    /// writers lock rows in the same order and cannot deadlock.
+    async fn load(&mut self, tx: &mut Tx<'_>, codes: &[&str]) -> Result<(), LedgerError> {
+        let mut missing: Vec<&str> = codes
+            .iter()
+            .copied()
+            .filter(|c| !self.balances.contains_key(*c))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
         }
-        new_balances.insert(*code, updated);
-    }
-    let entry_id = Uuid::now_v7();
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(entry_id)
-        .bind(entry.kind)
-        .bind(&entry.memo)
-        .bind(entry.actor)
-        .bind(&entry.reference)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })?;
-    for (code, balance) in &new_balances {
-        dispatch_tx!(tx, conn => {
-            sqlx::query("UPDATE accounts SET balance = $1 WHERE code = $2")
-                .bind(Money(*balance))
-                .bind(*code)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
+        missing.sort_unstable();
+        missing.dedup();
+        let params: Vec<String> = (1..=missing.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT code, balance FROM accounts WHERE code IN ({}) ORDER BY code{}",
+            params.join(", "),
+            tx.for_update()
+        );
+        let rows: Vec<(String, Money)> = dispatch_tx!(tx, conn => {
+            let mut query = sqlx::query_as(&sql);
+            for code in &missing {
+                query = query.bind(*code);
+            }
+            query.fetch_all(conn).await
         })?;
+        for (code, balance) in rows {
+            self.balances.insert(code, balance.0);
+        }
+        match missing.iter().find(|c| !self.balances.contains_key(**c)) {
+            Some(unknown) => Err(LedgerError::UnknownAccount((*unknown).to_owned())),
+            None => Ok(()),
+        }
     }
-    // Postings keep the entry's own order so a statement reads as it was written.
-    let mut running = BTreeMap::new();
-    for (code, amount) in &entry.postings {
-        let start = *running
-            .entry(code.as_str())
-            .or_insert_with(|| new_balances[code.as_str()] - by_account[code.as_str()]);
-        let after = start + amount;
-        running.insert(code.as_str(), after);
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(entry_id)
-            .bind(code)
-            .bind(Money(*amount))
-            .bind(Money(after))
-            .bind(now)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })?;
+
+    /// An account's balance as this transaction will leave it.
+    pub async fn balance(&mut self, tx: &mut Tx<'_>, code: &str) -> Result<Decimal, LedgerError> {
+        self.load(tx, &[code]).await?;
+        Ok(self.balances[code])
     }
-    Ok(entry_id)
+
+    /// Checks and records `entry`; nothing is written until [`Journal::flush`].
+    /// A refused entry changes nothing.
+    pub async fn post(
+        &mut self,
+        tx: &mut Tx<'_>,
+        entry: &Entry,
+        now: DateTime<Utc>,
+    ) -> Result<Uuid, LedgerError> {
+        let sum: Decimal = entry.postings.iter().map(|(_, amount)| *amount).sum();
+        if !sum.is_zero() {
+            return Err(LedgerError::Unbalanced(sum));
+        }
+        let mut by_account: BTreeMap<&str, Decimal> = BTreeMap::new();
+        for (code, amount) in &entry.postings {
+            *by_account.entry(code.as_str()).or_default() += *amount;
+        }
+        let codes: Vec<&str> = by_account.keys().copied().collect();
+        self.load(tx, &codes).await?;
+        for (code, delta) in &by_account {
+            let updated = self.balances[*code] + delta;
+            if updated.is_sign_negative() && !updated.is_zero() && is_user_account(code) {
+                return Err(LedgerError::InsufficientFunds((*code).to_owned()));
+            }
+        }
+        let id = Uuid::now_v7();
+        self.entries.push(EntryRow {
+            id,
+            kind: entry.kind,
+            memo: entry.memo.clone(),
+            actor: entry.actor,
+            reference: entry.reference.clone(),
+            at: now,
+        });
+        // Postings keep the entry's own order so a statement reads as it was written.
+        for (code, amount) in &entry.postings {
+            let balance = self
+                .balances
+                .get_mut(code)
+                .ok_or_else(|| LedgerError::UnknownAccount(code.clone()))?;
+            *balance += amount;
+            self.postings.push(PostingRow {
+                entry: id,
+                account: code.clone(),
+                amount: *amount,
+                balance_after: *balance,
+                at: now,
+            });
+            self.changed.insert(code.clone());
+        }
+        Ok(id)
+    }
+
+    /// Sets `amount` of a user's wallet aside for `reference`; the hold
+    /// exists once the journal is flushed.
+    pub async fn place_hold(
+        &mut self,
+        tx: &mut Tx<'_>,
+        user: Uuid,
+        amount: Decimal,
+        reference: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Uuid, LedgerError> {
+        require_positive(amount)?;
+        let id = Uuid::now_v7();
+        let entry = Entry {
+            kind: "hold",
+            memo: format!("hold for {reference}"),
+            actor: None,
+            reference: Some(format!("hold:{id}")),
+            postings: vec![(wallet(user), -amount), (holds(user), amount)],
+        };
+        self.post(tx, &entry, now).await?;
+        self.holds.push(HoldRow {
+            id,
+            user,
+            amount,
+            reference: reference.to_owned(),
+            at: now,
+        });
+        Ok(id)
+    }
+
+    /// Writes everything recorded and forgets the loaded balances, so the
+    /// transaction may use the ledger by other paths again.
+    pub async fn flush(&mut self, tx: &mut Tx<'_>) -> Result<(), LedgerError> {
+        for chunk in self.entries.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) ",
+                );
+                insert.push_values(chunk, |mut row, e| {
+                    row.push_bind(e.id)
+                        .push_bind(e.kind)
+                        .push_bind(&e.memo)
+                        .push_bind(e.actor)
+                        .push_bind(&e.reference)
+                        .push_bind(e.at);
+                });
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        for chunk in self.postings.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) ",
+                );
+                insert.push_values(chunk, |mut row, p| {
+                    row.push_bind(p.entry)
+                        .push_bind(&p.account)
+                        .push_bind(Money(p.amount))
+                        .push_bind(Money(p.balance_after))
+                        .push_bind(p.at);
+                });
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        for chunk in self.holds.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) ",
+                );
+                insert.push_values(chunk, |mut row, h| {
+                    row.push_bind(h.id)
+                        .push_bind(h.user)
+                        .push_bind(Money(h.amount))
+                        .push_bind(&h.reference)
+                        .push_bind("open")
+                        .push_bind(h.at)
+                        .push_bind(h.at);
+                });
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })?;
+        }
+        for code in &self.changed {
+            let balance = Money(self.balances[code]);
+            dispatch_tx!(tx, conn => {
+                sqlx::query("UPDATE accounts SET balance = $1 WHERE code = $2")
+                    .bind(balance)
+                    .bind(code)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+            })?;
+        }
+        *self = Journal::default();
+        Ok(())
+    }
 }
 
 fn require_positive(amount: Decimal) -> Result<(), LedgerError> {
@@ -253,31 +419,10 @@ pub async fn place_hold(
     reference: &str,
     now: DateTime<Utc>,
 ) -> Result<Uuid, LedgerError> {
-    require_positive(amount)?;
-    let hold_id = Uuid::now_v7();
-    let entry = Entry {
-        kind: "hold",
-        memo: format!("hold for {reference}"),
-        actor: None,
-        reference: Some(format!("hold:{hold_id}")),
-        postings: vec![(wallet(user), -amount), (holds(user), amount)],
-    };
-    post(tx, &entry, now).await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, 'open', $5, $5)",
-        )
-        .bind(hold_id)
-        .bind(user)
-        .bind(Money(amount))
-        .bind(reference)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })?;
-    Ok(hold_id)
+    let mut journal = Journal::default();
+    let id = journal.place_hold(tx, user, amount, reference, now).await?;
+    journal.flush(tx).await?;
+    Ok(id)
 }
 
 /// An open hold, locked for update.

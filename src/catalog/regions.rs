@@ -4,6 +4,8 @@ use crate::db::{dispatch, dispatch_tx, Db, Tx};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
 use utoipa::ToSchema;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -49,7 +51,7 @@ pub async fn list(db: &Db) -> anyhow::Result<Vec<Region>> {
         .collect())
 }
 
-pub async fn exists(db: &Db, name: &str) -> anyhow::Result<bool> {
+async fn exists(db: &Db, name: &str) -> anyhow::Result<bool> {
     let found: Option<String> = dispatch!(db, pool => {
         sqlx::query_scalar("SELECT name FROM regions WHERE name = $1")
             .bind(name)
@@ -58,6 +60,27 @@ pub async fn exists(db: &Db, name: &str) -> anyhow::Result<bool> {
     })
     .context("failed to read a region")?;
     Ok(found.is_some())
+}
+
+/// The region names known to exist. Regions are never deleted, so a name
+/// once found stays valid; only unknown names go to the database.
+#[derive(Clone, Default)]
+pub struct KnownRegions(Arc<RwLock<HashSet<String>>>);
+
+impl KnownRegions {
+    pub async fn exists(&self, db: &Db, name: &str) -> anyhow::Result<bool> {
+        let known = self.0.read().map(|set| set.contains(name)).unwrap_or(false);
+        if known {
+            return Ok(true);
+        }
+        let found = exists(db, name).await?;
+        if found {
+            if let Ok(mut set) = self.0.write() {
+                set.insert(name.to_owned());
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// Creates or updates a region; returns it and whether it was new.

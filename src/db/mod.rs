@@ -123,8 +123,10 @@ impl Db {
                     })?;
                 }
             }
+            // A local file does not go stale: skip the ping before each use.
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await
                 .context("failed to open the SQLite database")?;

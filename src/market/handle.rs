@@ -68,7 +68,17 @@ impl From<MarketError> for ApiError {
     }
 }
 
-pub(crate) type Reply = oneshot::Sender<Result<Vec<Event>, MarketError>>;
+/// A command's events, committed.
+#[derive(Debug)]
+pub struct Committed {
+    pub events: Vec<Event>,
+    /// The batch's time, as its rows store it (`created_at`, `updated_at`).
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// A placed order's row as committed, when the batch still had it in memory.
+    pub order: Option<super::persist::WrittenOrder>,
+}
+
+pub(crate) type Reply = oneshot::Sender<Result<Committed, MarketError>>;
 
 pub(crate) enum Request {
     Command {
@@ -89,15 +99,11 @@ impl MarketHandle {
     /// Applies `command`; the events it produced are committed to the
     /// database before this returns.
     pub async fn command(&self, command: Command) -> Result<Vec<Event>, MarketError> {
-        self.send(command, None).await
+        Ok(self.send(command, None).await?.events)
     }
 
     /// Places an order together with what the server stores beside it.
-    pub async fn place(
-        &self,
-        command: Command,
-        meta: OrderMeta,
-    ) -> Result<Vec<Event>, MarketError> {
+    pub async fn place(&self, command: Command, meta: OrderMeta) -> Result<Committed, MarketError> {
         self.send(command, Some(Box::new(meta))).await
     }
 
@@ -105,7 +111,7 @@ impl MarketHandle {
         &self,
         command: Command,
         meta: Option<Box<OrderMeta>>,
-    ) -> Result<Vec<Event>, MarketError> {
+    ) -> Result<Committed, MarketError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request::Command {

@@ -4,7 +4,6 @@ use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
-use crate::catalog::regions;
 use crate::engine::{self, Command, Event, PlaceOrder};
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
@@ -271,7 +270,7 @@ async fn place_order(
     };
     let region = req.region.clone().filter(|r| r != "any");
     if let Some(name) = &region {
-        if !regions::exists(&state.db, name).await? {
+        if !state.regions.exists(&state.db, name).await? {
             return Err(ApiError::field(
                 "region",
                 format!("unknown region `{name}`"),
@@ -301,17 +300,20 @@ async fn place_order(
         funds_available: Decimal::ZERO,
         spec: req.spec(start_at, region.clone()),
     });
+    let request = serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
+    let tags = serde_json::to_value(req.tags.clone().unwrap_or_default())
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    let region = region.unwrap_or_else(|| "any".into());
     let meta = OrderMeta {
         client_order_id: req.client_order_id.clone(),
-        request: serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?,
-        tags: serde_json::to_value(req.tags.clone().unwrap_or_default())
-            .map_err(|e| ApiError::Internal(e.into()))?,
-        region: region.unwrap_or_else(|| "any".into()),
+        request: request.clone(),
+        tags: tags.clone(),
+        region: region.clone(),
         idempotency,
     };
     let started = std::time::Instant::now();
-    let events = match state.market.place(command, meta).await {
-        Ok(events) => events,
+    let committed = match state.market.place(command, meta).await {
+        Ok(committed) => committed,
         Err(MarketError::AlreadyPlaced(id)) => {
             let view = views::order(&state.db, caller.id, id).await?;
             return Ok((StatusCode::CREATED, Json(view)));
@@ -319,7 +321,7 @@ async fn place_order(
         Err(e) => return Err(e.into()),
     };
     state.metrics.observe_scheduling(started.elapsed());
-    if let Some((reason, message)) = events.iter().find_map(|e| match e {
+    if let Some((reason, message)) = committed.events.iter().find_map(|e| match e {
         Event::OrderRejected {
             order_id: id,
             reason,
@@ -333,7 +335,25 @@ async fn place_order(
             format!("order {order_id} was refused: {message}"),
         ));
     }
-    let view = views::order(&state.db, caller.id, order_id).await?;
+    // The task says how the row was committed; only when it had to write the
+    // row early (another command of its batch needed it) is it read back.
+    let view = match committed.order {
+        Some(row) => OrderView {
+            id: order_id,
+            client_order_id: req.client_order_id,
+            mode: req.mode.as_str().to_owned(),
+            state: row.state.to_owned(),
+            region,
+            request,
+            tags,
+            reject_reason: row.reject_reason,
+            reject_message: row.reject_message,
+            lease_id: row.lease_id,
+            created_at: committed.at,
+            updated_at: committed.at,
+        },
+        None => views::order(&state.db, caller.id, order_id).await?,
+    };
     Ok((StatusCode::CREATED, Json(view)))
 }
 

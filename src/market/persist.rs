@@ -4,14 +4,17 @@
 use super::handle::{MarketError, OrderMeta};
 use super::task::MarketConfig;
 use crate::billing::charges::{self, Chargeable};
-use crate::billing::ledger::{self, LedgerError};
+use crate::billing::ledger::{self, Journal, LedgerError};
 use crate::db::{dispatch_tx, execute_tx, Money, Tx};
-use crate::engine::{Command, EndReason, Engine, Event, Lease, LeaseState, Mode, PlaceOrder};
+use crate::engine::placement::{DemandClass, DemandMix};
+use crate::engine::{
+    Command, EndReason, Engine, EngineMeta, Event, Lease, LeaseState, Mode, PlaceOrder,
+};
 use crate::idempotency;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
 /// Idempotency scope of `POST /v1/orders`.
@@ -21,97 +24,6 @@ pub const ORDER_SCOPE: &str = "order";
 pub enum Admission {
     New,
     Refused(MarketError),
-}
-
-/// Checks the order's `Idempotency-Key` and `client_order_id`, then stores the
-/// order row (state `open`) and the key, so a retry finds them.
-pub async fn admit_order(
-    tx: &mut Tx<'_>,
-    place: &PlaceOrder,
-    meta: Option<&OrderMeta>,
-    now: DateTime<Utc>,
-) -> anyhow::Result<Admission> {
-    let Some(meta) = meta else {
-        anyhow::bail!("an order reached the market without its request");
-    };
-    if let Some(key) = &meta.idempotency {
-        match idempotency::lookup(tx, place.buyer, ORDER_SCOPE, key).await {
-            Ok(Some(stored)) => {
-                let id = stored.body["order_id"]
-                    .as_str()
-                    .and_then(|s| s.parse().ok());
-                return Ok(Admission::Refused(match id {
-                    Some(id) => MarketError::AlreadyPlaced(id),
-                    None => MarketError::Storage(anyhow::anyhow!("malformed idempotency record")),
-                }));
-            }
-            Ok(None) => {}
-            Err(crate::error::ApiError::Internal(e)) => return Err(e),
-            Err(e) => {
-                return Ok(Admission::Refused(MarketError::Conflict {
-                    status: 422,
-                    code: "idempotency_key_reused",
-                    detail: e.to_problem().detail,
-                }))
-            }
-        }
-    }
-    if let Some(client_id) = &meta.client_order_id {
-        let existing: Option<Uuid> = dispatch_tx!(tx, conn => {
-            sqlx::query_scalar("SELECT id FROM orders WHERE buyer_id = $1 AND client_order_id = $2")
-                .bind(place.buyer)
-                .bind(client_id)
-                .fetch_optional(conn)
-                .await
-        })?;
-        if let Some(existing) = existing {
-            return Ok(Admission::Refused(MarketError::Conflict {
-                status: 409,
-                code: "duplicate_client_order_id",
-                detail: format!("client_order_id `{client_id}` is already order {existing}"),
-            }));
-        }
-    }
-    execute_tx!(
-            tx,
-            "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, request_json, \
-             tags_json, created_at, updated_at) VALUES ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $8)",
-            place.order_id,
-            place.buyer,
-            &meta.client_order_id,
-            mode_str(place.spec.mode),
-            &meta.region,
-            meta.request.to_string(),
-            meta.tags.to_string(),
-            now,
-        )
-    .context("failed to insert an order")?;
-    if let Some(key) = &meta.idempotency {
-        let body = serde_json::json!({ "order_id": place.order_id });
-        idempotency::store(
-            tx,
-            place.buyer,
-            ORDER_SCOPE,
-            key,
-            axum::http::StatusCode::CREATED,
-            &body,
-            now,
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("failed to store the idempotency key: {e}"))?;
-    }
-    Ok(Admission::New)
-}
-
-/// The buyer's spendable money, as this transaction sees it.
-pub async fn available_funds(tx: &mut Tx<'_>, buyer: Uuid) -> anyhow::Result<Decimal> {
-    let balance: Option<Money> = dispatch_tx!(tx, conn => {
-        sqlx::query_scalar("SELECT balance FROM accounts WHERE code = $1")
-            .bind(ledger::wallet(buyer))
-            .fetch_optional(conn)
-            .await
-    })?;
-    Ok(balance.map(|m| m.0).unwrap_or(Decimal::ZERO))
 }
 
 pub fn mode_str(mode: Mode) -> &'static str {
@@ -141,12 +53,87 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
         .unwrap_or_default()
 }
 
+/// An order row created in this batch, written at [`Batch::flush`].
+struct NewOrder {
+    id: Uuid,
+    buyer: Uuid,
+    client_order_id: Option<String>,
+    mode: &'static str,
+    state: &'static str,
+    region: String,
+    request_json: String,
+    tags_json: String,
+    reject_reason: Option<String>,
+    reject_message: Option<String>,
+    engine_json: Option<String>,
+    lease_id: Option<Uuid>,
+}
+
+/// A lease row created in this batch, written at [`Batch::flush`].
+struct NewLease {
+    id: Uuid,
+    order_id: Uuid,
+    buyer: Uuid,
+    node: Uuid,
+    mode: &'static str,
+    state: &'static str,
+    gpu_model: String,
+    region: String,
+    price_per_hour: Decimal,
+    hold_id: Option<Uuid>,
+    billed_until: Option<i64>,
+    starts_at: i64,
+    ends_at: Option<i64>,
+    running_at: Option<i64>,
+    engine_json: String,
+}
+
+/// How a new order's row stood when its batch committed.
+#[derive(Debug, Clone)]
+pub struct WrittenOrder {
+    pub state: &'static str,
+    pub reject_reason: Option<String>,
+    pub reject_message: Option<String>,
+    pub lease_id: Option<Uuid>,
+}
+
+struct NewFill {
+    order_id: Uuid,
+    lease_id: Uuid,
+    report_json: String,
+}
+
+/// Rows per multi-row INSERT: far below either backend's bind limit.
+const INSERT_CHUNK: usize = 256;
+
+/// What of the engine's demand mix the `demand_log` table already holds.
+#[derive(Debug, Clone, Copy)]
+pub struct DemandCursor {
+    /// The mix's [`DemandMix::recorded`] count as last stored.
+    pub persisted: u64,
+    pub next_seq: i64,
+}
+
 /// The database side of one batch of engine events.
+///
+/// Placing an order is the hot path: its order, lease, fill and hold rows
+/// stay in memory and the whole batch writes them in a handful of multi-row
+/// statements, instead of some twenty statements per order. Anything that
+/// must read rows back (billing, ending a lease) flushes first, so reads
+/// always see every earlier write of the batch.
 pub struct Batch<'c> {
     config: &'c MarketConfig,
     now: DateTime<Utc>,
     touched_leases: BTreeSet<Uuid>,
     touched_orders: BTreeSet<Uuid>,
+    new_orders: Vec<NewOrder>,
+    order_at: HashMap<Uuid, usize>,
+    new_leases: Vec<NewLease>,
+    lease_at: HashMap<Uuid, usize>,
+    new_fills: Vec<NewFill>,
+    journal: Journal,
+    /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
+    written: HashMap<Uuid, WrittenOrder>,
 }
 
 impl<'c> Batch<'c> {
@@ -156,7 +143,223 @@ impl<'c> Batch<'c> {
             now,
             touched_leases: BTreeSet::new(),
             touched_orders: BTreeSet::new(),
+            new_orders: Vec::new(),
+            order_at: HashMap::new(),
+            new_leases: Vec::new(),
+            lease_at: HashMap::new(),
+            new_fills: Vec::new(),
+            journal: Journal::default(),
+            written: HashMap::new(),
         }
+    }
+
+    fn new_order(&mut self, id: Uuid) -> Option<&mut NewOrder> {
+        self.order_at.get(&id).map(|&i| &mut self.new_orders[i])
+    }
+
+    fn new_lease(&mut self, id: Uuid) -> Option<&mut NewLease> {
+        self.lease_at.get(&id).map(|&i| &mut self.new_leases[i])
+    }
+
+    /// Checks the order's `Idempotency-Key` and `client_order_id`, then
+    /// records the order row (state `open`) and stores the key, so a retry
+    /// finds them.
+    pub async fn admit(
+        &mut self,
+        tx: &mut Tx<'_>,
+        place: &PlaceOrder,
+        meta: Option<&OrderMeta>,
+    ) -> anyhow::Result<Admission> {
+        let Some(meta) = meta else {
+            anyhow::bail!("an order reached the market without its request");
+        };
+        if let Some(key) = &meta.idempotency {
+            match idempotency::lookup(tx, place.buyer, ORDER_SCOPE, key).await {
+                Ok(Some(stored)) => {
+                    let id = stored.body["order_id"]
+                        .as_str()
+                        .and_then(|s| s.parse().ok());
+                    return Ok(Admission::Refused(match id {
+                        Some(id) => MarketError::AlreadyPlaced(id),
+                        None => {
+                            MarketError::Storage(anyhow::anyhow!("malformed idempotency record"))
+                        }
+                    }));
+                }
+                Ok(None) => {}
+                Err(crate::error::ApiError::Internal(e)) => return Err(e),
+                Err(e) => {
+                    return Ok(Admission::Refused(MarketError::Conflict {
+                        status: 422,
+                        code: "idempotency_key_reused",
+                        detail: e.to_problem().detail,
+                    }))
+                }
+            }
+        }
+        if let Some(client_id) = &meta.client_order_id {
+            let in_batch = self
+                .new_orders
+                .iter()
+                .find(|o| o.buyer == place.buyer && o.client_order_id.as_ref() == Some(client_id))
+                .map(|o| o.id);
+            let existing = match in_batch {
+                Some(id) => Some(id),
+                None => dispatch_tx!(tx, conn => {
+                    sqlx::query_scalar(
+                        "SELECT id FROM orders WHERE buyer_id = $1 AND client_order_id = $2",
+                    )
+                    .bind(place.buyer)
+                    .bind(client_id)
+                    .fetch_optional(conn)
+                    .await
+                })?,
+            };
+            if let Some(existing) = existing {
+                return Ok(Admission::Refused(MarketError::Conflict {
+                    status: 409,
+                    code: "duplicate_client_order_id",
+                    detail: format!("client_order_id `{client_id}` is already order {existing}"),
+                }));
+            }
+        }
+        self.order_at.insert(place.order_id, self.new_orders.len());
+        self.new_orders.push(NewOrder {
+            id: place.order_id,
+            buyer: place.buyer,
+            client_order_id: meta.client_order_id.clone(),
+            mode: mode_str(place.spec.mode),
+            state: "open",
+            region: meta.region.clone(),
+            request_json: meta.request.to_string(),
+            tags_json: meta.tags.to_string(),
+            reject_reason: None,
+            reject_message: None,
+            engine_json: None,
+            lease_id: None,
+        });
+        if let Some(key) = &meta.idempotency {
+            let body = serde_json::json!({ "order_id": place.order_id });
+            idempotency::store(
+                tx,
+                place.buyer,
+                ORDER_SCOPE,
+                key,
+                axum::http::StatusCode::CREATED,
+                &body,
+                self.now,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("failed to store the idempotency key: {e}"))?;
+        }
+        Ok(Admission::New)
+    }
+
+    /// The buyer's spendable money, as this batch leaves it.
+    pub async fn available_funds(
+        &mut self,
+        tx: &mut Tx<'_>,
+        buyer: Uuid,
+    ) -> anyhow::Result<Decimal> {
+        match self.journal.balance(tx, &ledger::wallet(buyer)).await {
+            Ok(balance) => Ok(balance),
+            Err(LedgerError::UnknownAccount(_)) => Ok(Decimal::ZERO),
+            Err(e) => Err(anyhow::anyhow!(e)),
+        }
+    }
+
+    /// The new order `id`'s row as committed, unless the batch had to write
+    /// it early (then the row must be read back).
+    pub fn written_order(&mut self, id: Uuid) -> Option<WrittenOrder> {
+        self.written.remove(&id)
+    }
+
+    /// Writes every row this batch holds in memory, so reads see them.
+    pub async fn flush(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
+        let now = self.now;
+        for chunk in self.new_orders.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
+                     reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
+                     created_at, updated_at) ",
+                );
+                insert.push_values(chunk, |mut row, o| {
+                    row.push_bind(o.id)
+                        .push_bind(o.buyer)
+                        .push_bind(&o.client_order_id)
+                        .push_bind(o.mode)
+                        .push_bind(o.state)
+                        .push_bind(&o.region)
+                        .push_bind(&o.reject_reason)
+                        .push_bind(&o.reject_message)
+                        .push_bind(&o.request_json)
+                        .push_bind(&o.engine_json)
+                        .push_bind(&o.tags_json)
+                        .push_bind(o.lease_id)
+                        .push_bind(now)
+                        .push_bind(now);
+                });
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })
+            .context("failed to insert orders")?;
+        }
+        for chunk in self.new_leases.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
+                     region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
+                     engine_json, created_at, updated_at) ",
+                );
+                insert.push_values(chunk, |mut row, l| {
+                    row.push_bind(l.id)
+                        .push_bind(l.order_id)
+                        .push_bind(l.buyer)
+                        .push_bind(l.node)
+                        .push_bind(l.mode)
+                        .push_bind(l.state)
+                        .push_bind(&l.gpu_model)
+                        .push_bind(&l.region)
+                        .push_bind(Money(l.price_per_hour))
+                        .push_bind(l.hold_id)
+                        .push_bind(l.billed_until)
+                        .push_bind(l.starts_at)
+                        .push_bind(l.ends_at)
+                        .push_bind(l.running_at)
+                        .push_bind(&l.engine_json)
+                        .push_bind(now)
+                        .push_bind(now);
+                });
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })
+            .context("failed to insert leases")?;
+        }
+        self.journal
+            .flush(tx)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))?;
+        for chunk in self.new_fills.chunks(INSERT_CHUNK) {
+            dispatch_tx!(tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new(
+                    "INSERT INTO fills (order_id, lease_id, report_json, created_at) ",
+                );
+                insert.push_values(chunk, |mut row, f| {
+                    row.push_bind(f.order_id)
+                        .push_bind(f.lease_id)
+                        .push_bind(&f.report_json)
+                        .push_bind(now);
+                });
+                insert.push(" ON CONFLICT (order_id, lease_id) DO NOTHING");
+                insert.build().execute(conn).await.map(|r| r.rows_affected())
+            })
+            .context("failed to insert fills")?;
+        }
+        self.new_orders.clear();
+        self.order_at.clear();
+        self.new_leases.clear();
+        self.lease_at.clear();
+        self.new_fills.clear();
+        Ok(())
     }
 
     fn ts(&self) -> i64 {
@@ -213,15 +416,8 @@ impl<'c> Batch<'c> {
                 message,
                 ..
             } => {
-                execute_tx!(
-            tx,
-            "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
-                         updated_at = $3 WHERE id = $4",
-            json_name(&reason),
-            &message,
-            now,
-            order_id,
-        )?;
+                self.reject_order(tx, order_id, json_name(&reason), message)
+                    .await?;
                 self.touched_orders.insert(order_id)
             }
             Event::OrderFilled {
@@ -230,26 +426,27 @@ impl<'c> Batch<'c> {
                 report,
                 ..
             } => {
-                let report = serde_json::to_string(&report)?;
-                dispatch_tx!(tx, conn => {
-                    sqlx::query("UPDATE orders SET state = 'filled', lease_id = $1, updated_at = $2 WHERE id = $3")
-                        .bind(lease_id)
-                        .bind(now)
-                        .bind(order_id)
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query(
-                        "INSERT INTO fills (order_id, lease_id, report_json, created_at) VALUES ($1, $2, $3, $4) \
-                         ON CONFLICT (order_id, lease_id) DO NOTHING",
-                    )
-                    .bind(order_id)
-                    .bind(lease_id)
-                    .bind(report)
-                    .bind(now)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-                })?;
+                let report_json = serde_json::to_string(&report)?;
+                match self.new_order(order_id) {
+                    Some(order) => {
+                        order.state = "filled";
+                        order.lease_id = Some(lease_id);
+                    }
+                    None => {
+                        execute_tx!(
+                            tx,
+                            "UPDATE orders SET state = 'filled', lease_id = $1, updated_at = $2 WHERE id = $3",
+                            lease_id,
+                            now,
+                            order_id,
+                        )?;
+                    }
+                }
+                self.new_fills.push(NewFill {
+                    order_id,
+                    lease_id,
+                    report_json,
+                });
                 self.touched_orders.insert(order_id)
             }
             Event::OrderCancelled { order_id, .. } => {
@@ -272,13 +469,21 @@ impl<'c> Batch<'c> {
                 lease_id, to, at, ..
             } => {
                 if to == LeaseState::Running {
-                    execute_tx!(
-                        tx,
-                        "UPDATE leases SET running_at = COALESCE(running_at, $1), \
-                             billed_until = COALESCE(billed_until, $1) WHERE id = $2",
-                        at,
-                        lease_id,
-                    )?;
+                    match self.new_lease(lease_id) {
+                        Some(lease) => {
+                            lease.running_at = lease.running_at.or(Some(at));
+                            lease.billed_until = lease.billed_until.or(Some(at));
+                        }
+                        None => {
+                            execute_tx!(
+                                tx,
+                                "UPDATE leases SET running_at = COALESCE(running_at, $1), \
+                                 billed_until = COALESCE(billed_until, $1) WHERE id = $2",
+                                at,
+                                lease_id,
+                            )?;
+                        }
+                    }
                 }
                 self.touched_leases.insert(lease_id)
             }
@@ -333,15 +538,44 @@ impl<'c> Batch<'c> {
     }
 
     async fn set_order_state(
-        &self,
+        &mut self,
         tx: &mut Tx<'_>,
         order: Uuid,
-        state: &str,
+        state: &'static str,
     ) -> anyhow::Result<()> {
+        if let Some(row) = self.new_order(order) {
+            row.state = state;
+            return Ok(());
+        }
         execute_tx!(
             tx,
             "UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3",
             state,
+            self.now,
+            order,
+        )?;
+        Ok(())
+    }
+
+    async fn reject_order(
+        &mut self,
+        tx: &mut Tx<'_>,
+        order: Uuid,
+        reason: String,
+        message: String,
+    ) -> anyhow::Result<()> {
+        if let Some(row) = self.new_order(order) {
+            row.state = "rejected";
+            row.reject_reason = Some(reason);
+            row.reject_message = Some(message);
+            return Ok(());
+        }
+        execute_tx!(
+            tx,
+            "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
+             updated_at = $3 WHERE id = $4",
+            reason,
+            message,
             self.now,
             order,
         )?;
@@ -357,60 +591,49 @@ impl<'c> Batch<'c> {
         followups: &mut Vec<Command>,
     ) -> anyhow::Result<()> {
         let now = self.now;
-        let engine_json = serde_json::to_string(lease)?;
         // Reserved windows are owed from their start, whatever the agent does.
         let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
-        execute_tx!(
-            tx,
-            "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
-                 price_per_hour, billed_until, starts_at, ends_at, engine_json, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)",
-            lease.id,
-            lease.order_id,
-            lease.buyer,
-            lease.node,
-            mode_str(lease.mode),
-            state_str(lease.state),
-            &lease.model,
-            &lease.region,
-            Money(lease.price_per_hour),
+        self.lease_at.insert(lease.id, self.new_leases.len());
+        self.new_leases.push(NewLease {
+            id: lease.id,
+            order_id: lease.order_id,
+            buyer: lease.buyer,
+            node: lease.node,
+            mode: mode_str(lease.mode),
+            state: state_str(lease.state),
+            gpu_model: lease.model.clone(),
+            region: lease.region.clone(),
+            price_per_hour: lease.price_per_hour,
+            hold_id: None,
             billed_until,
-            lease.starts_at,
-            lease.ends_at,
-            engine_json,
-            now,
-        )
-        .context("failed to insert a lease")?;
+            starts_at: lease.starts_at,
+            ends_at: lease.ends_at,
+            running_at: None,
+            engine_json: serde_json::to_string(lease)?,
+        });
         if lease.hold <= Decimal::ZERO {
             return Ok(());
         }
-        match ledger::place_hold(
-            tx,
-            lease.buyer,
-            lease.hold,
-            &format!("lease:{}", lease.id),
-            now,
-        )
-        .await
+        let reference = format!("lease:{}", lease.id);
+        match self
+            .journal
+            .place_hold(tx, lease.buyer, lease.hold, &reference, now)
+            .await
         {
             Ok(hold) => {
-                execute_tx!(
-                    tx,
-                    "UPDATE leases SET hold_id = $1 WHERE id = $2",
-                    hold,
-                    lease.id,
-                )?;
+                if let Some(row) = self.new_lease(lease.id) {
+                    row.hold_id = Some(hold);
+                }
             }
             Err(LedgerError::InsufficientFunds(_)) => {
                 followups.push(Command::Release { lease_id: lease.id });
-                execute_tx!(
+                self.reject_order(
                     tx,
-                    "UPDATE orders SET state = 'rejected', reject_reason = 'insufficient_funds', \
-                         reject_message = $1, updated_at = $2 WHERE id = $3",
-                    "the wallet could not cover the lease's hold when capacity freed",
-                    now,
                     lease.order_id,
-                )?;
+                    "insufficient_funds".into(),
+                    "the wallet could not cover the lease's hold when capacity freed".into(),
+                )
+                .await?;
             }
             Err(e) => return Err(anyhow::anyhow!(e)),
         }
@@ -426,6 +649,7 @@ impl<'c> Batch<'c> {
         followups: &mut Vec<Command>,
         engine: &Engine,
     ) -> anyhow::Result<()> {
+        self.flush(tx).await?;
         let Some(row) = chargeable(tx, lease_id).await? else {
             return Ok(());
         };
@@ -470,6 +694,7 @@ impl<'c> Batch<'c> {
         at: i64,
         followups: &mut Vec<Command>,
     ) -> anyhow::Result<()> {
+        self.flush(tx).await?;
         let row = chargeable(tx, lease_id).await?;
         if let Some(row) = &row {
             let owed_until = match (row.mode, reason) {
@@ -564,6 +789,7 @@ impl<'c> Batch<'c> {
         engine: &mut Engine,
     ) -> anyhow::Result<()> {
         let ts = self.ts();
+        self.flush(tx).await?;
         let ids: Vec<Uuid> = dispatch_tx!(tx, conn => {
             sqlx::query_scalar(
                 "SELECT id FROM leases WHERE state IN ('provisioning', 'running', 'preempting', 'pending') \
@@ -598,6 +824,7 @@ impl<'c> Batch<'c> {
         lease_id: Uuid,
         followups: &mut Vec<Command>,
     ) -> anyhow::Result<()> {
+        self.flush(tx).await?;
         let Some(row) = chargeable(tx, lease_id).await? else {
             return Ok(());
         };
@@ -654,30 +881,48 @@ impl<'c> Batch<'c> {
         }
     }
 
-    /// Writes the engine's view of every lease and order touched in this batch.
-    pub async fn finish(&mut self, tx: &mut Tx<'_>, engine: &Engine) -> anyhow::Result<()> {
+    /// Writes the engine's view of every lease and order touched in this
+    /// batch, then every row still held in memory.
+    pub async fn finish(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &Engine,
+        demand: &mut DemandCursor,
+    ) -> anyhow::Result<()> {
+        let now = self.now;
         for id in std::mem::take(&mut self.touched_leases) {
-            if let Some(lease) = engine.lease(id) {
-                let json = serde_json::to_string(lease)?;
-                execute_tx!(
-            tx,
-            "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
-                         ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
-            state_str(lease.state),
-            json,
-            Money(lease.price_per_hour),
-            lease.ends_at,
-            self.now,
-            id,
-        )?;
+            let Some(lease) = engine.lease(id) else {
+                continue;
+            };
+            let json = serde_json::to_string(lease)?;
+            if let Some(row) = self.new_lease(id) {
+                row.state = state_str(lease.state);
+                row.engine_json = json;
+                row.price_per_hour = lease.price_per_hour;
+                row.ends_at = lease.ends_at;
+                continue;
             }
+            execute_tx!(
+                tx,
+                "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
+                 ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
+                state_str(lease.state),
+                json,
+                Money(lease.price_per_hour),
+                lease.ends_at,
+                now,
+                id,
+            )?;
         }
         for id in std::mem::take(&mut self.touched_orders) {
             let open = engine
-                .open_orders()
-                .find(|o| o.id == id)
+                .open_order(id)
                 .map(serde_json::to_string)
                 .transpose()?;
+            if let Some(row) = self.new_order(id) {
+                row.engine_json = open;
+                continue;
+            }
             execute_tx!(
                 tx,
                 "UPDATE orders SET engine_json = $1 WHERE id = $2",
@@ -685,11 +930,28 @@ impl<'c> Batch<'c> {
                 id,
             )?;
         }
-        let meta = serde_json::to_string(&engine.meta())?;
+        self.written.extend(self.new_orders.iter().map(|o| {
+            (
+                o.id,
+                WrittenOrder {
+                    state: o.state,
+                    reject_reason: o.reject_reason.clone(),
+                    reject_message: o.reject_message.clone(),
+                    lease_id: o.lease_id,
+                },
+            )
+        }));
+        self.flush(tx).await?;
+        log_demand(tx, engine.demand_mix(), demand).await?;
+        // The window itself lives in demand_log, appended to, not rewritten.
+        let meta = serde_json::to_string(&EngineMeta {
+            demand: Vec::new(),
+            ..engine.meta()
+        })?;
         execute_tx!(
             tx,
             "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \
-                 ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json",
+             ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json",
             meta,
         )?;
         Ok(())
@@ -796,4 +1058,53 @@ async fn last_heartbeat(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<Option<i6
             .await
     })?;
     Ok(at.flatten().map(|t| t.timestamp()))
+}
+
+/// Appends the classes the mix recorded since the last commit to
+/// `demand_log`, and trims the log to the window once per window's worth.
+async fn log_demand(
+    tx: &mut Tx<'_>,
+    mix: &DemandMix,
+    cursor: &mut DemandCursor,
+) -> anyhow::Result<()> {
+    let new = mix.recorded().saturating_sub(cursor.persisted);
+    let kept = mix.recent().len();
+    let fresh = usize::try_from(new).unwrap_or(usize::MAX).min(kept);
+    if fresh == 0 {
+        return Ok(());
+    }
+    let classes: Vec<(i64, DemandClass)> = mix
+        .recent()
+        .skip(kept - fresh)
+        .zip(cursor.next_seq..)
+        .map(|(c, seq)| (seq, *c))
+        .collect();
+    for chunk in classes.chunks(INSERT_CHUNK) {
+        dispatch_tx!(tx, conn => {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO demand_log (seq, milli, memory_mb, gpus, cpu_milli) ",
+            );
+            insert.push_values(chunk, |mut row, (seq, c)| {
+                row.push_bind(*seq)
+                    .push_bind(i64::from(c.milli))
+                    .push_bind(i64::try_from(c.memory_mb).unwrap_or(i64::MAX))
+                    .push_bind(i64::from(c.gpus))
+                    .push_bind(i64::try_from(c.cpu_milli).unwrap_or(i64::MAX));
+            });
+            insert.build().execute(conn).await.map(|r| r.rows_affected())
+        })
+        .context("failed to log the demand mix")?;
+    }
+    let window = i64::try_from(mix.window()).unwrap_or(i64::MAX).max(1);
+    let first = cursor.next_seq;
+    cursor.next_seq += i64::try_from(fresh).unwrap_or(i64::MAX);
+    cursor.persisted = mix.recorded();
+    if (first - 1) / window != (cursor.next_seq - 1) / window {
+        execute_tx!(
+            tx,
+            "DELETE FROM demand_log WHERE seq < $1",
+            cursor.next_seq - window,
+        )?;
+    }
+    Ok(())
 }

@@ -1,7 +1,9 @@
 //! Rebuilds the engine from the database at start-up, or after a failed commit.
 
+use super::persist::DemandCursor;
 use crate::catalog::Unit;
 use crate::db::{dispatch, Db, Money};
+use crate::engine::placement::DemandClass;
 use crate::engine::{
     ClearingRow, Engine, EngineConfig, EngineMeta, Lease, ListPrice, NodeRow, NodeSpec, RegionRow,
     Snapshot,
@@ -12,7 +14,7 @@ use chrono::{Offset, TimeZone, Utc};
 /// The engine exactly as the database last committed it. The first tick after
 /// this processes every end and notice that fell due while it was down.
 pub async fn load(db: &Db, config: EngineConfig) -> anyhow::Result<Engine> {
-    let snapshot = snapshot(db).await?;
+    let snapshot = snapshot(db, config.demand_window).await?;
     Engine::restore(config, snapshot)
         .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))
 }
@@ -30,7 +32,7 @@ pub fn utc_offset_min(timezone: &str) -> i32 {
         .unwrap_or(0)
 }
 
-async fn snapshot(db: &Db) -> anyhow::Result<Snapshot> {
+async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
     let regions: Vec<(String, String)> = dispatch!(db, pool => {
         sqlx::query_as("SELECT name, timezone FROM regions").fetch_all(pool).await
     })?;
@@ -56,10 +58,15 @@ async fn snapshot(db: &Db) -> anyhow::Result<Snapshot> {
     let meta: Option<String> = dispatch!(db, pool => {
         sqlx::query_scalar("SELECT state_json FROM engine_meta WHERE id = 1").fetch_optional(pool).await
     })?;
-    let meta: EngineMeta = match meta {
+    let mut meta: EngineMeta = match meta {
         Some(json) => serde_json::from_str(&json).context("corrupt engine state")?,
         None => EngineMeta::default(),
     };
+    let logged = demand_log(db, demand_window).await?;
+    // Databases from before the log keep their window in engine_meta.
+    if !logged.is_empty() {
+        meta.demand = logged;
+    }
     Ok(Snapshot {
         now: meta.now,
         regions: regions
@@ -112,5 +119,47 @@ async fn snapshot(db: &Db) -> anyhow::Result<Snapshot> {
         seq: meta.seq,
         demand: meta.demand,
         spot_dirty: meta.spot_dirty,
+    })
+}
+
+/// The last `window` classes of the demand log, oldest first.
+async fn demand_log(db: &Db, window: usize) -> anyhow::Result<Vec<DemandClass>> {
+    let rows: Vec<(i64, i64, i64, i64)> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT milli, memory_mb, gpus, cpu_milli FROM demand_log ORDER BY seq DESC LIMIT $1",
+        )
+        .bind(i64::try_from(window).unwrap_or(i64::MAX))
+        .fetch_all(pool)
+        .await
+    })?;
+    rows.into_iter()
+        .rev()
+        .map(|(milli, memory_mb, gpus, cpu_milli)| {
+            Ok(DemandClass {
+                milli: u32::try_from(milli)?,
+                memory_mb: u64::try_from(memory_mb)?,
+                gpus: u8::try_from(gpus)?,
+                cpu_milli: u64::try_from(cpu_milli)?,
+            })
+        })
+        .collect::<Result<_, std::num::TryFromIntError>>()
+        .context("corrupt demand log row")
+}
+
+/// How much of the engine's demand mix the log already holds, and the log's
+/// next sequence number: right after a load, everything in the mix is stored,
+/// unless the log is empty (a database from before it), then the whole window
+/// is written with the next batch.
+pub async fn demand_cursor(db: &Db, engine: &Engine) -> anyhow::Result<DemandCursor> {
+    let last: Option<i64> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT MAX(seq) FROM demand_log").fetch_one(pool).await
+    })?;
+    Ok(DemandCursor {
+        persisted: if last.is_some() {
+            engine.demand_mix().recorded()
+        } else {
+            0
+        },
+        next_seq: last.unwrap_or(0) + 1,
     })
 }

@@ -5,12 +5,12 @@
 //! channel share one transaction (group commit). If a commit fails, the
 //! engine is rebuilt from the database, so memory never runs ahead of disk.
 
-use super::handle::{MarketError, MarketHandle, OrderMeta, Reply, Request};
-use super::persist::{self, Batch};
+use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
+use super::persist::{self, Batch, DemandCursor};
 use super::restore;
 use crate::db::Db;
-use crate::engine::{Command, Engine, EngineConfig, Event};
-use chrono::{DateTime, Utc};
+use crate::engine::{Command, Engine, EngineConfig};
+use chrono::{DateTime, SubsecRound, Utc};
 use rust_decimal::Decimal;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,14 +29,18 @@ pub struct MarketConfig {
 
 /// The most commands committed in one transaction.
 const GROUP_COMMIT: usize = 64;
+/// How many times the task yields for stragglers before committing a batch.
+const GATHER_YIELDS: u32 = 2;
 
 /// Rebuilds the engine from the database, starts its task and its clock.
 pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle> {
     let engine = restore::load(&db, config.engine).await?;
+    let demand = restore::demand_cursor(&db, &engine).await?;
     let (tx, rx) = mpsc::channel(1024);
     let handle = MarketHandle { tx };
     let task = MarketTask {
         engine,
+        demand,
         db,
         config: Arc::new(config.clone()),
         last_billing: 0,
@@ -58,6 +62,7 @@ pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle>
 
 struct MarketTask {
     engine: Engine,
+    demand: DemandCursor,
     db: Db,
     config: Arc<MarketConfig>,
     last_billing: i64,
@@ -75,6 +80,7 @@ impl MarketTask {
         while let Some(first) = rx.recv().await {
             let mut batch = Vec::new();
             let mut next = Some(first);
+            let mut gathering = 0;
             while let Some(request) = next.take() {
                 match request {
                     Request::Read(job) => job(&self.engine),
@@ -90,6 +96,13 @@ impl MarketTask {
                 }
                 if batch.len() < GROUP_COMMIT {
                     next = rx.try_recv().ok();
+                    if next.is_none() && !batch.is_empty() && gathering < GATHER_YIELDS {
+                        // Handlers on other threads may be a moment from sending:
+                        // yielding once or twice lets a burst share one commit.
+                        gathering += 1;
+                        tokio::task::yield_now().await;
+                        next = rx.try_recv().ok();
+                    }
                 }
             }
             if !batch.is_empty() {
@@ -99,7 +112,8 @@ impl MarketTask {
     }
 
     async fn apply_batch(&mut self, batch: Vec<Pending>) {
-        let now = Utc::now();
+        // PostgreSQL keeps microseconds: a reply shows the time as stored.
+        let now = Utc::now().trunc_subsecs(6);
         match self.try_batch(&batch, now).await {
             Ok(results) => {
                 for (pending, result) in batch.into_iter().zip(results) {
@@ -111,6 +125,10 @@ impl MarketTask {
                 match restore::load(&self.db, self.config.engine).await {
                     Ok(engine) => self.engine = engine,
                     Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
+                }
+                match restore::demand_cursor(&self.db, &self.engine).await {
+                    Ok(cursor) => self.demand = cursor,
+                    Err(e) => tracing::error!(error = ?e, "failed to read the demand log"),
                 }
                 for pending in batch {
                     let _ = pending.reply.send(Err(MarketError::Storage(anyhow::anyhow!(
@@ -127,7 +145,7 @@ impl MarketTask {
         &mut self,
         batch: &[Pending],
         now: DateTime<Utc>,
-    ) -> anyhow::Result<Vec<Result<Vec<Event>, MarketError>>> {
+    ) -> anyhow::Result<Vec<Result<Committed, MarketError>>> {
         let ts = now.timestamp();
         let mut tx = self.db.begin().await?;
         let mut out = Batch::new(&self.config, now);
@@ -142,21 +160,26 @@ impl MarketTask {
         out.apply(&mut tx, &mut self.engine, due, None).await?;
         let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
         // A clock tick that changed nothing writes nothing: no transaction per second at rest.
+        let committed = |events| Committed {
+            events,
+            at: now,
+            order: None,
+        };
         if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
-            return Ok(batch.iter().map(|_| Ok(Vec::new())).collect());
+            return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
         let mut results = Vec::with_capacity(batch.len());
         for pending in batch {
             let mut command = (*pending.command).clone();
             if let Command::Place(place) = &mut command {
-                match persist::admit_order(&mut tx, place, pending.meta.as_deref(), now).await? {
+                match out.admit(&mut tx, place, pending.meta.as_deref()).await? {
                     persist::Admission::New => {}
                     persist::Admission::Refused(err) => {
                         results.push(Err(err));
                         continue;
                     }
                 }
-                place.funds_available = persist::available_funds(&mut tx, place.buyer).await?;
+                place.funds_available = out.available_funds(&mut tx, place.buyer).await?;
             }
             if matches!(command, Command::Tick) {
                 results.push(Ok(Vec::new()));
@@ -180,8 +203,18 @@ impl MarketTask {
             out.bill_running(&mut tx, &mut self.engine).await?;
             self.last_billing = ts;
         }
-        out.finish(&mut tx, &self.engine).await?;
+        out.finish(&mut tx, &self.engine, &mut self.demand).await?;
         tx.commit().await?;
-        Ok(results)
+        Ok(batch
+            .iter()
+            .zip(results)
+            .map(|(pending, result)| {
+                let mut done = committed(result?);
+                if let Command::Place(place) = &*pending.command {
+                    done.order = out.written_order(place.order_id);
+                }
+                Ok(done)
+            })
+            .collect())
     }
 }

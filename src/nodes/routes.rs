@@ -7,7 +7,6 @@ use super::view::{self, NodeDetail, NodeSummary};
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{tokens, Caller, Role};
-use crate::catalog::regions;
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
 use axum::extract::{Path, State};
@@ -73,7 +72,7 @@ async fn create_node(
     if name.is_empty() || name.chars().count() > 64 {
         errors.push(FieldError::new("name", "must be 1 to 64 characters"));
     }
-    if !regions::exists(&state.db, &req.region).await? {
+    if !state.regions.exists(&state.db, &req.region).await? {
         errors.push(FieldError::new(
             "region",
             format!("no region `{}` (see GET /v1/regions)", req.region),

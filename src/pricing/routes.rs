@@ -157,7 +157,7 @@ async fn quote(
     let (start_at, duration_s) = quotes::window(req.mode, req.start_at, req.duration_s, now)?;
     let region = req.region.as_deref().filter(|r| *r != "any");
     if let Some(region) = region {
-        if !regions::exists(&state.db, region).await? {
+        if !state.regions.exists(&state.db, region).await? {
             return Err(ApiError::field(
                 "region",
                 format!("unknown region `{region}`"),

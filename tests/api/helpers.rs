@@ -32,6 +32,7 @@ pub struct TestApp {
 }
 
 /// A response: status and JSON body (Null when empty or not JSON).
+#[derive(Debug)]
 pub struct Reply {
     pub status: StatusCode,
     pub content_type: String,

@@ -216,3 +216,73 @@ on_both_databases! {
         assert_eq!(slice["units"]["held"]["vram_h"], "2.5");
     }
 }
+
+on_both_databases! {
+    /// Orders arriving together share one commit: funds are checked against
+    /// what earlier orders of the same batch held, a `client_order_id` used
+    /// twice in one batch is refused once, and each answer is its row as stored.
+    async fn concurrent_orders_share_a_commit_and_each_answer_is_its_row(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared"), ("H100-SXM5-80GB", "shared")]).await;
+        // 10 TFLOPS and 4 GB cost 0.1278 an hour, held for the hour: funds for four.
+        let (buyer, _) = app.buyer_with(&admin, "0.6").await;
+        let bodies: Vec<serde_json::Value> = (0..10)
+            .map(|i| {
+                let mut body = on_demand(10, 4);
+                body["client_order_id"] = json!(format!("job-{}", i.min(7)));
+                body
+            })
+            .collect();
+        let replies = futures::future::join_all(bodies.into_iter().map(|b| app.order(&buyer, b))).await;
+        let placed: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
+        let duplicates = replies.iter().filter(|r| r.status == 409).count();
+        let unfunded = replies
+            .iter()
+            .filter(|r| r.status == 422 && r.body["code"] == "insufficient_funds")
+            .count();
+        assert_eq!(placed.len(), 4, "{replies:?}");
+        // job-7 was sent three times; a refused order keeps its id too.
+        assert_eq!(duplicates, 2, "{replies:?}");
+        assert_eq!(unfunded, 4, "{replies:?}");
+        for r in &placed {
+            assert_eq!(r.body["state"], "filled");
+            let id = r.body["id"].as_str().unwrap();
+            let stored = app.get(&format!("/v1/orders/{id}"), Some(&buyer)).await;
+            assert_eq!(stored.body, r.body, "the answer differs from the stored order");
+        }
+        let w = app.get("/v1/wallet", Some(&buyer)).await;
+        assert_eq!(w.body["held"], "0.5112");
+        assert_eq!(w.body["available"], "0.0888");
+        let leases = app.get("/v1/leases", Some(&buyer)).await;
+        assert_eq!(leases.body["items"].as_array().unwrap().len(), 4);
+    }
+}
+
+on_both_databases! {
+    /// The engine's demand mix (what placement scores fragmentation against)
+    /// is appended to `demand_log` per commit and read back in order at start.
+    async fn the_demand_mix_is_logged_and_restored_in_order(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared"), ("H100-SXM5-80GB", "shared")]).await;
+        let (buyer, _) = app.buyer_with(&admin, "100").await;
+        for (tflops, vram_gb) in [(10, 4), (400, 40), (10, 4)] {
+            let r = app.order(&buyer, on_demand(tflops, vram_gb)).await;
+            assert_eq!(r.status, 201, "{}", r.body);
+        }
+        let mut app = app;
+        app.halt().await;
+        let db = gpuex::db::Db::connect(&app.database_url).await.unwrap();
+        let engine = gpuex::market::restore::load(&db, gpuex::engine::EngineConfig::default())
+            .await
+            .unwrap();
+        let mix: Vec<_> = engine.demand_mix().recent().copied().collect();
+        assert_eq!(mix.len(), 3, "{mix:?}");
+        assert_eq!(mix[0], mix[2]);
+        assert!(mix[1].milli > mix[0].milli, "{mix:?}");
+        db.close().await;
+        app.resume().await;
+        assert_eq!(app.order(&buyer, on_demand(10, 4)).await.status, 201);
+    }
+}

@@ -249,6 +249,11 @@ fn scan(
         Kind::Mig(p) => u32::from(p.compute_slices) * 1000 / u32::from(COMPUTE_SLICES),
         Kind::Whole => 1000 * u32::from(need.gpus),
     };
+    // Nodes in the same state score the same but for their id, the last
+    // tie-break: each state is scored once. Recent states catch the common
+    // case, runs of idle (or equally filled) twins, at a compare per node.
+    let mut recent: [Option<(&NodeView, Twin)>; TWINS_KEPT] = [None; TWINS_KEPT];
+    let mut next_slot = 0;
     for &pos in &b.nodes {
         let Some(node) = view.node_at(pos) else {
             continue;
@@ -266,22 +271,13 @@ fn scan(
         let Some((cpu, mem)) = host_take(req, node, held_milli, policy) else {
             continue;
         };
-        let mut consider = |c: Cand| {
-            *scored += 1;
-            let key: Key = (!opt.offpeak, c.key3.0, c.key3.1, c.key3.2, node.id, c.tie);
-            if best.as_ref().is_none_or(|bb| key < bb.key) {
-                *best = Some(Best {
-                    key,
-                    opt: opt_idx,
-                    node: pos,
-                    pick: c.pick,
-                    frag_delta: c.frag_delta,
-                    partly_used: c.partly_used,
-                    links: c.links,
-                    cpu,
-                    mem,
-                });
-            }
+        let at = Site {
+            opt,
+            opt_idx,
+            node,
+            pos,
+            cpu,
+            mem,
         };
         if let (Kind::Whole, true) = (opt.kind, need.gpus > 1) {
             let Some((set, links)) = pick_gpu_set(node, b, need.gpus, req.nvlink) else {
@@ -298,16 +294,36 @@ fn scan(
                 ScoreKind::WorstFit => (nv, -idle_left, 0),
                 _ => (nv, idle_left, 0),
             };
-            consider(Cand {
-                key3,
-                tie: set,
-                pick: Pick::Set(set),
-                frag_delta: 0,
-                partly_used: idle_left > 0,
-                links,
-            });
+            *scored += 1;
+            at.consider(
+                best,
+                Cand {
+                    key3,
+                    tie: set,
+                    pick: Pick::Set(set),
+                    frag_delta: 0,
+                    partly_used: idle_left > 0,
+                    links,
+                },
+            );
             continue;
         }
+        let twin = recent
+            .iter()
+            .flatten()
+            .find(|(seen, _)| same_state(seen, node))
+            .map(|(_, twin)| *twin);
+        if let Some(twin) = twin {
+            *scored += twin.candidates;
+            if let Some(c) = twin.best {
+                at.consider(best, c);
+            }
+            continue;
+        }
+        let mut local = Twin {
+            best: None,
+            candidates: 0,
+        };
         let node_free: u32 = node.gpus.iter().map(|g| g.free.free_milli(g.mode)).sum();
         // The host's share of fragmentation before, to charge each candidate
         // what taking `cpu` does to the node's remaining GPUs.
@@ -328,7 +344,7 @@ fn scan(
                     .unwrap_or(i64::MAX);
                 let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before
                     + (host_after - host_before);
-                consider(Cand {
+                local.offer(Cand {
                     key3: rank(
                         policy.score,
                         delta,
@@ -386,6 +402,77 @@ fn scan(
                 }
             }
         }
+        *scored += local.candidates;
+        if let Some(c) = local.best {
+            at.consider(best, c);
+        }
+        recent[next_slot] = Some((node, local));
+        next_slot = (next_slot + 1) % TWINS_KEPT;
+    }
+}
+
+/// How many recently scored node states a scan compares each node against.
+const TWINS_KEPT: usize = 4;
+
+/// A node state's best candidate and how many it scored.
+#[derive(Clone, Copy)]
+struct Twin {
+    best: Option<Cand>,
+    candidates: u32,
+}
+
+impl Twin {
+    fn offer(&mut self, c: Cand) {
+        self.candidates += 1;
+        // On one node the global key differs only in these fields.
+        if self.best.is_none_or(|b| (c.key3, c.tie) < (b.key3, b.tie)) {
+            self.best = Some(c);
+        }
+    }
+}
+
+/// Whether two nodes would offer the same candidates to a request.
+fn same_state(a: &NodeView, b: &NodeView) -> bool {
+    a.cpu_milli == b.cpu_milli
+        && a.memory_mib == b.memory_mib
+        && a.cpu_free == b.cpu_free
+        && a.memory_free == b.memory_free
+        && a.gpus == b.gpus
+}
+
+/// Where a candidate would land: the option, the node, its host share.
+struct Site<'a, 'v> {
+    opt: &'a Opt<'v>,
+    opt_idx: usize,
+    node: &'v NodeView,
+    pos: u32,
+    cpu: u64,
+    mem: u64,
+}
+
+impl Site<'_, '_> {
+    fn consider(&self, best: &mut Option<Best>, c: Cand) {
+        let key: Key = (
+            !self.opt.offpeak,
+            c.key3.0,
+            c.key3.1,
+            c.key3.2,
+            self.node.id,
+            c.tie,
+        );
+        if best.as_ref().is_none_or(|bb| key < bb.key) {
+            *best = Some(Best {
+                key,
+                opt: self.opt_idx,
+                node: self.pos,
+                pick: c.pick,
+                frag_delta: c.frag_delta,
+                partly_used: c.partly_used,
+                links: c.links,
+                cpu: self.cpu,
+                mem: self.mem,
+            });
+        }
     }
 }
 
@@ -400,6 +487,7 @@ enum Pick {
 }
 
 /// A scored candidate.
+#[derive(Clone, Copy)]
 struct Cand {
     key3: (i64, i64, i64),
     tie: u32,

@@ -70,6 +70,9 @@ pub struct DemandMix {
     recent: VecDeque<DemandClass>,
     counts: BTreeMap<DemandClass, u32>,
     top: Vec<(DemandClass, u64)>,
+    /// Classes recorded since this mix was made, so a writer can persist
+    /// just the new ones.
+    recorded: u64,
 }
 
 impl Default for DemandMix {
@@ -87,6 +90,7 @@ impl DemandMix {
             recent: VecDeque::new(),
             counts: BTreeMap::new(),
             top: Self::prior(),
+            recorded: 0,
         }
     }
 
@@ -117,6 +121,7 @@ impl DemandMix {
 
     /// Records one request's class, forgetting the oldest beyond the window.
     pub fn record(&mut self, class: DemandClass) {
+        self.recorded += 1;
         self.recent.push_back(class);
         *self.counts.entry(class).or_insert(0) += 1;
         while self.recent.len() > self.window {
@@ -141,8 +146,18 @@ impl DemandMix {
     }
 
     /// The classes recorded in the window, oldest first (to persist and restore the mix).
-    pub fn recent(&self) -> impl Iterator<Item = &DemandClass> {
+    pub fn recent(&self) -> impl DoubleEndedIterator<Item = &DemandClass> + ExactSizeIterator {
         self.recent.iter()
+    }
+
+    /// How many classes were recorded since the mix was made (restores included).
+    pub fn recorded(&self) -> u64 {
+        self.recorded
+    }
+
+    /// The window's length in requests.
+    pub fn window(&self) -> usize {
+        self.window
     }
 
     /// The classes scored and their weights.
