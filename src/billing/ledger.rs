@@ -7,7 +7,7 @@
 //! `external:funding` (the world outside: top-ups and payouts). User accounts
 //! never go below zero; the check happens under the account's row lock.
 
-use crate::db::{dispatch_tx, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, insert_rows, Money, Tx};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -143,9 +143,6 @@ pub async fn post(tx: &mut Tx<'_>, entry: &Entry, now: DateTime<Utc>) -> Result<
     journal.flush(tx).await?;
     Ok(id)
 }
-
-/// Rows per multi-row INSERT: far below either backend's bind limit.
-const INSERT_CHUNK: usize = 256;
 
 struct EntryRow {
     id: Uuid,
@@ -316,64 +313,50 @@ impl Journal {
     /// Writes everything recorded and forgets the loaded balances, so the
     /// transaction may use the ledger by other paths again.
     pub async fn flush(&mut self, tx: &mut Tx<'_>) -> Result<(), LedgerError> {
-        for chunk in self.entries.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) ",
-                );
-                insert.push_values(chunk, |mut row, e| {
-                    row.push_bind(e.id)
-                        .push_bind(e.kind)
-                        .push_bind(&e.memo)
-                        .push_bind(e.actor)
-                        .push_bind(&e.reference)
-                        .push_bind(e.at);
-                });
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })?;
-        }
-        for chunk in self.postings.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) ",
-                );
-                insert.push_values(chunk, |mut row, p| {
-                    row.push_bind(p.entry)
-                        .push_bind(&p.account)
-                        .push_bind(Money(p.amount))
-                        .push_bind(Money(p.balance_after))
-                        .push_bind(p.at);
-                });
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })?;
-        }
-        for chunk in self.holds.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) ",
-                );
-                insert.push_values(chunk, |mut row, h| {
-                    row.push_bind(h.id)
-                        .push_bind(h.user)
-                        .push_bind(Money(h.amount))
-                        .push_bind(&h.reference)
-                        .push_bind("open")
-                        .push_bind(h.at)
-                        .push_bind(h.at);
-                });
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })?;
-        }
+        insert_rows!(
+            tx,
+            "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) ",
+            self.entries,
+            |row, e| row
+                .push_bind(e.id)
+                .push_bind(e.kind)
+                .push_bind(&e.memo)
+                .push_bind(e.actor)
+                .push_bind(&e.reference)
+                .push_bind(e.at)
+        )?;
+        insert_rows!(
+            tx,
+            "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) ",
+            self.postings,
+            |row, p| row
+                .push_bind(p.entry)
+                .push_bind(&p.account)
+                .push_bind(Money(p.amount))
+                .push_bind(Money(p.balance_after))
+                .push_bind(p.at)
+        )?;
+        insert_rows!(
+            tx,
+            "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) ",
+            self.holds,
+            |row, h| row
+                .push_bind(h.id)
+                .push_bind(h.user)
+                .push_bind(Money(h.amount))
+                .push_bind(&h.reference)
+                .push_bind("open")
+                .push_bind(h.at)
+                .push_bind(h.at)
+        )?;
         for code in &self.changed {
             let balance = Money(self.balances[code]);
-            dispatch_tx!(tx, conn => {
-                sqlx::query("UPDATE accounts SET balance = $1 WHERE code = $2")
-                    .bind(balance)
-                    .bind(code)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-            })?;
+            execute_tx!(
+                tx,
+                "UPDATE accounts SET balance = $1 WHERE code = $2",
+                balance,
+                code,
+            )?;
         }
         *self = Journal::default();
         Ok(())
@@ -457,16 +440,14 @@ async fn set_hold(
     } else {
         "open"
     };
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE holds SET remaining = $1, status = $2, updated_at = $3 WHERE id = $4")
-            .bind(Money(remaining))
-            .bind(status)
-            .bind(now)
-            .bind(hold)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    execute_tx!(
+        tx,
+        "UPDATE holds SET remaining = $1, status = $2, updated_at = $3 WHERE id = $4",
+        Money(remaining),
+        status,
+        now,
+        hold,
+    )?;
     Ok(())
 }
 

@@ -93,7 +93,37 @@ macro_rules! execute_tx {
     };
 }
 
-pub use crate::{dispatch, dispatch_tx, execute_tx};
+/// Rows per multi-row INSERT: far below either backend's bind limit.
+pub const INSERT_CHUNK: usize = 256;
+
+/// Inserts `$rows` (a slice) in a transaction with multi-row INSERTs of at
+/// most [`INSERT_CHUNK`] rows, on either backend. `$head` is the statement up
+/// to `VALUES`; `|$row, $item| $binds` pushes one row's values; an optional
+/// `$tail` follows the values (e.g. `ON CONFLICT … DO NOTHING`). Evaluates
+/// to `Result<(), sqlx::Error>`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! insert_rows {
+    ($tx:expr, $head:expr, $rows:expr, |$row:ident, $item:pat_param| $binds:expr $(, $tail:expr)?) => {{
+        let mut inserted: Result<(), sqlx::Error> = Ok(());
+        for chunk in $rows.chunks($crate::db::INSERT_CHUNK) {
+            inserted = $crate::db::dispatch_tx!($tx, conn => {
+                let mut insert = sqlx::QueryBuilder::new($head);
+                insert.push_values(chunk, |mut $row, $item| {
+                    $binds;
+                });
+                $(insert.push($tail);)?
+                insert.build().execute(conn).await.map(|_| ())
+            });
+            if inserted.is_err() {
+                break;
+            }
+        }
+        inserted
+    }};
+}
+
+pub use crate::{dispatch, dispatch_tx, execute_tx, insert_rows};
 
 impl Db {
     /// Connects to `url` (`sqlite://path` or `postgres://…`), creating a SQLite

@@ -5,7 +5,7 @@ use super::handle::{MarketError, OrderMeta};
 use super::task::MarketConfig;
 use crate::billing::charges::{self, Chargeable};
 use crate::billing::ledger::{self, Journal, LedgerError};
-use crate::db::{dispatch_tx, execute_tx, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, insert_rows, Money, Tx};
 use crate::engine::placement::{DemandClass, DemandMix};
 use crate::engine::{
     Command, EndReason, Engine, EngineMeta, Event, Lease, LeaseState, Mode, PlaceOrder,
@@ -102,9 +102,6 @@ struct NewFill {
     lease_id: Uuid,
     report_json: String,
 }
-
-/// Rows per multi-row INSERT: far below either backend's bind limit.
-const INSERT_CHUNK: usize = 256;
 
 /// What of the engine's demand mix the `demand_log` table already holds.
 #[derive(Debug, Clone, Copy)]
@@ -277,83 +274,71 @@ impl<'c> Batch<'c> {
     /// Writes every row this batch holds in memory, so reads see them.
     pub async fn flush(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
         let now = self.now;
-        for chunk in self.new_orders.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
-                     reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
-                     created_at, updated_at) ",
-                );
-                insert.push_values(chunk, |mut row, o| {
-                    row.push_bind(o.id)
-                        .push_bind(o.buyer)
-                        .push_bind(&o.client_order_id)
-                        .push_bind(o.mode)
-                        .push_bind(o.state)
-                        .push_bind(&o.region)
-                        .push_bind(&o.reject_reason)
-                        .push_bind(&o.reject_message)
-                        .push_bind(&o.request_json)
-                        .push_bind(&o.engine_json)
-                        .push_bind(&o.tags_json)
-                        .push_bind(o.lease_id)
-                        .push_bind(now)
-                        .push_bind(now);
-                });
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })
-            .context("failed to insert orders")?;
-        }
-        for chunk in self.new_leases.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
-                     region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
-                     engine_json, created_at, updated_at) ",
-                );
-                insert.push_values(chunk, |mut row, l| {
-                    row.push_bind(l.id)
-                        .push_bind(l.order_id)
-                        .push_bind(l.buyer)
-                        .push_bind(l.node)
-                        .push_bind(l.mode)
-                        .push_bind(l.state)
-                        .push_bind(&l.gpu_model)
-                        .push_bind(&l.region)
-                        .push_bind(Money(l.price_per_hour))
-                        .push_bind(l.hold_id)
-                        .push_bind(l.billed_until)
-                        .push_bind(l.starts_at)
-                        .push_bind(l.ends_at)
-                        .push_bind(l.running_at)
-                        .push_bind(&l.engine_json)
-                        .push_bind(now)
-                        .push_bind(now);
-                });
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })
-            .context("failed to insert leases")?;
-        }
+        insert_rows!(
+            tx,
+            "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
+             reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
+             created_at, updated_at) ",
+            self.new_orders,
+            |row, o| row
+                .push_bind(o.id)
+                .push_bind(o.buyer)
+                .push_bind(&o.client_order_id)
+                .push_bind(o.mode)
+                .push_bind(o.state)
+                .push_bind(&o.region)
+                .push_bind(&o.reject_reason)
+                .push_bind(&o.reject_message)
+                .push_bind(&o.request_json)
+                .push_bind(&o.engine_json)
+                .push_bind(&o.tags_json)
+                .push_bind(o.lease_id)
+                .push_bind(now)
+                .push_bind(now)
+        )
+        .context("failed to insert orders")?;
+        insert_rows!(
+            tx,
+            "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
+             region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
+             engine_json, created_at, updated_at) ",
+            self.new_leases,
+            |row, l| row
+                .push_bind(l.id)
+                .push_bind(l.order_id)
+                .push_bind(l.buyer)
+                .push_bind(l.node)
+                .push_bind(l.mode)
+                .push_bind(l.state)
+                .push_bind(&l.gpu_model)
+                .push_bind(&l.region)
+                .push_bind(Money(l.price_per_hour))
+                .push_bind(l.hold_id)
+                .push_bind(l.billed_until)
+                .push_bind(l.starts_at)
+                .push_bind(l.ends_at)
+                .push_bind(l.running_at)
+                .push_bind(&l.engine_json)
+                .push_bind(now)
+                .push_bind(now)
+        )
+        .context("failed to insert leases")?;
         self.journal
             .flush(tx)
             .await
             .map_err(|e| anyhow::anyhow!(e))?;
-        for chunk in self.new_fills.chunks(INSERT_CHUNK) {
-            dispatch_tx!(tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO fills (order_id, lease_id, report_json, created_at) ",
-                );
-                insert.push_values(chunk, |mut row, f| {
-                    row.push_bind(f.order_id)
-                        .push_bind(f.lease_id)
-                        .push_bind(&f.report_json)
-                        .push_bind(now);
-                });
-                insert.push(" ON CONFLICT (order_id, lease_id) DO NOTHING");
-                insert.build().execute(conn).await.map(|r| r.rows_affected())
-            })
-            .context("failed to insert fills")?;
-        }
+        insert_rows!(
+            tx,
+            "INSERT INTO fills (order_id, lease_id, report_json, created_at) ",
+            self.new_fills,
+            |row, f| row
+                .push_bind(f.order_id)
+                .push_bind(f.lease_id)
+                .push_bind(&f.report_json)
+                .push_bind(now),
+            " ON CONFLICT (order_id, lease_id) DO NOTHING"
+        )
+        .context("failed to insert fills")?;
         self.new_orders.clear();
         self.order_at.clear();
         self.new_leases.clear();
@@ -1079,22 +1064,18 @@ async fn log_demand(
         .zip(cursor.next_seq..)
         .map(|(c, seq)| (seq, *c))
         .collect();
-    for chunk in classes.chunks(INSERT_CHUNK) {
-        dispatch_tx!(tx, conn => {
-            let mut insert = sqlx::QueryBuilder::new(
-                "INSERT INTO demand_log (seq, milli, memory_mb, gpus, cpu_milli) ",
-            );
-            insert.push_values(chunk, |mut row, (seq, c)| {
-                row.push_bind(*seq)
-                    .push_bind(i64::from(c.milli))
-                    .push_bind(i64::try_from(c.memory_mb).unwrap_or(i64::MAX))
-                    .push_bind(i64::from(c.gpus))
-                    .push_bind(i64::try_from(c.cpu_milli).unwrap_or(i64::MAX));
-            });
-            insert.build().execute(conn).await.map(|r| r.rows_affected())
-        })
-        .context("failed to log the demand mix")?;
-    }
+    insert_rows!(
+        tx,
+        "INSERT INTO demand_log (seq, milli, memory_mb, gpus, cpu_milli) ",
+        classes,
+        |row, (seq, c)| row
+            .push_bind(*seq)
+            .push_bind(i64::from(c.milli))
+            .push_bind(i64::try_from(c.memory_mb).unwrap_or(i64::MAX))
+            .push_bind(i64::from(c.gpus))
+            .push_bind(i64::try_from(c.cpu_milli).unwrap_or(i64::MAX))
+    )
+    .context("failed to log the demand mix")?;
     let window = i64::try_from(mix.window()).unwrap_or(i64::MAX).max(1);
     let first = cursor.next_seq;
     cursor.next_seq += i64::try_from(fresh).unwrap_or(i64::MAX);
