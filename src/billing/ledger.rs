@@ -187,8 +187,11 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Reads the balances not yet loaded, in code order so that concurrent
-    /// writers lock rows in the same order and cannot deadlock.
+    /// Reads (on PostgreSQL, locks) the balances not yet loaded, in code
+    /// order, as single entries always did. A journal spanning several
+    /// entries may lock in more than one round; PostgreSQL breaks the rare
+    /// deadlock by failing one transaction, and a failed market batch
+    /// rebuilds the engine and answers with an error.
     async fn load(&mut self, tx: &mut Tx<'_>, codes: &[&str]) -> Result<(), LedgerError> {
         let mut missing: Vec<&str> = codes
             .iter()

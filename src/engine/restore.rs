@@ -207,13 +207,16 @@ impl Engine {
 }
 
 /// The engine's own bookkeeping beside its rows: persisted after every batch
-/// so a restart resumes the same sequence, auction clock and demand mix.
+/// so a restart resumes the same sequence and auction clock.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EngineMeta {
     pub now: Ts,
     pub last_clear: Option<Ts>,
     pub seq: u64,
-    #[serde(default)]
+    /// The demand window, in rows written before it had a log of its own
+    /// (the caller appends [`Engine::demand_mix`] as it grows); [`Engine::meta`]
+    /// leaves it empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub demand: Vec<DemandClass>,
     #[serde(default)]
     pub spot_dirty: bool,
@@ -226,7 +229,7 @@ impl Engine {
             now: self.now,
             last_clear: self.last_clear,
             seq: self.seq,
-            demand: self.mix.recent().copied().collect(),
+            demand: Vec::new(),
             spot_dirty: self.spot_dirty,
         }
     }

@@ -7,9 +7,7 @@ use crate::billing::charges::{self, Chargeable};
 use crate::billing::ledger::{self, Journal, LedgerError};
 use crate::db::{dispatch_tx, execute_tx, insert_rows, Money, Tx};
 use crate::engine::placement::{DemandClass, DemandMix};
-use crate::engine::{
-    Command, EndReason, Engine, EngineMeta, Event, Lease, LeaseState, Mode, PlaceOrder,
-};
+use crate::engine::{Command, EndReason, Engine, Event, Lease, LeaseState, Mode, PlaceOrder};
 use crate::idempotency;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -69,23 +67,13 @@ struct NewOrder {
     lease_id: Option<Uuid>,
 }
 
-/// A lease row created in this batch, written at [`Batch::flush`].
+/// A lease row created in this batch, written at [`Batch::flush`]: the
+/// engine's lease (as of the batch's end) and what only the row keeps.
 struct NewLease {
-    id: Uuid,
-    order_id: Uuid,
-    buyer: Uuid,
-    node: Uuid,
-    mode: &'static str,
-    state: &'static str,
-    gpu_model: String,
-    region: String,
-    price_per_hour: Decimal,
+    lease: Lease,
     hold_id: Option<Uuid>,
     billed_until: Option<i64>,
-    starts_at: i64,
-    ends_at: Option<i64>,
     running_at: Option<i64>,
-    engine_json: String,
 }
 
 /// How a new order's row stood when its batch committed.
@@ -274,6 +262,11 @@ impl<'c> Batch<'c> {
     /// Writes every row this batch holds in memory, so reads see them.
     pub async fn flush(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
         let now = self.now;
+        let leases = self
+            .new_leases
+            .iter()
+            .map(|new| Ok((new, serde_json::to_string(&new.lease)?)))
+            .collect::<serde_json::Result<Vec<_>>>()?;
         insert_rows!(
             tx,
             "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
@@ -302,23 +295,23 @@ impl<'c> Batch<'c> {
             "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
              region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
              engine_json, created_at, updated_at) ",
-            self.new_leases,
-            |row, l| row
-                .push_bind(l.id)
-                .push_bind(l.order_id)
-                .push_bind(l.buyer)
-                .push_bind(l.node)
-                .push_bind(l.mode)
-                .push_bind(l.state)
-                .push_bind(&l.gpu_model)
-                .push_bind(&l.region)
-                .push_bind(Money(l.price_per_hour))
-                .push_bind(l.hold_id)
-                .push_bind(l.billed_until)
-                .push_bind(l.starts_at)
-                .push_bind(l.ends_at)
-                .push_bind(l.running_at)
-                .push_bind(&l.engine_json)
+            leases,
+            |row, (new, engine_json)| row
+                .push_bind(new.lease.id)
+                .push_bind(new.lease.order_id)
+                .push_bind(new.lease.buyer)
+                .push_bind(new.lease.node)
+                .push_bind(mode_str(new.lease.mode))
+                .push_bind(state_str(new.lease.state))
+                .push_bind(&new.lease.model)
+                .push_bind(&new.lease.region)
+                .push_bind(Money(new.lease.price_per_hour))
+                .push_bind(new.hold_id)
+                .push_bind(new.billed_until)
+                .push_bind(new.lease.starts_at)
+                .push_bind(new.lease.ends_at)
+                .push_bind(new.running_at)
+                .push_bind(engine_json)
                 .push_bind(now)
                 .push_bind(now)
         )
@@ -447,8 +440,9 @@ impl<'c> Batch<'c> {
                 self.touched_orders.insert(order_id)
             }
             Event::LeaseGranted { lease, .. } => {
-                self.grant(tx, &lease, followups).await?;
-                self.touched_leases.insert(lease.id)
+                let id = lease.id;
+                self.grant(tx, *lease, followups).await?;
+                self.touched_leases.insert(id)
             }
             Event::LeaseStateChanged {
                 lease_id, to, at, ..
@@ -572,49 +566,38 @@ impl<'c> Batch<'c> {
     async fn grant(
         &mut self,
         tx: &mut Tx<'_>,
-        lease: &Lease,
+        lease: Lease,
         followups: &mut Vec<Command>,
     ) -> anyhow::Result<()> {
         let now = self.now;
         // Reserved windows are owed from their start, whatever the agent does.
         let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
-        self.lease_at.insert(lease.id, self.new_leases.len());
+        let (id, order_id, buyer, hold) = (lease.id, lease.order_id, lease.buyer, lease.hold);
+        self.lease_at.insert(id, self.new_leases.len());
         self.new_leases.push(NewLease {
-            id: lease.id,
-            order_id: lease.order_id,
-            buyer: lease.buyer,
-            node: lease.node,
-            mode: mode_str(lease.mode),
-            state: state_str(lease.state),
-            gpu_model: lease.model.clone(),
-            region: lease.region.clone(),
-            price_per_hour: lease.price_per_hour,
+            lease,
             hold_id: None,
             billed_until,
-            starts_at: lease.starts_at,
-            ends_at: lease.ends_at,
             running_at: None,
-            engine_json: serde_json::to_string(lease)?,
         });
-        if lease.hold <= Decimal::ZERO {
+        if hold <= Decimal::ZERO {
             return Ok(());
         }
-        let reference = format!("lease:{}", lease.id);
         match self
             .journal
-            .place_hold(tx, lease.buyer, lease.hold, &reference, now)
+            .place_hold(tx, buyer, hold, &format!("lease:{id}"), now)
             .await
         {
             Ok(hold) => {
-                if let Some(row) = self.new_lease(lease.id) {
+                if let Some(row) = self.new_lease(id) {
                     row.hold_id = Some(hold);
                 }
             }
             Err(LedgerError::InsufficientFunds(_)) => {
-                followups.push(Command::Release { lease_id: lease.id });
+                followups.push(Command::Release { lease_id: id });
                 self.reject_order(
                     tx,
-                    lease.order_id,
+                    order_id,
                     "insufficient_funds".into(),
                     "the wallet could not cover the lease's hold when capacity freed".into(),
                 )
@@ -879,14 +862,11 @@ impl<'c> Batch<'c> {
             let Some(lease) = engine.lease(id) else {
                 continue;
             };
-            let json = serde_json::to_string(lease)?;
             if let Some(row) = self.new_lease(id) {
-                row.state = state_str(lease.state);
-                row.engine_json = json;
-                row.price_per_hour = lease.price_per_hour;
-                row.ends_at = lease.ends_at;
+                row.lease.clone_from(lease);
                 continue;
             }
+            let json = serde_json::to_string(lease)?;
             execute_tx!(
                 tx,
                 "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
@@ -928,11 +908,7 @@ impl<'c> Batch<'c> {
         }));
         self.flush(tx).await?;
         log_demand(tx, engine.demand_mix(), demand).await?;
-        // The window itself lives in demand_log, appended to, not rewritten.
-        let meta = serde_json::to_string(&EngineMeta {
-            demand: Vec::new(),
-            ..engine.meta()
-        })?;
+        let meta = serde_json::to_string(&engine.meta())?;
         execute_tx!(
             tx,
             "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \

@@ -29,8 +29,6 @@ pub struct MarketConfig {
 
 /// The most commands committed in one transaction.
 const GROUP_COMMIT: usize = 64;
-/// How many times the task yields for stragglers before committing a batch.
-const GATHER_YIELDS: u32 = 2;
 
 /// Rebuilds the engine from the database, starts its task and its clock.
 pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle> {
@@ -80,7 +78,6 @@ impl MarketTask {
         while let Some(first) = rx.recv().await {
             let mut batch = Vec::new();
             let mut next = Some(first);
-            let mut gathering = 0;
             while let Some(request) = next.take() {
                 match request {
                     Request::Read(job) => job(&self.engine),
@@ -96,13 +93,6 @@ impl MarketTask {
                 }
                 if batch.len() < GROUP_COMMIT {
                     next = rx.try_recv().ok();
-                    if next.is_none() && !batch.is_empty() && gathering < GATHER_YIELDS {
-                        // Handlers on other threads may be a moment from sending:
-                        // yielding once or twice lets a burst share one commit.
-                        gathering += 1;
-                        tokio::task::yield_now().await;
-                        next = rx.try_recv().ok();
-                    }
                 }
             }
             if !batch.is_empty() {

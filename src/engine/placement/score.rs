@@ -146,7 +146,7 @@ impl DemandMix {
     }
 
     /// The classes recorded in the window, oldest first (to persist and restore the mix).
-    pub fn recent(&self) -> impl DoubleEndedIterator<Item = &DemandClass> + ExactSizeIterator {
+    pub fn recent(&self) -> impl ExactSizeIterator<Item = &DemandClass> {
         self.recent.iter()
     }
 
