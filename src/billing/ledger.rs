@@ -7,7 +7,7 @@
 //! `external:funding` (the world outside: top-ups and payouts). User accounts
 //! never go below zero; the check happens under the account's row lock.
 
-use crate::db::{dispatch_tx, execute_tx, insert_rows, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -192,7 +192,7 @@ impl Journal {
     /// entries may lock in more than one round; PostgreSQL breaks the rare
     /// deadlock by failing one transaction, and a failed market batch
     /// rebuilds the engine and answers with an error.
-    async fn load(&mut self, tx: &mut Tx<'_>, codes: &[&str]) -> Result<(), LedgerError> {
+    pub async fn load(&mut self, tx: &mut Tx<'_>, codes: &[&str]) -> Result<(), LedgerError> {
         let mut missing: Vec<&str> = codes
             .iter()
             .copied()
@@ -316,8 +316,18 @@ impl Journal {
     /// Writes everything recorded and forgets the loaded balances, so the
     /// transaction may use the ledger by other paths again.
     pub async fn flush(&mut self, tx: &mut Tx<'_>) -> Result<(), LedgerError> {
-        insert_rows!(
-            tx,
+        let mut writes = Writes::new(tx);
+        self.push_writes(&mut writes);
+        writes.execute(tx).await?;
+        self.clear();
+        Ok(())
+    }
+
+    /// Adds the statements that write everything recorded to `writes`; the
+    /// caller runs them, then [`Journal::clear`]s the journal.
+    pub fn push_writes<'a>(&'a self, writes: &mut Writes<'a>) {
+        push_rows!(
+            writes,
             "INSERT INTO journal_entries (id, kind, memo, actor_id, reference, created_at) ",
             self.entries,
             |row, e| row
@@ -327,9 +337,9 @@ impl Journal {
                 .push_bind(e.actor)
                 .push_bind(&e.reference)
                 .push_bind(e.at)
-        )?;
-        insert_rows!(
-            tx,
+        );
+        push_rows!(
+            writes,
             "INSERT INTO postings (entry_id, account, amount, balance_after, created_at) ",
             self.postings,
             |row, p| row
@@ -338,9 +348,9 @@ impl Journal {
                 .push_bind(Money(p.amount))
                 .push_bind(Money(p.balance_after))
                 .push_bind(p.at)
-        )?;
-        insert_rows!(
-            tx,
+        );
+        push_rows!(
+            writes,
             "INSERT INTO holds (id, user_id, remaining, reference, status, created_at, updated_at) ",
             self.holds,
             |row, h| row
@@ -351,18 +361,21 @@ impl Journal {
                 .push_bind("open")
                 .push_bind(h.at)
                 .push_bind(h.at)
-        )?;
+        );
         for code in &self.changed {
             let balance = Money(self.balances[code]);
-            execute_tx!(
-                tx,
-                "UPDATE accounts SET balance = $1 WHERE code = $2",
-                balance,
-                code,
-            )?;
+            push_statement!(writes, |update| update
+                .push("UPDATE accounts SET balance = ")
+                .push_bind(balance)
+                .push(" WHERE code = ")
+                .push_bind(code));
         }
+    }
+
+    /// Forgets everything recorded and loaded, once [`Journal::push_writes`]'s
+    /// statements have run.
+    pub fn clear(&mut self) {
         *self = Journal::default();
-        Ok(())
     }
 }
 

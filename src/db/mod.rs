@@ -12,22 +12,38 @@ pub use money::Money;
 
 use anyhow::Context;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, PgPool, Postgres, SqlitePool, Transaction};
+use std::marker::PhantomData;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// The database pool. Cheap to clone.
 #[derive(Clone)]
 pub struct Db {
     #[doc(hidden)]
     pub pool: Pool,
-    /// SQLite allows one writer at a time and a deferred transaction that
-    /// reads before it writes can fail with SQLITE_BUSY instead of waiting;
-    /// serialising write transactions in-process avoids that.
-    sqlite_writer: Arc<Mutex<()>>,
+    /// SQLite allows one writer at a time, so write transactions take turns
+    /// on one connection of their own, outside the pool:
+    /// - in WAL mode a connection drops its page cache whenever another
+    ///   connection wrote since its last transaction; with every write on one
+    ///   connection, the writer's cache stays warm;
+    /// - a pooled connection goes back to its pool through a spawned task,
+    ///   which the next transaction would wait for.
+    sqlite_writer: Option<Arc<Mutex<SqliteWriter>>>,
+}
+
+/// The SQLite write connection and whether a transaction is still open on
+/// it (one dropped without commit, rolled back before the next begins).
+#[doc(hidden)]
+pub struct SqliteWriter {
+    #[doc(hidden)]
+    pub conn: SqliteConnection,
+    open: bool,
 }
 
 #[derive(Clone)]
@@ -37,16 +53,17 @@ pub enum Pool {
     Postgres(PgPool),
 }
 
-/// A write transaction on either backend.
+/// A write transaction on either backend. Dropped without
+/// [`Tx::commit`], it rolls back.
 pub struct Tx<'a> {
     #[doc(hidden)]
     pub inner: TxInner,
-    _writer: Option<MutexGuard<'a, ()>>,
+    _db: PhantomData<&'a Db>,
 }
 
 #[doc(hidden)]
 pub enum TxInner {
-    Sqlite(Transaction<'static, Sqlite>),
+    Sqlite(OwnedMutexGuard<SqliteWriter>),
     Postgres(Transaction<'static, Postgres>),
 }
 
@@ -70,7 +87,7 @@ macro_rules! dispatch_tx {
     ($tx:expr, $conn:ident => $body:expr) => {
         match &mut $tx.inner {
             $crate::db::TxInner::Sqlite(t) => {
-                let $conn = &mut **t;
+                let $conn = &mut t.conn;
                 $body
             }
             $crate::db::TxInner::Postgres(t) => {
@@ -93,42 +110,115 @@ macro_rules! execute_tx {
     };
 }
 
+/// The SQLite writer's page cache, in KiB (SQLite's default is 2,000).
+const WRITER_CACHE_KIB: &str = "-65536";
+
 /// Rows per multi-row INSERT: far below either backend's bind limit.
 pub const INSERT_CHUNK: usize = 256;
 
-/// Inserts `$rows` (a slice) in a transaction with multi-row INSERTs of at
-/// most [`INSERT_CHUNK`] rows, on either backend. `$head` is the statement up
-/// to `VALUES`; `|$row, $item| $binds` pushes one row's values; an optional
-/// `$tail` follows the values (e.g. `ON CONFLICT … DO NOTHING`). Evaluates
-/// to `Result<(), sqlx::Error>`.
+/// Statements written together at the end of a unit of work. On SQLite they
+/// are one compound statement, so the whole write makes one trip to the
+/// driver's connection thread instead of one per statement; on PostgreSQL
+/// they run one after another. Bind values may borrow from the caller's rows.
+pub enum Writes<'a> {
+    #[doc(hidden)]
+    Sqlite(sqlx::QueryBuilder<'a, sqlx::Sqlite>, usize),
+    #[doc(hidden)]
+    Postgres(Vec<sqlx::QueryBuilder<'a, Postgres>>),
+}
+
+impl<'a> Writes<'a> {
+    /// An empty set of statements for `tx`'s backend.
+    pub fn new(tx: &Tx<'_>) -> Writes<'a> {
+        match tx.inner {
+            TxInner::Sqlite(_) => Writes::Sqlite(sqlx::QueryBuilder::new(""), 0),
+            TxInner::Postgres(_) => Writes::Postgres(Vec::new()),
+        }
+    }
+
+    /// Runs every statement, in the order they were added.
+    pub async fn execute(self, tx: &mut Tx<'_>) -> Result<(), sqlx::Error> {
+        match (self, &mut tx.inner) {
+            (sqlite @ Writes::Sqlite(..), TxInner::Sqlite(writer)) => {
+                sqlite.execute_on(&mut writer.conn).await
+            }
+            (Writes::Postgres(statements), TxInner::Postgres(t)) => {
+                for mut statement in statements {
+                    statement.build().execute(&mut **t).await?;
+                }
+                Ok(())
+            }
+            _ => Err(sqlx::Error::Protocol(
+                "statements built for one backend were run on the other".into(),
+            )),
+        }
+    }
+
+    async fn execute_on(self, conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+        match self {
+            Writes::Sqlite(_, 0) => Ok(()),
+            Writes::Sqlite(mut compound, _) => compound.build().execute(conn).await.map(|_| ()),
+            Writes::Postgres(_) => Err(sqlx::Error::Protocol(
+                "PostgreSQL statements were run on SQLite".into(),
+            )),
+        }
+    }
+}
+
+/// Adds one statement to `$writes` (a `&mut Writes`): `|$b| $build` pushes its SQL and
+/// binds on a `QueryBuilder` of either backend (expanded once per backend).
 #[macro_export]
 #[doc(hidden)]
-macro_rules! insert_rows {
-    ($tx:expr, $head:expr, $rows:expr, |$row:ident, $item:pat_param| $binds:expr $(, $tail:expr)?) => {{
-        let mut inserted: Result<(), sqlx::Error> = Ok(());
+macro_rules! push_statement {
+    ($writes:expr, |$b:ident| $build:expr) => {
+        match &mut *$writes {
+            $crate::db::Writes::Sqlite(compound, count) => {
+                if *count > 0 {
+                    compound.push("; ");
+                }
+                *count += 1;
+                let $b = compound;
+                $build;
+            }
+            $crate::db::Writes::Postgres(list) => {
+                let mut statement = sqlx::QueryBuilder::new("");
+                {
+                    let $b = &mut statement;
+                    $build;
+                }
+                list.push(statement);
+            }
+        }
+    };
+}
+
+/// Adds multi-row INSERTs of `$rows` (a slice) to `$writes` (a `&mut
+/// Writes`), at most [`INSERT_CHUNK`] rows each. `$head` is the statement up
+/// to `VALUES`; `|$row, $item| $binds` pushes one row's values; an optional
+/// `$tail` follows the values (e.g. `ON CONFLICT … DO NOTHING`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! push_rows {
+    ($writes:expr, $head:expr, $rows:expr, |$row:ident, $item:pat_param| $binds:expr $(, $tail:expr)?) => {
         for chunk in $rows.chunks($crate::db::INSERT_CHUNK) {
-            inserted = $crate::db::dispatch_tx!($tx, conn => {
-                let mut insert = sqlx::QueryBuilder::new($head);
+            $crate::db::push_statement!($writes, |insert| {
+                insert.push($head);
                 insert.push_values(chunk, |mut $row, $item| {
                     $binds;
                 });
                 $(insert.push($tail);)?
-                insert.build().execute(conn).await.map(|_| ())
             });
-            if inserted.is_err() {
-                break;
-            }
         }
-        inserted
-    }};
+    };
 }
 
-pub use crate::{dispatch, dispatch_tx, execute_tx, insert_rows};
+pub use crate::{dispatch, dispatch_tx, execute_tx, push_rows, push_statement};
 
 impl Db {
     /// Connects to `url` (`sqlite://path` or `postgres://…`), creating a SQLite
     /// file and its folder when missing, and applies the migrations.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
+        let mut sqlite_writer = None;
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).context("invalid PostgreSQL URL")?;
             let pool = PgPoolOptions::new()
@@ -157,16 +247,24 @@ impl Db {
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
                 .test_before_acquire(false)
-                .connect_with(options)
+                .connect_with(options.clone())
                 .await
                 .context("failed to open the SQLite database")?;
+            // The writer touches the newest pages of every table and index on
+            // each commit: a larger cache keeps them in memory.
+            let conn = options
+                .pragma("cache_size", WRITER_CACHE_KIB)
+                .connect()
+                .await
+                .context("failed to open the SQLite database for writing")?;
+            sqlite_writer = Some(Arc::new(Mutex::new(SqliteWriter { conn, open: false })));
             Pool::Sqlite(pool)
         } else {
             anyhow::bail!("unsupported database URL `{url}`: use sqlite:// or postgres://");
         };
         Ok(Db {
             pool,
-            sqlite_writer: Arc::new(Mutex::new(())),
+            sqlite_writer,
         })
     }
 
@@ -181,28 +279,35 @@ impl Db {
 
     /// Starts a write transaction.
     pub async fn begin(&self) -> anyhow::Result<Tx<'_>> {
-        Ok(match &self.pool {
-            Pool::Sqlite(pool) => {
-                let guard = self.sqlite_writer.lock().await;
-                let tx = pool
-                    .begin()
+        let inner = match (&self.pool, &self.sqlite_writer) {
+            (Pool::Sqlite(_), Some(writer)) => {
+                let mut writer = writer.clone().lock_owned().await;
+                if writer.open {
+                    sqlx::query("ROLLBACK")
+                        .execute(&mut writer.conn)
+                        .await
+                        .context("failed to roll back an abandoned transaction")?;
+                    writer.open = false;
+                }
+                // IMMEDIATE: take the write lock now, so a transaction that
+                // reads first cannot fail later on upgrading its lock.
+                sqlx::query("BEGIN IMMEDIATE")
+                    .execute(&mut writer.conn)
                     .await
                     .context("failed to begin a transaction")?;
-                Tx {
-                    inner: TxInner::Sqlite(tx),
-                    _writer: Some(guard),
-                }
+                writer.open = true;
+                TxInner::Sqlite(writer)
             }
-            Pool::Postgres(pool) => {
-                let tx = pool
-                    .begin()
+            (Pool::Sqlite(_), None) => anyhow::bail!("the SQLite writer is closed"),
+            (Pool::Postgres(pool), _) => TxInner::Postgres(
+                pool.begin()
                     .await
-                    .context("failed to begin a transaction")?;
-                Tx {
-                    inner: TxInner::Postgres(tx),
-                    _writer: None,
-                }
-            }
+                    .context("failed to begin a transaction")?,
+            ),
+        };
+        Ok(Tx {
+            inner,
+            _db: PhantomData,
         })
     }
 
@@ -220,6 +325,13 @@ impl Db {
     }
 
     pub async fn close(&self) {
+        if let Some(writer) = &self.sqlite_writer {
+            let mut writer = writer.lock().await;
+            if writer.open {
+                let _ = sqlx::query("ROLLBACK").execute(&mut writer.conn).await;
+                writer.open = false;
+            }
+        }
         dispatch!(self, pool => pool.close().await)
     }
 }
@@ -227,10 +339,32 @@ impl Db {
 impl Tx<'_> {
     pub async fn commit(self) -> anyhow::Result<()> {
         match self.inner {
-            TxInner::Sqlite(tx) => tx.commit().await,
-            TxInner::Postgres(tx) => tx.commit().await,
+            TxInner::Sqlite(mut writer) => {
+                sqlx::query("COMMIT")
+                    .execute(&mut writer.conn)
+                    .await
+                    .context("failed to commit")?;
+                writer.open = false;
+                Ok(())
+            }
+            TxInner::Postgres(tx) => tx.commit().await.context("failed to commit"),
         }
-        .context("failed to commit")
+    }
+
+    /// Runs `writes`, then commits: on SQLite in one trip to the database.
+    /// If a statement fails, nothing is committed and the transaction rolls back.
+    pub async fn commit_with(mut self, mut writes: Writes<'_>) -> anyhow::Result<()> {
+        if let (TxInner::Sqlite(writer), Writes::Sqlite(..)) = (&mut self.inner, &writes) {
+            push_statement!(&mut writes, |commit| commit.push("COMMIT"));
+            writes
+                .execute_on(&mut writer.conn)
+                .await
+                .context("failed to commit")?;
+            writer.open = false;
+            return Ok(());
+        }
+        writes.execute(&mut self).await.context("failed to write")?;
+        self.commit().await
     }
 
     /// `" FOR UPDATE"` on PostgreSQL, empty on SQLite.

@@ -5,7 +5,7 @@ use super::handle::{MarketError, OrderMeta};
 use super::task::MarketConfig;
 use crate::billing::charges::{self, Chargeable};
 use crate::billing::ledger::{self, Journal, LedgerError};
-use crate::db::{dispatch_tx, execute_tx, insert_rows, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
 use crate::engine::placement::{DemandClass, DemandMix};
 use crate::engine::{Command, EndReason, Engine, Event, Lease, LeaseState, Mode, PlaceOrder};
 use crate::idempotency;
@@ -74,6 +74,8 @@ struct NewLease {
     hold_id: Option<Uuid>,
     billed_until: Option<i64>,
     running_at: Option<i64>,
+    /// `lease` serialized, once, just before the row is written.
+    engine_json: String,
 }
 
 /// How a new order's row stood when its batch committed.
@@ -92,11 +94,19 @@ struct NewFill {
 }
 
 /// What of the engine's demand mix the `demand_log` table already holds.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct DemandCursor {
     /// The mix's [`DemandMix::recorded`] count as last stored.
     pub persisted: u64,
     pub next_seq: i64,
+}
+
+/// The `demand_log` rows a batch appends, and the cursor after them.
+#[derive(Debug, Default)]
+struct DemandLogWrite {
+    rows: Vec<(i64, DemandClass)>,
+    trim_before: Option<i64>,
+    cursor: DemandCursor,
 }
 
 /// The database side of one batch of engine events.
@@ -119,6 +129,9 @@ pub struct Batch<'c> {
     journal: Journal,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
     written: HashMap<Uuid, WrittenOrder>,
+    /// Set by [`Batch::finish`] for [`Batch::final_writes`].
+    meta_json: String,
+    demand: DemandLogWrite,
 }
 
 impl<'c> Batch<'c> {
@@ -135,6 +148,8 @@ impl<'c> Batch<'c> {
             new_fills: Vec::new(),
             journal: Journal::default(),
             written: HashMap::new(),
+            meta_json: String::new(),
+            demand: DemandLogWrite::default(),
         }
     }
 
@@ -246,7 +261,17 @@ impl<'c> Batch<'c> {
         tx: &mut Tx<'_>,
         buyer: Uuid,
     ) -> anyhow::Result<Decimal> {
-        match self.journal.balance(tx, &ledger::wallet(buyer)).await {
+        let wallet = ledger::wallet(buyer);
+        // A hold moves money to the buyer's holds account: read both at once.
+        match self
+            .journal
+            .load(tx, &[&wallet, &ledger::holds(buyer)])
+            .await
+        {
+            Ok(()) | Err(LedgerError::UnknownAccount(_)) => {}
+            Err(e) => return Err(anyhow::anyhow!(e)),
+        }
+        match self.journal.balance(tx, &wallet).await {
             Ok(balance) => Ok(balance),
             Err(LedgerError::UnknownAccount(_)) => Ok(Decimal::ZERO),
             Err(e) => Err(anyhow::anyhow!(e)),
@@ -261,14 +286,30 @@ impl<'c> Batch<'c> {
 
     /// Writes every row this batch holds in memory, so reads see them.
     pub async fn flush(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
+        self.serialize_leases()?;
+        let mut writes = Writes::new(tx);
+        self.push_rows(&mut writes);
+        writes
+            .execute(tx)
+            .await
+            .context("failed to write the batch's rows")?;
+        self.clear_rows();
+        Ok(())
+    }
+
+    /// Serializes each new lease's engine state, once, for its row.
+    fn serialize_leases(&mut self) -> serde_json::Result<()> {
+        for new in &mut self.new_leases {
+            new.engine_json = serde_json::to_string(&new.lease)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the INSERTs of every row held in memory to `writes`.
+    fn push_rows<'a>(&'a self, writes: &mut Writes<'a>) {
         let now = self.now;
-        let leases = self
-            .new_leases
-            .iter()
-            .map(|new| Ok((new, serde_json::to_string(&new.lease)?)))
-            .collect::<serde_json::Result<Vec<_>>>()?;
-        insert_rows!(
-            tx,
+        push_rows!(
+            writes,
             "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
              reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
              created_at, updated_at) ",
@@ -288,15 +329,14 @@ impl<'c> Batch<'c> {
                 .push_bind(o.lease_id)
                 .push_bind(now)
                 .push_bind(now)
-        )
-        .context("failed to insert orders")?;
-        insert_rows!(
-            tx,
+        );
+        push_rows!(
+            writes,
             "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
              region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
              engine_json, created_at, updated_at) ",
-            leases,
-            |row, (new, engine_json)| row
+            self.new_leases,
+            |row, new| row
                 .push_bind(new.lease.id)
                 .push_bind(new.lease.order_id)
                 .push_bind(new.lease.buyer)
@@ -311,17 +351,13 @@ impl<'c> Batch<'c> {
                 .push_bind(new.lease.starts_at)
                 .push_bind(new.lease.ends_at)
                 .push_bind(new.running_at)
-                .push_bind(engine_json)
+                .push_bind(&new.engine_json)
                 .push_bind(now)
                 .push_bind(now)
-        )
-        .context("failed to insert leases")?;
-        self.journal
-            .flush(tx)
-            .await
-            .map_err(|e| anyhow::anyhow!(e))?;
-        insert_rows!(
-            tx,
+        );
+        self.journal.push_writes(writes);
+        push_rows!(
+            writes,
             "INSERT INTO fills (order_id, lease_id, report_json, created_at) ",
             self.new_fills,
             |row, f| row
@@ -330,14 +366,55 @@ impl<'c> Batch<'c> {
                 .push_bind(&f.report_json)
                 .push_bind(now),
             " ON CONFLICT (order_id, lease_id) DO NOTHING"
-        )
-        .context("failed to insert fills")?;
+        );
+    }
+
+    /// What is left after [`Batch::finish`]: every row still held in memory,
+    /// the new demand classes and the engine's meta. The caller commits
+    /// with them ([`Tx::commit_with`]), so the batch's last statements and
+    /// its commit make one trip to the database.
+    pub fn final_writes<'a>(&'a self, tx: &Tx<'_>) -> Writes<'a> {
+        let mut writes = Writes::new(tx);
+        self.push_rows(&mut writes);
+        let demand = &self.demand;
+        push_rows!(
+            &mut writes,
+            "INSERT INTO demand_log (seq, milli, memory_mb, gpus, cpu_milli) ",
+            demand.rows,
+            |row, (seq, c)| row
+                .push_bind(*seq)
+                .push_bind(i64::from(c.milli))
+                .push_bind(i64::try_from(c.memory_mb).unwrap_or(i64::MAX))
+                .push_bind(i64::from(c.gpus))
+                .push_bind(i64::try_from(c.cpu_milli).unwrap_or(i64::MAX))
+        );
+        if let Some(before) = demand.trim_before {
+            push_statement!(&mut writes, |delete| delete
+                .push("DELETE FROM demand_log WHERE seq < ")
+                .push_bind(before));
+        }
+        push_statement!(&mut writes, |upsert| upsert
+            .push("INSERT INTO engine_meta (id, state_json) VALUES (1, ")
+            .push_bind(&self.meta_json)
+            .push(
+                ") ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json"
+            ));
+        writes
+    }
+
+    /// The demand log's cursor once [`Batch::final_writes`] is committed.
+    pub fn demand_after(&self) -> DemandCursor {
+        self.demand.cursor
+    }
+
+    /// Forgets the rows [`Batch::push_rows`] wrote.
+    fn clear_rows(&mut self) {
         self.new_orders.clear();
         self.order_at.clear();
         self.new_leases.clear();
         self.lease_at.clear();
         self.new_fills.clear();
-        Ok(())
+        self.journal.clear();
     }
 
     fn ts(&self) -> i64 {
@@ -579,6 +656,7 @@ impl<'c> Batch<'c> {
             hold_id: None,
             billed_until,
             running_at: None,
+            engine_json: String::new(),
         });
         if hold <= Decimal::ZERO {
             return Ok(());
@@ -850,12 +928,12 @@ impl<'c> Batch<'c> {
     }
 
     /// Writes the engine's view of every lease and order touched in this
-    /// batch, then every row still held in memory.
+    /// batch and prepares the last writes, [`Batch::final_writes`].
     pub async fn finish(
         &mut self,
         tx: &mut Tx<'_>,
         engine: &Engine,
-        demand: &mut DemandCursor,
+        demand: &DemandCursor,
     ) -> anyhow::Result<()> {
         let now = self.now;
         for id in std::mem::take(&mut self.touched_leases) {
@@ -906,15 +984,9 @@ impl<'c> Batch<'c> {
                 },
             )
         }));
-        self.flush(tx).await?;
-        log_demand(tx, engine.demand_mix(), demand).await?;
-        let meta = serde_json::to_string(&engine.meta())?;
-        execute_tx!(
-            tx,
-            "INSERT INTO engine_meta (id, state_json) VALUES (1, $1) \
-             ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json",
-            meta,
-        )?;
+        self.serialize_leases()?;
+        self.meta_json = serde_json::to_string(&engine.meta())?;
+        self.demand = log_demand(engine.demand_mix(), *demand);
         Ok(())
     }
 }
@@ -1021,47 +1093,34 @@ async fn last_heartbeat(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<Option<i6
     Ok(at.flatten().map(|t| t.timestamp()))
 }
 
-/// Appends the classes the mix recorded since the last commit to
-/// `demand_log`, and trims the log to the window once per window's worth.
-async fn log_demand(
-    tx: &mut Tx<'_>,
-    mix: &DemandMix,
-    cursor: &mut DemandCursor,
-) -> anyhow::Result<()> {
+/// The classes the mix recorded since the last commit, as `demand_log`
+/// rows, and the trim that keeps the log to the window (once per window's
+/// worth of appends).
+fn log_demand(mix: &DemandMix, cursor: DemandCursor) -> DemandLogWrite {
     let new = mix.recorded().saturating_sub(cursor.persisted);
     let kept = mix.recent().len();
     let fresh = usize::try_from(new).unwrap_or(usize::MAX).min(kept);
     if fresh == 0 {
-        return Ok(());
+        return DemandLogWrite {
+            cursor,
+            ..DemandLogWrite::default()
+        };
     }
-    let classes: Vec<(i64, DemandClass)> = mix
+    let rows: Vec<(i64, DemandClass)> = mix
         .recent()
         .skip(kept - fresh)
         .zip(cursor.next_seq..)
         .map(|(c, seq)| (seq, *c))
         .collect();
-    insert_rows!(
-        tx,
-        "INSERT INTO demand_log (seq, milli, memory_mb, gpus, cpu_milli) ",
-        classes,
-        |row, (seq, c)| row
-            .push_bind(*seq)
-            .push_bind(i64::from(c.milli))
-            .push_bind(i64::try_from(c.memory_mb).unwrap_or(i64::MAX))
-            .push_bind(i64::from(c.gpus))
-            .push_bind(i64::try_from(c.cpu_milli).unwrap_or(i64::MAX))
-    )
-    .context("failed to log the demand mix")?;
     let window = i64::try_from(mix.window()).unwrap_or(i64::MAX).max(1);
     let first = cursor.next_seq;
-    cursor.next_seq += i64::try_from(fresh).unwrap_or(i64::MAX);
-    cursor.persisted = mix.recorded();
-    if (first - 1) / window != (cursor.next_seq - 1) / window {
-        execute_tx!(
-            tx,
-            "DELETE FROM demand_log WHERE seq < $1",
-            cursor.next_seq - window,
-        )?;
+    let next_seq = first + i64::try_from(fresh).unwrap_or(i64::MAX);
+    DemandLogWrite {
+        rows,
+        trim_before: ((first - 1) / window != (next_seq - 1) / window).then_some(next_seq - window),
+        cursor: DemandCursor {
+            persisted: mix.recorded(),
+            next_seq,
+        },
     }
-    Ok(())
 }

@@ -193,8 +193,10 @@ impl MarketTask {
             out.bill_running(&mut tx, &mut self.engine).await?;
             self.last_billing = ts;
         }
-        out.finish(&mut tx, &self.engine, &mut self.demand).await?;
-        tx.commit().await?;
+        out.finish(&mut tx, &self.engine, &self.demand).await?;
+        let writes = out.final_writes(&tx);
+        tx.commit_with(writes).await?;
+        self.demand = out.demand_after();
         Ok(batch
             .iter()
             .zip(results)

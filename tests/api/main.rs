@@ -14,5 +14,6 @@ mod nodes;
 mod ops;
 mod orders;
 mod prices;
+mod storage;
 mod validation;
 mod wallet;

@@ -1,0 +1,75 @@
+//! The storage layer's transactions, on each backend: on SQLite every write
+//! transaction shares one connection, so a transaction that fails or is
+//! abandoned must leave nothing behind for the next one.
+
+use crate::helpers::*;
+use gpuex::db::{dispatch, execute_tx, push_statement, Db, Writes};
+
+async fn setting(db: &Db, key: &str) -> Option<String> {
+    dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+            .bind(key)
+            .fetch_optional(pool)
+            .await
+    })
+    .expect("read a setting")
+}
+
+on_both_databases! {
+    async fn a_transaction_dropped_without_commit_leaves_nothing(app) {
+        let db = Db::connect(&app.database_url).await.expect("db");
+        {
+            let mut tx = db.begin().await.expect("begin");
+            execute_tx!(tx, "INSERT INTO settings (key, value) VALUES ($1, $2)", "abandoned", "x")
+                .expect("insert");
+        }
+        let mut tx = db.begin().await.expect("the next transaction begins");
+        execute_tx!(tx, "INSERT INTO settings (key, value) VALUES ($1, $2)", "kept", "y")
+            .expect("insert");
+        tx.commit().await.expect("commit");
+        assert_eq!(setting(&db, "abandoned").await, None);
+        assert_eq!(setting(&db, "kept").await.as_deref(), Some("y"));
+    }
+
+    async fn writes_commit_together_or_not_at_all(app) {
+        let db = Db::connect(&app.database_url).await.expect("db");
+        let tx = db.begin().await.expect("begin");
+        let mut writes = Writes::new(&tx);
+        for (key, value) in [("first", "1"), ("second", "2")] {
+            push_statement!(&mut writes, |insert| insert
+                .push("INSERT INTO settings (key, value) VALUES (")
+                .push_bind(key)
+                .push(", ")
+                .push_bind(value)
+                .push(")"));
+        }
+        push_statement!(&mut writes, |update| update
+            .push("UPDATE settings SET value = ")
+            .push_bind("1b")
+            .push(" WHERE key = ")
+            .push_bind("first"));
+        tx.commit_with(writes).await.expect("commit");
+        assert_eq!(setting(&db, "first").await.as_deref(), Some("1b"));
+        assert_eq!(setting(&db, "second").await.as_deref(), Some("2"));
+
+        // The second statement repeats a key: the first must not survive either.
+        let tx = db.begin().await.expect("begin");
+        let mut writes = Writes::new(&tx);
+        for key in ["third", "second"] {
+            push_statement!(&mut writes, |insert| insert
+                .push("INSERT INTO settings (key, value) VALUES (")
+                .push_bind(key)
+                .push(", ")
+                .push_bind("x")
+                .push(")"));
+        }
+        let err = tx.commit_with(writes).await.expect_err("a duplicate key fails the commit");
+        assert!(format!("{err:#}").contains("UNIQUE") || format!("{err:#}").contains("duplicate"), "{err:#}");
+        assert_eq!(setting(&db, "third").await, None);
+        assert_eq!(setting(&db, "second").await.as_deref(), Some("2"));
+        let mut tx = db.begin().await.expect("the writer is usable again");
+        execute_tx!(tx, "UPDATE settings SET value = $1 WHERE key = $2", "3", "second").expect("update");
+        tx.commit().await.expect("commit");
+        assert_eq!(setting(&db, "second").await.as_deref(), Some("3"));
+    }
+}
