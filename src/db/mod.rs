@@ -61,9 +61,49 @@ pub struct Tx<'a> {
     _db: PhantomData<&'a Db>,
 }
 
+/// The SQLite writer, held for one transaction. Dropped while its
+/// transaction is open, it rolls back at once on a task of its own, keeping
+/// the writer until then, so an abandoned transaction does not keep the
+/// database's write lock while nothing else writes.
+#[doc(hidden)]
+pub struct SqliteTx(Option<OwnedMutexGuard<SqliteWriter>>);
+
+impl std::ops::Deref for SqliteTx {
+    type Target = SqliteWriter;
+    fn deref(&self) -> &SqliteWriter {
+        self.0.as_ref().expect("the writer is only taken on drop")
+    }
+}
+
+impl std::ops::DerefMut for SqliteTx {
+    fn deref_mut(&mut self) -> &mut SqliteWriter {
+        self.0.as_mut().expect("the writer is only taken on drop")
+    }
+}
+
+impl Drop for SqliteTx {
+    fn drop(&mut self) {
+        let Some(mut writer) = self.0.take().filter(|w| w.open) else {
+            return;
+        };
+        // Without a runtime, the next `begin` rolls back instead.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if sqlx::query("ROLLBACK")
+                    .execute(&mut writer.conn)
+                    .await
+                    .is_ok()
+                {
+                    writer.open = false;
+                }
+            });
+        }
+    }
+}
+
 #[doc(hidden)]
 pub enum TxInner {
-    Sqlite(OwnedMutexGuard<SqliteWriter>),
+    Sqlite(SqliteTx),
     Postgres(Transaction<'static, Postgres>),
 }
 
@@ -296,7 +336,7 @@ impl Db {
                     .await
                     .context("failed to begin a transaction")?;
                 writer.open = true;
-                TxInner::Sqlite(writer)
+                TxInner::Sqlite(SqliteTx(Some(writer)))
             }
             (Pool::Sqlite(_), None) => anyhow::bail!("the SQLite writer is closed"),
             (Pool::Postgres(pool), _) => TxInner::Postgres(

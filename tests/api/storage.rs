@@ -23,12 +23,26 @@ on_both_databases! {
             execute_tx!(tx, "INSERT INTO settings (key, value) VALUES ($1, $2)", "abandoned", "x")
                 .expect("insert");
         }
+        // A write outside any transaction goes through at once: the abandoned
+        // one does not keep SQLite's write lock until the next `begin`.
+        let started = std::time::Instant::now();
+        dispatch!(db, pool => {
+            sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2)")
+                .bind("via_pool")
+                .bind("z")
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .expect("a pooled write after an abandoned transaction");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
         let mut tx = db.begin().await.expect("the next transaction begins");
         execute_tx!(tx, "INSERT INTO settings (key, value) VALUES ($1, $2)", "kept", "y")
             .expect("insert");
         tx.commit().await.expect("commit");
         assert_eq!(setting(&db, "abandoned").await, None);
         assert_eq!(setting(&db, "kept").await.as_deref(), Some("y"));
+        assert_eq!(setting(&db, "via_pool").await.as_deref(), Some("z"));
     }
 
     async fn writes_commit_together_or_not_at_all(app) {
