@@ -38,7 +38,8 @@ pub struct Db {
 }
 
 /// The SQLite write connection and whether a transaction is still open on
-/// it (one dropped without commit, rolled back before the next begins).
+/// it: one whose rollback on drop could not run or failed is rolled back
+/// before the next begins.
 #[doc(hidden)]
 pub struct SqliteWriter {
     #[doc(hidden)]
@@ -179,8 +180,8 @@ impl<'a> Writes<'a> {
     /// Runs every statement, in the order they were added.
     pub async fn execute(self, tx: &mut Tx<'_>) -> Result<(), sqlx::Error> {
         match (self, &mut tx.inner) {
-            (sqlite @ Writes::Sqlite(..), TxInner::Sqlite(writer)) => {
-                sqlite.execute_on(&mut writer.conn).await
+            (Writes::Sqlite(compound, count), TxInner::Sqlite(writer)) => {
+                run_compound(compound, count, &mut writer.conn).await
             }
             (Writes::Postgres(statements), TxInner::Postgres(t)) => {
                 for mut statement in statements {
@@ -193,16 +194,18 @@ impl<'a> Writes<'a> {
             )),
         }
     }
+}
 
-    async fn execute_on(self, conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
-        match self {
-            Writes::Sqlite(_, 0) => Ok(()),
-            Writes::Sqlite(mut compound, _) => compound.build().execute(conn).await.map(|_| ()),
-            Writes::Postgres(_) => Err(sqlx::Error::Protocol(
-                "PostgreSQL statements were run on SQLite".into(),
-            )),
-        }
+/// Runs a compound statement of `count` statements on SQLite.
+async fn run_compound(
+    mut compound: sqlx::QueryBuilder<'_, sqlx::Sqlite>,
+    count: usize,
+    conn: &mut SqliteConnection,
+) -> Result<(), sqlx::Error> {
+    if count == 0 {
+        return Ok(());
     }
+    compound.build().execute(conn).await.map(|_| ())
 }
 
 /// Adds one statement to `$writes` (a `&mut Writes`): `|$b| $build` pushes its SQL and
@@ -338,7 +341,8 @@ impl Db {
                 writer.open = true;
                 TxInner::Sqlite(SqliteTx(Some(writer)))
             }
-            (Pool::Sqlite(_), None) => anyhow::bail!("the SQLite writer is closed"),
+            // `connect` always opens the writer beside a SQLite pool.
+            (Pool::Sqlite(_), None) => anyhow::bail!("SQLite has no write connection"),
             (Pool::Postgres(pool), _) => TxInner::Postgres(
                 pool.begin()
                     .await
@@ -393,16 +397,21 @@ impl Tx<'_> {
 
     /// Runs `writes`, then commits: on SQLite in one trip to the database.
     /// If a statement fails, nothing is committed and the transaction rolls back.
-    pub async fn commit_with(mut self, mut writes: Writes<'_>) -> anyhow::Result<()> {
-        if let (TxInner::Sqlite(writer), Writes::Sqlite(..)) = (&mut self.inner, &writes) {
-            push_statement!(&mut writes, |commit| commit.push("COMMIT"));
-            writes
-                .execute_on(&mut writer.conn)
-                .await
-                .context("failed to commit")?;
-            writer.open = false;
-            return Ok(());
-        }
+    pub async fn commit_with(mut self, writes: Writes<'_>) -> anyhow::Result<()> {
+        let writes = match (&mut self.inner, writes) {
+            (TxInner::Sqlite(writer), Writes::Sqlite(mut compound, count)) => {
+                if count > 0 {
+                    compound.push("; ");
+                }
+                compound.push("COMMIT");
+                run_compound(compound, count + 1, &mut writer.conn)
+                    .await
+                    .context("failed to commit")?;
+                writer.open = false;
+                return Ok(());
+            }
+            (_, writes) => writes,
+        };
         writes.execute(&mut self).await.context("failed to write")?;
         self.commit().await
     }
