@@ -154,6 +154,30 @@ macro_rules! execute_tx {
 /// The SQLite writer's page cache, in KiB (SQLite's default is 2,000).
 const WRITER_CACHE_KIB: &str = "-65536";
 
+/// How often the WAL is copied back into the SQLite database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// Copies the WAL back into the database file until the pool closes or the
+/// last [`Db`] is dropped (`writer` is then gone). `PASSIVE` never waits for
+/// the writer or readers; whatever it could not copy waits for the next
+/// round, and once all of it is copied the next write starts the WAL over,
+/// so it stays small.
+async fn checkpoint_wal(pool: SqlitePool, writer: std::sync::Weak<Mutex<SqliteWriter>>) {
+    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !pool.is_closed() && writer.strong_count() > 0 {
+        every.tick().await;
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&pool)
+            .await
+        {
+            if !pool.is_closed() {
+                tracing::warn!(error = %e, "WAL checkpoint failed; retrying");
+            }
+        }
+    }
+}
+
 /// Rows per multi-row INSERT: far below either backend's bind limit.
 pub const INSERT_CHUNK: usize = 256;
 
@@ -294,13 +318,19 @@ impl Db {
                 .await
                 .context("failed to open the SQLite database")?;
             // The writer touches the newest pages of every table and index on
-            // each commit: a larger cache keeps them in memory.
+            // each commit: a larger cache keeps them in memory. It never
+            // checkpoints itself: a checkpoint syncs the database file, and
+            // on the writer's commit that wait would hold up every order
+            // behind it; a pooled connection checkpoints in the background.
             let conn = options
                 .pragma("cache_size", WRITER_CACHE_KIB)
+                .pragma("wal_autocheckpoint", "0")
                 .connect()
                 .await
                 .context("failed to open the SQLite database for writing")?;
-            sqlite_writer = Some(Arc::new(Mutex::new(SqliteWriter { conn, open: false })));
+            let writer = Arc::new(Mutex::new(SqliteWriter { conn, open: false }));
+            tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
+            sqlite_writer = Some(writer);
             Pool::Sqlite(pool)
         } else {
             anyhow::bail!("unsupported database URL `{url}`: use sqlite:// or postgres://");

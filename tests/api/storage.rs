@@ -87,3 +87,49 @@ on_both_databases! {
         assert_eq!(setting(&db, "second").await.as_deref(), Some("3"));
     }
 }
+
+/// The SQLite writer never checkpoints on its own commits (the sync would
+/// hold up the market behind it): a background task copies the WAL back
+/// into the database file while writes go on.
+#[tokio::test]
+async fn the_sqlite_wal_is_copied_back_while_the_writer_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("wal.db");
+    let db = Db::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("db");
+    db.migrate().await.expect("migrate");
+    let before = std::fs::metadata(&path).expect("database file").len();
+    let value = "x".repeat(1000);
+    for batch in 0..4 {
+        let mut tx = db.begin().await.expect("begin");
+        for i in 0..500 {
+            execute_tx!(
+                tx,
+                "INSERT INTO settings (key, value) VALUES ($1, $2)",
+                format!("k{batch}-{i}"),
+                &value
+            )
+            .expect("insert");
+        }
+        tx.commit().await.expect("commit");
+    }
+    let written = 2_000 * 1_000;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let size = std::fs::metadata(&path).expect("database file").len();
+        if size >= before + written {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file stayed at {size} bytes (from {before}): the WAL was not checkpointed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        setting(&db, "k3-499").await.as_deref(),
+        Some(value.as_str())
+    );
+    db.close().await;
+}
