@@ -2,7 +2,9 @@
 //! order placement (`POST /v1/orders` on SQLite: validation, the engine task,
 //! the hold and the commit) and `GET /v1/prices`, against a bare axum handler
 //! that parses and echoes the same JSON. 32 requests in flight throughout:
-//! each one that finishes starts the next.
+//! each one that finishes starts the next. Last, the floor under order
+//! placement on this schema: the rows each order writes, written straight
+//! to SQLite the way the market writes them, with no HTTP and no engine.
 //!
 //! `cargo bench --bench http -- --warm-up-time 1 --measurement-time 5`
 
@@ -22,6 +24,7 @@ struct Bench {
     client: reqwest::Client,
     buyer: String,
     bare: String,
+    database: String,
     _dir: tempfile::TempDir,
 }
 
@@ -40,10 +43,8 @@ async fn post(client: &reqwest::Client, url: &str, token: Option<&str>, body: &V
 
 async fn setup() -> Bench {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut settings = gpuex::config::Settings::with_database(format!(
-        "sqlite://{}/bench.db",
-        dir.path().display()
-    ));
+    let database = format!("sqlite://{}/bench.db", dir.path().display());
+    let mut settings = gpuex::config::Settings::with_database(database.clone());
     settings.admin_email = Some("admin@bench.test".into());
     settings.admin_password = Some("bench-password-1".into());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -145,6 +146,7 @@ async fn setup() -> Bench {
         client,
         buyer,
         bare,
+        database,
         _dir: dir,
     }
 }
@@ -219,7 +221,256 @@ fn http(c: &mut Criterion) {
             })
         })
     });
+    // The floor under order placement on this schema: each order's rows
+    // (order, lease, fill, journal entry, two postings, hold) and the two
+    // balances, as multi-row INSERTs with binds in one compound statement
+    // with its BEGIN and COMMIT, a batch a trip, as the market writes them,
+    // with no HTTP and no engine. Copies of an order the server placed
+    // above, under new ids.
+    group.bench_function("order_rows_sqlite_floor", |b| {
+        let (conn, template) = rt.block_on(order_rows_template(&bench.database));
+        let (conn, template) = (
+            std::sync::Arc::new(tokio::sync::Mutex::new(conn)),
+            std::sync::Arc::new(template),
+        );
+        b.to_async(&rt).iter_custom(|n| {
+            let (conn, template) = (conn.clone(), template.clone());
+            async move {
+                let mut conn = conn.lock().await;
+                let started = Instant::now();
+                let mut left = n;
+                while left > 0 {
+                    let batch = left.min(ROWS_BATCH);
+                    template
+                        .batch(batch)
+                        .build()
+                        .execute(&mut *conn)
+                        .await
+                        .expect("order rows");
+                    left -= batch;
+                }
+                started.elapsed()
+            }
+        })
+    });
     group.finish();
+}
+
+/// Orders per transaction in the floor benchmark: about what the market's
+/// group commit gathers with 32 requests in flight.
+const ROWS_BATCH: u64 = 12;
+
+/// One SQLite value, as read, to bind again.
+#[derive(Clone)]
+enum Cell {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// A table's row to copy, and which of its columns take a new id.
+struct RowCopy {
+    table: &'static str,
+    columns: Vec<String>,
+    cells: Vec<Cell>,
+    /// (column index, which new id: 0 order, 1 lease, 2 entry, 3 hold)
+    ids: Vec<(usize, usize)>,
+}
+
+/// One placed order's rows, to copy under new ids.
+struct OrderRows {
+    rows: Vec<RowCopy>,
+    accounts: Vec<String>,
+}
+
+impl OrderRows {
+    /// One transaction that writes `count` copies: the market's shape.
+    fn batch(&self, count: u64) -> sqlx::QueryBuilder<'_, sqlx::Sqlite> {
+        let ids: Vec<[uuid::Uuid; 4]> = (0..count)
+            .map(|_| std::array::from_fn(|_| uuid::Uuid::now_v7()))
+            .collect();
+        let mut sql = sqlx::QueryBuilder::new("BEGIN IMMEDIATE; ");
+        for row in &self.rows {
+            sql.push(format!(
+                "INSERT INTO {} ({}) ",
+                row.table,
+                row.columns.join(", ")
+            ));
+            sql.push_values(&ids, |mut values, new| {
+                for (i, cell) in row.cells.iter().enumerate() {
+                    if let Some((_, which)) = row.ids.iter().find(|(c, _)| *c == i) {
+                        values.push_bind(new[*which]);
+                        continue;
+                    }
+                    match cell.clone() {
+                        Cell::Null => values.push_bind(None::<String>),
+                        Cell::Integer(v) => values.push_bind(v),
+                        Cell::Real(v) => values.push_bind(v),
+                        Cell::Text(v) => values.push_bind(v),
+                        Cell::Blob(v) => values.push_bind(v),
+                    };
+                }
+            });
+            sql.push("; ");
+        }
+        // The market writes each touched balance once per batch.
+        for account in &self.accounts {
+            sql.push("UPDATE accounts SET balance = balance WHERE code = ")
+                .push_bind(account.clone())
+                .push("; ");
+        }
+        sql.push("COMMIT");
+        sql
+    }
+}
+
+/// Reads one row of `table` (`filter` binds `key`) as cells, every column
+/// but `skip` (an autoincrement id).
+async fn copy_of(
+    conn: &mut sqlx::SqliteConnection,
+    table: &'static str,
+    filter: &str,
+    key: Vec<u8>,
+    skip: Option<&str>,
+) -> Vec<(Vec<String>, Vec<Cell>)> {
+    use sqlx::{Column, Row, TypeInfo, ValueRef};
+    let rows = sqlx::query(&format!("SELECT * FROM {table} WHERE {filter}"))
+        .bind(key)
+        .fetch_all(&mut *conn)
+        .await
+        .expect("template row");
+    rows.iter()
+        .map(|row| {
+            let mut names = Vec::new();
+            let mut cells = Vec::new();
+            for (i, column) in row.columns().iter().enumerate() {
+                if Some(column.name()) == skip {
+                    continue;
+                }
+                let raw = row.try_get_raw(i).expect("value");
+                let cell = if raw.is_null() {
+                    Cell::Null
+                } else {
+                    match raw.type_info().name() {
+                        "INTEGER" => Cell::Integer(row.get(i)),
+                        "REAL" => Cell::Real(row.get(i)),
+                        "BLOB" => Cell::Blob(row.get(i)),
+                        _ => Cell::Text(row.get(i)),
+                    }
+                };
+                names.push(column.name().to_owned());
+                cells.push(cell);
+            }
+            (names, cells)
+        })
+        .collect()
+}
+
+/// A table to copy from: its name, the filter on `$1`, the key, an
+/// autoincrement column to leave out, and the columns that take new ids.
+type Source = (
+    &'static str,
+    &'static str,
+    uuid::Uuid,
+    Option<&'static str>,
+    &'static [(&'static str, usize)],
+);
+
+/// A connection set up as the server's writer, and the last order the
+/// server placed.
+async fn order_rows_template(database: &str) -> (sqlx::SqliteConnection, OrderRows) {
+    use sqlx::ConnectOptions;
+    use std::str::FromStr;
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::from_str(database)
+        .expect("url")
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+        .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(10))
+        .pragma("cache_size", "-65536")
+        .pragma("wal_autocheckpoint", "0")
+        .connect()
+        .await
+        .expect("connect");
+    let (order, lease, hold): (uuid::Uuid, uuid::Uuid, uuid::Uuid) = sqlx::query_as(
+        "SELECT o.id, l.id, l.hold_id FROM orders o JOIN leases l ON l.order_id = o.id \
+         WHERE l.hold_id IS NOT NULL ORDER BY o.created_at DESC LIMIT 1",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("a placed order");
+    let entry: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM journal_entries WHERE reference = $1")
+            .bind(format!("hold:{hold}"))
+            .fetch_one(&mut conn)
+            .await
+            .expect("its hold's journal entry");
+    let sources: [Source; 6] = [
+        (
+            "orders",
+            "id = $1",
+            order,
+            None,
+            &[("id", 0), ("lease_id", 1)],
+        ),
+        (
+            "leases",
+            "id = $1",
+            lease,
+            None,
+            &[("id", 1), ("order_id", 0), ("hold_id", 3)],
+        ),
+        (
+            "fills",
+            "order_id = $1",
+            order,
+            None,
+            &[("order_id", 0), ("lease_id", 1)],
+        ),
+        ("journal_entries", "id = $1", entry, None, &[("id", 2)]),
+        (
+            "postings",
+            "entry_id = $1",
+            entry,
+            Some("id"),
+            &[("entry_id", 2)],
+        ),
+        ("holds", "id = $1", hold, None, &[("id", 3)]),
+    ];
+    let mut rows = Vec::new();
+    let mut accounts = Vec::new();
+    for (table, filter, key, skip, new_ids) in sources {
+        for (columns, cells) in
+            copy_of(&mut conn, table, filter, key.as_bytes().to_vec(), skip).await
+        {
+            if table == "postings" {
+                let at = columns
+                    .iter()
+                    .position(|c| c == "account")
+                    .expect("account");
+                if let Cell::Text(account) = &cells[at] {
+                    accounts.push(account.clone());
+                }
+            }
+            let ids = new_ids
+                .iter()
+                .map(|(name, which)| {
+                    (
+                        columns.iter().position(|c| c == name).expect("id column"),
+                        *which,
+                    )
+                })
+                .collect();
+            rows.push(RowCopy {
+                table,
+                columns,
+                cells,
+                ids,
+            });
+        }
+    }
+    (conn, OrderRows { rows, accounts })
 }
 
 criterion_group!(benches, http);
