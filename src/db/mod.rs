@@ -155,13 +155,19 @@ macro_rules! execute_tx {
 const WRITER_CACHE_KIB: &str = "-65536";
 
 /// How often the WAL is copied back into the SQLite database file.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+
+/// WAL pages (4 KiB) after which the writer checkpoints on its own commit.
+/// Under steady writes the background checkpoint never catches the last
+/// commit, and only a checkpoint that does lets the next write start the
+/// WAL over: this bounds the WAL at about 32 MiB. Most pages are copied by
+/// then, so the writer's own checkpoint is short.
+const WRITER_CHECKPOINT_PAGES: &str = "8192";
 
 /// Copies the WAL back into the database file until the pool closes or the
 /// last [`Db`] is dropped (`writer` is then gone). `PASSIVE` never waits for
 /// the writer or readers; whatever it could not copy waits for the next
-/// round, and once all of it is copied the next write starts the WAL over,
-/// so it stays small.
+/// round. See [`WRITER_CHECKPOINT_PAGES`] for what bounds the WAL.
 async fn checkpoint_wal(pool: SqlitePool, writer: std::sync::Weak<Mutex<SqliteWriter>>) {
     let mut every = tokio::time::interval(CHECKPOINT_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -318,13 +324,13 @@ impl Db {
                 .await
                 .context("failed to open the SQLite database")?;
             // The writer touches the newest pages of every table and index on
-            // each commit: a larger cache keeps them in memory. It never
-            // checkpoints itself: a checkpoint syncs the database file, and
-            // on the writer's commit that wait would hold up every order
-            // behind it; a pooled connection checkpoints in the background.
+            // each commit: a larger cache keeps them in memory. It leaves
+            // checkpoints to a pooled connection in the background: a
+            // checkpoint syncs the database file, and on the writer's commit
+            // that wait would hold up every order behind it.
             let conn = options
                 .pragma("cache_size", WRITER_CACHE_KIB)
-                .pragma("wal_autocheckpoint", "0")
+                .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES)
                 .connect()
                 .await
                 .context("failed to open the SQLite database for writing")?;
