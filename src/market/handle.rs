@@ -10,9 +10,10 @@ use tokio::sync::{mpsc, oneshot};
 #[derive(Debug, Clone)]
 pub struct OrderMeta {
     pub client_order_id: Option<String>,
-    /// The request as the buyer sent it (shown back on `GET /v1/orders/{id}`).
-    pub request: serde_json::Value,
-    pub tags: serde_json::Value,
+    /// The request as the buyer sent it (shown back on `GET /v1/orders/{id}`),
+    /// serialized by the handler so the market task's serial chain does not.
+    pub request_json: String,
+    pub tags_json: String,
     pub region: String,
     /// `Idempotency-Key` and the request's hash, stored with the answer.
     pub idempotency: Option<crate::idempotency::IdempotencyKey>,

@@ -301,13 +301,13 @@ async fn place_order(
         spec: req.spec(start_at, region.clone()),
     });
     let request = serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
-    let tags = serde_json::to_value(req.tags.clone().unwrap_or_default())
+    let tags = serde_json::to_value(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
         .map_err(|e| ApiError::Internal(e.into()))?;
     let region = region.unwrap_or_else(|| "any".into());
     let meta = OrderMeta {
         client_order_id: req.client_order_id.clone(),
-        request: request.clone(),
-        tags: tags.clone(),
+        request_json: request.to_string(),
+        tags_json: tags.to_string(),
         region: region.clone(),
         idempotency,
     };
