@@ -6,7 +6,7 @@
 //! placement on this schema: the rows each order writes, written straight
 //! to SQLite the way the market writes them, with no HTTP and no engine.
 //!
-//! `cargo bench --bench http -- --warm-up-time 1 --measurement-time 5`
+//! `cargo bench --bench http -- --warm-up-time 1 --measurement-time 4`
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures::StreamExt;
@@ -261,7 +261,6 @@ fn http(c: &mut Criterion) {
 const ROWS_BATCH: u64 = 12;
 
 /// One SQLite value, as read, to bind again.
-#[derive(Clone)]
 enum Cell {
     Null,
     Integer(i64),
@@ -304,12 +303,12 @@ impl OrderRows {
                         values.push_bind(new[*which]);
                         continue;
                     }
-                    match cell.clone() {
-                        Cell::Null => values.push_bind(None::<String>),
-                        Cell::Integer(v) => values.push_bind(v),
-                        Cell::Real(v) => values.push_bind(v),
-                        Cell::Text(v) => values.push_bind(v),
-                        Cell::Blob(v) => values.push_bind(v),
+                    match cell {
+                        Cell::Null => values.push_bind(None::<&str>),
+                        Cell::Integer(v) => values.push_bind(*v),
+                        Cell::Real(v) => values.push_bind(*v),
+                        Cell::Text(v) => values.push_bind(v.as_str()),
+                        Cell::Blob(v) => values.push_bind(v.as_slice()),
                     };
                 }
             });
@@ -318,7 +317,7 @@ impl OrderRows {
         // The market writes each touched balance once per batch.
         for account in &self.accounts {
             sql.push("UPDATE accounts SET balance = balance WHERE code = ")
-                .push_bind(account.clone())
+                .push_bind(account.as_str())
                 .push("; ");
         }
         sql.push("COMMIT");
