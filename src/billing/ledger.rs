@@ -225,6 +225,21 @@ impl Journal {
         }
     }
 
+    /// Takes these balances as known, unless already loaded: what an
+    /// earlier transaction left, when nothing has written since
+    /// ([`crate::db::WriterMark`]).
+    pub fn remember(&mut self, mut balances: BTreeMap<String, Decimal>) {
+        // What this journal loaded itself is as fresh, and wins.
+        balances.append(&mut self.balances);
+        self.balances = balances;
+    }
+
+    /// Every balance this journal knows, as it leaves them; the journal
+    /// forgets them.
+    pub fn take_balances(&mut self) -> BTreeMap<String, Decimal> {
+        std::mem::take(&mut self.balances)
+    }
+
     /// An account's balance as this transaction will leave it.
     pub async fn balance(&mut self, tx: &mut Tx<'_>, code: &str) -> Result<Decimal, LedgerError> {
         self.load(tx, &[code]).await?;
@@ -362,6 +377,9 @@ impl Journal {
                 .push_bind(h.at)
                 .push_bind(h.at)
         );
+        if !self.changed.is_empty() {
+            writes.updates_balances();
+        }
         for code in &self.changed {
             let balance = Money(self.balances[code]);
             push_statement!(writes, |update| update

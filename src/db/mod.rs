@@ -45,7 +45,16 @@ pub struct SqliteWriter {
     #[doc(hidden)]
     pub conn: SqliteConnection,
     open: bool,
+    /// Transactions committed on this connection, for [`WriterMark`].
+    commits: u64,
 }
+
+/// How many transactions the SQLite writer had committed. Every write that
+/// goes through a [`Tx`] commits on the writer, so two equal marks mean no
+/// transaction committed between them: what the first one left in the
+/// database is still there, and may be remembered instead of read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterMark(u64);
 
 #[derive(Clone)]
 #[doc(hidden)]
@@ -56,9 +65,15 @@ pub enum Pool {
 
 /// A write transaction on either backend. Dropped without
 /// [`Tx::commit`], it rolls back.
+///
+/// On SQLite the transaction begins with its first statement, not at
+/// [`Db::begin`]: a transaction whose first statement is its final write
+/// (the market's usual batch) makes one trip to the database in all.
 pub struct Tx<'a> {
     #[doc(hidden)]
     pub inner: TxInner,
+    /// Balance updates run so far (see [`Writes::updates_balances`]).
+    ledger_writes: u32,
     _db: PhantomData<&'a Db>,
 }
 
@@ -79,6 +94,24 @@ impl std::ops::Deref for SqliteTx {
 impl std::ops::DerefMut for SqliteTx {
     fn deref_mut(&mut self) -> &mut SqliteWriter {
         self.0.as_mut().expect("the writer is only taken on drop")
+    }
+}
+
+impl SqliteTx {
+    /// The connection, inside the transaction: begins it on first use.
+    #[doc(hidden)]
+    pub async fn begun(&mut self) -> Result<&mut SqliteConnection, sqlx::Error> {
+        if !self.open {
+            // Open before the trip: if BEGIN fails half-way, the next
+            // `begin` still rolls back whatever it left.
+            self.open = true;
+            // IMMEDIATE: take the write lock now, so a transaction that
+            // reads first cannot fail later on upgrading its lock.
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut self.conn)
+                .await?;
+        }
+        Ok(&mut self.conn)
     }
 }
 
@@ -127,10 +160,10 @@ macro_rules! dispatch {
 macro_rules! dispatch_tx {
     ($tx:expr, $conn:ident => $body:expr) => {
         match &mut $tx.inner {
-            $crate::db::TxInner::Sqlite(t) => {
-                let $conn = &mut t.conn;
-                $body
-            }
+            $crate::db::TxInner::Sqlite(t) => match t.begun().await {
+                Ok($conn) => $body,
+                Err(e) => Err(e.into()),
+            },
             $crate::db::TxInner::Postgres(t) => {
                 let $conn = &mut **t;
                 $body
@@ -191,29 +224,48 @@ pub const INSERT_CHUNK: usize = 256;
 /// are one compound statement, so the whole write makes one trip to the
 /// driver's connection thread instead of one per statement; on PostgreSQL
 /// they run one after another. Bind values may borrow from the caller's rows.
-pub enum Writes<'a> {
+pub struct Writes<'a> {
     #[doc(hidden)]
+    pub statements: Statements<'a>,
+    updates_balances: bool,
+}
+
+#[doc(hidden)]
+pub enum Statements<'a> {
     Sqlite(sqlx::QueryBuilder<'a, sqlx::Sqlite>, usize),
-    #[doc(hidden)]
     Postgres(Vec<sqlx::QueryBuilder<'a, Postgres>>),
 }
 
 impl<'a> Writes<'a> {
     /// An empty set of statements for `tx`'s backend.
     pub fn new(tx: &Tx<'_>) -> Writes<'a> {
-        match tx.inner {
-            TxInner::Sqlite(_) => Writes::Sqlite(sqlx::QueryBuilder::new(""), 0),
-            TxInner::Postgres(_) => Writes::Postgres(Vec::new()),
+        let statements = match tx.inner {
+            TxInner::Sqlite(_) => Statements::Sqlite(sqlx::QueryBuilder::new(""), 0),
+            TxInner::Postgres(_) => Statements::Postgres(Vec::new()),
+        };
+        Writes {
+            statements,
+            updates_balances: false,
         }
+    }
+
+    /// Says these statements update ledger balances, so the transaction can
+    /// tell whether balances changed before its last write
+    /// ([`Tx::ledger_writes`]).
+    pub fn updates_balances(&mut self) {
+        self.updates_balances = true;
     }
 
     /// Runs every statement, in the order they were added.
     pub async fn execute(self, tx: &mut Tx<'_>) -> Result<(), sqlx::Error> {
-        match (self, &mut tx.inner) {
-            (Writes::Sqlite(compound, count), TxInner::Sqlite(writer)) => {
-                run_compound(compound, count, &mut writer.conn).await
+        if self.updates_balances {
+            tx.ledger_writes += 1;
+        }
+        match (self.statements, &mut tx.inner) {
+            (Statements::Sqlite(compound, count), TxInner::Sqlite(writer)) => {
+                run_compound(compound, count, writer).await
             }
-            (Writes::Postgres(statements), TxInner::Postgres(t)) => {
+            (Statements::Postgres(statements), TxInner::Postgres(t)) => {
                 for mut statement in statements {
                     statement.build().execute(&mut **t).await?;
                 }
@@ -226,16 +278,32 @@ impl<'a> Writes<'a> {
     }
 }
 
-/// Runs a compound statement of `count` statements on SQLite.
+/// Runs a compound statement of `count` statements on SQLite, beginning the
+/// transaction in the same trip if no statement has yet.
 async fn run_compound(
     mut compound: sqlx::QueryBuilder<'_, sqlx::Sqlite>,
     count: usize,
-    conn: &mut SqliteConnection,
+    writer: &mut SqliteTx,
 ) -> Result<(), sqlx::Error> {
+    use sqlx::Execute;
     if count == 0 {
         return Ok(());
     }
-    compound.build().execute(conn).await.map(|_| ())
+    if writer.open {
+        return compound.build().execute(&mut writer.conn).await.map(|_| ());
+    }
+    let mut query = compound.build();
+    let sql = format!("BEGIN IMMEDIATE; {}", query.sql());
+    let arguments = query
+        .take_arguments()
+        .map_err(sqlx::Error::Encode)?
+        .unwrap_or_default();
+    // Open before the trip, as in `SqliteTx::begun`.
+    writer.open = true;
+    sqlx::query_with(&sql, arguments)
+        .execute(&mut writer.conn)
+        .await
+        .map(|_| ())
 }
 
 /// Adds one statement to `$writes` (a `&mut Writes`): `|$b| $build` pushes its SQL and
@@ -244,8 +312,8 @@ async fn run_compound(
 #[doc(hidden)]
 macro_rules! push_statement {
     ($writes:expr, |$b:ident| $build:expr) => {
-        match &mut *$writes {
-            $crate::db::Writes::Sqlite(compound, count) => {
+        match &mut $writes.statements {
+            $crate::db::Statements::Sqlite(compound, count) => {
                 if *count > 0 {
                     compound.push("; ");
                 }
@@ -253,7 +321,7 @@ macro_rules! push_statement {
                 let $b = compound;
                 $build;
             }
-            $crate::db::Writes::Postgres(list) => {
+            $crate::db::Statements::Postgres(list) => {
                 let mut statement = sqlx::QueryBuilder::new("");
                 {
                     let $b = &mut statement;
@@ -334,7 +402,11 @@ impl Db {
                 .connect()
                 .await
                 .context("failed to open the SQLite database for writing")?;
-            let writer = Arc::new(Mutex::new(SqliteWriter { conn, open: false }));
+            let writer = Arc::new(Mutex::new(SqliteWriter {
+                conn,
+                open: false,
+                commits: 0,
+            }));
             tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
             sqlite_writer = Some(writer);
             Pool::Sqlite(pool)
@@ -362,19 +434,12 @@ impl Db {
             (Pool::Sqlite(_), Some(writer)) => {
                 let mut writer = writer.clone().lock_owned().await;
                 if writer.open {
-                    sqlx::query("ROLLBACK")
-                        .execute(&mut writer.conn)
-                        .await
-                        .context("failed to roll back an abandoned transaction")?;
+                    // An error here means no transaction was left open after
+                    // all; one that was and stays open fails the next BEGIN.
+                    let _ = sqlx::query("ROLLBACK").execute(&mut writer.conn).await;
                     writer.open = false;
                 }
-                // IMMEDIATE: take the write lock now, so a transaction that
-                // reads first cannot fail later on upgrading its lock.
-                sqlx::query("BEGIN IMMEDIATE")
-                    .execute(&mut writer.conn)
-                    .await
-                    .context("failed to begin a transaction")?;
-                writer.open = true;
+                // The transaction begins with its first statement.
                 TxInner::Sqlite(SqliteTx(Some(writer)))
             }
             // `connect` always opens the writer beside a SQLite pool.
@@ -387,6 +452,7 @@ impl Db {
         };
         Ok(Tx {
             inner,
+            ledger_writes: 0,
             _db: PhantomData,
         })
     }
@@ -420,11 +486,14 @@ impl Tx<'_> {
     pub async fn commit(self) -> anyhow::Result<()> {
         match self.inner {
             TxInner::Sqlite(mut writer) => {
-                sqlx::query("COMMIT")
-                    .execute(&mut writer.conn)
-                    .await
-                    .context("failed to commit")?;
-                writer.open = false;
+                if writer.open {
+                    sqlx::query("COMMIT")
+                        .execute(&mut writer.conn)
+                        .await
+                        .context("failed to commit")?;
+                    writer.open = false;
+                    writer.commits += 1;
+                }
                 Ok(())
             }
             TxInner::Postgres(tx) => tx.commit().await.context("failed to commit"),
@@ -432,24 +501,53 @@ impl Tx<'_> {
     }
 
     /// Runs `writes`, then commits: on SQLite in one trip to the database.
-    /// If a statement fails, nothing is committed and the transaction rolls back.
-    pub async fn commit_with(mut self, writes: Writes<'_>) -> anyhow::Result<()> {
-        let writes = match (&mut self.inner, writes) {
-            (TxInner::Sqlite(writer), Writes::Sqlite(mut compound, count)) => {
+    /// If a statement fails, nothing is committed and the transaction rolls
+    /// back. Returns the SQLite writer's mark just after this commit.
+    pub async fn commit_with(mut self, writes: Writes<'_>) -> anyhow::Result<Option<WriterMark>> {
+        if writes.updates_balances {
+            self.ledger_writes += 1;
+        }
+        let statements = match (&mut self.inner, writes.statements) {
+            (TxInner::Sqlite(writer), Statements::Sqlite(mut compound, count)) => {
+                if count == 0 && !writer.open {
+                    return Ok(Some(WriterMark(writer.commits)));
+                }
                 if count > 0 {
                     compound.push("; ");
                 }
                 compound.push("COMMIT");
-                run_compound(compound, count + 1, &mut writer.conn)
+                run_compound(compound, count + 1, writer)
                     .await
                     .context("failed to commit")?;
                 writer.open = false;
-                return Ok(());
+                writer.commits += 1;
+                return Ok(Some(WriterMark(writer.commits)));
             }
-            (_, writes) => writes,
+            (_, statements) => statements,
+        };
+        let writes = Writes {
+            statements,
+            updates_balances: false,
         };
         writes.execute(&mut self).await.context("failed to write")?;
-        self.commit().await
+        self.commit().await?;
+        Ok(None)
+    }
+
+    /// On SQLite, the writer's mark: how many transactions it had
+    /// committed when this one took it. `None` on PostgreSQL, where other
+    /// connections write beside this one.
+    pub fn writer_mark(&self) -> Option<WriterMark> {
+        match &self.inner {
+            TxInner::Sqlite(writer) => Some(WriterMark(writer.commits)),
+            TxInner::Postgres(_) => None,
+        }
+    }
+
+    /// How many sets of [`Writes`] that update ledger balances this
+    /// transaction has run so far.
+    pub fn ledger_writes(&self) -> u32 {
+        self.ledger_writes
     }
 
     /// `" FOR UPDATE"` on PostgreSQL, empty on SQLite.

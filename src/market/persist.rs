@@ -12,7 +12,7 @@ use crate::idempotency;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
 /// Idempotency scope of `POST /v1/orders`.
@@ -276,6 +276,17 @@ impl<'c> Batch<'c> {
             Err(LedgerError::UnknownAccount(_)) => Ok(Decimal::ZERO),
             Err(e) => Err(anyhow::anyhow!(e)),
         }
+    }
+
+    /// Starts from the balances an earlier batch left, when nothing has
+    /// written since (see [`Journal::remember`]).
+    pub fn remember_balances(&mut self, balances: BTreeMap<String, Decimal>) {
+        self.journal.remember(balances);
+    }
+
+    /// The balances this batch leaves, once committed.
+    pub fn take_balances(&mut self) -> BTreeMap<String, Decimal> {
+        self.journal.take_balances()
     }
 
     /// The new order `id`'s row as committed, unless the batch had to write

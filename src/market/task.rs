@@ -8,10 +8,11 @@
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
 use super::persist::{self, Batch, DemandCursor};
 use super::restore;
-use crate::db::Db;
+use crate::db::{Db, WriterMark};
 use crate::engine::{Command, Engine, EngineConfig};
 use chrono::{DateTime, SubsecRound, Utc};
 use rust_decimal::Decimal;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -42,6 +43,7 @@ pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle>
         db,
         config: Arc::new(config.clone()),
         last_billing: 0,
+        known_balances: None,
     };
     tokio::spawn(task.run(rx));
     let ticker = handle.clone();
@@ -64,7 +66,14 @@ struct MarketTask {
     db: Db,
     config: Arc<MarketConfig>,
     last_billing: i64,
+    /// The balances the last batch left on SQLite, and the writer's mark
+    /// just after its commit: while the mark holds, nothing else has
+    /// written, and the next batch admits its orders without reading them.
+    known_balances: Option<(WriterMark, BTreeMap<String, Decimal>)>,
 }
+
+/// The most balances carried from one batch to the next.
+const KNOWN_BALANCES: usize = 4096;
 
 /// One command of a batch, with where its answer goes.
 struct Pending {
@@ -111,6 +120,7 @@ impl MarketTask {
                 }
             }
             Err(err) => {
+                self.known_balances = None;
                 tracing::error!(error = ?err, "market batch failed; rebuilding the engine from the database");
                 match restore::load(&self.db, self.config.engine).await {
                     Ok(engine) => self.engine = engine,
@@ -158,6 +168,13 @@ impl MarketTask {
         if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
             return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
+        // Remembered balances stand in for a read only while no other
+        // transaction committed and nothing in this one wrote balances yet.
+        if let Some((mark, balances)) = self.known_balances.take() {
+            if tx.writer_mark() == Some(mark) && tx.ledger_writes() == 0 {
+                out.remember_balances(balances);
+            }
+        }
         let mut results = Vec::with_capacity(batch.len());
         for pending in batch {
             let mut command = (*pending.command).clone();
@@ -194,9 +211,18 @@ impl MarketTask {
             self.last_billing = ts;
         }
         out.finish(&mut tx, &self.engine, &self.demand).await?;
+        // The batch's journal knows each balance exactly only when its
+        // final write is the transaction's one balance write.
+        let journal_only = tx.ledger_writes() == 0;
         let writes = out.final_writes(&tx);
-        tx.commit_with(writes).await?;
+        let mark = tx.commit_with(writes).await?;
         self.demand = out.demand_after();
+        if let Some(mark) = mark.filter(|_| journal_only) {
+            let balances = out.take_balances();
+            if balances.len() <= KNOWN_BALANCES {
+                self.known_balances = Some((mark, balances));
+            }
+        }
         Ok(batch
             .iter()
             .zip(results)

@@ -39,6 +39,35 @@ on_both_databases! {
         assert!(fills.body[0]["report"]["why_slice"].is_object());
     }
 
+    async fn a_credit_between_two_orders_is_seen_by_the_second_and_every_balance_stays_exact(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
+        // An hour of this order holds 0.558: one fits, two do not.
+        let (buyer, buyer_id) = app.buyer_with(&admin, "1").await;
+        assert_eq!(app.order(&buyer, on_demand(100, 8)).await.body["state"], "filled");
+        app.order(&buyer, on_demand(100, 8)).await.assert_code(422, "insufficient_funds");
+        // The market remembers the balances its last batch left; a credit
+        // committed since must not be missed, nor overwritten.
+        assert_eq!(app.credit(&admin, buyer_id, "0.6").await.status, 201);
+        let r = app.order(&buyer, on_demand(100, 8)).await;
+        assert_eq!(r.body["state"], "filled", "{}", r.body);
+        app.order(&buyer, on_demand(100, 8)).await.assert_code(422, "insufficient_funds");
+        let w = app.get("/v1/wallet", Some(&buyer)).await;
+        assert_eq!(w.body["balance"], "1.600");
+        assert_eq!(w.body["held"], "1.116");
+        assert_eq!(w.body["available"], "0.484");
+        // Newest first: each posting's balance follows from the one before.
+        let ledger = app.get("/v1/ledger", Some(&buyer)).await;
+        let items = ledger.body["items"].as_array().unwrap();
+        let after: Vec<&str> = items
+            .iter()
+            .filter(|p| p["account"] == "wallet")
+            .map(|p| p["balance_after"].as_str().unwrap())
+            .collect();
+        assert_eq!(after, ["0.484", "1.042", "0.442", "1"], "{}", ledger.body);
+    }
+
     async fn releasing_a_lease_returns_its_hold(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;

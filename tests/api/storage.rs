@@ -142,3 +142,86 @@ async fn the_sqlite_wal_is_copied_back_and_bounded_while_the_writer_writes() {
     assert_eq!(setting(&db, "big63-255").await.map(|v| v.len()), Some(4000));
     db.close().await;
 }
+
+/// On SQLite a transaction begins with its first statement, so one that
+/// never runs a statement leaves nothing open; and the writer's mark moves
+/// with each commit and with nothing else, so the market may trust balances
+/// it remembers from its own last commit while the mark holds.
+#[tokio::test]
+async fn the_sqlite_writer_mark_moves_with_each_commit_and_nothing_else() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("mark.db");
+    let db = Db::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("db");
+    db.migrate().await.expect("migrate");
+    let mark = || async { db.begin().await.expect("begin").writer_mark() };
+    let start = mark().await.expect("SQLite has a writer mark");
+    assert_eq!(
+        mark().await,
+        Some(start),
+        "a transaction with no statement commits nothing"
+    );
+
+    // Rolled back: no mark.
+    {
+        let mut tx = db.begin().await.expect("begin");
+        execute_tx!(
+            tx,
+            "INSERT INTO settings (key, value) VALUES ($1, $2)",
+            "dropped",
+            "x"
+        )
+        .expect("insert");
+    }
+    assert_eq!(mark().await, Some(start));
+    assert_eq!(setting(&db, "dropped").await, None);
+
+    // The final write begins, writes and commits in one: it returns the mark after it.
+    let tx = db.begin().await.expect("begin");
+    assert_eq!(tx.ledger_writes(), 0);
+    let mut writes = Writes::new(&tx);
+    push_statement!(&mut writes, |insert| insert
+        .push("INSERT INTO settings (key, value) VALUES (")
+        .push_bind("kept")
+        .push(", ")
+        .push_bind("y")
+        .push(")"));
+    writes.updates_balances();
+    let after = tx.commit_with(writes).await.expect("commit");
+    assert_ne!(after, Some(start));
+    assert_eq!(mark().await, after, "nothing committed since");
+    assert_eq!(setting(&db, "kept").await.as_deref(), Some("y"));
+
+    // Another transaction's commit moves it; writes that update balances are counted.
+    let mut tx = db.begin().await.expect("begin");
+    let mut writes = Writes::new(&tx);
+    push_statement!(&mut writes, |update| update
+        .push("UPDATE settings SET value = ")
+        .push_bind("z")
+        .push(" WHERE key = ")
+        .push_bind("kept"));
+    writes.updates_balances();
+    writes.execute(&mut tx).await.expect("write");
+    assert_eq!(tx.ledger_writes(), 1);
+    tx.commit().await.expect("commit");
+    assert_ne!(mark().await, after);
+    assert_eq!(setting(&db, "kept").await.as_deref(), Some("z"));
+
+    // A failed final write leaves the writer usable, and the mark where it was.
+    let before_failure = mark().await;
+    let tx = db.begin().await.expect("begin");
+    let mut writes = Writes::new(&tx);
+    push_statement!(&mut writes, |insert| insert
+        .push("INSERT INTO settings (key, value) VALUES (")
+        .push_bind("kept")
+        .push(", ")
+        .push_bind("duplicate")
+        .push(")"));
+    tx.commit_with(writes)
+        .await
+        .expect_err("a duplicate key fails the commit");
+    assert_eq!(mark().await, before_failure);
+    assert_eq!(setting(&db, "kept").await.as_deref(), Some("z"));
+    db.close().await;
+}
