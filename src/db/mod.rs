@@ -45,14 +45,17 @@ pub struct SqliteWriter {
     #[doc(hidden)]
     pub conn: SqliteConnection,
     open: bool,
-    /// Transactions committed on this connection, for [`WriterMark`].
-    commits: u64,
+    /// Transactions committed on this connection that wrote ledger
+    /// balances, for [`WriterMark`].
+    ledger_commits: u64,
 }
 
-/// How many transactions the SQLite writer had committed. Every write that
-/// goes through a [`Tx`] commits on the writer, so two equal marks mean no
-/// transaction committed between them: what the first one left in the
-/// database is still there, and may be remembered instead of read again.
+/// How many transactions that wrote ledger balances the SQLite writer had
+/// committed. Balances are only written through [`Writes`] in a [`Tx`],
+/// and every `Tx` commits on the writer, so two equal marks mean no
+/// balance changed between them: a balance the first one left may be
+/// remembered instead of read again. Commits that write no balance
+/// (heartbeats, usage records) leave the mark where it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriterMark(u64);
 
@@ -405,7 +408,7 @@ impl Db {
             let writer = Arc::new(Mutex::new(SqliteWriter {
                 conn,
                 open: false,
-                commits: 0,
+                ledger_commits: 0,
             }));
             tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
             sqlite_writer = Some(writer);
@@ -484,6 +487,7 @@ impl Db {
 
 impl Tx<'_> {
     pub async fn commit(self) -> anyhow::Result<()> {
+        let wrote_balances = self.ledger_writes > 0;
         match self.inner {
             TxInner::Sqlite(mut writer) => {
                 if writer.open {
@@ -492,7 +496,9 @@ impl Tx<'_> {
                         .await
                         .context("failed to commit")?;
                     writer.open = false;
-                    writer.commits += 1;
+                    if wrote_balances {
+                        writer.ledger_commits += 1;
+                    }
                 }
                 Ok(())
             }
@@ -510,7 +516,7 @@ impl Tx<'_> {
         let statements = match (&mut self.inner, writes.statements) {
             (TxInner::Sqlite(writer), Statements::Sqlite(mut compound, count)) => {
                 if count == 0 && !writer.open {
-                    return Ok(Some(WriterMark(writer.commits)));
+                    return Ok(Some(WriterMark(writer.ledger_commits)));
                 }
                 if count > 0 {
                     compound.push("; ");
@@ -520,8 +526,10 @@ impl Tx<'_> {
                     .await
                     .context("failed to commit")?;
                 writer.open = false;
-                writer.commits += 1;
-                return Ok(Some(WriterMark(writer.commits)));
+                if self.ledger_writes > 0 {
+                    writer.ledger_commits += 1;
+                }
+                return Ok(Some(WriterMark(writer.ledger_commits)));
             }
             (_, statements) => statements,
         };
@@ -534,12 +542,11 @@ impl Tx<'_> {
         Ok(None)
     }
 
-    /// On SQLite, the writer's mark: how many transactions it had
-    /// committed when this one took it. `None` on PostgreSQL, where other
-    /// connections write beside this one.
+    /// On SQLite, the writer's mark as this transaction found it.
+    /// `None` on PostgreSQL, where other connections write beside this one.
     pub fn writer_mark(&self) -> Option<WriterMark> {
         match &self.inner {
-            TxInner::Sqlite(writer) => Some(WriterMark(writer.commits)),
+            TxInner::Sqlite(writer) => Some(WriterMark(writer.ledger_commits)),
             TxInner::Postgres(_) => None,
         }
     }

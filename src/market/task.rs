@@ -67,8 +67,8 @@ struct MarketTask {
     config: Arc<MarketConfig>,
     last_billing: i64,
     /// The balances the last batch left on SQLite, and the writer's mark
-    /// just after its commit: while the mark holds, nothing else has
-    /// written, and the next batch admits its orders without reading them.
+    /// just after its commit: while the mark holds, no one else has written
+    /// a balance, and the next batch admits its orders without reading them.
     known_balances: Option<(WriterMark, BTreeMap<String, Decimal>)>,
 }
 
@@ -169,7 +169,7 @@ impl MarketTask {
             return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
         // Remembered balances stand in for a read only while no other
-        // transaction committed and nothing in this one wrote balances yet.
+        // transaction committed a balance and nothing in this one wrote one yet.
         if let Some((mark, balances)) = self.known_balances.take() {
             if tx.writer_mark() == Some(mark) && tx.ledger_writes() == 0 {
                 out.remember_balances(balances);

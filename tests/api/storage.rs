@@ -145,10 +145,11 @@ async fn the_sqlite_wal_is_copied_back_and_bounded_while_the_writer_writes() {
 
 /// On SQLite a transaction begins with its first statement, so one that
 /// never runs a statement leaves nothing open; and the writer's mark moves
-/// with each commit and with nothing else, so the market may trust balances
-/// it remembers from its own last commit while the mark holds.
+/// with each commit that wrote balances and with nothing else, so the
+/// market may trust balances it remembers from its own last commit while
+/// the mark holds.
 #[tokio::test]
-async fn the_sqlite_writer_mark_moves_with_each_commit_and_nothing_else() {
+async fn the_sqlite_writer_mark_moves_with_each_commit_that_writes_balances_and_nothing_else() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("mark.db");
     let db = Db::connect(&format!("sqlite://{}", path.display()))
@@ -193,7 +194,20 @@ async fn the_sqlite_writer_mark_moves_with_each_commit_and_nothing_else() {
     assert_eq!(mark().await, after, "nothing committed since");
     assert_eq!(setting(&db, "kept").await.as_deref(), Some("y"));
 
-    // Another transaction's commit moves it; writes that update balances are counted.
+    // A commit that writes no balance (a heartbeat, say) leaves it.
+    let mut tx = db.begin().await.expect("begin");
+    execute_tx!(
+        tx,
+        "INSERT INTO settings (key, value) VALUES ($1, $2)",
+        "heartbeat",
+        "h"
+    )
+    .expect("insert");
+    tx.commit().await.expect("commit");
+    assert_eq!(mark().await, after, "no balance written since");
+    assert_eq!(setting(&db, "heartbeat").await.as_deref(), Some("h"));
+
+    // Another transaction that writes balances moves it.
     let mut tx = db.begin().await.expect("begin");
     let mut writes = Writes::new(&tx);
     push_statement!(&mut writes, |update| update
