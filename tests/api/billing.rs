@@ -351,7 +351,14 @@ on_both_databases! {
         let remaining = Decimal::from_str(view.body[0]["remaining"].as_str().unwrap()).unwrap();
         assert!(remaining <= Decimal::new(1, 1) && remaining > Decimal::new(9, 2), "{remaining}");
         // Charged lines count once: charges of the tag add to what is spent.
-        let mut spec = scenario::LeaseSpec::on_demand(now - 7200, now - 3600);
+        // Inside this month, which may have begun less than two hours ago.
+        let month_start = chrono::Datelike::with_day(&chrono::Utc::now().date_naive(), 1)
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .unwrap()
+            .and_utc()
+            .timestamp();
+        let from = (now - 7200).max(month_start);
+        let mut spec = scenario::LeaseSpec::on_demand(from, from + (now - from) / 2);
         spec.tags = json!({"business_line": "ads"});
         scenario::lease(&db, buyer_id, provider_id, &spec).await.unwrap();
         let after = gpuex::billing::budgets::spent(&db, buyer_id, "business_line", "ads", now).await.unwrap();
