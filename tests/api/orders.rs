@@ -68,6 +68,64 @@ on_both_databases! {
         assert_eq!(after, ["0.484", "1.042", "0.442", "1"], "{}", ledger.body);
     }
 
+    async fn concurrent_orders_and_credits_leave_every_balance_exact(app) {
+        use rust_decimal::Decimal;
+        use std::str::FromStr;
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared"); 8]).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared"); 8]).await;
+        // Each order holds 0.558; 5 covers eight of them, and three more
+        // credits of 1 arrive while the orders do. The market remembers the
+        // balances each batch leaves: a credit landing between two batches
+        // must be seen, never lost or overwritten.
+        let mut buyers = Vec::new();
+        for _ in 0..3 {
+            buyers.push(app.buyer_with(&admin, "5").await);
+        }
+        let app = &app;
+        let orders = buyers
+            .iter()
+            .flat_map(|(token, _)| (0..20).map(move |_| token.clone()));
+        let order_replies = futures::future::join_all(
+            orders.map(|token| async move { app.order(&token, on_demand(100, 8)).await }),
+        );
+        let credits = buyers.iter().flat_map(|(_, id)| (0..3).map(move |_| *id));
+        let credit_replies = futures::future::join_all(
+            credits.map(|id| { let admin = admin.clone(); async move { app.credit(&admin, id, "1").await } }),
+        );
+        let (order_replies, credit_replies) = tokio::join!(order_replies, credit_replies);
+        assert!(credit_replies.iter().all(|r| r.status == 201));
+        for r in &order_replies {
+            assert!(r.status == 201 || (r.status == 422 && r.body["code"] == "insufficient_funds"), "{} {}", r.status, r.body);
+        }
+        let hold = Decimal::from_str("0.558").unwrap();
+        let dec = |v: &serde_json::Value| Decimal::from_str(v.as_str().unwrap()).unwrap();
+        for (token, _) in &buyers {
+            let filled = order_replies.iter().zip(buyers.iter().flat_map(|(t, _)| std::iter::repeat_n(t, 20)))
+                .filter(|(r, t)| *t == token && r.status == 201)
+                .count();
+            assert!(filled >= 8, "{filled}");
+            let w = app.get("/v1/wallet", Some(token)).await;
+            assert_eq!(dec(&w.body["balance"]), Decimal::from(8), "{}", w.body);
+            assert_eq!(dec(&w.body["held"]), hold * Decimal::from(filled as u64), "{}", w.body);
+            assert_eq!(dec(&w.body["available"]), Decimal::from(8) - hold * Decimal::from(filled as u64));
+            // Oldest first, each wallet posting follows from the one before.
+            let ledger = app.get("/v1/ledger?limit=500", Some(token)).await;
+            let mut postings: Vec<&serde_json::Value> = ledger.body["items"].as_array().unwrap()
+                .iter().filter(|p| p["account"] == "wallet").collect();
+            postings.reverse();
+            let mut balance = Decimal::ZERO;
+            for p in &postings {
+                balance += dec(&p["amount"]);
+                assert_eq!(dec(&p["balance_after"]), balance, "{}", ledger.body);
+            }
+            assert_eq!(balance, dec(&w.body["available"]));
+        }
+        let db = gpuex::db::Db::connect(&app.database_url).await.unwrap();
+        assert_eq!(gpuex::billing::ledger::trial_balance(&db).await.unwrap(), Decimal::ZERO);
+    }
+
     async fn releasing_a_lease_returns_its_hold(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
