@@ -15,6 +15,16 @@ async fn setting(db: &Db, key: &str) -> Option<String> {
     .expect("read a setting")
 }
 
+/// Adds `INSERT INTO settings (key, value)` to `writes`.
+fn insert_setting<'a>(writes: &mut Writes<'a>, key: &'a str, value: &'a str) {
+    push_statement!(writes, |insert| insert
+        .push("INSERT INTO settings (key, value) VALUES (")
+        .push_bind(key)
+        .push(", ")
+        .push_bind(value)
+        .push(")"));
+}
+
 on_both_databases! {
     async fn a_transaction_dropped_without_commit_leaves_nothing(app) {
         let db = Db::connect(&app.database_url).await.expect("db");
@@ -50,12 +60,7 @@ on_both_databases! {
         let tx = db.begin().await.expect("begin");
         let mut writes = Writes::new(&tx);
         for (key, value) in [("first", "1"), ("second", "2")] {
-            push_statement!(&mut writes, |insert| insert
-                .push("INSERT INTO settings (key, value) VALUES (")
-                .push_bind(key)
-                .push(", ")
-                .push_bind(value)
-                .push(")"));
+            insert_setting(&mut writes, key, value);
         }
         push_statement!(&mut writes, |update| update
             .push("UPDATE settings SET value = ")
@@ -70,12 +75,7 @@ on_both_databases! {
         let tx = db.begin().await.expect("begin");
         let mut writes = Writes::new(&tx);
         for key in ["third", "second"] {
-            push_statement!(&mut writes, |insert| insert
-                .push("INSERT INTO settings (key, value) VALUES (")
-                .push_bind(key)
-                .push(", ")
-                .push_bind("x")
-                .push(")"));
+            insert_setting(&mut writes, key, "x");
         }
         let err = tx.commit_with(writes).await.expect_err("a duplicate key fails the commit");
         assert!(format!("{err:#}").contains("UNIQUE") || format!("{err:#}").contains("duplicate"), "{err:#}");
@@ -182,12 +182,7 @@ async fn the_sqlite_writer_mark_moves_with_each_commit_that_writes_balances_and_
     let tx = db.begin().await.expect("begin");
     assert_eq!(tx.ledger_writes(), 0);
     let mut writes = Writes::new(&tx);
-    push_statement!(&mut writes, |insert| insert
-        .push("INSERT INTO settings (key, value) VALUES (")
-        .push_bind("kept")
-        .push(", ")
-        .push_bind("y")
-        .push(")"));
+    insert_setting(&mut writes, "kept", "y");
     writes.updates_balances();
     let after = tx.commit_with(writes).await.expect("commit");
     assert_ne!(after, Some(start));
@@ -226,12 +221,7 @@ async fn the_sqlite_writer_mark_moves_with_each_commit_that_writes_balances_and_
     let before_failure = mark().await;
     let tx = db.begin().await.expect("begin");
     let mut writes = Writes::new(&tx);
-    push_statement!(&mut writes, |insert| insert
-        .push("INSERT INTO settings (key, value) VALUES (")
-        .push_bind("kept")
-        .push(", ")
-        .push_bind("duplicate")
-        .push(")"));
+    insert_setting(&mut writes, "kept", "duplicate");
     tx.commit_with(writes)
         .await
         .expect_err("a duplicate key fails the commit");
