@@ -175,9 +175,11 @@ pub(super) fn host_take(
     policy: &Policy,
 ) -> Option<(u64, u64)> {
     let gpus = u64::try_from(node.gpus.len()).unwrap_or(u64::MAX).max(1) * 1000;
-    let share = |total: u64| {
-        u64::try_from(u128::from(total) * u128::from(held_milli) / u128::from(gpus))
-            .unwrap_or(u64::MAX)
+    // In u64 whenever the product fits: a 128-bit division per node showed in profiles.
+    let share = |total: u64| match total.checked_mul(u64::from(held_milli)) {
+        Some(product) => product / gpus,
+        None => u64::try_from(u128::from(total) * u128::from(held_milli) / u128::from(gpus))
+            .unwrap_or(u64::MAX),
     };
     let (cpu_share, mem_share) = (share(node.cpu_milli), share(node.memory_mib));
     let cpu = req.cpu_milli.unwrap_or(cpu_share);
@@ -252,7 +254,7 @@ fn scan(
     // Nodes in the same state score the same but for their id, the last
     // tie-break: each state is scored once. Recent states catch the common
     // case, runs of idle (or equally filled) twins, at a compare per node.
-    let mut recent: [Option<(&NodeView, Twin)>; TWINS_KEPT] = [None; TWINS_KEPT];
+    let mut recent: [Option<(&NodeView, Twin, (u64, u64))>; TWINS_KEPT] = [None; TWINS_KEPT];
     let mut next_slot = 0;
     for &pos in &b.nodes {
         let Some(node) = view.node_at(pos) else {
@@ -268,7 +270,22 @@ fn scan(
         if !possible {
             continue;
         }
-        let Some((cpu, mem)) = host_take(req, node, held_milli, policy) else {
+        // A twin takes the same host share and offers the same candidates.
+        let multi_gpu = matches!(opt.kind, Kind::Whole) && need.gpus > 1;
+        let twin = if multi_gpu {
+            None
+        } else {
+            recent
+                .iter()
+                .flatten()
+                .find(|(seen, ..)| same_state(seen, node))
+                .map(|&(_, twin, host)| (twin, host))
+        };
+        let host = match twin {
+            Some((_, host)) => Some(host),
+            None => host_take(req, node, held_milli, policy),
+        };
+        let Some((cpu, mem)) = host else {
             continue;
         };
         let at = Site {
@@ -279,7 +296,7 @@ fn scan(
             cpu,
             mem,
         };
-        if let (Kind::Whole, true) = (opt.kind, need.gpus > 1) {
+        if multi_gpu {
             let Some((set, links)) = pick_gpu_set(node, b, need.gpus, req.nvlink) else {
                 continue;
             };
@@ -308,12 +325,7 @@ fn scan(
             );
             continue;
         }
-        let twin = recent
-            .iter()
-            .flatten()
-            .find(|(seen, _)| same_state(seen, node))
-            .map(|(_, twin)| *twin);
-        if let Some(twin) = twin {
+        if let Some((twin, _)) = twin {
             *scored += twin.candidates;
             if let Some(c) = twin.best {
                 at.consider(best, c);
@@ -406,7 +418,7 @@ fn scan(
         if let Some(c) = local.best {
             at.consider(best, c);
         }
-        recent[next_slot] = Some((node, local));
+        recent[next_slot] = Some((node, local, (cpu, mem)));
         next_slot = (next_slot + 1) % TWINS_KEPT;
     }
 }
@@ -431,13 +443,22 @@ impl Twin {
     }
 }
 
-/// Whether two nodes would offer the same candidates to a request.
+/// Whether two nodes would offer the same candidates to a request. Idle
+/// twins are told by their summaries: reading every node's GPUs was most of
+/// a scan over a mostly idle fleet.
 fn same_state(a: &NodeView, b: &NodeView) -> bool {
-    a.cpu_milli == b.cpu_milli
+    let same_host = a.cpu_milli == b.cpu_milli
         && a.memory_mib == b.memory_mib
         && a.cpu_free == b.cpu_free
-        && a.memory_free == b.memory_free
-        && a.gpus == b.gpus
+        && a.memory_free == b.memory_free;
+    if !same_host {
+        return false;
+    }
+    if a.idle_twin_of(b) {
+        debug_assert!(a.gpus == b.gpus, "idle nodes of one hardware differ");
+        return true;
+    }
+    a.gpus == b.gpus
 }
 
 /// Where a candidate would land: the option, the node, its host share.

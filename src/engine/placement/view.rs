@@ -110,6 +110,11 @@ pub struct NodeView {
     /// The best single GPU on the node, so a node that cannot help is skipped in O(1).
     #[serde(skip)]
     pub summary: NodeSummary,
+    /// The node's GPU hardware (index, model, mode, NVLink of each), interned
+    /// by the view: equal ids mean equal hardware, so two idle nodes are known
+    /// to be twins without reading their GPUs. 0 until the view holds the node.
+    #[serde(skip)]
+    pub hardware: u32,
 }
 
 /// Per-node free summary kept by the view.
@@ -119,6 +124,8 @@ pub struct NodeSummary {
     pub max_free_milli: u32,
     /// GPUs with nothing taken.
     pub idle_gpus: u8,
+    /// Every GPU exactly as free as a new one.
+    pub all_idle: bool,
 }
 
 impl NodeView {
@@ -134,6 +141,7 @@ impl NodeView {
             memory_free: memory_mib,
             gpus: Vec::new(),
             summary: NodeSummary::default(),
+            hardware: 0,
         }
     }
 
@@ -153,14 +161,28 @@ impl NodeView {
 
     /// Recomputes the summary after a GPU's free state changed.
     pub fn refresh_summary(&mut self) {
-        let mut s = NodeSummary::default();
+        let mut s = NodeSummary {
+            all_idle: true,
+            ..NodeSummary::default()
+        };
         for g in &self.gpus {
+            let model = model_at(g.model);
             s.max_free_milli = s.max_free_milli.max(g.free.free_milli(g.mode));
-            if g.free.is_idle(model_at(g.model), g.mode) {
+            if g.free.is_idle(model, g.mode) {
                 s.idle_gpus += 1;
             }
+            s.all_idle &= g.free == GpuFree::idle(model);
         }
         self.summary = s;
+    }
+
+    /// Whether both nodes have every GPU exactly idle on the same hardware,
+    /// and so equal GPUs, known from the summaries alone.
+    pub fn idle_twin_of(&self, other: &NodeView) -> bool {
+        self.summary.all_idle
+            && other.summary.all_idle
+            && self.hardware != 0
+            && self.hardware == other.hardware
     }
 
     /// NVLink peers of GPU `index` as a mask, symmetric (a link either side
@@ -297,9 +319,17 @@ impl CapacityView {
     fn rebuild_index(&mut self) {
         self.by_id.clear();
         let mut buckets: HashMap<(RegionIdx, ModelIdx, PartitionMode), Vec<u32>> = HashMap::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        let mut hardware: HashMap<Vec<(u8, ModelIdx, PartitionMode, u32)>, u32> = HashMap::new();
+        for (i, n) in self.nodes.iter_mut().enumerate() {
             let pos = u32::try_from(i).unwrap_or(u32::MAX);
             self.by_id.insert(n.id, pos);
+            let key = n
+                .gpus
+                .iter()
+                .map(|g| (g.index, g.model, g.mode, g.nvlink))
+                .collect();
+            let next = u32::try_from(hardware.len() + 1).unwrap_or(0);
+            n.hardware = *hardware.entry(key).or_insert(next);
             for g in &n.gpus {
                 let list = buckets.entry((n.region, g.model, g.mode)).or_default();
                 if list.last() != Some(&pos) {
