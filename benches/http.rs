@@ -14,7 +14,13 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
-const IN_FLIGHT: usize = 32;
+/// Requests kept in flight; `GPUEX_BENCH_IN_FLIGHT` overrides it.
+fn in_flight() -> usize {
+    std::env::var("GPUEX_BENCH_IN_FLIGHT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32)
+}
 /// Nodes of 8 shared H100s: each holds 160 of the benchmark's orders, so
 /// 500 nodes take 80,000, more than a run at today's rates places.
 const NODES: usize = 500;
@@ -160,7 +166,7 @@ fn order() -> Value {
 async fn run(n: u64, send: impl Fn() -> futures::future::BoxFuture<'static, ()>) -> Duration {
     let started = Instant::now();
     futures::stream::iter((0..n).map(|_| send()))
-        .buffer_unordered(IN_FLIGHT)
+        .buffer_unordered(in_flight())
         .for_each(|()| async {})
         .await;
     started.elapsed()
@@ -205,6 +211,22 @@ fn http(c: &mut Criterion) {
             })
         })
     });
+    group.bench_function("get_healthz_full_stack", |b| {
+        b.to_async(&rt).iter_custom(|n| {
+            let (client, base) = (bench.client.clone(), bench.base.clone());
+            run(n, move || {
+                let (client, base) = (client.clone(), base.clone());
+                Box::pin(async move {
+                    let r = client
+                        .get(format!("{base}/healthz"))
+                        .send()
+                        .await
+                        .expect("healthz");
+                    assert_eq!(r.status(), 200);
+                })
+            })
+        })
+    });
     group.bench_function("get_prices_sqlite", |b| {
         b.to_async(&rt).iter_custom(|n| {
             let (client, base) = (bench.client.clone(), bench.base.clone());
@@ -240,7 +262,7 @@ fn http(c: &mut Criterion) {
                 let started = Instant::now();
                 let mut left = n;
                 while left > 0 {
-                    let batch = left.min(ROWS_BATCH);
+                    let batch = left.min(rows_batch());
                     template
                         .batch(batch)
                         .build()
@@ -258,7 +280,12 @@ fn http(c: &mut Criterion) {
 
 /// Orders per transaction in the floor benchmark: about what the market's
 /// group commit gathers with 32 requests in flight.
-const ROWS_BATCH: u64 = 12;
+fn rows_batch() -> u64 {
+    std::env::var("GPUEX_BENCH_ROWS_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12)
+}
 
 /// One SQLite value, as read, to bind again.
 enum Cell {

@@ -28,7 +28,7 @@ impl Engine {
                     });
                 }
             }
-            node.leases.insert(lease.id);
+            node.hold(&lease);
         }
         let req_gpus = u8::try_from(lease.placement.gpus.len()).unwrap_or(1);
         let per_gpu = lease
@@ -164,7 +164,7 @@ impl Engine {
             for cal in &mut node.calendars {
                 cal.remove(id);
             }
-            node.leases.remove(&id);
+            node.unhold(&lease);
         }
         self.refresh_node(lease.node);
         self.capacity_changed = true;
@@ -239,13 +239,12 @@ impl Engine {
                 Some((g.index, cal.free_all(model, g.mode)))
             })
             .collect();
-        let (cpu, mem) = node
-            .leases
-            .iter()
-            .filter_map(|l| self.leases.get(l))
-            .fold((0u64, 0u64), |(c, m), l| {
-                (c + l.placement.cpu_milli, m + l.placement.memory_mib)
-            });
+        let (cpu, mem) = node.host_used;
+        debug_assert_eq!(
+            (cpu, mem),
+            node.host_used_of(&self.leases),
+            "node {node_id}'s host use drifted from its leases"
+        );
         let cordoned = node.cordoned;
         if let Some(v) = self.view.node_mut(node_id) {
             for (index, free) in frees {

@@ -66,7 +66,41 @@ pub(super) struct NodeState {
     pub spec: NodeSpec,
     pub cordoned: bool,
     pub calendars: Vec<GpuCalendar>,
+    /// Change through [`NodeState::hold`] and [`NodeState::unhold`], which
+    /// keep `host_used` in step.
     pub leases: BTreeSet<LeaseId>,
+    /// Host CPU (milli) and memory (MiB) that `leases` take: kept as they
+    /// come and go, because summing them again on every grant looked up each
+    /// of the node's leases.
+    pub host_used: (u64, u64),
+}
+
+impl NodeState {
+    /// Counts a lease on the node.
+    pub fn hold(&mut self, lease: &Lease) {
+        if self.leases.insert(lease.id) {
+            self.host_used.0 += lease.placement.cpu_milli;
+            self.host_used.1 += lease.placement.memory_mib;
+        }
+    }
+
+    /// Stops counting a lease on the node.
+    pub fn unhold(&mut self, lease: &Lease) {
+        if self.leases.remove(&lease.id) {
+            self.host_used.0 = self.host_used.0.saturating_sub(lease.placement.cpu_milli);
+            self.host_used.1 = self.host_used.1.saturating_sub(lease.placement.memory_mib);
+        }
+    }
+
+    /// `host_used` summed from the leases themselves.
+    pub fn host_used_of(&self, leases: &BTreeMap<LeaseId, Lease>) -> (u64, u64) {
+        self.leases
+            .iter()
+            .filter_map(|l| leases.get(l))
+            .fold((0, 0), |(c, m), l| {
+                (c + l.placement.cpu_milli, m + l.placement.memory_mib)
+            })
+    }
 }
 
 /// Timer kinds, in the order they run when due at the same instant: ends free

@@ -112,15 +112,15 @@ impl Engine {
         self.offpeak_hour = None;
         self.refresh_offpeak();
         self.view.upsert_node(view);
-        self.nodes.insert(
-            spec.id,
-            NodeState {
-                spec,
-                cordoned,
-                calendars,
-                leases: keep.clone(),
-            },
-        );
+        let mut state = NodeState {
+            spec,
+            cordoned,
+            calendars,
+            leases: keep.clone(),
+            host_used: (0, 0),
+        };
+        state.host_used = state.host_used_of(&self.leases);
+        self.nodes.insert(node_id, state);
         for id in ended {
             // Its bookings are already gone with the old calendars.
             self.end_lease(id, EndReason::CapacityRemoved, self.now, events);

@@ -172,7 +172,7 @@ impl Engine {
                     priority: lease.priority,
                 });
             }
-            node.leases.insert(lease.id);
+            node.hold(&lease);
             e.schedule(&lease);
             e.track(&lease, true);
             e.leases.insert(lease.id, lease);
