@@ -277,8 +277,11 @@ async fn place_order(
             ));
         }
     }
-    let canonical = serde_json::to_vec(&req).map_err(|e| ApiError::Internal(e.into()))?;
-    let idempotency = IdempotencyKey::from_headers(&headers, &canonical)?;
+    // One serialization serves the stored request, the reply and the retry
+    // fingerprint: its keys come sorted, so equal requests give equal bytes.
+    let request = serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
+    let request_json = request.to_string();
+    let idempotency = IdempotencyKey::from_headers(&headers, request_json.as_bytes())?;
     // Budgets (DESIGN §4): refuse an order that would take a tag's monthly
     // budget over its limit, before it reaches the engine.
     if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
@@ -300,13 +303,12 @@ async fn place_order(
         funds_available: Decimal::ZERO,
         spec: req.spec(start_at, region.clone()),
     });
-    let request = serde_json::to_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
     let tags = serde_json::to_value(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
         .map_err(|e| ApiError::Internal(e.into()))?;
     let region = region.unwrap_or_else(|| "any".into());
     let meta = OrderMeta {
         client_order_id: req.client_order_id.clone(),
-        request_json: request.to_string(),
+        request_json,
         tags_json: tags.to_string(),
         region: region.clone(),
         idempotency,
