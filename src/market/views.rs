@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use utoipa::ToSchema;
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 /// An order and where it stands.
@@ -22,9 +23,9 @@ pub struct OrderView {
     pub region: String,
     /// The order as placed.
     #[schema(value_type = Object)]
-    pub request: serde_json::Value,
+    pub request: Box<RawValue>,
     #[schema(value_type = Object)]
-    pub tags: serde_json::Value,
+    pub tags: Box<RawValue>,
     /// The reason code of a rejection, e.g. `no_capacity`.
     pub reject_reason: Option<String>,
     pub reject_message: Option<String>,
@@ -52,6 +53,12 @@ type OrderRow = (
 const ORDER_COLUMNS: &str = "id, client_order_id, mode, state, region, request_json, tags_json, \
      reject_reason, reject_message, lease_id, created_at, updated_at";
 
+/// A stored JSON text, passed through as it is: replies copy it instead of
+/// building and walking a tree. Text that is not JSON shows as `null`.
+pub fn raw_json(text: String) -> Box<RawValue> {
+    RawValue::from_string(text).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
 fn order_view(row: OrderRow) -> OrderView {
     let (id, client_order_id, mode, state, region, request, tags, reason, message, lease_id, c, u) =
         row;
@@ -61,8 +68,8 @@ fn order_view(row: OrderRow) -> OrderView {
         mode,
         state,
         region,
-        request: serde_json::from_str(&request).unwrap_or_default(),
-        tags: serde_json::from_str(&tags).unwrap_or_default(),
+        request: raw_json(request),
+        tags: raw_json(tags),
         reject_reason: reason,
         reject_message: message,
         lease_id,
