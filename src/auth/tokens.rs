@@ -9,6 +9,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::RwLock;
 use uuid::Uuid;
 
 /// The prefix of every API key, so a bearer token says what it is.
@@ -18,7 +20,7 @@ pub const API_KEY_PREFIX: &str = "gpx_";
 pub const NODE_TOKEN_PREFIX: &str = "gpn_";
 
 /// JWT claims.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Claims {
     pub sub: Uuid,
     pub role: Role,
@@ -32,7 +34,16 @@ pub struct JwtKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     ttl_s: i64,
+    validation: Validation,
+    /// Tokens already verified, with their claims: a token's signature is
+    /// checked once, then only its expiry. Decoding and checking it again on
+    /// every request cost more than the lookup (far more under RS256).
+    verified: RwLock<HashMap<String, Claims>>,
 }
+
+/// The most verified tokens remembered; past it, expired ones are dropped,
+/// and if that is not enough, all of them.
+const VERIFIED_KEPT: usize = 10_000;
 
 impl JwtKeys {
     /// Builds keys from the settings; `stored_secret` is the HS256 secret kept in
@@ -42,12 +53,12 @@ impl JwtKeys {
         match settings.jwt_algorithm {
             JwtAlgorithm::Hs256 => {
                 let secret = settings.jwt_secret.as_deref().unwrap_or(stored_secret);
-                Ok(JwtKeys {
-                    algorithm: Algorithm::HS256,
-                    encoding: EncodingKey::from_secret(secret.as_bytes()),
-                    decoding: DecodingKey::from_secret(secret.as_bytes()),
+                Ok(JwtKeys::new(
+                    Algorithm::HS256,
+                    EncodingKey::from_secret(secret.as_bytes()),
+                    DecodingKey::from_secret(secret.as_bytes()),
                     ttl_s,
-                })
+                ))
             }
             JwtAlgorithm::Rs256 => {
                 let private = settings
@@ -62,15 +73,32 @@ impl JwtKeys {
                     .with_context(|| format!("failed to read {}", private.display()))?;
                 let public = std::fs::read(public)
                     .with_context(|| format!("failed to read {}", public.display()))?;
-                Ok(JwtKeys {
-                    algorithm: Algorithm::RS256,
-                    encoding: EncodingKey::from_rsa_pem(&private)
-                        .context("invalid RS256 private key")?,
-                    decoding: DecodingKey::from_rsa_pem(&public)
-                        .context("invalid RS256 public key")?,
+                Ok(JwtKeys::new(
+                    Algorithm::RS256,
+                    EncodingKey::from_rsa_pem(&private).context("invalid RS256 private key")?,
+                    DecodingKey::from_rsa_pem(&public).context("invalid RS256 public key")?,
                     ttl_s,
-                })
+                ))
             }
+        }
+    }
+
+    fn new(
+        algorithm: Algorithm,
+        encoding: EncodingKey,
+        decoding: DecodingKey,
+        ttl_s: i64,
+    ) -> JwtKeys {
+        let mut validation = Validation::new(algorithm);
+        validation.leeway = 0;
+        validation.set_required_spec_claims(&["exp", "iat", "sub"]);
+        JwtKeys {
+            algorithm,
+            encoding,
+            decoding,
+            ttl_s,
+            validation,
+            verified: RwLock::new(HashMap::new()),
         }
     }
 
@@ -97,12 +125,33 @@ impl JwtKeys {
 
     /// Verifies signature, algorithm and expiry; `None` for any invalid token.
     pub fn verify(&self, token: &str) -> Option<Claims> {
-        let mut validation = Validation::new(self.algorithm);
-        validation.leeway = 0;
-        validation.set_required_spec_claims(&["exp", "iat", "sub"]);
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+        self.verify_at(token, Utc::now().timestamp())
+    }
+
+    /// [`JwtKeys::verify`] with a remembered token judged expired against `now`.
+    fn verify_at(&self, token: &str, now: i64) -> Option<Claims> {
+        let known = self
+            .verified
+            .read()
             .ok()
-            .map(|d| d.claims)
+            .and_then(|verified| verified.get(token).copied());
+        if let Some(claims) = known {
+            // What the decoder checks with no leeway: expired once `exp` is past.
+            return (claims.exp >= now).then_some(claims);
+        }
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .ok()?
+            .claims;
+        if let Ok(mut verified) = self.verified.write() {
+            if verified.len() >= VERIFIED_KEPT {
+                verified.retain(|_, c| c.exp >= now);
+                if verified.len() >= VERIFIED_KEPT {
+                    verified.clear();
+                }
+            }
+            verified.insert(token.to_owned(), claims);
+        }
+        Some(claims)
     }
 }
 
@@ -128,4 +177,60 @@ pub fn new_node_token() -> String {
 /// The stored form of an API key or node token.
 pub fn hash_secret(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(ttl_s: i64) -> JwtKeys {
+        JwtKeys::new(
+            Algorithm::HS256,
+            EncodingKey::from_secret(b"test-secret"),
+            DecodingKey::from_secret(b"test-secret"),
+            ttl_s,
+        )
+    }
+
+    #[test]
+    fn a_remembered_token_still_expires_and_a_bad_one_is_never_remembered() {
+        let keys = keys(600);
+        let user = Uuid::now_v7();
+        let (token, expires_at) = keys.issue(user, Role::Buyer, Utc::now()).expect("token");
+        let first = keys.verify(&token).expect("a fresh token verifies");
+        assert_eq!((first.sub, first.role), (user, Role::Buyer));
+        // The second time it comes from memory, with the same claims.
+        let again = keys.verify(&token).expect("still valid");
+        assert_eq!((again.sub, again.exp), (user, expires_at.timestamp()));
+        assert_eq!(keys.verified.read().expect("lock").len(), 1);
+        assert!(keys.verify_at(&token, expires_at.timestamp()).is_some());
+        assert!(keys.verify_at(&token, expires_at.timestamp() + 1).is_none());
+
+        // A signature character that carries six whole bits, changed.
+        let at = token.len() - 5;
+        let swapped = if &token[at..=at] == "A" { "B" } else { "A" };
+        let forged = format!("{}{swapped}{}", &token[..at], &token[at + 1..]);
+        assert!(keys.verify(&forged).is_none());
+        let (expired, _) = keys
+            .issue(
+                user,
+                Role::Buyer,
+                Utc::now() - chrono::Duration::seconds(601),
+            )
+            .expect("token");
+        assert!(keys.verify(&expired).is_none());
+        assert_eq!(keys.verified.read().expect("lock").len(), 1);
+    }
+
+    #[test]
+    fn remembered_tokens_are_bounded() {
+        let keys = keys(600);
+        for _ in 0..VERIFIED_KEPT + 5 {
+            let (token, _) = keys
+                .issue(Uuid::now_v7(), Role::Buyer, Utc::now())
+                .expect("token");
+            assert!(keys.verify(&token).is_some());
+        }
+        assert!(keys.verified.read().expect("lock").len() <= VERIFIED_KEPT);
+    }
 }

@@ -6,8 +6,8 @@ use crate::error::ApiError;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
-use utoipa::ToSchema;
 use serde_json::value::RawValue;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// An order and where it stands.
