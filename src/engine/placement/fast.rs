@@ -264,7 +264,11 @@ fn scan(
             continue;
         }
         let possible = match opt.kind {
-            Kind::Share | Kind::Mig(_) => node.summary.max_free_milli >= held_milli,
+            Kind::Share => {
+                node.summary.max_free_milli >= held_milli
+                    && node.summary.max_free_memory_mb >= need.memory_mb
+            }
+            Kind::Mig(_) => node.summary.max_free_milli >= held_milli,
             Kind::Whole => node.summary.idle_gpus >= need.gpus,
         };
         if !possible {

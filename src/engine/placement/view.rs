@@ -122,6 +122,10 @@ pub struct NodeView {
 pub struct NodeSummary {
     /// The most free compute on any one GPU, milli-GPU.
     pub max_free_milli: u32,
+    /// The most free memory on any one GPU, MB (shared and whole GPUs: a
+    /// share needs compute and memory on one GPU, and a full fleet runs out
+    /// of memory first).
+    pub max_free_memory_mb: u64,
     /// GPUs with nothing taken.
     pub idle_gpus: u8,
     /// Every GPU exactly as free as a new one.
@@ -168,6 +172,7 @@ impl NodeView {
         for g in &self.gpus {
             let model = model_at(g.model);
             s.max_free_milli = s.max_free_milli.max(g.free.free_milli(g.mode));
+            s.max_free_memory_mb = s.max_free_memory_mb.max(g.free.memory_mb);
             if g.free.is_idle(model, g.mode) {
                 s.idle_gpus += 1;
             }
