@@ -254,7 +254,7 @@ fn scan(
     // Nodes in the same state score the same but for their id, the last
     // tie-break: each state is scored once. Recent states catch the common
     // case, runs of idle (or equally filled) twins, at a compare per node.
-    let mut recent: [Option<(&NodeView, Twin, (u64, u64))>; TWINS_KEPT] = [None; TWINS_KEPT];
+    let mut recent: [Option<(&NodeView, Twin)>; TWINS_KEPT] = [None; TWINS_KEPT];
     let mut next_slot = 0;
     for &pos in &b.nodes {
         let Some(node) = view.node_at(pos) else {
@@ -282,11 +282,11 @@ fn scan(
             recent
                 .iter()
                 .flatten()
-                .find(|(seen, ..)| same_state(seen, node))
-                .map(|&(_, twin, host)| (twin, host))
+                .find(|(seen, _)| same_state(seen, node))
+                .map(|&(_, twin)| twin)
         };
         let host = match twin {
-            Some((_, host)) => Some(host),
+            Some(twin) => Some(twin.host),
             None => host_take(req, node, held_milli, policy),
         };
         let Some((cpu, mem)) = host else {
@@ -329,7 +329,7 @@ fn scan(
             );
             continue;
         }
-        if let Some((twin, _)) = twin {
+        if let Some(twin) = twin {
             *scored += twin.candidates;
             if let Some(c) = twin.best {
                 at.consider(best, c);
@@ -339,6 +339,7 @@ fn scan(
         let mut local = Twin {
             best: None,
             candidates: 0,
+            host: (cpu, mem),
         };
         let node_free: u32 = node.gpus.iter().map(|g| g.free.free_milli(g.mode)).sum();
         // The host's share of fragmentation before, to charge each candidate
@@ -422,7 +423,7 @@ fn scan(
         if let Some(c) = local.best {
             at.consider(best, c);
         }
-        recent[next_slot] = Some((node, local, (cpu, mem)));
+        recent[next_slot] = Some((node, local));
         next_slot = (next_slot + 1) % TWINS_KEPT;
     }
 }
@@ -430,11 +431,13 @@ fn scan(
 /// How many recently scored node states a scan compares each node against.
 const TWINS_KEPT: usize = 4;
 
-/// A node state's best candidate and how many it scored.
+/// A node state's best candidate, how many it scored, and its host share.
 #[derive(Clone, Copy)]
 struct Twin {
     best: Option<Cand>,
     candidates: u32,
+    /// The host CPU and memory a lease takes there.
+    host: (u64, u64),
 }
 
 impl Twin {
