@@ -338,6 +338,69 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
         })
 }
 
+#[test]
+fn idle_twins_are_known_by_hardware_and_stop_being_twins_once_used() {
+    let (mut v, r) = priced_view();
+    let shared = [
+        ("A100-SXM4-80GB", PartitionMode::Shared),
+        ("A100-SXM4-80GB", PartitionMode::Shared),
+    ];
+    v.upsert_node(node(1, r, &shared));
+    v.upsert_node(node(2, r, &shared));
+    v.upsert_node(node(3, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
+    let linked = NodeView::new(Uuid::from_u128(4), r, 64_000, 512_000)
+        .with_gpu(m("A100-SXM4-80GB"), PartitionMode::Shared, 0b10)
+        .with_gpu(m("A100-SXM4-80GB"), PartitionMode::Shared, 0b01);
+    v.upsert_node(linked);
+    fn at(v: &CapacityView, id: u128) -> NodeView {
+        v.node(Uuid::from_u128(id)).expect("node").clone()
+    }
+    assert!(at(&v, 1).idle_twin_of(&at(&v, 2)));
+    assert_eq!(at(&v, 1).gpus, at(&v, 2).gpus);
+    // Other GPUs, or the same GPUs with NVLink, are other hardware.
+    assert!(!at(&v, 1).idle_twin_of(&at(&v, 3)));
+    assert!(!at(&v, 1).idle_twin_of(&at(&v, 4)));
+
+    let mut p = place(
+        &v,
+        &PlacementRequest::milli(250, 8_000),
+        &DemandMix::default(),
+        &Policy::default(),
+    )
+    .expect("fits");
+    p.node = Uuid::from_u128(1);
+    v.allocate(&p).expect("allocates");
+    let used = at(&v, 1);
+    assert!(!used.summary.all_idle);
+    assert!(!used.idle_twin_of(&at(&v, 2)));
+    v.release(&p).expect("releases");
+    assert!(at(&v, 1).idle_twin_of(&at(&v, 2)));
+}
+
+#[test]
+fn a_node_whose_gpus_are_out_of_memory_is_passed_over_for_a_share() {
+    let (mut v, r) = priced_view();
+    v.upsert_node(node(1, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
+    v.upsert_node(node(2, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
+    // Node 1 keeps most of its compute but none of its memory.
+    let all_memory = PlacementRequest::milli(100, 80_000);
+    let mut on_first =
+        place(&v, &all_memory, &DemandMix::default(), &Policy::default()).expect("fits");
+    on_first.node = Uuid::from_u128(1);
+    v.allocate(&on_first).expect("allocates");
+    let full = v.node(Uuid::from_u128(1)).expect("node");
+    assert_eq!(full.summary.max_free_memory_mb, 0);
+    assert!(full.summary.max_free_milli >= 900);
+    let p = place(
+        &v,
+        &PlacementRequest::milli(100, 1_000),
+        &DemandMix::default(),
+        &Policy::default(),
+    )
+    .expect("the other node fits");
+    assert_eq!(p.node, Uuid::from_u128(2));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
