@@ -279,8 +279,9 @@ async fn place_order(
     }
     // One serialization serves the stored request, the reply and the retry
     // fingerprint (equal requests give equal bytes).
-    let request_json = serde_json::to_string(&req).map_err(|e| ApiError::Internal(e.into()))?;
-    let idempotency = IdempotencyKey::from_headers(&headers, request_json.as_bytes())?;
+    let request =
+        serde_json::value::to_raw_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
+    let idempotency = IdempotencyKey::from_headers(&headers, request.get().as_bytes())?;
     // Budgets (DESIGN §4): refuse an order that would take a tag's monthly
     // budget over its limit, before it reaches the engine.
     if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
@@ -302,13 +303,13 @@ async fn place_order(
         funds_available: Decimal::ZERO,
         spec: req.spec(start_at, region.clone()),
     });
-    let tags_json = serde_json::to_string(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
+    let tags = serde_json::value::to_raw_value(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
         .map_err(|e| ApiError::Internal(e.into()))?;
     let region = region.unwrap_or_else(|| "any".into());
     let meta = OrderMeta {
         client_order_id: req.client_order_id.clone(),
-        request_json: request_json.clone(),
-        tags_json: tags_json.clone(),
+        request_json: request.get().to_owned(),
+        tags_json: tags.get().to_owned(),
         region: region.clone(),
         idempotency,
     };
@@ -345,8 +346,8 @@ async fn place_order(
             mode: req.mode.as_str().to_owned(),
             state: row.state.to_owned(),
             region,
-            request: views::raw_json(request_json),
-            tags: views::raw_json(tags_json),
+            request,
+            tags,
             reject_reason: row.reject_reason,
             reject_message: row.reject_message,
             lease_id: row.lease_id,

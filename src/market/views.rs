@@ -55,7 +55,7 @@ const ORDER_COLUMNS: &str = "id, client_order_id, mode, state, region, request_j
 
 /// A stored JSON text, passed through as it is: replies copy it instead of
 /// building and walking a tree. Text that is not JSON shows as `null`.
-pub fn raw_json(text: String) -> Box<RawValue> {
+fn raw_json(text: String) -> Box<RawValue> {
     RawValue::from_string(text).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
