@@ -36,12 +36,17 @@ fn node(id: u128, r: RegionIdx, gpus: &[(&str, PartitionMode)]) -> NodeView {
     n
 }
 
+/// Places with no recent demand and the default policy.
+fn place_plain(v: &CapacityView, req: &PlacementRequest) -> Option<Placement> {
+    place(v, req, &DemandMix::default(), &Policy::default())
+}
+
 #[test]
 fn a_shared_slice_holds_exactly_what_was_asked() {
     let (mut v, r) = priced_view();
     v.upsert_node(node(1, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
     let req = PlacementRequest::milli(250, 8_000);
-    let p = place(&v, &req, &DemandMix::default(), &Policy::default()).expect("fits");
+    let p = place_plain(&v, &req).expect("fits");
     assert_eq!(
         p.gpus[0].slot,
         Slot::Shared {
@@ -64,7 +69,7 @@ fn mig_requests_get_the_smallest_adequate_profile() {
         precision: Precision::Fp16,
     };
     req.memory_mb = 8_000;
-    let p = place(&v, &req, &DemandMix::default(), &Policy::default()).expect("fits");
+    let p = place_plain(&v, &req).expect("fits");
     match &p.gpus[0].slot {
         Slot::Mig { profile, .. } => assert_eq!(profile, "1g.10gb"),
         other => panic!("not MIG: {other:?}"),
@@ -78,13 +83,7 @@ fn the_cheapest_slice_for_the_buyer_wins_over_a_whole_gpu() {
     let (mut v, r) = priced_view();
     v.upsert_node(node(1, r, &[("A100-SXM4-80GB", PartitionMode::Whole)]));
     v.upsert_node(node(2, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
-    let p = place(
-        &v,
-        &PlacementRequest::milli(100, 4_000),
-        &DemandMix::default(),
-        &Policy::default(),
-    )
-    .expect("fits");
+    let p = place_plain(&v, &PlacementRequest::milli(100, 4_000)).expect("fits");
     assert_eq!(p.node, Uuid::from_u128(2));
 }
 
@@ -92,13 +91,7 @@ fn the_cheapest_slice_for_the_buyer_wins_over_a_whole_gpu() {
 fn mig_instances_start_high_to_keep_large_placements_free() {
     let (mut v, r) = priced_view();
     v.upsert_node(node(1, r, &[("A100-SXM4-40GB", PartitionMode::Mig)]));
-    let p = place(
-        &v,
-        &PlacementRequest::milli(100, 1_000),
-        &DemandMix::default(),
-        &Policy::default(),
-    )
-    .expect("fits");
+    let p = place_plain(&v, &PlacementRequest::milli(100, 1_000)).expect("fits");
     match &p.gpus[0].slot {
         Slot::Mig { start, .. } => assert_eq!(*start, 6),
         other => panic!("not MIG: {other:?}"),
@@ -153,7 +146,7 @@ fn multi_gpu_requests_take_an_nvlink_pair_first() {
     let mut req = PlacementRequest::milli(2000, 0);
     req.gpus = 2;
     req.nvlink = true;
-    let p = place(&v, &req, &DemandMix::default(), &Policy::default()).expect("fits");
+    let p = place_plain(&v, &req).expect("fits");
     let idx: Vec<u8> = p.gpus.iter().map(|g| g.index).collect();
     assert_eq!(idx, vec![0, 3]);
     assert_eq!(p.why.nvlink_links, 1);
@@ -164,23 +157,11 @@ fn cordoned_nodes_and_unpriced_models_are_skipped() {
     let (mut v, r) = priced_view();
     v.upsert_node(node(1, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
     v.set_cordoned(Uuid::from_u128(1), true);
-    assert!(place(
-        &v,
-        &PlacementRequest::milli(100, 0),
-        &DemandMix::default(),
-        &Policy::default()
-    )
-    .is_none());
+    assert!(place_plain(&v, &PlacementRequest::milli(100, 0)).is_none());
     let mut bare = CapacityView::new();
     let r2 = bare.region("us");
     bare.upsert_node(node(2, r2, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
-    assert!(place(
-        &bare,
-        &PlacementRequest::milli(100, 0),
-        &DemandMix::default(),
-        &Policy::default()
-    )
-    .is_none());
+    assert!(place_plain(&bare, &PlacementRequest::milli(100, 0)).is_none());
     assert!(place(
         &bare,
         &PlacementRequest::milli(100, 0),
@@ -199,7 +180,7 @@ fn a_model_without_the_precision_is_not_adequate() {
         tflops: dec!(10),
         precision: Precision::Fp8,
     };
-    assert!(place(&v, &req, &DemandMix::default(), &Policy::default()).is_none());
+    assert!(place_plain(&v, &req).is_none());
 }
 
 #[test]
@@ -226,7 +207,7 @@ fn allocate_refuses_what_no_longer_fits_and_release_gives_it_back() {
     v.upsert_node(node(1, r, &[("A100-SXM4-80GB", PartitionMode::Whole)]));
     let mut req = PlacementRequest::milli(1000, 0);
     req.isolation = Isolation::Whole;
-    let p = place(&v, &req, &DemandMix::default(), &Policy::default()).expect("fits");
+    let p = place_plain(&v, &req).expect("fits");
     v.allocate(&p).expect("allocates");
     assert!(v.allocate(&p).is_err());
     v.release(&p).expect("releases");
@@ -361,13 +342,7 @@ fn idle_twins_are_known_by_hardware_and_stop_being_twins_once_used() {
     assert!(!at(&v, 1).idle_twin_of(&at(&v, 3)));
     assert!(!at(&v, 1).idle_twin_of(&at(&v, 4)));
 
-    let mut p = place(
-        &v,
-        &PlacementRequest::milli(250, 8_000),
-        &DemandMix::default(),
-        &Policy::default(),
-    )
-    .expect("fits");
+    let mut p = place_plain(&v, &PlacementRequest::milli(250, 8_000)).expect("fits");
     p.node = Uuid::from_u128(1);
     v.allocate(&p).expect("allocates");
     let used = at(&v, 1);
@@ -384,20 +359,13 @@ fn a_node_whose_gpus_are_out_of_memory_is_passed_over_for_a_share() {
     v.upsert_node(node(2, r, &[("A100-SXM4-80GB", PartitionMode::Shared)]));
     // Node 1 keeps most of its compute but none of its memory.
     let all_memory = PlacementRequest::milli(100, 80_000);
-    let mut on_first =
-        place(&v, &all_memory, &DemandMix::default(), &Policy::default()).expect("fits");
+    let mut on_first = place_plain(&v, &all_memory).expect("fits");
     on_first.node = Uuid::from_u128(1);
     v.allocate(&on_first).expect("allocates");
     let full = v.node(Uuid::from_u128(1)).expect("node");
     assert_eq!(full.summary.max_free_memory_mb, 0);
     assert!(full.summary.max_free_milli >= 900);
-    let p = place(
-        &v,
-        &PlacementRequest::milli(100, 1_000),
-        &DemandMix::default(),
-        &Policy::default(),
-    )
-    .expect("the other node fits");
+    let p = place_plain(&v, &PlacementRequest::milli(100, 1_000)).expect("the other node fits");
     assert_eq!(p.node, Uuid::from_u128(2));
 }
 
