@@ -226,7 +226,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let parsed = serde_path_to_error::deserialize::<_, T>(&mut de);
     let parsed = match parsed {
         Ok(value) => match de.end() {
-            Ok(()) => Ok(value),
+            Ok(()) => match nul_in_json(bytes) {
+                Some(field) => return Err(nul_refused(field)),
+                None => Ok(value),
+            },
             Err(e) => {
                 return Err(ApiError::Malformed {
                     detail: format!(
@@ -266,6 +269,51 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
 }
 
+/// PostgreSQL's text cannot hold U+0000, and SQLite's can: input with it is
+/// refused on both, so that a request stores the same text on either or is
+/// refused on both, instead of failing on one with a 500.
+fn nul_refused(field: String) -> ApiError {
+    ApiError::Invalid(vec![FieldError::new(
+        field,
+        "must not contain the NUL character (U+0000)",
+    )])
+}
+
+/// Where a parsed JSON body holds a U+0000 in a string or a key, as
+/// serde_path_to_error names fields (`gpus[0].model`). JSON can only spell
+/// U+0000 as `\u0000`, so bodies without those six bytes, nearly all, are
+/// never walked.
+fn nul_in_json(bytes: &[u8]) -> Option<String> {
+    memchr::memmem::find(bytes, br"\u0000")?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    nul_path(&value, "").map(|path| match path.is_empty() {
+        true => "body".to_owned(),
+        false => path,
+    })
+}
+
+/// The path under `path` to the first string holding a U+0000, or to the
+/// object with such a key.
+fn nul_path(value: &serde_json::Value, path: &str) -> Option<String> {
+    match value {
+        serde_json::Value::String(text) => text.contains('\0').then(|| path.to_owned()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_path(item, &format!("{path}[{i}]"))),
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            if key.contains('\0') {
+                return Some(path.to_owned());
+            }
+            match path.is_empty() {
+                true => nul_path(item, key),
+                false => nul_path(item, &format!("{path}.{key}")),
+            }
+        }),
+        _ => None,
+    }
+}
+
 fn missing_field_name(message: &str) -> Option<String> {
     let rest = message.strip_prefix("missing field `")?;
     Some(rest.split('`').next()?.to_owned())
@@ -296,6 +344,15 @@ where
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or_default();
+        if let Some((name, _)) = form_urlencoded::parse(query.as_bytes())
+            .find(|(name, value)| name.contains('\0') || value.contains('\0'))
+        {
+            let field = match name.contains('\0') {
+                true => "query".to_owned(),
+                false => format!("query.{name}"),
+            };
+            return Err(nul_refused(field));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize::<_, T>(de)
             .map(Query)

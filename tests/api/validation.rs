@@ -144,6 +144,35 @@ on_both_databases! {
         }
     }
 
+    async fn text_with_a_nul_character_is_refused_naming_the_field(app) {
+        // PostgreSQL's text cannot hold U+0000: both backends refuse it up front.
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let (buyer, _) = app.user("buyer").await;
+        let (provider, _) = app.user("provider").await;
+        let order = |tags: Value| json!({
+            "mode": "on_demand", "region": "eu-west", "duration_s": 3600,
+            "resources": {"tflops": 10, "vram_gb": 8}, "tags": tags,
+        });
+        app.post("/v1/orders", Some(&buyer), order(json!({"team": "a\u{0}b"}))).await
+            .assert_problem(422, Some("tags.team"));
+        app.post("/v1/orders", Some(&buyer), order(json!({"te\u{0}am": "a"}))).await
+            .assert_problem(422, Some("tags"));
+        app.post("/v1/nodes", Some(&provider), json!({
+            "name": "n", "region": "eu-west",
+            "gpus": [{"model": "H100-SXM5-80GB", "mode": "whole"}, {"model": "H100\u{0}", "mode": "whole"}],
+        })).await.assert_problem(422, Some("gpus[1].model"));
+        app.get("/v1/prices?region=eu%00west", None).await.assert_problem(422, Some("query.region"));
+        app.get("/v1/orders?state=open&mode=%00", Some(&buyer)).await.assert_problem(422, Some("query.mode"));
+        // Nothing was stored: the buyer has no orders and the provider no nodes.
+        assert_eq!(app.get("/v1/orders", Some(&buyer)).await.body["items"], json!([]));
+        assert_eq!(app.get("/v1/nodes", Some(&provider)).await.body, json!([]));
+        // A backslash followed by `u0000` is ordinary text: the order gets
+        // past its fields, to the market (which has no GPUs here).
+        app.post("/v1/orders", Some(&buyer), order(json!({"path": "C:\\u0000"}))).await
+            .assert_code(422, "unsatisfiable_resources");
+    }
+
     async fn a_price_list_that_is_not_a_list_is_refused(app) {
         let admin = app.admin().await;
         app.put("/v1/admin/prices", Some(&admin), json!({"region": "x"})).await.assert_problem(422, Some("body"));
