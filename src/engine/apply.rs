@@ -92,9 +92,12 @@ impl Engine {
         match status {
             AgentReport::Provisioned => match state {
                 LeaseState::Provisioning => {
-                    self.set_state(id, LeaseState::Running, self.now, events)
+                    self.set_state(id, LeaseState::Running, self.now, events);
+                    // Given notice before it ran: it runs, billed, until then.
+                    if self.leases.get(&id).is_some_and(|l| l.noticed_at.is_some()) {
+                        self.set_state(id, LeaseState::Preempting, self.now, events);
+                    }
                 }
-                // A lease given notice before the agent reported keeps its notice.
                 LeaseState::Preempting | LeaseState::Running => {}
                 _ => return Err(EngineError::InvalidTransition { lease: id, state }),
             },

@@ -217,9 +217,8 @@ impl Engine {
         let end = l.preempt_at.map_or(preempt_at, |t| t.min(preempt_at));
         l.preempt_at = Some(end);
         l.notice_reason.get_or_insert(reason);
-        let state = l.state;
         if notice_at <= now {
-            if state != LeaseState::Preempting {
+            if l.noticed_at.is_none() {
                 l.noticed_at = Some(now);
                 l.notice_at = None;
                 events.push(Event::PreemptNotice {
@@ -228,7 +227,7 @@ impl Engine {
                     reason,
                     at: now,
                 });
-                self.set_state(victim, LeaseState::Preempting, now, events);
+                self.begin_preempting(victim, now, events);
             }
         } else {
             let at = l.notice_at.map_or(notice_at, |t| t.min(notice_at));
@@ -243,5 +242,20 @@ impl Engine {
         }
         self.rebook(victim);
         end
+    }
+
+    /// A noticed lease that is running is `preempting` from now on. One
+    /// that has not started keeps its state: a pending lease is not
+    /// provisioned if its notice ends first, and a provisioning one turns
+    /// `preempting` once it runs (see `agent_status`), so that its seconds
+    /// until then are billed and the agent learns of the notice.
+    pub(super) fn begin_preempting(&mut self, id: LeaseId, at: Ts, events: &mut Vec<Event>) {
+        if self
+            .leases
+            .get(&id)
+            .is_some_and(|l| l.state == LeaseState::Running)
+        {
+            self.set_state(id, LeaseState::Preempting, at, events);
+        }
     }
 }

@@ -270,7 +270,7 @@ impl Engine {
                     at: now,
                 });
             }
-            if near && !l.rebalance_warned && l.state != LeaseState::Preempting {
+            if near && !l.rebalance_warned && l.noticed_at.is_none() {
                 l.rebalance_warned = true;
                 events.push(Event::RebalanceWarning {
                     lease_id: id,

@@ -69,7 +69,7 @@ impl Engine {
             reason,
             at,
         });
-        self.set_state(id, LeaseState::Preempting, at, events);
+        self.begin_preempting(id, at, events);
     }
 
     /// A pending lease's slice is free: the agent may provision it.

@@ -309,4 +309,43 @@ on_both_databases_fast! {
         // While it stops, nothing more is asked; the pending lease does not start yet.
         assert!(beat(&app, &node, &[(spot_lease, "stopping")]).await.is_empty());
     }
+
+    async fn a_spot_lease_noticed_before_the_agent_started_it_is_started_then_told_its_deadline(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
+        register(&app, &node, &[("H100-SXM5-80GB", false)]).await;
+        let mut spot = order("spot");
+        spot["max_price"] = json!("50");
+        let r = app.post("/v1/orders", Some(&m.buyer), spot).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
+        let mut spot_lease = None;
+        for _ in 0..100 {
+            let o = app.get(&order_path, Some(&m.buyer)).await.body;
+            spot_lease = o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok());
+            if spot_lease.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let spot_lease = spot_lease.expect("the spot auction fills the bid");
+        // Notice arrives before the agent has even started the lease.
+        place(&app, &m.buyer, order("on_demand")).await;
+        let noticed = lease(&app, &m.buyer, spot_lease).await;
+        assert_eq!(noticed["state"], "provisioning", "{noticed}");
+        assert!(noticed["preempt_at"].is_string(), "{noticed}");
+        // It still runs until its deadline: the agent is told to start it.
+        let assignments = beat(&app, &node, &[]).await;
+        assert_eq!(assignments.len(), 1, "{assignments:?}");
+        assert_eq!(assignments[0]["action"], "start");
+        report(&app, &node, spot_lease, provisioned("GPU-0")).await;
+        let running = lease(&app, &m.buyer, spot_lease).await;
+        assert_eq!(running["state"], "preempting", "{running}");
+        let assignments = beat(&app, &node, &[(spot_lease, "running")]).await;
+        assert_eq!(assignments[0]["action"], "preempt", "{assignments:?}");
+        assert_eq!(assignments[0]["preempt_at"], noticed["preempt_at"]);
+        // Billed from when it ran, as any running lease.
+        let billed = "SELECT COUNT(*) FROM leases WHERE state = 'preempting' AND running_at IS NOT NULL";
+        assert_eq!(fleet::scalar(&app, billed).await, 1);
+    }
 }

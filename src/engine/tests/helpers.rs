@@ -166,3 +166,22 @@ pub fn ended(ev: &[Event]) -> Vec<(LeaseIdAlias, EndReason, Ts)> {
 }
 
 pub type LeaseIdAlias = Uuid;
+
+/// Whether `id` has been given its preemption notice. A lease that has not
+/// run yet keeps its state when noticed: only a running one is `preempting`.
+pub fn noticed(e: &Engine, id: LeaseIdAlias) -> bool {
+    e.lease(id)
+        .is_some_and(|l| l.noticed_at.is_some() && l.preempt_at.is_some())
+}
+
+/// The agent reports `id` provisioned at `now`.
+pub fn provisioned(e: &mut Engine, now: Ts, id: LeaseIdAlias) -> Vec<Event> {
+    run(
+        e,
+        now,
+        Command::AgentStatus {
+            lease_id: id,
+            status: AgentReport::Provisioned,
+        },
+    )
+}

@@ -93,6 +93,7 @@ fn on_demand_takes_a_spot_slice_only_after_notice_and_waits_pending_meanwhile() 
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
     let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    provisioned(&mut e, T0 + 12, s.id);
     let ev = run(
         &mut e,
         T0 + 100,
@@ -234,7 +235,70 @@ fn pooled_batch_makes_way_for_on_demand_after_notice() {
     .pop()
     .unwrap();
     assert_eq!(od.state, LeaseState::Pending);
-    assert_eq!(e.lease(pooled.id).unwrap().state, LeaseState::Preempting);
+    assert!(noticed(&e, pooled.id));
+}
+
+#[test]
+fn a_lease_noticed_before_it_runs_runs_and_is_billed_until_the_notice_ends() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    assert_eq!(s.state, LeaseState::Provisioning);
+    run(
+        &mut e,
+        T0 + 11,
+        place(2, spec(Mode::OnDemand, whole_a100())),
+    );
+    // Noticed, but still to be provisioned: the agent is still to start it.
+    assert!(noticed(&e, s.id));
+    assert_eq!(e.lease(s.id).unwrap().state, LeaseState::Provisioning);
+    // Running (its seconds billed from here), then preempting at once.
+    let ev = provisioned(&mut e, T0 + 13, s.id);
+    let states: Vec<_> = ev
+        .iter()
+        .filter_map(|x| match x {
+            Event::LeaseStateChanged { lease_id, to, .. } if *lease_id == s.id => Some(*to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(states, vec![LeaseState::Running, LeaseState::Preempting]);
+    let ev = run(&mut e, T0 + 131, Command::Tick);
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::Preempted, T0 + 131)]);
+}
+
+#[test]
+fn a_pending_lease_whose_notice_ends_before_it_starts_is_never_provisioned() {
+    // Pooled realtime waits on pooled batch's notice; on-demand arriving at
+    // once outranks both, so realtime's notice ends where its window begins.
+    let mut e = engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Shared)])]);
+    let all = || resources(dec!(312), 80);
+    let batch = granted(&run(&mut e, T0, place(1, spec(Mode::Pooled, all()))))
+        .pop()
+        .unwrap();
+    let mut rt = spec(Mode::Pooled, all());
+    rt.qos = Qos::Realtime;
+    let rt = granted(&run(&mut e, T0, place(2, rt))).pop().unwrap();
+    assert_eq!(rt.ready_at, Some(T0 + 120));
+    let od = granted(&run(&mut e, T0, place(3, spec(Mode::OnDemand, all()))))
+        .pop()
+        .unwrap();
+    assert_eq!(od.ready_at, Some(T0 + 120));
+    assert!(noticed(&e, rt.id));
+    assert_eq!(e.lease(rt.id).unwrap().state, LeaseState::Pending);
+    let ev = run(&mut e, T0 + 120, Command::Tick);
+    let gone = ended(&ev);
+    assert_eq!(gone.len(), 2, "{gone:?}");
+    for id in [batch.id, rt.id] {
+        assert!(
+            gone.contains(&(id, EndReason::Preempted, T0 + 120)),
+            "{gone:?}"
+        );
+    }
+    assert!(!ev.iter().any(|x| matches!(
+        x,
+        Event::LeaseStateChanged { lease_id, to: LeaseState::Provisioning, .. } if *lease_id == rt.id
+    )));
+    assert_eq!(e.lease(od.id).unwrap().state, LeaseState::Provisioning);
 }
 
 #[test]
