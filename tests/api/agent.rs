@@ -24,6 +24,23 @@ fn usage(agent: Uuid, seq: u64, lease: Uuid) -> Value {
     }]})
 }
 
+/// Bids for spot capacity and waits for the auction to fill the bid.
+async fn filled_spot_lease(app: &crate::helpers::TestApp, buyer: &str) -> Uuid {
+    let mut spot = order("spot");
+    spot["max_price"] = json!("50");
+    let r = app.post("/v1/orders", Some(buyer), spot).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
+    for _ in 0..100 {
+        let o = app.get(&order_path, Some(buyer)).await.body;
+        if let Some(lease) = o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok()) {
+            return lease;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the spot auction did not fill the bid");
+}
+
 on_both_databases! {
     async fn node_tokens_reach_only_the_agent_protocol_and_user_tokens_never_do(app) {
         let m = market(&app).await;
@@ -279,21 +296,7 @@ on_both_databases_fast! {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
         register(&app, &node, &[("H100-SXM5-80GB", false)]).await;
-        let mut spot = order("spot");
-        spot["max_price"] = json!("50");
-        let r = app.post("/v1/orders", Some(&m.buyer), spot).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
-        let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
-        let mut spot_lease = None;
-        for _ in 0..100 {
-            let o = app.get(&order_path, Some(&m.buyer)).await.body;
-            spot_lease = o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok());
-            if spot_lease.is_some() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        let spot_lease = spot_lease.expect("the spot auction fills the bid");
+        let spot_lease = filled_spot_lease(&app, &m.buyer).await;
         report(&app, &node, spot_lease, provisioned("GPU-0")).await;
         assert_eq!(lease(&app, &m.buyer, spot_lease).await["state"], "running");
         // An on-demand order needs the whole GPU: the spot lease gets its notice.
@@ -314,21 +317,7 @@ on_both_databases_fast! {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
         register(&app, &node, &[("H100-SXM5-80GB", false)]).await;
-        let mut spot = order("spot");
-        spot["max_price"] = json!("50");
-        let r = app.post("/v1/orders", Some(&m.buyer), spot).await;
-        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
-        let order_path = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
-        let mut spot_lease = None;
-        for _ in 0..100 {
-            let o = app.get(&order_path, Some(&m.buyer)).await.body;
-            spot_lease = o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok());
-            if spot_lease.is_some() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        let spot_lease = spot_lease.expect("the spot auction fills the bid");
+        let spot_lease = filled_spot_lease(&app, &m.buyer).await;
         // Notice arrives before the agent has even started the lease.
         place(&app, &m.buyer, order("on_demand")).await;
         let noticed = lease(&app, &m.buyer, spot_lease).await;

@@ -185,3 +185,26 @@ pub fn provisioned(e: &mut Engine, now: Ts, id: LeaseIdAlias) -> Vec<Event> {
         },
     )
 }
+
+/// One shared A100, all of it taken by a pooled batch lease at `T0`, and a
+/// pooled realtime order for all of it at `T0`, which outranks the batch
+/// one and waits `pending` on its notice. Returns (engine, batch, realtime).
+pub fn pooled_realtime_behind_batch() -> (Engine, Lease, Lease) {
+    let mut e = engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Shared)])]);
+    let batch = granted(&run(
+        &mut e,
+        T0,
+        place(1, spec(Mode::Pooled, whole_shared_a100())),
+    ))
+    .pop()
+    .unwrap();
+    let mut rt = spec(Mode::Pooled, whole_shared_a100());
+    rt.qos = Qos::Realtime;
+    let rt = granted(&run(&mut e, T0, place(2, rt))).pop().unwrap();
+    (e, batch, rt)
+}
+
+/// All of an A100's compute and memory, as a shared request.
+pub fn whole_shared_a100() -> Resources {
+    resources(dec!(312), 80)
+}

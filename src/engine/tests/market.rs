@@ -119,14 +119,8 @@ fn the_lowest_bid_makes_way_first() {
 
 #[test]
 fn pooled_realtime_outranks_pooled_batch_but_not_the_other_way() {
-    let mut e = engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Shared)])]);
-    let all = || resources(dec!(312), 80);
-    let batch = granted(&run(&mut e, T0, place(1, spec(Mode::Pooled, all()))))
-        .pop()
-        .unwrap();
-    let mut rt = spec(Mode::Pooled, all());
-    rt.qos = Qos::Realtime;
-    let rt = granted(&run(&mut e, T0, place(2, rt))).pop().unwrap();
+    let (mut e, batch, rt) = pooled_realtime_behind_batch();
+    let all = whole_shared_a100;
     assert_eq!(rt.state, LeaseState::Pending);
     assert!(noticed(&e, batch.id));
     run(&mut e, T0 + 120, Command::Tick);

@@ -270,18 +270,15 @@ fn a_lease_noticed_before_it_runs_runs_and_is_billed_until_the_notice_ends() {
 fn a_pending_lease_whose_notice_ends_before_it_starts_is_never_provisioned() {
     // Pooled realtime waits on pooled batch's notice; on-demand arriving at
     // once outranks both, so realtime's notice ends where its window begins.
-    let mut e = engine_with(vec![node(1, "eu", &[(A100, PartitionMode::Shared)])]);
-    let all = || resources(dec!(312), 80);
-    let batch = granted(&run(&mut e, T0, place(1, spec(Mode::Pooled, all()))))
-        .pop()
-        .unwrap();
-    let mut rt = spec(Mode::Pooled, all());
-    rt.qos = Qos::Realtime;
-    let rt = granted(&run(&mut e, T0, place(2, rt))).pop().unwrap();
+    let (mut e, batch, rt) = pooled_realtime_behind_batch();
     assert_eq!(rt.ready_at, Some(T0 + 120));
-    let od = granted(&run(&mut e, T0, place(3, spec(Mode::OnDemand, all()))))
-        .pop()
-        .unwrap();
+    let od = granted(&run(
+        &mut e,
+        T0,
+        place(3, spec(Mode::OnDemand, whole_shared_a100())),
+    ))
+    .pop()
+    .unwrap();
     assert_eq!(od.ready_at, Some(T0 + 120));
     assert!(noticed(&e, rt.id));
     assert_eq!(e.lease(rt.id).unwrap().state, LeaseState::Pending);
