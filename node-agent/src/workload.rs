@@ -35,13 +35,16 @@ impl Tail {
         self.bytes.drain(..excess);
     }
 
-    /// The tail as text (invalid UTF-8 replaced) and the total bytes written.
+    /// The tail as text and the total bytes written. Invalid UTF-8 and NUL
+    /// bytes become U+FFFD: the server refuses text with U+0000, which
+    /// PostgreSQL cannot store, and would refuse the whole upload.
     pub fn snapshot(&self) -> (String, u64) {
         let (a, b) = self.bytes.as_slices();
         let mut all = Vec::with_capacity(a.len() + b.len());
         all.extend_from_slice(a);
         all.extend_from_slice(b);
-        (String::from_utf8_lossy(&all).into_owned(), self.total)
+        let text = String::from_utf8_lossy(&all).replace('\0', "\u{FFFD}");
+        (text, self.total)
     }
 }
 
@@ -189,6 +192,15 @@ mod tests {
         let (tail, total) = w.tail();
         assert!(tail.contains("hello") && tail.contains("oops"), "{tail}");
         assert_eq!(total, 11);
+    }
+
+    #[tokio::test]
+    async fn nul_bytes_in_the_output_are_replaced_in_the_tail() {
+        let w = Workload::spawn("printf 'a\\000b'", &BTreeMap::new()).unwrap();
+        finished(&w).await;
+        let (tail, total) = w.tail();
+        assert_eq!(tail, "a\u{FFFD}b");
+        assert_eq!(total, 3);
     }
 
     #[tokio::test]

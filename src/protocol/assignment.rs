@@ -150,7 +150,8 @@ pub enum EndReason {
 pub struct LogsUpload {
     /// When the tail was taken.
     pub at: DateTime<Utc>,
-    /// The last at most [`LOGS_TAIL_BYTES`] bytes, as UTF-8 (invalid bytes replaced).
+    /// The last at most [`LOGS_TAIL_BYTES`] bytes, as UTF-8 (invalid bytes and NUL
+    /// replaced with U+FFFD; the server refuses U+0000).
     pub tail: String,
     /// Bytes the workload wrote in all; more than the tail when output was dropped.
     pub total_bytes: u64,
