@@ -46,14 +46,16 @@ impl AppState {
             settings.login_max_failures,
             Duration::from_secs(settings.login_window_s),
         );
-        let market = crate::market::start(db.clone(), settings.market()).await?;
+        let metrics = Arc::new(Metrics::new()?);
+        let market =
+            crate::market::start(db.clone(), settings.market(), metrics.queue_wait.clone()).await?;
         Ok(AppState {
             market,
             regions: Default::default(),
             db,
             keys: Arc::new(keys),
             login_limiter: Arc::new(login_limiter),
-            metrics: Arc::new(Metrics::new()?),
+            metrics,
             settings: Arc::new(settings),
         })
     }

@@ -20,9 +20,15 @@ impl Visitor<'_> for DecimalVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Decimal, E> {
-        Decimal::from_str(v.trim())
-            .or_else(|_| Decimal::from_scientific(v.trim()))
-            .map_err(|_| E::custom(format!("`{v}` is not a decimal number")))
+        // Plain notation only (`-12.50`), the grammar the OpenAPI schema
+        // publishes: no spaces, no exponent, no `+`, no bare point.
+        let digits = v.strip_prefix('-').unwrap_or(v);
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, "0"));
+        let plain = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        if !(plain(int) && plain(frac)) {
+            return Err(E::custom(format!("`{v}` is not a decimal number")));
+        }
+        Decimal::from_str(v).map_err(|_| E::custom(format!("`{v}` is not a decimal number")))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Decimal, E> {
@@ -91,7 +97,16 @@ mod tests {
     }
 
     #[test]
-    fn text_that_is_not_a_number_is_refused() {
-        assert!(serde_json::from_str::<Amount>(r#"{"amount": "ten"}"#).is_err());
+    fn text_that_is_not_a_number_in_plain_notation_is_refused() {
+        for text in ["ten", " 1", "1e3", "+1", ".5", "5.", "", "1.2.3", "0x10"] {
+            let json = format!(r#"{{"amount": "{text}"}}"#);
+            assert!(serde_json::from_str::<Amount>(&json).is_err(), "{text}");
+        }
+        assert_eq!(parse(r#"{"amount": "-0.25"}"#), dec!(-0.25));
+    }
+
+    #[test]
+    fn a_number_too_small_for_any_bound_keeps_its_digits_for_the_check_to_refuse() {
+        assert_eq!(parse(r#"{"amount": 1e-28}"#), dec!(1e-28));
     }
 }

@@ -21,6 +21,8 @@ pub mod auth;
 #[cfg(feature = "server")]
 pub mod billing;
 #[cfg(feature = "server")]
+pub mod bounds;
+#[cfg(feature = "server")]
 pub mod config;
 #[cfg(feature = "server")]
 pub mod db;

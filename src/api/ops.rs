@@ -32,27 +32,38 @@ async fn healthz() -> axum::Json<Health> {
     })
 }
 
-/// Readiness: the database answers.
+/// Readiness: the database answers and the market task is alive.
 #[utoipa::path(get, path = "/readyz", tag = "ops",
     responses(
         (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "The database is unreachable", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database is unreachable or the market is not running", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn readyz(State(state): State<AppState>) -> Response {
-    if state.db.ping().await {
-        axum::Json(Health {
-            status: "ok".into(),
-        })
-        .into_response()
-    } else {
+    let not_ready = |detail: &str| {
         crate::error::ApiError::Refused {
             status: StatusCode::SERVICE_UNAVAILABLE,
             code: "not_ready",
-            detail: "the database is unreachable".into(),
+            detail: detail.into(),
         }
         .into_response()
+    };
+    if !state.db.ping().await {
+        return not_ready("the database is unreachable");
     }
+    // A read goes through the engine task's own queue: it answers only
+    // while that task is alive and not stuck.
+    let market = tokio::time::timeout(MARKET_ANSWERS_WITHIN, state.market.read(|_| ())).await;
+    if !matches!(market, Ok(Ok(()))) {
+        return not_ready("the market task is not running");
+    }
+    axum::Json(Health {
+        status: "ok".into(),
+    })
+    .into_response()
 }
+
+/// How long the market task may take to answer a readiness probe.
+const MARKET_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Prometheus metrics in text format.
 #[utoipa::path(get, path = "/metrics", tag = "ops",

@@ -4,7 +4,7 @@
 mod password;
 mod rate_limit;
 mod routes;
-mod store;
+pub(crate) mod store;
 pub mod tokens;
 
 pub use rate_limit::LoginLimiter;

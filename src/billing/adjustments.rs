@@ -28,7 +28,7 @@ pub struct AdjustmentRequest {
     pub user_id: Uuid,
     /// Positive: what the buyer gets back.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "12.50")]
+    #[schema(value_type = crate::bounds::Amount)]
     pub amount: Decimal,
     /// Why; shown on the invoice and in the export.
     pub reason: String,
@@ -71,12 +71,7 @@ async fn adjust(
 ) -> Result<(StatusCode, Json<AdjustmentView>), ApiError> {
     caller.require(&[Role::Admin])?;
     let mut errors = Vec::new();
-    if req.amount <= Decimal::ZERO || req.amount.normalize().scale() > 6 {
-        errors.push(FieldError::new(
-            "amount",
-            "must be positive with at most 6 decimals",
-        ));
-    }
+    errors.extend(crate::bounds::AMOUNT.check("amount", req.amount));
     let reason = req.reason.trim().to_owned();
     if reason.is_empty() || reason.chars().count() > 500 {
         errors.push(FieldError::new("reason", "must be 1 to 500 characters"));
@@ -105,6 +100,12 @@ async fn adjust(
         Ok(id) => id,
         Err(super::ledger::LedgerError::UnknownAccount(_)) => {
             return Err(ApiError::field("user_id", "no user with this id"))
+        }
+        Err(super::ledger::LedgerError::Overflow) => {
+            return Err(ApiError::field(
+                "amount",
+                "would take the balance beyond what an account can hold",
+            ))
         }
         Err(e) => return Err(ApiError::Internal(e.into())),
     };

@@ -40,7 +40,7 @@ pub struct BudgetRequest {
     pub tag_value: String,
     /// Per calendar month (UTC); `0` removes the budget.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "500.00")]
+    #[schema(value_type = crate::bounds::BudgetLimit)]
     pub monthly_limit: Decimal,
 }
 
@@ -90,12 +90,7 @@ async fn put_budget(
     if req.tag_value.is_empty() || req.tag_value.len() > 256 {
         errors.push(FieldError::new("tag_value", "must be 1 to 256 characters"));
     }
-    if req.monthly_limit < Decimal::ZERO || req.monthly_limit.normalize().scale() > 6 {
-        errors.push(FieldError::new(
-            "monthly_limit",
-            "must be at least 0 with at most 6 decimals",
-        ));
-    }
+    errors.extend(crate::bounds::BUDGET.check("monthly_limit", req.monthly_limit));
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }

@@ -140,7 +140,9 @@ pub fn stream(
     format: Format,
     currency: String,
 ) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
-    futures::stream::unfold(Step::Header, move |step| {
+    // Fused: the compression layer polls the body once more after its end,
+    // and a bare `unfold` panics when polled past `None`.
+    futures::stream::StreamExt::fuse(futures::stream::unfold(Step::Header, move |step| {
         let db = db.clone();
         let currency = currency.clone();
         async move {
@@ -189,7 +191,7 @@ pub fn stream(
                 Step::Done => None,
             }
         }
-    })
+    }))
 }
 
 /// Appends one line's rows in `format`.

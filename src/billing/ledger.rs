@@ -47,6 +47,9 @@ pub enum LedgerError {
     },
     #[error("amount must be positive")]
     NonPositive,
+    /// A sum beyond `Decimal`'s range: refused, never a panic.
+    #[error("the amounts exceed what a balance can hold")]
+    Overflow,
     #[error(transparent)]
     Storage(#[from] anyhow::Error),
 }
@@ -254,21 +257,39 @@ impl Journal {
         entry: &Entry,
         now: DateTime<Utc>,
     ) -> Result<Uuid, LedgerError> {
-        let sum: Decimal = entry.postings.iter().map(|(_, amount)| *amount).sum();
+        let sum = entry
+            .postings
+            .iter()
+            .try_fold(Decimal::ZERO, |sum, (_, amount)| sum.checked_add(*amount))
+            .ok_or(LedgerError::Overflow)?;
         if !sum.is_zero() {
             return Err(LedgerError::Unbalanced(sum));
         }
         let mut by_account: BTreeMap<&str, Decimal> = BTreeMap::new();
         for (code, amount) in &entry.postings {
-            *by_account.entry(code.as_str()).or_default() += *amount;
+            let total = by_account.entry(code.as_str()).or_default();
+            *total = total.checked_add(*amount).ok_or(LedgerError::Overflow)?;
         }
         let codes: Vec<&str> = by_account.keys().copied().collect();
         self.load(tx, &codes).await?;
+        // Every balance is checked before any changes, so a refused entry changes nothing.
         for (code, delta) in &by_account {
-            let updated = self.balances[*code] + delta;
+            let updated = self.balances[*code]
+                .checked_add(*delta)
+                .ok_or(LedgerError::Overflow)?;
             if updated.is_sign_negative() && !updated.is_zero() && is_user_account(code) {
                 return Err(LedgerError::InsufficientFunds((*code).to_owned()));
             }
+        }
+        // Each posting's running balance, all computed before anything is recorded.
+        let mut running: BTreeMap<&str, Decimal> = BTreeMap::new();
+        let mut after = Vec::with_capacity(entry.postings.len());
+        for (code, amount) in &entry.postings {
+            let balance = running
+                .entry(code.as_str())
+                .or_insert(self.balances[code.as_str()]);
+            *balance = balance.checked_add(*amount).ok_or(LedgerError::Overflow)?;
+            after.push(*balance);
         }
         let id = Uuid::now_v7();
         self.entries.push(EntryRow {
@@ -280,20 +301,18 @@ impl Journal {
             at: now,
         });
         // Postings keep the entry's own order so a statement reads as it was written.
-        for (code, amount) in &entry.postings {
-            let balance = self
-                .balances
-                .get_mut(code)
-                .ok_or_else(|| LedgerError::UnknownAccount(code.clone()))?;
-            *balance += amount;
+        for ((code, amount), balance_after) in entry.postings.iter().zip(after) {
             self.postings.push(PostingRow {
                 entry: id,
                 account: code.clone(),
                 amount: *amount,
-                balance_after: *balance,
+                balance_after,
                 at: now,
             });
             self.changed.insert(code.clone());
+        }
+        for (code, balance) in running {
+            self.balances.insert(code.to_owned(), balance);
         }
         Ok(id)
     }

@@ -185,9 +185,9 @@ async fn ledger_page(
 #[serde(deny_unknown_fields)]
 pub struct CreditRequest {
     pub user_id: Uuid,
-    /// Positive, at most 6 decimals; a string (`"100.00"`) or a number.
+    /// A string (`"100.00"`) or a number.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "100.00")]
+    #[schema(value_type = crate::bounds::Amount)]
     pub amount: Decimal,
     /// Why the credit was given; shown on the ledger.
     #[serde(default)]
@@ -205,9 +205,6 @@ pub struct CreditView {
     #[schema(value_type = String)]
     pub available: Decimal,
 }
-
-/// The largest single credit: a typo guard, not a business rule.
-const MAX_CREDIT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
 
 /// Top up a user's wallet (admin). An `Idempotency-Key` header makes a retry harmless.
 #[utoipa::path(post, path = "/v1/admin/credits", tag = "wallet", security(("bearer" = [])),
@@ -228,17 +225,7 @@ async fn admin_credit(
 ) -> Result<Response, ApiError> {
     caller.require(&[Role::Admin])?;
     let mut errors = Vec::new();
-    if req.amount <= Decimal::ZERO || req.amount > MAX_CREDIT {
-        errors.push(crate::error::FieldError::new(
-            "amount",
-            "must be above 0 and at most 1000000000",
-        ));
-    } else if req.amount.normalize().scale() > 6 {
-        errors.push(crate::error::FieldError::new(
-            "amount",
-            "must have at most 6 decimals",
-        ));
-    }
+    errors.extend(crate::bounds::AMOUNT.check("amount", req.amount));
     let memo = req
         .memo
         .as_deref()
@@ -276,6 +263,12 @@ async fn admin_credit(
         Ok(id) => id,
         Err(LedgerError::UnknownAccount(_)) => {
             return Err(ApiError::field("user_id", "no user with this id"))
+        }
+        Err(LedgerError::Overflow) => {
+            return Err(ApiError::field(
+                "amount",
+                "would take the balance beyond what an account can hold",
+            ))
         }
         Err(e) => return Err(ApiError::Internal(e.into())),
     };

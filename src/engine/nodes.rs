@@ -11,6 +11,7 @@ use super::place_order::Fill;
 use super::placement::{model_idx, NodeView, UnitPrices};
 use super::types::{Mode, NodeId};
 use crate::catalog::{self, Unit};
+use rust_decimal::Decimal;
 
 impl Engine {
     /// Checks an inventory: known models, MIG only on MIG-capable ones, unique indices below 32.
@@ -246,7 +247,9 @@ impl Engine {
     /// Sets list prices; a (region, model) is for sale once both units are priced.
     pub(super) fn set_prices(&mut self, prices: Vec<ListPrice>) -> Result<(), EngineError> {
         for p in &prices {
-            if catalog::lookup(&p.gpu_model).is_none() {
+            let in_range =
+                p.list_price > Decimal::ZERO && p.list_price <= super::pricing::MAX_LIST_PRICE;
+            if catalog::lookup(&p.gpu_model).is_none() || !in_range {
                 return Err(EngineError::InvalidPrice(p.gpu_model.clone()));
             }
         }

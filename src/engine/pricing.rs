@@ -24,6 +24,13 @@ pub const RESERVED_LEAD_S: Ts = 3600;
 pub const RESERVED_HOLD_S: Ts = 7 * 24 * 3600;
 /// Rebalance warning when the clearing index is within this share of a bid's index.
 pub const REBALANCE_WITHIN: Decimal = dec!(0.9);
+/// The engine's own limits on what an order may name, far beyond the API's
+/// (`bounds`): within them no product of prices, units and seconds leaves
+/// `Decimal`'s range, so the engine refuses rather than overflows.
+pub const MAX_PRICE_PER_HOUR: Decimal = dec!(1_000_000_000);
+pub const MAX_TFLOPS: Decimal = dec!(10_000_000);
+pub const MAX_LIST_PRICE: Decimal = dec!(1_000_000_000);
+pub const MAX_WINDOW_S: Ts = 100 * 366 * 24 * 3600;
 
 /// Which rule set a lease's price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,12 +83,15 @@ pub fn per_hour(units: Units, prices: UnitPrices) -> Decimal {
 }
 
 /// A bid's price index: max_price ÷ list value, rounded half-even to 6 decimals
-/// so it compares and displays exactly.
+/// so it compares and displays exactly; `None` without a list value, or
+/// when the quotient is beyond `Decimal`'s range.
 pub fn price_index(max_price: Decimal, list_value: Decimal) -> Option<Decimal> {
     if list_value <= Decimal::ZERO {
         return None;
     }
-    Some((max_price / list_value).round_dp_with_strategy(6, RoundingStrategy::MidpointNearestEven))
+    max_price
+        .checked_div(list_value)
+        .map(|i| i.round_dp_with_strategy(6, RoundingStrategy::MidpointNearestEven))
 }
 
 /// Money rounded the ledger's way: half-even to 6 decimals.

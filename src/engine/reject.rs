@@ -35,6 +35,8 @@ pub enum RejectReason {
     MissingMaxPrice,
     #[error("an order with this id already exists")]
     DuplicateOrder,
+    #[error("a price, quantity or window is beyond what the market accepts")]
+    OutOfRange,
 }
 
 impl RejectReason {
@@ -55,6 +57,7 @@ impl RejectReason {
             RejectReason::InvalidWindow => "invalid_window",
             RejectReason::MissingMaxPrice => "missing_max_price",
             RejectReason::DuplicateOrder => "duplicate_order",
+            RejectReason::OutOfRange => "out_of_range",
         }
     }
 

@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use super::core::Engine;
 use super::placement::{model_idx, Compute, ModelSet, PlacementRequest};
+use super::pricing;
 use super::reject::RejectReason;
 use super::types::{Isolation, Mode, OrderSpec};
 use crate::catalog::{self, Precision};
@@ -21,6 +22,19 @@ impl Engine {
             || (res.tflops.is_zero() && res.vram_gb == 0)
         {
             return Err(RejectReason::InvalidResources);
+        }
+        let out_of_range = res.tflops > pricing::MAX_TFLOPS
+            || spec
+                .max_price
+                .is_some_and(|p| p > pricing::MAX_PRICE_PER_HOUR)
+            || spec
+                .duration_s
+                .is_some_and(|d| !(0..=pricing::MAX_WINDOW_S).contains(&d))
+            || spec
+                .max_wait_s
+                .is_some_and(|w| !(0..=pricing::MAX_WINDOW_S).contains(&w));
+        if out_of_range {
+            return Err(RejectReason::OutOfRange);
         }
         let models = match &res.gpu_model {
             Some(name) => ModelSet::only(model_idx(name).ok_or(RejectReason::UnknownModel)?),

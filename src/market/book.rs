@@ -139,7 +139,12 @@ pub fn market_stats(engine: &Engine) -> MarketStats {
     MarketStats {
         utilization: percent(allocated, total),
         pools,
-        open_orders: engine.open_orders().count(),
+        // A spot order holding its lease reads `filled`; it is open again
+        // only once preempted back into the auction.
+        open_orders: engine
+            .open_orders()
+            .filter(|o| matches!(o.state, OpenState::Waiting | OpenState::SpotQueued))
+            .count(),
         leases_by_state,
         frag_ratio: engine.frag_ratio(),
         internal_waste_milli: engine.internal_waste_milli(),

@@ -53,7 +53,7 @@ pub struct OrderRequest {
     pub duration_s: Option<u64>,
     /// Spot: the most the whole order pays per hour (required for spot).
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
     /// How long to wait for capacity (default 0: refused at once).
     #[serde(default)]
@@ -90,19 +90,13 @@ impl OrderRequest {
     /// Field checks that need no database; the window rules come from quotes.
     fn validate(&self) -> Vec<FieldError> {
         let mut errors = self.resources.validate_shape("resources");
-        if self.mode == Mode::Spot {
-            match self.max_price {
-                None => errors.push(FieldError::new(
-                    "max_price",
-                    "a spot order needs a max_price",
-                )),
-                Some(p) if p <= Decimal::ZERO => {
-                    errors.push(FieldError::new("max_price", "must be positive"))
-                }
-                _ => {}
-            }
-        } else if self.max_price.is_some_and(|p| p <= Decimal::ZERO) {
-            errors.push(FieldError::new("max_price", "must be positive"));
+        match self.max_price {
+            None if self.mode == Mode::Spot => errors.push(FieldError::new(
+                "max_price",
+                "a spot order needs a max_price",
+            )),
+            None => {}
+            Some(price) => errors.extend(crate::bounds::PRICE_PER_HOUR.check("max_price", price)),
         }
         if let Some(d) = self.duration_s {
             if !(quotes::MIN_DURATION_S..=quotes::MAX_DURATION_S).contains(&d) {

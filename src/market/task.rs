@@ -11,8 +11,10 @@ use super::restore;
 use crate::db::{Db, WriterMark};
 use crate::engine::{Command, Engine, EngineConfig};
 use chrono::{DateTime, SubsecRound, Utc};
+use futures::FutureExt;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -32,9 +34,15 @@ pub struct MarketConfig {
 const GROUP_COMMIT: usize = 64;
 
 /// Rebuilds the engine from the database, starts its task and its clock.
-pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle> {
+/// `queue_wait` observes how long each filled order waited.
+pub async fn start(
+    db: Db,
+    config: MarketConfig,
+    queue_wait: prometheus::Histogram,
+) -> anyhow::Result<MarketHandle> {
     let engine = restore::load(&db, config.engine).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
+    let queue = QueueClock::waiting_in(&engine, queue_wait);
     let (tx, rx) = mpsc::channel(1024);
     let handle = MarketHandle { tx };
     let task = MarketTask {
@@ -44,6 +52,7 @@ pub async fn start(db: Db, config: MarketConfig) -> anyhow::Result<MarketHandle>
         config: Arc::new(config.clone()),
         last_billing: 0,
         known_balances: None,
+        queue,
     };
     tokio::spawn(task.run(rx));
     let ticker = handle.clone();
@@ -70,10 +79,56 @@ struct MarketTask {
     /// just after its commit: while the mark holds, no one else has written
     /// a balance, and the next batch admits its orders without reading them.
     known_balances: Option<(WriterMark, BTreeMap<String, Decimal>)>,
+    queue: QueueClock,
+}
+
+/// When each open order joined the queue, so its fill can observe the wait.
+struct QueueClock {
+    since: std::collections::HashMap<crate::engine::types::OrderId, i64>,
+    histogram: prometheus::Histogram,
+}
+
+impl QueueClock {
+    /// The orders open in `engine`, waiting since they were accepted.
+    fn waiting_in(engine: &Engine, histogram: prometheus::Histogram) -> QueueClock {
+        let since = engine
+            .open_orders()
+            .map(|o| (o.id, o.accepted_at))
+            .collect();
+        QueueClock { since, histogram }
+    }
+
+    /// Follows committed events: an order joins at acceptance or re-queue,
+    /// leaves at its fill (observing the wait; `0` for a fill at once) or end.
+    fn follow(&mut self, events: &[crate::engine::Event]) {
+        use crate::engine::Event;
+        for event in events {
+            match event {
+                Event::OrderAccepted { order_id, at } | Event::OrderRequeued { order_id, at } => {
+                    self.since.insert(*order_id, *at);
+                }
+                Event::OrderFilled { order_id, at, .. } => {
+                    let waited = self.since.remove(order_id).map_or(0, |since| at - since);
+                    // Whole seconds: the engine's clock.
+                    #[allow(clippy::cast_precision_loss)]
+                    self.histogram.observe(waited.max(0) as f64);
+                }
+                Event::OrderRejected { order_id, .. }
+                | Event::OrderCancelled { order_id, .. }
+                | Event::OrderExpired { order_id, .. } => {
+                    self.since.remove(order_id);
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// The most balances carried from one batch to the next.
 const KNOWN_BALANCES: usize = 4096;
+
+/// A batch that panicked.
+struct Panicked;
 
 /// One command of a batch, with where its answer goes.
 struct Pending {
@@ -89,7 +144,16 @@ impl MarketTask {
             let mut next = Some(first);
             while let Some(request) = next.take() {
                 match request {
-                    Request::Read(job) => job(&self.engine),
+                    Request::Read(job) => {
+                        // A read cannot change the engine, so one that panics
+                        // costs only its own answer (its sender is dropped).
+                        let engine = &self.engine;
+                        if std::panic::catch_unwind(AssertUnwindSafe(|| job(engine))).is_err() {
+                            tracing::error!(
+                                "a read of the market panicked; it was answered with an error"
+                            );
+                        }
+                    }
                     Request::Command {
                         command,
                         meta,
@@ -111,31 +175,88 @@ impl MarketTask {
     }
 
     async fn apply_batch(&mut self, batch: Vec<Pending>) {
-        // PostgreSQL keeps microseconds: a reply shows the time as stored.
-        let now = Utc::now().trunc_subsecs(6);
-        match self.try_batch(&batch, now).await {
-            Ok(results) => {
+        match self.guarded_batch(&batch).await {
+            Ok(Ok(results)) => {
                 for (pending, result) in batch.into_iter().zip(results) {
                     let _ = pending.reply.send(result);
                 }
             }
-            Err(err) => {
-                self.known_balances = None;
+            Ok(Err(err)) => {
                 tracing::error!(error = ?err, "market batch failed; rebuilding the engine from the database");
-                match restore::load(&self.db, self.config.engine).await {
-                    Ok(engine) => self.engine = engine,
-                    Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
-                }
-                match restore::demand_cursor(&self.db, &self.engine).await {
-                    Ok(cursor) => self.demand = cursor,
-                    Err(e) => tracing::error!(error = ?e, "failed to read the demand log"),
-                }
+                self.rebuild().await;
                 for pending in batch {
                     let _ = pending.reply.send(Err(MarketError::Storage(anyhow::anyhow!(
                         "the command could not be committed"
                     ))));
                 }
             }
+            Err(Panicked) => {
+                tracing::error!(commands = batch.len(), "a market batch panicked; rebuilding the engine and applying its commands one by one");
+                self.rebuild().await;
+                // Alone, each innocent command goes through and only the
+                // one that panics again is refused.
+                for pending in batch {
+                    self.apply_alone(pending).await;
+                }
+            }
+        }
+    }
+
+    /// One command in a batch of its own; one that panics is refused.
+    async fn apply_alone(&mut self, pending: Pending) {
+        let batch = [pending];
+        let outcome = self.guarded_batch(&batch).await;
+        let [pending] = batch;
+        let result = match outcome {
+            Ok(Ok(mut results)) => results.pop().unwrap_or_else(|| {
+                Err(MarketError::Storage(anyhow::anyhow!(
+                    "the command had no result"
+                )))
+            }),
+            Ok(Err(err)) => {
+                tracing::error!(error = ?err, "market command failed; rebuilding the engine from the database");
+                self.rebuild().await;
+                Err(MarketError::Storage(anyhow::anyhow!(
+                    "the command could not be committed"
+                )))
+            }
+            Err(Panicked) => {
+                tracing::error!(command = ?pending.command, "a market command panicked; it is refused and the engine rebuilt");
+                self.rebuild().await;
+                Err(MarketError::Refused(
+                    "the market could not apply this command; nothing of it was kept".into(),
+                ))
+            }
+        };
+        let _ = pending.reply.send(result);
+    }
+
+    /// [`MarketTask::try_batch`], with a panic caught: the transaction is
+    /// dropped (rolled back) and the caller rebuilds the engine, whose
+    /// memory may be half-changed.
+    async fn guarded_batch(
+        &mut self,
+        batch: &[Pending],
+    ) -> Result<anyhow::Result<Vec<Result<Committed, MarketError>>>, Panicked> {
+        // PostgreSQL keeps microseconds: a reply shows the time as stored.
+        let now = Utc::now().trunc_subsecs(6);
+        AssertUnwindSafe(self.try_batch(batch, now))
+            .catch_unwind()
+            .await
+            .map_err(|_| Panicked)
+    }
+
+    /// Memory back in step with disk, after a failed or panicked batch.
+    async fn rebuild(&mut self) {
+        self.known_balances = None;
+        match restore::load(&self.db, self.config.engine).await {
+            Ok(engine) => self.engine = engine,
+            Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
+        }
+        self.queue = QueueClock::waiting_in(&self.engine, self.queue.histogram.clone());
+        match restore::demand_cursor(&self.db, &self.engine).await {
+            Ok(cursor) => self.demand = cursor,
+            Err(e) => tracing::error!(error = ?e, "failed to read the demand log"),
         }
     }
 
@@ -157,7 +278,8 @@ impl MarketTask {
         let quiet = due.is_empty()
             && self.engine.changed_leases().next().is_none()
             && self.engine.changed_orders().next().is_none();
-        out.apply(&mut tx, &mut self.engine, due, None).await?;
+        out.apply(&mut tx, &mut self.engine, due.clone(), None)
+            .await?;
         let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
         // A clock tick that changed nothing writes nothing: no transaction per second at rest.
         let committed = |events| Committed {
@@ -192,8 +314,14 @@ impl MarketTask {
                 results.push(Ok(Vec::new()));
                 continue;
             }
+            #[cfg(test)]
+            let doomed = tests::is_doomed(&command);
             match self.engine.apply(ts, command) {
                 Ok(events) => {
+                    // Tests stand in for an engine bug here: after the engine
+                    // changed, before anything of it is committed.
+                    #[cfg(test)]
+                    assert!(!doomed, "a command doomed by a test panics");
                     out.apply(
                         &mut tx,
                         &mut self.engine,
@@ -217,6 +345,10 @@ impl MarketTask {
         let writes = out.final_writes(&tx);
         let mark = tx.commit_with(writes).await?;
         self.demand = out.demand_after();
+        self.queue.follow(&due);
+        for events in results.iter().flatten() {
+            self.queue.follow(events);
+        }
         if let Some(mark) = mark.filter(|_| journal_only) {
             let balances = out.take_balances();
             if balances.len() <= KNOWN_BALANCES {
@@ -234,5 +366,153 @@ impl MarketTask {
                 Ok(done)
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Role;
+    use crate::engine::{Event, OrderSpec, PlaceOrder};
+    use std::sync::Mutex;
+    use uuid::Uuid;
+
+    /// Orders whose placement panics, as an engine bug would.
+    static DOOMED: Mutex<Vec<Uuid>> = Mutex::new(Vec::new());
+
+    pub(super) fn is_doomed(command: &Command) -> bool {
+        let doomed = DOOMED.lock().map(|d| d.clone()).unwrap_or_default();
+        matches!(command, Command::Place(p) if doomed.contains(&p.order_id))
+    }
+
+    fn place(buyer: Uuid, order_id: Uuid) -> (Command, OrderMeta) {
+        let spec = OrderSpec {
+            mode: crate::engine::Mode::OnDemand,
+            resources: crate::engine::Resources {
+                tflops: Decimal::ONE,
+                vram_gb: 4,
+                precision: None,
+                gpu_model: None,
+                gpus: None,
+                nvlink: false,
+                isolation: crate::engine::Isolation::Any,
+                cpu_milli: None,
+                memory_mib: None,
+            },
+            region: None,
+            node: None,
+            start_at: None,
+            duration_s: None,
+            max_price: None,
+            max_wait_s: None,
+            qos: crate::engine::Qos::Batch,
+        };
+        let command = Command::Place(PlaceOrder {
+            order_id,
+            buyer,
+            funds_available: Decimal::ZERO,
+            spec,
+        });
+        let meta = OrderMeta {
+            client_order_id: None,
+            request_json: "{}".into(),
+            tags_json: "{}".into(),
+            region: "any".into(),
+            idempotency: None,
+        };
+        (command, meta)
+    }
+
+    async fn fresh_database() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gpuex.db").display());
+        let db = Db::connect(&url).await.expect("database");
+        db.migrate().await.expect("migrations");
+        (dir, db)
+    }
+
+    fn histogram() -> prometheus::Histogram {
+        prometheus::Histogram::with_opts(prometheus::HistogramOpts::new("wait", "wait"))
+            .expect("histogram")
+    }
+
+    /// A market whose clock does not tick during a test.
+    fn quiet_market() -> MarketConfig {
+        MarketConfig {
+            engine: EngineConfig::default(),
+            platform_fee: Decimal::new(5, 2),
+            billing_interval_s: 60,
+            tick: Duration::from_secs(3600),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_applied() {
+        let (_dir, db) = fresh_database().await;
+        let buyer = crate::auth::store::create_user(
+            &db,
+            "b@example.com",
+            "B",
+            Role::Buyer,
+            "x",
+            "USD",
+            Utc::now(),
+        )
+        .await
+        .expect("user")
+        .expect("new user")
+        .id;
+        let market = start(db.clone(), quiet_market(), histogram())
+            .await
+            .expect("market");
+        let (doomed, innocent) = (Uuid::now_v7(), Uuid::now_v7());
+        DOOMED.lock().expect("lock").push(doomed);
+        let (doomed_place, doomed_meta) = place(buyer, doomed);
+        let (innocent_place, innocent_meta) = place(buyer, innocent);
+        // Sent together, the two usually share a batch; either way each
+        // gets its own answer.
+        let (doomed_reply, innocent_reply) = tokio::join!(
+            market.place(doomed_place, doomed_meta),
+            market.place(innocent_place, innocent_meta),
+        );
+        assert!(
+            matches!(doomed_reply, Err(MarketError::Refused(_))),
+            "{doomed_reply:?}"
+        );
+        let events = innocent_reply
+            .expect("the innocent order is applied")
+            .events;
+        // With no node and no price the engine refuses it, as it would any
+        // order that cannot be placed: refused by the engine, not by the guard.
+        assert!(
+            events.iter().any(
+                |e| matches!(e, Event::OrderRejected { order_id, .. } if *order_id == innocent)
+            ),
+            "{events:?}"
+        );
+        assert!(
+            crate::market::views::order(&db, buyer, doomed)
+                .await
+                .is_err(),
+            "nothing of it was committed"
+        );
+        assert!(crate::market::views::order(&db, buyer, innocent)
+            .await
+            .is_ok());
+        // The task is alive: it answers reads and commands.
+        assert_eq!(market.read(|_| 42).await.expect("a read"), 42);
+        let (again, meta) = place(buyer, Uuid::now_v7());
+        assert!(market.place(again, meta).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_read_that_panics_costs_only_its_own_answer() {
+        let (_dir, db) = fresh_database().await;
+        let market = start(db, quiet_market(), histogram())
+            .await
+            .expect("market");
+        let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;
+        assert!(matches!(panicked, Err(MarketError::Unavailable)));
+        assert_eq!(market.read(|_| 7).await.expect("the task still answers"), 7);
     }
 }

@@ -30,7 +30,7 @@ pub enum Isolation {
 pub struct Resources {
     /// Total TFLOPS at `precision` across all GPUs.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "100")]
+    #[schema(value_type = crate::bounds::Tflops)]
     pub tflops: Decimal,
     /// Total GPU memory in GB, a multiple of 4.
     pub vram_gb: u32,
@@ -58,8 +58,6 @@ pub struct Resources {
     pub memory_mib: Option<u64>,
 }
 
-/// The most TFLOPS one request may name: beyond any 8-GPU node.
-const MAX_TFLOPS: Decimal = dec!(100000);
 pub const MAX_GPUS: u32 = 8;
 
 impl Resources {
@@ -82,12 +80,7 @@ impl Resources {
     pub fn validate_shape(&self, prefix: &str) -> Vec<FieldError> {
         let mut errors = Vec::new();
         let field = |name: &str| format!("{prefix}.{name}");
-        if self.tflops <= Decimal::ZERO || self.tflops > MAX_TFLOPS {
-            errors.push(FieldError::new(
-                field("tflops"),
-                "must be above 0 and at most 100000",
-            ));
-        }
+        errors.extend(crate::bounds::TFLOPS.check(field("tflops"), self.tflops));
         if self.vram_gb == 0 || self.vram_gb % UNIT_VRAM_GB != 0 {
             errors.push(FieldError::new(
                 field("vram_gb"),
@@ -168,7 +161,7 @@ pub struct QuoteRequest {
     pub duration_s: Option<u64>,
     /// Spot: the bid per hour for the whole order.
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
 }
 

@@ -149,7 +149,10 @@ async fn quote(
     State(state): State<AppState>,
     Json(req): Json<QuoteRequest>,
 ) -> Result<Json<Quote>, ApiError> {
-    let errors = req.resources.validate("resources");
+    let mut errors = req.resources.validate("resources");
+    if let Some(price) = req.max_price {
+        errors.extend(crate::bounds::PRICE_PER_HOUR.check("max_price", price));
+    }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
@@ -242,9 +245,9 @@ pub struct PriceUpdate {
     pub region: String,
     pub gpu_model: String,
     pub unit: Unit,
-    /// The monthly-commitment price per unit-hour; positive, at most 6 decimals.
+    /// The monthly-commitment price per unit-hour.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "0.0021")]
+    #[schema(value_type = crate::bounds::ListPrice)]
     pub list_price: Decimal,
 }
 
@@ -286,17 +289,7 @@ async fn put_prices(
                 format!("unknown GPU model `{}`", u.gpu_model),
             ));
         }
-        if u.list_price <= Decimal::ZERO || u.list_price > Decimal::from(1_000_000) {
-            errors.push(FieldError::new(
-                format!("[{i}].list_price"),
-                "must be above 0 and at most 1000000",
-            ));
-        } else if u.list_price.normalize().scale() > 6 {
-            errors.push(FieldError::new(
-                format!("[{i}].list_price"),
-                "must have at most 6 decimals",
-            ));
-        }
+        errors.extend(crate::bounds::LIST_PRICE.check(format!("[{i}].list_price"), u.list_price));
     }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));

@@ -160,6 +160,35 @@ on_both_databases! {
         assert_eq!(sum, ledger);
     }
 
+    async fn a_gzip_client_gets_every_export_whole_byte_for_byte_the_identity_answer(app) {
+        let w = world(&app).await;
+        let gzip = reqwest::Client::builder().gzip(true).build().expect("client");
+        let identity = reqwest::Client::builder().no_gzip().build().expect("client");
+        let empty = "from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z";
+        for format in ["focus-csv", "focus-json", "csv"] {
+            for range in [RANGE, empty] {
+                let url = format!("{}/v1/billing/export?format={format}&{range}", app.address);
+                let plain = identity.get(&url).bearer_auth(&w.buyer).send().await.expect("identity");
+                assert_eq!(plain.status(), 200);
+                let plain = plain.bytes().await.expect("identity body");
+                // Asked for gzip without decoding: the answer is compressed.
+                let raw = identity
+                    .get(&url)
+                    .bearer_auth(&w.buyer)
+                    .header("accept-encoding", "gzip")
+                    .send()
+                    .await
+                    .expect("raw gzip");
+                assert_eq!(raw.headers()["content-encoding"], "gzip", "{format}");
+                let decoded = gzip.get(&url).bearer_auth(&w.buyer).send().await.expect("gzip");
+                assert_eq!(decoded.status(), 200);
+                let decoded = decoded.bytes().await.expect("a whole gzip stream");
+                assert_eq!(decoded, plain, "{format} {range}");
+                assert!(!plain.is_empty(), "even an empty export has its header");
+            }
+        }
+    }
+
     async fn the_same_export_asked_twice_is_identical_and_other_buyers_never_appear(app) {
         let w = world(&app).await;
         let path = format!("/v1/billing/export?format=focus-csv&{RANGE}");

@@ -1,6 +1,7 @@
 //! Engine tests: one per rule (names read as sentences), property tests over
 //! random command sequences, determinism and restore.
 
+mod bounds;
 mod helpers;
 mod market;
 mod props;
