@@ -20,7 +20,7 @@ pub const SERVICE_CATEGORY: &str = "Compute";
 pub const SERVICE_SUBCATEGORY: &str = "Other (Compute)";
 
 /// The FOCUS columns, in the order they are written.
-pub const COLUMNS: [&str; 46] = [
+pub const COLUMNS: [&str; 47] = [
     "BilledCost",
     "BillingAccountId",
     "BillingAccountName",
@@ -67,7 +67,15 @@ pub const COLUMNS: [&str; 46] = [
     "SkuPriceDetails",
     "SkuPriceId",
     "Tags",
+    // FOCUS holds ChargeDescription to ASCII (StringHandling); the exact
+    // text, in UTF-8, is kept beside it in a custom column.
+    "x_ChargeDescription",
 ];
+
+/// Where the exact description goes.
+const EXACT_DESCRIPTION: usize = 46;
+/// Where FOCUS's ASCII one goes.
+const DESCRIPTION: usize = 8;
 
 /// One cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,7 +97,7 @@ impl Cell {
 }
 
 /// One FOCUS row: a cell per column of [`COLUMNS`].
-pub type Row = [Cell; 46];
+pub type Row = [Cell; 47];
 
 /// The monthly invoice a line belongs to (FOCUS InvoiceId; see [`super::invoices`]).
 pub fn invoice_id(buyer: uuid::Uuid, period_start: i64) -> String {
@@ -205,18 +213,19 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
         Cell::opt(sku_details),
         Cell::opt(sku_price_id),
         Cell::s(tags),
+        Cell::Null,
     ];
     let describe = |what: &str| {
-        ascii(&format!(
+        format!(
             "{what} {unit_name} on {gpu_model} in {} for lease {}",
             region.as_deref().unwrap_or("any"),
             lease.as_deref().unwrap_or("-")
-        ))
+        )
     };
     match kind {
         Kind::Usage => {
             let mut row = base;
-            row[8] = Cell::s(describe(&format!("{mode} usage of")));
+            set_description(&mut row, describe(&format!("{mode} usage of")));
             row[28] = Cell::s(if mode == "spot" {
                 "Dynamic"
             } else {
@@ -227,10 +236,10 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
         Kind::Credit => {
             let mut row = base;
             row[6] = Cell::s("Credit");
-            row[8] = Cell::s(ascii(&format!(
-                "Credit: {}",
-                line.memo.as_deref().unwrap_or("adjustment")
-            )));
+            set_description(
+                &mut row,
+                format!("Credit: {}", line.memo.as_deref().unwrap_or("adjustment")),
+            );
             row[9] = Cell::s("One-Time");
             vec![row]
         }
@@ -247,7 +256,7 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
             let mut purchase = base.clone();
             commitment(&mut purchase);
             purchase[6] = Cell::s("Purchase");
-            purchase[8] = Cell::s(describe("Reserved window purchase of"));
+            set_description(&mut purchase, describe("Reserved window purchase of"));
             purchase[9] = Cell::s("Recurring");
             purchase[19] = Cell::Null;
             purchase[20] = Cell::Null;
@@ -256,11 +265,14 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
             commitment(&mut usage);
             let used = kind == Kind::ReservedUsed;
             usage[0] = Cell::Dec(Decimal::ZERO);
-            usage[8] = Cell::s(describe(if used {
-                "Reserved window, used:"
-            } else {
-                "Reserved window, unused:"
-            }));
+            set_description(
+                &mut usage,
+                describe(if used {
+                    "Reserved window, used:"
+                } else {
+                    "Reserved window, unused:"
+                }),
+            );
             usage[16] = Cell::s(if used { "Used" } else { "Unused" });
             if !used {
                 usage[19] = Cell::Null;
@@ -271,17 +283,19 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
     }
 }
 
-/// `s` with every non-ASCII character replaced by `?`.
+/// `s` in ASCII, as FOCUS's StringHandling asks: each other character
+/// transliterated (`café — ok` is `cafe -- ok`), control characters as spaces.
 pub fn ascii(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii() && !c.is_ascii_control() {
-                c
-            } else {
-                '?'
-            }
-        })
+    deunicode::deunicode_with_tofu(s, "?")
+        .chars()
+        .map(|c| if c.is_ascii_control() { ' ' } else { c })
         .collect()
+}
+
+/// FOCUS's ASCII description and, beside it, the exact text.
+fn set_description(row: &mut Row, text: String) {
+    row[DESCRIPTION] = Cell::s(ascii(&text));
+    row[EXACT_DESCRIPTION] = Cell::s(text);
 }
 
 /// JSON text with every non-ASCII character written as a `\u` escape.
@@ -421,7 +435,8 @@ pub fn plain_row(line: &ChargeLine) -> Vec<Cell> {
         Cell::s(ascii_json(&serde_json::Value::Object(
             serde_json::from_str(&line.tags_json).unwrap_or_default(),
         ))),
-        Cell::opt(line.memo.as_deref().map(ascii)),
+        // gpuex's own format has no ASCII rule: the memo as written.
+        Cell::opt(line.memo.clone()),
     ]
 }
 
@@ -471,7 +486,7 @@ mod tests {
 
     #[test]
     fn every_row_has_one_cell_per_column() {
-        assert_eq!(COLUMNS.len(), 46);
+        assert_eq!(COLUMNS.len(), 47);
         let mut seen = std::collections::BTreeSet::new();
         assert!(COLUMNS.iter().all(|c| seen.insert(*c)));
     }

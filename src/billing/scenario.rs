@@ -298,7 +298,7 @@ pub async fn build_for(
             buyer,
             lease: None,
             amount: dec!(1.25),
-            reason: "goodwill adjustment".into(),
+            reason: "goodwill adjustment — café outage".into(),
             period_start: JAN_31 + 12 * H,
             period_end: JAN_31 + 13 * H,
             tags_json: "{}".into(),

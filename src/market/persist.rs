@@ -126,6 +126,9 @@ pub struct Batch<'c> {
     new_leases: Vec<NewLease>,
     lease_at: HashMap<Uuid, usize>,
     new_fills: Vec<NewFill>,
+    /// Orders whose lease this batch could not fund: rejected, so their
+    /// `OrderFilled`, which follows the grant, must not mark them filled.
+    unfunded: BTreeSet<Uuid>,
     journal: Journal,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
     written: HashMap<Uuid, WrittenOrder>,
@@ -146,6 +149,7 @@ impl<'c> Batch<'c> {
             new_leases: Vec::new(),
             lease_at: HashMap::new(),
             new_fills: Vec::new(),
+            unfunded: BTreeSet::new(),
             journal: Journal::default(),
             written: HashMap::new(),
             meta_json: String::new(),
@@ -492,6 +496,9 @@ impl<'c> Batch<'c> {
                 report,
                 ..
             } => {
+                if self.unfunded.contains(&order_id) {
+                    return Ok(());
+                }
                 let report_json = serde_json::to_string(&report)?;
                 match self.new_order(order_id) {
                     Some(order) => {
@@ -684,6 +691,7 @@ impl<'c> Batch<'c> {
             }
             Err(LedgerError::InsufficientFunds(_)) => {
                 followups.push(Command::Release { lease_id: id });
+                self.unfunded.insert(order_id);
                 self.reject_order(
                     tx,
                     order_id,

@@ -254,7 +254,7 @@ on_both_databases! {
         let items = inv.body["items"].as_array().unwrap();
         assert!(items.iter().any(|i| i["kind"] == "reserved_unused"));
         assert!(items.iter().any(|i| i["kind"] == "reserved_used"));
-        assert!(items.iter().any(|i| i["kind"] == "credit" && i["memo"] == "goodwill adjustment"));
+        assert!(items.iter().any(|i| i["kind"] == "credit" && i["memo"] == "goodwill adjustment — café outage"));
         assert!(items.iter().any(|i| i["tags"]["business_line"] == "ads" && i["sku"] == "H100-SXM5-80GB:tflops_h"));
         let sum: Decimal = items.iter().map(|i| Decimal::from_str(i["amount"].as_str().unwrap()).unwrap()).sum();
         assert_eq!(sum, Decimal::from_str(inv.body["total"].as_str().unwrap()).unwrap());
@@ -465,6 +465,27 @@ on_both_databases! {
             .await.assert_problem(422, Some("reason"));
         app.post("/v1/admin/billing/adjustments", Some(&admin), json!({"user_id": Uuid::now_v7(), "amount": "1", "reason": "x"}))
             .await.assert_problem(422, Some("user_id"));
+    }
+
+    async fn text_beyond_ascii_survives_every_export_exactly(app) {
+        let admin = app.admin().await;
+        let (buyer, buyer_id) = app.buyer_with(&admin, "10").await;
+        let memo = "SLA credit — café outage";
+        let r = app.post("/v1/admin/billing/adjustments", Some(&admin), json!({
+            "user_id": buyer_id, "amount": "1", "reason": memo})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let (_, content_type, body) = text(&app, "/v1/billing/export?format=focus-csv", &buyer).await;
+        assert!(content_type.contains("charset=utf-8"), "{content_type}");
+        let rows = parse_csv(&body);
+        assert_eq!(rows[0]["x_ChargeDescription"], format!("Credit: {memo}"));
+        // FOCUS's own column stays ASCII, as its StringHandling rule requires,
+        // transliterated rather than blanked out.
+        assert_eq!(rows[0]["ChargeDescription"], "Credit: SLA credit -- cafe outage");
+        let (_, _, json_body) = text(&app, "/v1/billing/export?format=focus-json", &buyer).await;
+        let parsed: Value = serde_json::from_str(&json_body).expect("JSON");
+        assert_eq!(parsed[0]["x_ChargeDescription"], format!("Credit: {memo}"));
+        let (_, _, plain) = text(&app, "/v1/billing/export?format=csv", &buyer).await;
+        assert_eq!(parse_csv(&plain)[0]["memo"], memo);
     }
 
     async fn a_running_lease_gets_notice_when_its_budget_is_nearly_spent(app) {
