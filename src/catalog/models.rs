@@ -44,6 +44,13 @@ impl GpuModel {
         Some(tflops * self.fp16 / peak)
     }
 
+    /// Standard TFLOPS of one milli-GPU, the smallest share placement makes,
+    /// to 3 decimals like every held quantity: what a share holds at least.
+    pub fn milli_tflops(&self) -> Decimal {
+        (self.fp16 / dec!(1000))
+            .round_dp_with_strategy(3, rust_decimal::RoundingStrategy::MidpointNearestEven)
+    }
+
     /// The share of the whole GPU, in milli-GPU (rounded up), that `standard` TFLOPS need.
     pub fn milli_for(&self, standard: Decimal) -> u32 {
         (standard * dec!(1000) / self.fp16)

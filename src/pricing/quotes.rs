@@ -136,7 +136,8 @@ impl Resources {
             .round_dp_with_strategy(3, rust_decimal::RoundingStrategy::MidpointNearestEven);
         let fits = standard / gpus <= model.fp16
             && Decimal::from(self.vram_gb) / gpus <= Decimal::from(model.memory_gb);
-        fits.then_some(standard)
+        // As a share holds: never less than one milli-GPU of the model.
+        fits.then_some(standard.max(model.milli_tflops()))
     }
 
     /// `vram_h` units asked for.

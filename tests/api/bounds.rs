@@ -64,6 +64,25 @@ on_both_databases! {
         assert_eq!(w.body["balance"], "1000000111.5", "{}", w.body);
     }
 
+    async fn a_share_below_one_milli_gpu_holds_and_is_billed_for_the_milli_it_takes(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
+        let (buyer, _) = app.buyer_with(&admin, "100").await;
+        let tiny = json!({"mode": "on_demand", "region": "eu-west", "duration_s": 3600,
+                          "resources": {"tflops": "0.001", "vram_gb": 4}});
+        let quote = app.post("/v1/quotes", None, tiny.clone()).await;
+        assert_eq!(quote.status, 200, "{}", quote.body);
+        assert_eq!(quote.body["slice"]["units"]["held"]["tflops_h"], "0.989", "{}", quote.body);
+        let order = app.order(&buyer, tiny).await;
+        assert_eq!(order.body["state"], "filled", "{}", order.body);
+        let lease = app.get(&format!("/v1/leases/{}", order.body["lease_id"].as_str().unwrap()), Some(&buyer)).await;
+        // One milli-GPU of an H100 is 0.989 standard TFLOPS: 0.989 × 0.00378 + 1 × 0.09.
+        assert_eq!(lease.body["units"]["tflops_h"], "0.989", "{}", lease.body);
+        assert_eq!(lease.body["placement"]["gpus"][0]["slot"]["milli"], 1, "{}", lease.body);
+        assert_eq!(lease.body["price_per_hour"], "0.09373842", "{}", lease.body);
+    }
+
     async fn the_openapi_document_publishes_each_bound(app) {
         let doc = app.get("/openapi.json", None).await.body;
         let schemas = &doc["components"]["schemas"];

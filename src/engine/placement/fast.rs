@@ -105,7 +105,9 @@ fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) 
             push(
                 Kind::Share,
                 Units {
-                    tflops_h: asked_tflops,
+                    // A share below one milli-GPU still takes one: it holds,
+                    // and is billed for, at least that.
+                    tflops_h: asked_tflops.max(model.milli_tflops()),
                     vram_h: Units::vram_of(req.memory_mb),
                 },
             );
