@@ -1,8 +1,8 @@
 //! `gpuex simulate` without the server: the same flags and output.
 //!
 //! cargo run --release --no-default-features --features simulate --example simulate -- \
-//!     --nodes ../shared/data/openb/openb_node_list_gpu_node.csv \
-//!     --pods ../shared/data/openb/openb_pod_list_default.csv --policy fgd
+//!     --nodes data/openb/openb_node_list_gpu_node.csv \
+//!     --pods data/openb/openb_pod_list_default.csv --policy fgd
 
 use clap::Parser;
 

@@ -16,6 +16,7 @@ mod nodes;
 mod ops;
 mod orders;
 mod prices;
+mod readme;
 mod spot_funds;
 mod storage;
 mod validation;
