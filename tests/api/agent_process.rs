@@ -371,10 +371,13 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
         })
         .await;
         // The trap's `exit 0`: the workload left on its own before the
-        // deadline, so the server records `agent_ended`, not `preempted`.
+        // deadline, so the server records `agent_ended`, not `preempted`;
+        // but it was preempted, so the bid is back in the queue.
         let ended = lease(&app, &m.buyer, spot).await;
         assert_eq!(ended["exit_code"], 0, "{ended}");
         assert_eq!(ended["end_reason"], "agent_ended", "{ended}");
+        let order = app.get(&order_path, Some(&m.buyer)).await.body;
+        assert_eq!(order["state"], "open", "the preempted bid is queued again: {order}");
         eventually(20, "the on-demand lease to run", || async {
             lease(&app, &m.buyer, on_demand).await["state"] == "running"
         })
@@ -384,6 +387,12 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
             app.get(&on_demand_logs, Some(&m.buyer)).await.body["tail"]
                 .as_str()
                 .is_some_and(|t| t.contains("on-demand"))
+        })
+        .await;
+        // The on-demand workload exits by itself; the queued bid fills again.
+        eventually(30, "the spot bid to fill again", || async {
+            let o = app.get(&order_path, Some(&m.buyer)).await.body;
+            o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok()).is_some_and(|l| l != spot)
         })
         .await;
     }
