@@ -864,7 +864,8 @@ impl<'c> Batch<'c> {
         let mut followups = Vec::new();
         for (id, last_heartbeat) in rows {
             let until = last_heartbeat.map_or(ts, |hb| hb.timestamp().min(ts));
-            self.bill_lease(tx, id, until, &mut followups, engine).await?;
+            self.bill_lease(tx, id, until, &mut followups, engine)
+                .await?;
             self.renew_hold(tx, engine, id, &mut followups).await?;
         }
         let mut events = Vec::new();

@@ -377,7 +377,10 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
         assert_eq!(ended["exit_code"], 0, "{ended}");
         assert_eq!(ended["end_reason"], "agent_ended", "{ended}");
         let order = app.get(&order_path, Some(&m.buyer)).await.body;
-        assert_eq!(order["state"], "open", "the preempted bid is queued again: {order}");
+        assert_eq!(
+            order["state"], "open",
+            "the preempted bid is queued again: {order}"
+        );
         eventually(20, "the on-demand lease to run", || async {
             lease(&app, &m.buyer, on_demand).await["state"] == "running"
         })
@@ -392,7 +395,10 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
         // The on-demand workload exits by itself; the queued bid fills again.
         eventually(30, "the spot bid to fill again", || async {
             let o = app.get(&order_path, Some(&m.buyer)).await.body;
-            o["lease_id"].as_str().and_then(|s| s.parse::<Uuid>().ok()).is_some_and(|l| l != spot)
+            o["lease_id"]
+                .as_str()
+                .and_then(|s| s.parse::<Uuid>().ok())
+                .is_some_and(|l| l != spot)
         })
         .await;
     }
