@@ -335,7 +335,7 @@ fn three_spot_leases_at_095_060_055() -> (Engine, [Lease; 3]) {
     run(&mut e, T0, place(3, spot(dec!(0.8932))));
     let mut leases = granted(&run(&mut e, T0 + 10, Command::Tick));
     assert_eq!(leases.len(), 3);
-    leases.sort_by(|a, b| b.bid_index.cmp(&a.bid_index));
+    leases.sort_by_key(|l| std::cmp::Reverse(l.bid_index));
     for l in &leases {
         provisioned(&mut e, T0 + 11, l.id);
     }
