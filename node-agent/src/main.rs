@@ -13,6 +13,7 @@ mod backend;
 mod client;
 mod config;
 mod exporter;
+mod reaper;
 mod slice;
 mod spool;
 mod workload;

@@ -1,6 +1,8 @@
 //! A lease's workload: `sh -c COMMAND` in its own process group, its output
-//! tail kept in memory, and signals sent to the whole group.
+//! tail kept in memory, and signals sent to the whole group and to every
+//! process that carries the lease's marks (see [`crate::reaper`]).
 
+use crate::reaper::{self, LEASE_VAR, OWNER_VAR};
 use gpuex::protocol::LOGS_TAIL_BYTES;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -12,6 +14,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 /// How a workload ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,20 +51,35 @@ impl Tail {
     }
 }
 
+/// Whose a workload is: the agent's owner mark and the lease.
+#[derive(Debug, Clone)]
+pub struct Marks {
+    pub owner: String,
+    pub lease: Uuid,
+}
+
 /// A running (or finished) workload.
 pub struct Workload {
     pgid: i32,
+    marks: Marks,
     tail: Arc<Mutex<Tail>>,
     exit: watch::Receiver<Option<Exit>>,
 }
 
 impl Workload {
-    /// Start `sh -c command` with `env` on top of the agent's environment.
-    pub fn spawn(command: &str, env: &BTreeMap<String, String>) -> std::io::Result<Workload> {
+    /// Start `sh -c command` with `env` on top of the agent's environment,
+    /// marked with `marks` (which `env` cannot override).
+    pub fn spawn(
+        command: &str,
+        env: &BTreeMap<String, String>,
+        marks: Marks,
+    ) -> std::io::Result<Workload> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
             .envs(env)
+            .env(OWNER_VAR, &marks.owner)
+            .env(LEASE_VAR, marks.lease.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -107,6 +125,7 @@ impl Workload {
         });
         Ok(Workload {
             pgid: pid,
+            marks,
             tail,
             exit,
         })
@@ -127,22 +146,36 @@ impl Workload {
         self.tail.lock().map(|t| t.snapshot()).unwrap_or_default()
     }
 
-    /// Send `signal` to the whole group; a group that is gone is fine.
+    /// Send `signal` to the whole group and to whatever of the lease left
+    /// it; a group that is gone is fine.
     pub fn signal(&self, signal: Signal) {
-        signal_group(self.pgid, signal);
+        signal_lease(self.pgid, &self.marks, signal);
     }
 
-    /// SIGKILL the group at `deadline` unless it ended before.
+    /// SIGKILL the group and the lease's strays at `deadline` unless the
+    /// workload ended before.
     pub fn kill_at(&self, deadline: tokio::time::Instant) {
-        let pgid = self.pgid;
+        let (pgid, marks) = (self.pgid, self.marks.clone());
         let mut exit = self.exit.clone();
         tokio::spawn(async move {
             tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => signal_group(pgid, Signal::SIGKILL),
+                _ = tokio::time::sleep_until(deadline) => signal_lease(pgid, &marks, Signal::SIGKILL),
                 _ = exit.wait_for(Option::is_some) => {}
             }
         });
     }
+
+    /// The workload has ended: SIGKILL what it left running (background
+    /// children, processes that left its group), since a lease's processes
+    /// end with the lease.
+    pub fn end_the_rest(&self) {
+        signal_lease(self.pgid, &self.marks, Signal::SIGKILL);
+    }
+}
+
+fn signal_lease(pgid: i32, marks: &Marks, signal: Signal) {
+    signal_group(pgid, signal);
+    reaper::signal_marked(&marks.owner, Some(marks.lease), signal);
 }
 
 /// Signal a process group by id, ignoring one that no longer exists.
@@ -168,6 +201,13 @@ async fn read_into(mut stream: Box<dyn AsyncRead + Send + Unpin>, tail: Arc<Mute
 mod tests {
     use super::*;
 
+    fn marks() -> Marks {
+        Marks {
+            owner: format!("/test/workload/{}", Uuid::new_v4()),
+            lease: Uuid::new_v4(),
+        }
+    }
+
     async fn finished(w: &Workload) -> Exit {
         let mut rx = w.exit.clone();
         let exit = tokio::time::timeout(Duration::from_secs(10), rx.wait_for(Option::is_some))
@@ -180,7 +220,7 @@ mod tests {
     #[tokio::test]
     async fn the_command_sees_its_env_and_its_output_is_kept() {
         let env = [("GREETING".to_string(), "hello".to_string())].into();
-        let w = Workload::spawn("echo $GREETING; echo oops >&2; exit 3", &env).unwrap();
+        let w = Workload::spawn("echo $GREETING; echo oops >&2; exit 3", &env, marks()).unwrap();
         let exit = finished(&w).await;
         assert_eq!(
             exit,
@@ -196,7 +236,7 @@ mod tests {
 
     #[tokio::test]
     async fn nul_bytes_in_the_output_are_replaced_in_the_tail() {
-        let w = Workload::spawn("printf 'a\\000b'", &BTreeMap::new()).unwrap();
+        let w = Workload::spawn("printf 'a\\000b'", &BTreeMap::new(), marks()).unwrap();
         finished(&w).await;
         let (tail, total) = w.tail();
         assert_eq!(tail, "a\u{FFFD}b");
@@ -208,6 +248,7 @@ mod tests {
         let w = Workload::spawn(
             "head -c 200000 /dev/zero | tr '\\0' x; echo END",
             &BTreeMap::new(),
+            marks(),
         )
         .unwrap();
         finished(&w).await;
@@ -222,6 +263,7 @@ mod tests {
         let w = Workload::spawn(
             "trap 'echo got-term; exit 0' TERM; echo ready; while true; do sleep 0.1; done",
             &BTreeMap::new(),
+            marks(),
         )
         .unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -235,11 +277,41 @@ mod tests {
         let w = Workload::spawn(
             "trap '' TERM; while true; do sleep 0.1; done",
             &BTreeMap::new(),
+            marks(),
         )
         .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         w.signal(Signal::SIGTERM);
         w.kill_at(tokio::time::Instant::now() + Duration::from_millis(300));
         assert_eq!(finished(&w).await.signal, Some(9));
+    }
+
+    #[tokio::test]
+    async fn what_a_finished_workload_left_running_ends_with_it() {
+        let m = marks();
+        let w = Workload::spawn(
+            "setsid sleep 30 & sleep 30 & echo started",
+            &BTreeMap::new(),
+            m.clone(),
+        )
+        .unwrap();
+        finished(&w).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while reaper::marked(&m.owner, Some(m.lease)).len() < 2 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the children never started"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        w.end_the_rest();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while !reaper::marked(&m.owner, Some(m.lease)).is_empty() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "a child outlived its lease"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }

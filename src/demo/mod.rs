@@ -160,12 +160,31 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         tokio::signal::ctrl_c().await?;
         println!("\nstopping the agents and the server …");
     }
-    for agent in &mut agents {
-        let _ = agent.kill().await;
-    }
+    stop_agents(&mut agents).await;
     let _ = stop.send(());
     server.await.context("server task")??;
     Ok(())
+}
+
+/// SIGTERM, so that each agent ends its workloads (a SIGKILLed agent would
+/// leave them running until it starts again); SIGKILL for one that takes
+/// longer than its stop grace (10 s) and a little more.
+async fn stop_agents(agents: &mut [Child]) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    for agent in agents.iter() {
+        if let Some(pid) = agent.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+        }
+    }
+    for agent in agents.iter_mut() {
+        if tokio::time::timeout(Duration::from_secs(15), agent.wait())
+            .await
+            .is_err()
+        {
+            let _ = agent.kill().await;
+        }
+    }
 }
 
 async fn wait_ready(client: &Client) -> anyhow::Result<()> {

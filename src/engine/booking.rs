@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use super::calendar::Booking;
 use super::core::{Engine, PreemptRecord, Timer};
 use super::events::Event;
-use super::lease::{EndReason, Lease, LeaseState};
+use super::lease::{EndReason, Lease, LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{DemandClass, GpuFree, PartitionMode, Placement};
 use super::types::{LeaseId, Mode, NodeId, Ts};
@@ -204,10 +204,19 @@ impl Engine {
             at,
         });
         if lease.mode == Mode::Spot {
-            let requeue = matches!(
-                reason,
-                EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved
-            );
+            // A workload that exits on its preemption notice (SIGTERM asks it
+            // to) ends `agent_ended`, but the order was still preempted: it
+            // goes back to the queue however its workload ended (DESIGN §3).
+            let noticed_for_priority =
+                lease.noticed_at.is_some() && lease.notice_reason == Some(NoticeReason::Priority);
+            let requeue = match reason {
+                EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved => true,
+                EndReason::AgentEnded | EndReason::AgentFailed => noticed_for_priority,
+                EndReason::Released
+                | EndReason::Expired
+                | EndReason::FundsExhausted
+                | EndReason::OrderCancelled => false,
+            };
             let order = lease.order_id;
             if requeue {
                 if let Some(o) = self.book.get_mut(order) {

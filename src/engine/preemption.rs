@@ -2,9 +2,10 @@
 //! pooled batch > spot. Capacity is only ever taken from pooled and spot
 //! leases, lowest priority and lowest bid index first, and only after notice.
 
+use std::collections::BTreeSet;
+
 use rust_decimal::Decimal;
 
-use super::calendar::Booking;
 use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
@@ -50,32 +51,32 @@ impl Engine {
             && matches!((index, claim.bid_index), (Some(own), Some(bid)) if own < bid)
     }
 
-    /// Whether a booking may make way for `claim`.
-    fn yields_to(&self, b: &Booking, claim: Claim) -> bool {
-        let index = self.leases.get(&b.lease).and_then(|l| l.bid_index);
-        self.yields(b.priority, index, claim)
+    /// The leases that would yield to `claim` over `[from, until)`, in the
+    /// order they are taken: lowest priority, then lowest index, then id.
+    fn yielding(&self, claim: Claim, from: Ts, until: Option<Ts>) -> Vec<LeaseId> {
+        let mut found: Vec<(Priority, Option<Decimal>, LeaseId)> = self
+            .leases
+            .values()
+            .filter(|l| {
+                self.yields(l.priority, l.bid_index, claim)
+                    && l.booked_from() < until.unwrap_or(Ts::MAX)
+                    && l.booked_until().is_none_or(|u| u > from)
+            })
+            .map(|l| (l.priority, l.bid_index, l.id))
+            .collect();
+        found.sort_by(victim_order);
+        found.into_iter().map(|(_, _, id)| id).collect()
     }
 
-    /// A view in which every lease that would yield to `priority` over
-    /// `[from, until)` is treated as gone. O(fleet) for a window; for
-    /// open-ended work from now only nodes holding a yielding lease are
-    /// recomputed (the live view already counts everything else).
-    pub(super) fn view_without_yielding(
-        &self,
-        claim: Claim,
-        from: Ts,
-        until: Option<Ts>,
-    ) -> CapacityView {
+    /// A view over `[from, until)` in which the leases in `gone` are treated
+    /// as ended. O(fleet) for a window; for open-ended work from now only
+    /// nodes holding a lease in `gone` are recomputed (the live view already
+    /// counts everything else).
+    fn view_without(&self, gone: &BTreeSet<LeaseId>, from: Ts, until: Option<Ts>) -> CapacityView {
         let mut view = self.view.clone();
+        let open_ended = until.is_none() && from <= self.now;
         for (id, node) in &self.nodes {
-            let open_ended = until.is_none() && from <= self.now;
-            if open_ended
-                && !node.leases.iter().any(|l| {
-                    self.leases
-                        .get(l)
-                        .is_some_and(|l| self.yields(l.priority, l.bid_index, claim))
-                })
-            {
+            if open_ended && !node.leases.iter().any(|l| gone.contains(l)) {
                 continue;
             }
             let Some(v) = view.node_mut(*id) else {
@@ -87,16 +88,16 @@ impl Engine {
                 };
                 if let Some(gv) = v.gpus.iter_mut().find(|x| x.index == g.index) {
                     gv.free =
-                        cal.free_over(model, g.mode, from, until, |b| self.yields_to(b, claim));
+                        cal.free_over(model, g.mode, from, until, |b| gone.contains(&b.lease));
                 }
             }
             let (cpu, mem) = node
                 .leases
                 .iter()
+                .filter(|l| !gone.contains(l))
                 .filter_map(|l| self.leases.get(l))
                 .filter(|l| {
-                    !self.yields(l.priority, l.bid_index, claim)
-                        && l.booked_from() < until.unwrap_or(Ts::MAX)
+                    l.booked_from() < until.unwrap_or(Ts::MAX)
                         && l.booked_until().is_none_or(|u| u > from)
                 })
                 .fold((0, 0), |(c, m), l| {
@@ -109,13 +110,15 @@ impl Engine {
         view
     }
 
-    /// The view over `[from, until)` with nothing yielding: reserved windows.
-    fn view_over(&self, from: Ts, until: Option<Ts>) -> CapacityView {
-        self.view_without_yielding(Priority::Spot.into(), from, until)
-    }
-
-    /// Places `req` at `priority` over `[from, until)` counting yielding leases
-    /// as free, and picks the fewest victims (lowest first) that make room.
+    /// Places `req` at `claim` over `[from, until)` and picks its victims.
+    /// DESIGN §3: capacity is taken lowest priority and lowest index first,
+    /// and a claim notices only as many leases as it needs. So the placement
+    /// is searched with the shortest prefix of the yielding leases (in victim
+    /// order) that makes room, not with every yielding lease counted free:
+    /// that would let placement land on a GPU held by a high bid while a low
+    /// one elsewhere would do. Placement succeeds on a prefix whenever it does
+    /// on a shorter one (more free capacity never hurts), so the prefix is
+    /// found by bisection: O(log n) views instead of one.
     pub(super) fn plan_preemption(
         &self,
         req: &PlacementRequest,
@@ -124,15 +127,33 @@ impl Engine {
         until: Option<Ts>,
     ) -> Option<(Placement, Vec<LeaseId>)> {
         let claim = claim.into();
-        // Nothing could yield: the plain view already said no (reserved windows still go through here).
-        let view = if self.preemptible_live == 0 {
-            // An open-ended request has nothing left to try.
+        // Nothing could yield: the plain view already said no to open-ended
+        // work; reserved windows still need the view over their window.
+        let order = if self.preemptible_live == 0 {
             until?;
-            self.view_over(from, until)
+            Vec::new()
         } else {
-            self.view_without_yielding(claim, from, until)
+            self.yielding(claim, from, until)
         };
-        let p = place(&view, req, &self.mix, &self.cfg.policy)?;
+        let place_with = |n: usize| {
+            let gone: BTreeSet<LeaseId> = order[..n].iter().copied().collect();
+            let view = self.view_without(&gone, from, until);
+            place(&view, req, &self.mix, &self.cfg.policy).map(|p| (p, gone))
+        };
+        // With everything yielding gone it must fit, or nothing will.
+        let mut best = place_with(order.len())?;
+        let (mut lo, mut hi) = (0, order.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match place_with(mid) {
+                Some(found) => {
+                    best = found;
+                    hi = mid;
+                }
+                None => lo = mid + 1,
+            }
+        }
+        let (p, allowed) = best;
         let node = self.nodes.get(&p.node)?;
         let mut victims: Vec<LeaseId> = Vec::new();
         for gs in &p.gpus {
@@ -142,7 +163,7 @@ impl Engine {
             let mut candidates: Vec<(Priority, Option<Decimal>, LeaseId)> = cal
                 .bookings
                 .iter()
-                .filter(|b| b.overlaps(from, until) && self.yields_to(b, claim))
+                .filter(|b| b.overlaps(from, until) && allowed.contains(&b.lease))
                 .map(|b| {
                     (
                         b.priority,
@@ -170,8 +191,8 @@ impl Engine {
         let mut host: Vec<(Priority, Option<Decimal>, LeaseId)> = node
             .leases
             .iter()
+            .filter(|l| allowed.contains(l) && !victims.contains(l))
             .filter_map(|l| self.leases.get(l))
-            .filter(|l| self.yields(l.priority, l.bid_index, claim) && !victims.contains(&l.id))
             .map(|l| (l.priority, l.bid_index, l.id))
             .collect();
         host.sort_by(victim_order);

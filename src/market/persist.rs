@@ -847,7 +847,11 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// Charges every running lease up to now and renews holds running low.
+    /// Charges every running lease up to now, or up to its node's last
+    /// heartbeat when that is older, and renews holds running low. DESIGN §7:
+    /// charges stop at a lost node's last heartbeat, and a node is lost only
+    /// a timeout after it fell silent, so the seconds since are never charged
+    /// ahead: they are charged once the next heartbeat shows the node alive.
     pub async fn bill_running(
         &mut self,
         tx: &mut Tx<'_>,
@@ -855,18 +859,21 @@ impl<'c> Batch<'c> {
     ) -> anyhow::Result<()> {
         let ts = self.ts();
         self.flush(tx).await?;
-        let ids: Vec<Uuid> = dispatch_tx!(tx, conn => {
-            sqlx::query_scalar(
-                "SELECT id FROM leases WHERE state IN ('provisioning', 'running', 'preempting', 'pending') \
-                 AND billed_until IS NOT NULL AND billed_until < $1",
+        let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(tx, conn => {
+            sqlx::query_as(
+                "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
+                 WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
+                 AND l.billed_until IS NOT NULL AND l.billed_until < $1",
             )
             .bind(ts)
             .fetch_all(conn)
             .await
         })?;
         let mut followups = Vec::new();
-        for id in ids {
-            self.bill_lease(tx, id, ts, &mut followups, engine).await?;
+        for (id, last_heartbeat) in rows {
+            let until = last_heartbeat.map_or(ts, |hb| hb.timestamp().min(ts));
+            self.bill_lease(tx, id, until, &mut followups, engine)
+                .await?;
             self.renew_hold(tx, engine, id, &mut followups).await?;
         }
         let mut events = Vec::new();

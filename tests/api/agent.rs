@@ -292,6 +292,40 @@ on_both_databases_fast! {
         assert_eq!(r.body["node_id"], node.id.to_string());
     }
 
+    async fn a_lost_nodes_lease_is_charged_up_to_its_last_heartbeat_and_not_a_second_more(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "mig")).await;
+        register(&app, &node, &[H100_MIG]).await;
+        let lease_id = place(&app, &m.buyer, order("on_demand")).await;
+        report(&app, &node, lease_id, provisioned("MIG-abc")).await;
+        for _ in 0..3 {
+            beat(&app, &node, &[(lease_id, "running")]).await;
+            tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        }
+        let last_beat: chrono::DateTime<chrono::Utc> = node_view(&app, &m.provider, node.id).await
+            ["last_heartbeat_at"].as_str().unwrap().parse().unwrap();
+        // Silent from here: the billing pass (every second) keeps running
+        // until the watchdog (3 s) notices.
+        eventually(10, "the lease to end", || async {
+            lease(&app, &m.buyer, lease_id).await["state"] == "ended"
+        })
+        .await;
+        let ended = lease(&app, &m.buyer, lease_id).await;
+        assert_eq!(ended["end_reason"], "node_lost", "{ended}");
+        let billed_until: chrono::DateTime<chrono::Utc> =
+            ended["usage"]["billed_until"].as_str().unwrap().parse().unwrap();
+        assert_eq!(billed_until.timestamp(), last_beat.timestamp(), "{ended}");
+        // Nothing was charged past it (this is the only lease), so nothing
+        // had to be credited back.
+        let sql = format!(
+            "SELECT COUNT(*) FROM charges WHERE period_end > {} OR kind = 'credit'",
+            last_beat.timestamp()
+        );
+        assert_eq!(fleet::scalar(&app, &sql).await, 0);
+        let charged: rust_decimal::Decimal = ended["usage"]["charged"].as_str().unwrap().parse().unwrap();
+        assert!(charged > rust_decimal::Decimal::ZERO, "{ended}");
+    }
+
     async fn a_preempted_spot_lease_is_told_to_stop_by_its_deadline(app) {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;

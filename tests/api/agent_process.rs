@@ -250,6 +250,86 @@ on_both_databases_fast! {
     }
 }
 
+/// A workload that forks a child in its group and one that leaves it with
+/// `setsid`, ignores SIGTERM, and writes the three pids to `pids`.
+fn forking_workload(pids: &std::path::Path) -> String {
+    format!(
+        "trap '' TERM; sleep 300 & a=$!; setsid sleep 301 & b=$!; echo $$ $a $b > {tmp}; \
+         mv {tmp} {out}; while true; do sleep 0.2; done",
+        tmp = pids.with_extension("tmp").display(),
+        out = pids.display()
+    )
+}
+
+/// Whether `pid` runs (a zombie waiting for its reaper does not).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.get(stat.rfind(')')? + 1..)?.to_owned();
+            after_name.split_whitespace().next().map(|s| s != "Z")
+        })
+        .unwrap_or(false)
+}
+
+on_both_databases_fast! {
+    async fn an_agent_stopped_with_sigterm_leaves_nothing_running_and_its_lease_is_charged_to_its_last_heartbeat(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut agent = Agent::start(&app, &node.token, dir.path()).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let pid_file = dir.path().join("workload.pids");
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!(forking_workload(&pid_file));
+        let id = place(&app, &m.buyer, body).await;
+        eventually(15, "the workload to start", || async {
+            std::fs::read_to_string(&pid_file).is_ok_and(|t| t.split_whitespace().count() == 3)
+        })
+        .await;
+        let pids: Vec<i32> = std::fs::read_to_string(&pid_file).unwrap()
+            .split_whitespace().map(|p| p.parse().unwrap()).collect();
+        struct Reap(Vec<i32>);
+        impl Drop for Reap {
+            fn drop(&mut self) {
+                for pid in &self.0 {
+                    let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+                }
+            }
+        }
+        let _reap = Reap(pids.clone());
+        eventually(15, "the lease to run", || async {
+            lease(&app, &m.buyer, id).await["state"] == "running"
+        })
+        .await;
+
+        let pid = agent.child.id().unwrap().to_string();
+        assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let status = tokio::time::timeout(std::time::Duration::from_secs(15), agent.child.wait())
+            .await
+            .expect("the agent stops within its stop grace")
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+        let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        assert!(left.is_empty(), "still running after the agent stopped: {left:?} of {pids:?}");
+
+        // No agent: the node is lost, and the lease charged to its last heartbeat.
+        eventually(15, "the lease to end", || async {
+            lease(&app, &m.buyer, id).await["state"] == "ended"
+        })
+        .await;
+        let ended = lease(&app, &m.buyer, id).await;
+        assert_eq!(ended["end_reason"], "node_lost", "{ended}");
+        let last_beat: DateTime<Utc> = node_view(&app, &m.provider, node.id).await["last_heartbeat_at"]
+            .as_str().unwrap().parse().unwrap();
+        let billed_until: DateTime<Utc> = ended["usage"]["billed_until"].as_str().unwrap().parse().unwrap();
+        assert_eq!(billed_until.timestamp(), last_beat.timestamp(), "{ended}");
+    }
+}
+
 /// [`fleet::fast`] with a short preemption notice.
 fn short_notice(settings: &mut gpuex::config::Settings) {
     fleet::fast(settings);
@@ -371,10 +451,16 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
         })
         .await;
         // The trap's `exit 0`: the workload left on its own before the
-        // deadline, so the server records `agent_ended`, not `preempted`.
+        // deadline, so the server records `agent_ended`, not `preempted`;
+        // but it was preempted, so the bid is back in the queue.
         let ended = lease(&app, &m.buyer, spot).await;
         assert_eq!(ended["exit_code"], 0, "{ended}");
         assert_eq!(ended["end_reason"], "agent_ended", "{ended}");
+        let order = app.get(&order_path, Some(&m.buyer)).await.body;
+        assert_eq!(
+            order["state"], "open",
+            "the preempted bid is queued again: {order}"
+        );
         eventually(20, "the on-demand lease to run", || async {
             lease(&app, &m.buyer, on_demand).await["state"] == "running"
         })
@@ -384,6 +470,15 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
             app.get(&on_demand_logs, Some(&m.buyer)).await.body["tail"]
                 .as_str()
                 .is_some_and(|t| t.contains("on-demand"))
+        })
+        .await;
+        // The on-demand workload exits by itself; the queued bid fills again.
+        eventually(30, "the spot bid to fill again", || async {
+            let o = app.get(&order_path, Some(&m.buyer)).await.body;
+            o["lease_id"]
+                .as_str()
+                .and_then(|s| s.parse::<Uuid>().ok())
+                .is_some_and(|l| l != spot)
         })
         .await;
     }

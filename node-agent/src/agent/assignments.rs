@@ -47,7 +47,14 @@ impl Agent {
             }
         };
         let workload = match command.as_deref() {
-            Some(cmd) => match Workload::spawn(cmd, &workload_env(&placement, &device, &env)) {
+            Some(cmd) => match Workload::spawn(
+                cmd,
+                &workload_env(&placement, &device, &env),
+                Marks {
+                    owner: self.owner.clone(),
+                    lease: id,
+                },
+            ) {
                 Ok(w) => Some(w),
                 Err(e) => {
                     self.tear_down(mig.as_ref());
@@ -237,6 +244,7 @@ impl Agent {
         lease.state = LeaseRunState::Ended;
         let record = meter(id, lease, now);
         let logs = lease.workload.as_ref().map(|w| {
+            w.end_the_rest();
             let (tail, total_bytes) = w.tail();
             LogsUpload {
                 at: now,

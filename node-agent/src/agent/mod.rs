@@ -9,13 +9,14 @@
 mod assignments;
 mod metering;
 mod recovery;
+mod shutdown;
 
 use crate::backend::{gpu_of, BackendError, GpuBackend, Inventory, MigSlice, SliceLoad};
 use crate::client::{ApiClient, ClientError};
 use crate::exporter::SharedSnapshot;
 use crate::slice::{held_units, workload_env};
 use crate::spool::{write_atomic, Spool};
-use crate::workload::{signal_group, Exit, Workload};
+use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
 use gpuex::catalog;
 use gpuex::protocol::{
@@ -81,6 +82,8 @@ pub struct Agent {
     backend: Box<dyn GpuBackend>,
     spool: Spool,
     snapshot: SharedSnapshot,
+    /// The mark every workload of this agent carries (see [`crate::reaper`]).
+    owner: String,
     agent_id: Option<Uuid>,
     registered: bool,
     inventory: Inventory,
@@ -113,8 +116,10 @@ impl Agent {
             .ok()
             .and_then(|s| Uuid::parse_str(s.trim()).ok());
         let now = Instant::now();
+        let owner = crate::reaper::owner_of(&cfg.state_dir);
         Ok(Agent {
             heartbeat_interval: cfg.heartbeat_interval,
+            owner,
             next_usage: now + cfg.usage_interval,
             cfg,
             client,
@@ -134,20 +139,18 @@ impl Agent {
         })
     }
 
-    /// Run until `shutdown` resolves; then meter and spool what is owed, so a
-    /// restart loses no usage. Workloads keep running; the next agent process
-    /// cleans them up (see [`Self::clean_up_leftovers`]).
+    /// Run until `shutdown` resolves; then end every workload and meter and
+    /// spool what is owed (see [`Self::stop_everything`]). What a killed
+    /// process left running, the next one ends first (see
+    /// [`Self::clean_up_leftovers`]).
     pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) {
-        self.clean_up_leftovers();
+        self.clean_up_leftovers().await;
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(TICK) => {}
                 _ = &mut shutdown => {
-                    self.meter_running();
-                    self.spool_records();
-                    self.persist_leftovers();
-                    tracing::info!("shutting down; unsent usage stays in the spool");
+                    self.stop_everything().await;
                     return;
                 }
             }

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How long the leftovers of a killed agent get to die.
+const LEFTOVER_KILL: Duration = Duration::from_secs(5);
+
 /// The checkpoint file `leases.json`: what this process runs, rewritten every
 /// second, so the next process knows what to clean up and what usage is owed.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -55,10 +58,22 @@ impl Agent {
         }
     }
 
-    /// After a crash: meter what the leases a previous agent process ran held
-    /// up to its last sign of life, then kill their workloads and destroy their
-    /// MIG instances; the server's next assignments start them anew.
-    pub(super) fn clean_up_leftovers(&mut self) {
+    /// After a crash: kill every process a previous agent process on this
+    /// state directory left running (found by their marks, whether or not the
+    /// checkpoint knew of them), meter what its leases held up to its last
+    /// sign of life, and destroy their MIG instances; the server's next
+    /// assignments start them anew.
+    pub(super) async fn clean_up_leftovers(&mut self) {
+        let strays = crate::reaper::marked(&self.owner, None).len();
+        if strays > 0 {
+            tracing::warn!(
+                processes = strays,
+                "ending what a previous agent process left running"
+            );
+            if !crate::reaper::kill_marked(&self.owner, None, LEFTOVER_KILL).await {
+                tracing::error!("some processes of a previous agent process would not die");
+            }
+        }
         let path = self.cfg.state_dir.join("leases.json");
         let Ok(bytes) = std::fs::read(&path) else {
             return;
@@ -67,7 +82,10 @@ impl Agent {
         let spooled_until = self.spooled_until();
         for l in &checkpoint.leases {
             tracing::warn!(lease_id = %l.lease_id, "cleaning up after a previous agent process");
-            if let Some(pgid) = l.pgid {
+            // Workloads of an agent from before the marks: their group, if
+            // its leader is still there (a pid number alone may have been
+            // reused since: a reboot keeps the state directory).
+            if let Some(pgid) = l.pgid.filter(|&g| leads_its_group(g)) {
                 signal_group(pgid, Signal::SIGKILL);
             }
             if let Some(uuid) = &l.mig_uuid {
@@ -110,4 +128,11 @@ impl Agent {
         }
         until
     }
+}
+
+/// Whether a live process `pgid` leads its own process group: a group
+/// recorded by an agent from before the marks, not a pid number reused by
+/// some process since.
+fn leads_its_group(pgid: i32) -> bool {
+    crate::reaper::stat_of(pgid).is_some_and(|(state, group)| state != 'Z' && group == pgid)
 }

@@ -1,6 +1,7 @@
 //! The real `gpuex-agent` binary (simulated backend) against a fake server.
 
 mod fake_server;
+mod leftovers;
 
 use chrono::Utc;
 use fake_server::{FakeServer, State};

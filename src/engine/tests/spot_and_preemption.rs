@@ -317,3 +317,141 @@ fn a_higher_bid_displaces_a_lower_spot_lease_after_notice() {
     // The lower bid is back in the queue and cannot displace the higher one.
     assert!(granted(&run(&mut e, T0 + 150, Command::Tick)).is_empty());
 }
+
+/// Three whole A100s held by spot leases bidding index 0.95, 0.60 and 0.55
+/// (a whole A100 lists at 1.624 per hour). Returns them highest first.
+fn three_spot_leases_at_095_060_055() -> (Engine, [Lease; 3]) {
+    let mut e = engine_with(vec![node(
+        1,
+        "eu",
+        &[
+            (A100, PartitionMode::Whole),
+            (A100, PartitionMode::Whole),
+            (A100, PartitionMode::Whole),
+        ],
+    )]);
+    run(&mut e, T0, place(1, spot(dec!(1.5428))));
+    run(&mut e, T0, place(2, spot(dec!(0.9744))));
+    run(&mut e, T0, place(3, spot(dec!(0.8932))));
+    let mut leases = granted(&run(&mut e, T0 + 10, Command::Tick));
+    assert_eq!(leases.len(), 3);
+    leases.sort_by_key(|l| std::cmp::Reverse(l.bid_index));
+    for l in &leases {
+        provisioned(&mut e, T0 + 11, l.id);
+    }
+    let indices: Vec<_> = leases.iter().map(|l| l.bid_index.unwrap()).collect();
+    assert_eq!(indices, vec![dec!(0.95), dec!(0.6), dec!(0.55)]);
+    let [a, b, c] = <[Lease; 3]>::try_from(leases).unwrap();
+    (e, [a, b, c])
+}
+
+#[test]
+fn a_claim_for_one_gpu_notices_only_the_lowest_spot_lease_and_ends_one_job() {
+    let (mut e, [high, mid, low]) = three_spot_leases_at_095_060_055();
+    let ev = run(
+        &mut e,
+        T0 + 20,
+        place(9, spec(Mode::OnDemand, whole_a100())),
+    );
+    let noticed_now: Vec<_> = ev
+        .iter()
+        .filter_map(|x| match x {
+            Event::PreemptNotice { lease_id, .. } => Some(*lease_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(noticed_now, vec![low.id]);
+    let od = granted(&ev).pop().unwrap();
+    assert_eq!(od.placement.gpus, low.placement.gpus);
+    // Through the notice and several clearings after it, only that job ends:
+    // the re-queued 0.55 bid outbids nobody.
+    let mut gone = ended(&run(&mut e, T0 + 140, Command::Tick));
+    for t in [T0 + 150, T0 + 160, T0 + 170, T0 + 300] {
+        gone.extend(ended(&run(&mut e, t, Command::Tick)));
+    }
+    assert_eq!(gone, vec![(low.id, EndReason::Preempted, T0 + 140)]);
+    for l in [&high, &mid] {
+        assert!(!noticed(&e, l.id));
+        assert_eq!(e.lease(l.id).unwrap().state, LeaseState::Running);
+    }
+}
+
+#[test]
+fn a_claim_for_two_gpus_notices_the_two_lowest_spot_leases() {
+    let (mut e, [high, mid, low]) = three_spot_leases_at_095_060_055();
+    let mut two = whole_a100();
+    two.tflops = dec!(624);
+    two.vram_gb = 160;
+    two.gpus = Some(2);
+    let ev = run(&mut e, T0 + 20, place(9, spec(Mode::OnDemand, two)));
+    assert!(granted(&ev).pop().is_some(), "{ev:?}");
+    assert!(noticed(&e, low.id) && noticed(&e, mid.id));
+    assert!(!noticed(&e, high.id));
+}
+
+#[test]
+fn a_higher_bid_displaces_only_the_lowest_of_several_spot_leases() {
+    let (mut e, [high, mid, low]) = three_spot_leases_at_095_060_055();
+    run(&mut e, T0 + 20, place(9, spot(dec!(1.1368)))); // index 0.70
+    run(&mut e, T0 + 30, Command::Tick);
+    assert!(noticed(&e, low.id));
+    assert!(!noticed(&e, mid.id) && !noticed(&e, high.id));
+}
+
+#[test]
+fn a_spot_workload_that_exits_on_its_notice_ends_as_reported_and_its_order_is_requeued() {
+    for (status, reason) in [
+        (AgentReport::Ended, EndReason::AgentEnded),
+        (AgentReport::Failed, EndReason::AgentFailed),
+    ] {
+        let mut e = one_whole_gpu();
+        run(&mut e, T0, place(1, spot(dec!(1.0))));
+        let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+        provisioned(&mut e, T0 + 12, s.id);
+        let od = granted(&run(
+            &mut e,
+            T0 + 20,
+            place(2, spec(Mode::OnDemand, whole_a100())),
+        ))
+        .pop()
+        .unwrap();
+        assert!(noticed(&e, s.id));
+        let ev = run(
+            &mut e,
+            T0 + 30,
+            Command::AgentStatus {
+                lease_id: s.id,
+                status,
+            },
+        );
+        assert_eq!(ended(&ev), vec![(s.id, reason, T0 + 30)]);
+        assert!(
+            ev.iter()
+                .any(|x| matches!(x, Event::OrderRequeued { order_id: o, .. } if *o == s.order_id)),
+            "{ev:?}"
+        );
+        // Back in the queue: filled again once the on-demand lease is gone.
+        run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
+        let again = granted(&run(&mut e, T0 + 201, Command::Tick)).pop();
+        assert_eq!(again.map(|l| l.id), Some(lease_id(s.order_id, 1)));
+    }
+}
+
+#[test]
+fn a_spot_workload_that_exits_before_any_notice_ends_its_order() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    provisioned(&mut e, T0 + 12, s.id);
+    let ev = run(
+        &mut e,
+        T0 + 20,
+        Command::AgentStatus {
+            lease_id: s.id,
+            status: AgentReport::Ended,
+        },
+    );
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::AgentEnded, T0 + 20)]);
+    assert!(!ev.iter().any(|x| matches!(x, Event::OrderRequeued { .. })));
+    assert!(granted(&run(&mut e, T0 + 30, Command::Tick)).is_empty());
+}
