@@ -50,10 +50,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
     if !state.db.ping().await {
         return not_ready("the database is unreachable");
     }
-    // A read goes through the engine task's own queue: it answers only
-    // while that task is alive and not stuck.
-    let market = tokio::time::timeout(MARKET_ANSWERS_WITHIN, state.market.read(|_| ())).await;
-    if !matches!(market, Ok(Ok(()))) {
+    if !market_answers(&state.market).await {
         return not_ready("the market task is not running");
     }
     axum::Json(Health {
@@ -64,6 +61,34 @@ async fn readyz(State(state): State<AppState>) -> Response {
 
 /// How long the market task may take to answer a readiness probe.
 const MARKET_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A read goes through the engine task's own queue: it answers only while
+/// that task is alive and not stuck.
+async fn market_answers(market: &crate::market::MarketHandle) -> bool {
+    let read = tokio::time::timeout(MARKET_ANSWERS_WITHIN, market.read(|_| ())).await;
+    matches!(read, Ok(Ok(())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::MarketHandle;
+    use tokio::sync::mpsc;
+
+    #[tokio::test]
+    async fn a_market_whose_task_is_gone_is_not_ready() {
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        assert!(!market_answers(&MarketHandle { tx }).await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_market_whose_task_is_stuck_is_not_ready() {
+        // The task holds its queue but never answers.
+        let (tx, _rx) = mpsc::channel(1);
+        assert!(!market_answers(&MarketHandle { tx }).await);
+    }
+}
 
 /// Prometheus metrics in text format.
 #[utoipa::path(get, path = "/metrics", tag = "ops",
