@@ -102,6 +102,10 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::limit,
+        ))
         .with_state(state)
         .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(middleware::from_fn_with_state(
