@@ -76,7 +76,14 @@ fn documented_routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document, built from the code.
 pub fn openapi() -> OpenApi {
-    documented_routes().split_for_parts().1
+    documented_parts().1
+}
+
+/// The routes and their document, with what the middleware adds to every answer.
+fn documented_parts() -> (axum::Router<AppState>, OpenApi) {
+    let (routes, mut spec) = documented_routes().split_for_parts();
+    crate::limits::document(&mut spec);
+    (routes, spec)
 }
 
 /// The OpenAPI document as the pretty JSON kept in `openapi/openapi.json`.
@@ -90,7 +97,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The full application router with its middleware.
 pub fn router(state: AppState) -> Router {
-    let (routes, spec) = documented_routes().split_for_parts();
+    let (routes, spec) = documented_parts();
     let settings = state.settings.clone();
     let metrics = state.metrics.clone();
     let spec_json = serde_json::to_value(&spec).unwrap_or_default();

@@ -56,8 +56,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// Prometheus metrics in text format, for the bearer of `--metrics-token`:
-/// they name every node and show its GPUs' load.
+/// Prometheus metrics in text format, for the bearer of `--metrics-token`.
 #[utoipa::path(get, path = "/metrics", tag = "ops",
     security(("bearer" = [])),
     responses(
@@ -66,6 +65,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
         (status = 404, description = "Metrics are off (no --metrics-token)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    // They name every node and show each GPU's load: not for the public.
     let Some(expected) = state.settings.metrics_token.as_deref() else {
         return ApiError::NotFound("metrics are off; start the server with --metrics-token".into())
             .into_response();

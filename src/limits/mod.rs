@@ -255,3 +255,54 @@ pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> R
         Err(refusal) => refusal.into_response(),
     }
 }
+
+/// Adds the 429 answer and the `RateLimit-*` headers to every limited
+/// operation of the OpenAPI document.
+pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::{ContentBuilder, ObjectBuilder, Ref, ResponseBuilder, Type};
+    let integer = |description: &str| {
+        HeaderBuilder::new()
+            .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)))
+            .description(Some(description))
+            .build()
+    };
+    let too_many = ResponseBuilder::new()
+        .description("Too many requests from this caller or address")
+        .content(
+            "application/problem+json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .header("Retry-After", integer("Seconds until a request is accepted again"))
+        .header("RateLimit-Limit", integer("Requests allowed at once"))
+        .header("RateLimit-Remaining", integer("Always 0 here"))
+        .header("RateLimit-Reset", integer("Seconds until the whole budget is back"))
+        .build();
+    openapi
+        .components
+        .get_or_insert_with(Default::default)
+        .responses
+        .insert("TooManyRequests".to_owned(), too_many.into());
+    let reference = Ref::new("#/components/responses/TooManyRequests");
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        if unlimited(path) {
+            continue;
+        }
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            operation
+                .responses
+                .responses
+                .entry("429".to_owned())
+                .or_insert_with(|| reference.clone().into());
+        }
+    }
+}

@@ -10,6 +10,7 @@ mod billing;
 mod catalog;
 mod durability;
 mod ledger_properties;
+mod limits;
 mod nodes;
 mod ops;
 mod orders;
