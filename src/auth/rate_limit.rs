@@ -116,10 +116,12 @@ impl LoginLimiter {
     /// Reserves an attempt at `email` from `addr`, or says how many seconds
     /// to wait.
     pub fn reserve(&self, email: &str, addr: IpAddr) -> Result<Attempt<'_>, u64> {
+        // The address first: one over its budget creates no key per email,
+        // so cycling through emails cannot fill memory.
+        self.address.take(&addr).map_err(whole_seconds)?;
         let pair = (email.to_owned(), addr);
-        self.pair.take(&pair).map_err(whole_seconds)?;
-        if let Err(wait) = self.address.take(&addr) {
-            self.pair.refund(&pair);
+        if let Err(wait) = self.pair.take(&pair) {
+            self.address.refund(&addr);
             return Err(whole_seconds(wait));
         }
         Ok(Attempt {
