@@ -150,7 +150,10 @@ mod tests {
         for _ in 0..2 {
             assert!(limiter.reserve("a@x.io", attacker).is_ok());
         }
-        let wait = limiter.reserve("a@x.io", attacker).err().expect("slowed down");
+        let wait = limiter
+            .reserve("a@x.io", attacker)
+            .err()
+            .expect("slowed down");
         assert!((1..=60).contains(&wait), "{wait}");
         // The owner, elsewhere, is not slowed, and succeeding resets them.
         for _ in 0..5 {

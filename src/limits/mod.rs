@@ -38,8 +38,7 @@ enum Subject {
     Secret(String),
 }
 
-type Keyed<K> =
-    RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
+type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock, StateInformationMiddleware>;
 
 /// How often (in checks) idle buckets are dropped, so memory stays bounded.
 const PRUNE_EVERY: u64 = 4096;
@@ -263,7 +262,11 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::{ContentBuilder, ObjectBuilder, Ref, ResponseBuilder, Type};
     let integer = |description: &str| {
         HeaderBuilder::new()
-            .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)))
+            .schema(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0)),
+            )
             .description(Some(description))
             .build()
     };
@@ -275,10 +278,16 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
                 .schema(Some(Ref::from_schema_name("Problem")))
                 .build(),
         )
-        .header("Retry-After", integer("Seconds until a request is accepted again"))
+        .header(
+            "Retry-After",
+            integer("Seconds until a request is accepted again"),
+        )
         .header("RateLimit-Limit", integer("Requests allowed at once"))
         .header("RateLimit-Remaining", integer("Always 0 here"))
-        .header("RateLimit-Reset", integer("Seconds until the whole budget is back"))
+        .header(
+            "RateLimit-Reset",
+            integer("Seconds until the whole budget is back"),
+        )
         .build();
     openapi
         .components
