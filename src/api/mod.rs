@@ -146,6 +146,13 @@ fn cors(origins: &[String]) -> CorsLayer {
             header::CONTENT_TYPE,
             HeaderName::from_static("idempotency-key"),
         ])
+        // So a browser client can see its budget and when to retry.
+        .expose_headers([
+            header::RETRY_AFTER,
+            HeaderName::from_static("ratelimit-limit"),
+            HeaderName::from_static("ratelimit-remaining"),
+            HeaderName::from_static("ratelimit-reset"),
+        ])
         .max_age(Duration::from_secs(3600));
     if origins.iter().any(|o| o == "*") {
         layer.allow_origin(AllowOrigin::any())

@@ -243,3 +243,25 @@ async fn health_probes_are_never_limited() {
         .await
         .assert_code(429, "too_many_requests");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_client_may_read_the_rate_limit_headers() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |s| {
+        s.cors_origins = vec!["https://dash.example".into()]
+    })
+    .await;
+    let r = app
+        .client
+        .get(format!("{}/v1/catalog/gpus", app.address))
+        .header("origin", "https://dash.example")
+        .send()
+        .await
+        .unwrap();
+    let exposed = r.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    for name in ["retry-after", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"] {
+        assert!(exposed.contains(name), "{name} is not exposed: {exposed}");
+    }
+}
