@@ -107,6 +107,9 @@ impl TestApp {
         settings.jwt_secret = Some(JWT_SECRET.into());
         settings.metrics_token = Some(METRICS_TOKEN.into());
         generous_limits(&mut settings);
+        // A slow refill, so a test counting failed logins never races it on
+        // a loaded machine; successes cost nothing, so no other test waits.
+        settings.login_delay_ms = 60_000;
         adjust(&mut settings);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
