@@ -53,6 +53,12 @@ async fn setup() -> Bench {
     let mut settings = gpuex::config::Settings::with_database(database.clone());
     settings.admin_email = Some("admin@bench.test".into());
     settings.admin_password = Some("bench-password-1".into());
+    // The bench measures the server, not its request limits.
+    settings.rate_limit_rps = 1_000_000;
+    settings.rate_limit_burst = 1_000_000;
+    settings.rate_limit_address_rps = 1_000_000;
+    settings.rate_limit_address_burst = 1_000_000;
+    settings.register_per_hour = 1_000_000;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -21,6 +21,8 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     pub keys: Arc<JwtKeys>,
     pub login_limiter: Arc<LoginLimiter>,
+    /// Request limits of the whole API.
+    pub limits: Arc<crate::limits::Limits>,
     pub metrics: Arc<Metrics>,
     /// The engine task: every change to orders, leases and capacity goes through it.
     pub market: MarketHandle,
@@ -44,8 +46,9 @@ impl AppState {
         }
         let login_limiter = LoginLimiter::new(
             settings.login_max_failures,
-            Duration::from_secs(settings.login_window_s),
+            Duration::from_millis(settings.login_delay_ms),
         );
+        let limits = crate::limits::Limits::from_settings(&settings);
         let metrics = Arc::new(Metrics::new()?);
         let market =
             crate::market::start(db.clone(), settings.market(), metrics.queue_wait.clone()).await?;
@@ -55,6 +58,7 @@ impl AppState {
             db,
             keys: Arc::new(keys),
             login_limiter: Arc::new(login_limiter),
+            limits: Arc::new(limits),
             metrics,
             settings: Arc::new(settings),
         })

@@ -1,6 +1,7 @@
 //! Server configuration: every `gpuex serve` flag, each also read from the environment.
 
 use clap::{Args, ValueEnum};
+use ipnet::IpNet;
 use rust_decimal::Decimal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -65,11 +66,42 @@ pub struct Settings {
     /// The platform's share of every charge.
     #[arg(long, env = "GPUEX_PLATFORM_FEE", default_value = "0.05")]
     pub platform_fee: Decimal,
-    /// Failed logins allowed per account and per address within the window.
-    #[arg(long, env = "GPUEX_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    /// Failed logins per account and client address before delays begin
+    /// (four times as many per address alone).
+    #[arg(long, env = "GPUEX_LOGIN_MAX_FAILURES", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub login_max_failures: u32,
-    #[arg(long, env = "GPUEX_LOGIN_WINDOW_S", default_value_t = 900)]
-    pub login_window_s: u64,
+    /// The first delay between failed logins; each later stage waits four times longer.
+    #[arg(long, env = "GPUEX_LOGIN_DELAY_MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub login_delay_ms: u64,
+    /// Proxies whose `X-Forwarded-For` names the client (addresses or CIDR
+    /// blocks, comma-separated); from anyone else the header is ignored.
+    #[arg(long, env = "GPUEX_TRUSTED_PROXIES", value_delimiter = ',',
+          value_parser = crate::limits::client::parse_proxy)]
+    pub trusted_proxies: Vec<IpNet>,
+    /// Bearer token `/metrics` requires; without one `/metrics` is off (404).
+    #[arg(long, env = "GPUEX_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// Requests per second per caller (access token's user, API key or node token).
+    #[arg(long, env = "GPUEX_RATE_LIMIT_RPS", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_rps: u32,
+    /// Requests a caller may send at once before the rate applies.
+    #[arg(long, env = "GPUEX_RATE_LIMIT_BURST", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_burst: u32,
+    /// Requests per second per client address, authenticated or not.
+    #[arg(long, env = "GPUEX_RATE_LIMIT_ADDRESS_RPS", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_address_rps: u32,
+    #[arg(long, env = "GPUEX_RATE_LIMIT_ADDRESS_BURST", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_address_burst: u32,
+    /// Registrations per client address per hour.
+    #[arg(long, env = "GPUEX_REGISTER_PER_HOUR", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub register_per_hour: u32,
     /// Notice before a preemption takes capacity (DESIGN §3).
     #[arg(long, env = "GPUEX_PREEMPT_NOTICE_S", default_value_t = 120)]
     pub preempt_notice_s: i64,
@@ -108,7 +140,14 @@ impl Settings {
             currency: "USD".into(),
             platform_fee: Decimal::new(5, 2),
             login_max_failures: 5,
-            login_window_s: 900,
+            login_delay_ms: 2000,
+            trusted_proxies: vec![],
+            metrics_token: None,
+            rate_limit_rps: 20,
+            rate_limit_burst: 100,
+            rate_limit_address_rps: 50,
+            rate_limit_address_burst: 200,
+            register_per_hour: 20,
             preempt_notice_s: 120,
             spot_interval_s: 10,
             billing_interval_s: 60,

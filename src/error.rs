@@ -134,7 +134,7 @@ impl ApiError {
             | ApiError::Conflict(d) => (d.clone(), vec![]),
             ApiError::Refused { detail, .. } => (detail.clone(), vec![]),
             ApiError::TooManyRequests { retry_after_s } => (
-                format!("too many attempts; retry in {retry_after_s} s"),
+                format!("too many requests; retry in {retry_after_s} s"),
                 vec![],
             ),
             ApiError::Internal(_) => ("an internal error occurred".to_owned(), vec![]),

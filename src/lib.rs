@@ -31,6 +31,8 @@ pub mod error;
 #[cfg(feature = "server")]
 pub mod idempotency;
 #[cfg(feature = "server")]
+pub mod limits;
+#[cfg(feature = "server")]
 pub mod market;
 #[cfg(feature = "server")]
 pub mod metrics;

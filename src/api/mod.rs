@@ -76,7 +76,14 @@ fn documented_routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document, built from the code.
 pub fn openapi() -> OpenApi {
-    documented_routes().split_for_parts().1
+    documented_parts().1
+}
+
+/// The routes and their document, with what the middleware adds to every answer.
+fn documented_parts() -> (axum::Router<AppState>, OpenApi) {
+    let (routes, mut spec) = documented_routes().split_for_parts();
+    crate::limits::document(&mut spec);
+    (routes, spec)
 }
 
 /// The OpenAPI document as the pretty JSON kept in `openapi/openapi.json`.
@@ -90,7 +97,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The full application router with its middleware.
 pub fn router(state: AppState) -> Router {
-    let (routes, spec) = documented_routes().split_for_parts();
+    let (routes, spec) = documented_parts();
     let settings = state.settings.clone();
     let metrics = state.metrics.clone();
     let spec_json = serde_json::to_value(&spec).unwrap_or_default();
@@ -102,6 +109,10 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::limit,
+        ))
         .with_state(state)
         .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(middleware::from_fn_with_state(
@@ -134,6 +145,13 @@ fn cors(origins: &[String]) -> CorsLayer {
             header::AUTHORIZATION,
             header::CONTENT_TYPE,
             HeaderName::from_static("idempotency-key"),
+        ])
+        // So a browser client can see its budget and when to retry.
+        .expose_headers([
+            header::RETRY_AFTER,
+            HeaderName::from_static("ratelimit-limit"),
+            HeaderName::from_static("ratelimit-remaining"),
+            HeaderName::from_static("ratelimit-reset"),
         ])
         .max_age(Duration::from_secs(3600));
     if origins.iter().any(|o| o == "*") {

@@ -1,9 +1,11 @@
 //! Ops endpoints (no `/v1` prefix): health, readiness, metrics.
 
 use crate::app::AppState;
-use crate::error::Problem;
+use crate::auth::tokens::hash_secret;
+use crate::error::{ApiError, Problem};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::AUTHORIZATION;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -40,7 +42,7 @@ async fn healthz() -> axum::Json<Health> {
     ))]
 async fn readyz(State(state): State<AppState>) -> Response {
     let not_ready = |detail: &str| {
-        crate::error::ApiError::Refused {
+        ApiError::Refused {
             status: StatusCode::SERVICE_UNAVAILABLE,
             code: "not_ready",
             detail: detail.into(),
@@ -90,10 +92,32 @@ mod tests {
     }
 }
 
-/// Prometheus metrics in text format.
+/// Prometheus metrics in text format, for the bearer of `--metrics-token`.
 #[utoipa::path(get, path = "/metrics", tag = "ops",
-    responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
-async fn metrics(State(state): State<AppState>) -> Response {
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Prometheus text format", body = String, content_type = "text/plain"),
+        (status = 401, description = "Not the metrics token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Metrics are off (no --metrics-token)", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    // They name every node and show each GPU's load: not for the public.
+    let Some(expected) = state.settings.metrics_token.as_deref() else {
+        return ApiError::NotFound("metrics are off; start the server with --metrics-token".into())
+            .into_response();
+    };
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    // Comparing digests keeps the comparison's timing from revealing the token.
+    if given.map(hash_secret) != Some(hash_secret(expected)) {
+        return ApiError::Unauthorized(
+            "/metrics needs Authorization: Bearer <the --metrics-token>".into(),
+        )
+        .into_response();
+    }
     if let Ok(stats) = state.market.read(crate::market::book::market_stats).await {
         state.metrics.set_market(&stats);
     }

@@ -1,6 +1,7 @@
 //! Accounts and access: registration, login (JWT), API keys, and the `Caller`
 //! extractor every protected handler takes.
 
+mod email;
 mod password;
 mod rate_limit;
 mod routes;
@@ -62,11 +63,23 @@ impl fmt::Display for Role {
 /// The paths node tokens may call (DESIGN §7).
 const AGENT_PATH_PREFIX: &str = "/v1/agent/";
 
+/// How a caller proved who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential {
+    /// An access token from `POST /v1/auth/login`.
+    AccessToken,
+    /// A `gpx_` API key.
+    ApiKey,
+    /// A `gpn_` node token.
+    NodeToken,
+}
+
 /// The authenticated caller of a request.
 #[derive(Debug, Clone, Copy)]
 pub struct Caller {
     pub id: Uuid,
     pub role: Role,
+    pub via: Credential,
 }
 
 impl Caller {
@@ -128,9 +141,20 @@ impl FromRequestParts<AppState> for Caller {
             .keys
             .verify(token)
             .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
-        Ok(Caller {
-            id: claims.sub,
-            role: claims.role,
-        })
+        // A token says what the account was when it was issued; the account
+        // may since have been deleted or given another role.
+        match store::role_of(&state.db, claims.sub).await? {
+            None => Err(ApiError::Unauthorized(
+                "the account no longer exists".into(),
+            )),
+            Some(role) if role != claims.role => Err(ApiError::Unauthorized(
+                "the account's role changed since this token was issued; log in again".into(),
+            )),
+            Some(role) => Ok(Caller {
+                id: claims.sub,
+                role,
+                via: Credential::AccessToken,
+            }),
+        }
     }
 }

@@ -1,88 +1,178 @@
-//! Login throttling: failed attempts counted per account and per client address.
+//! Login throttling: failures counted per (account, client address) and per
+//! address, answered with growing delays instead of a lockout.
+//!
+//! An attempt takes its cells *before* the password is checked, so parallel
+//! guesses cannot all pass one check; a correct password gives them back, so
+//! only failures count. Each key runs through stages of `governor` buckets,
+//! each twice as deep and four times as slow as the one before: with the
+//! defaults, 5 quick failures, then one every 2 s, past 10 one every 8 s, past
+//! 20 one every 32 s, past 40 one every 128 s. Someone guessing from another
+//! address does not slow the owner at theirs.
 
-use std::collections::HashMap;
+use crate::limits::store::RefundableStore;
+use governor::clock::{Clock, DefaultClock};
+use governor::{Quota, RateLimiter};
+use std::hash::Hash;
 use std::net::IpAddr;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::num::NonZeroU32;
+use std::time::Duration;
 
-/// Counts failures in a fixed window per key; a key over the limit is refused
-/// until its window ends.
-pub struct LoginLimiter {
-    max_failures: u32,
-    window: Duration,
-    failures: Mutex<HashMap<String, (Instant, u32)>>,
-}
+/// How many buckets a key passes through; the last one's pace is the slowest.
+const STAGES: u32 = 4;
 
-/// Failures allowed per address, relative to the per-account limit: one
-/// address may legitimately serve many users (a NAT, an office).
+/// Failures allowed per address, relative to the per-account-and-address
+/// ones: one address may serve many users (a NAT, an office).
 const ADDRESS_FACTOR: u32 = 4;
 
-impl LoginLimiter {
-    pub fn new(max_failures: u32, window: Duration) -> Self {
-        LoginLimiter {
-            max_failures,
-            window,
-            failures: Mutex::new(HashMap::new()),
+struct Stage<K: Hash + Eq + Clone> {
+    limiter: RateLimiter<K, RefundableStore<K>, DefaultClock>,
+    store: RefundableStore<K>,
+    period: Duration,
+}
+
+struct Stages<K: Hash + Eq + Clone>(Vec<Stage<K>>);
+
+impl<K: Hash + Eq + Clone> Stages<K> {
+    fn new(first_burst: u32, first_delay: Duration) -> Self {
+        Stages(
+            (0..STAGES)
+                .map(|i| {
+                    let burst = NonZeroU32::new(first_burst.saturating_mul(1 << i))
+                        .unwrap_or(NonZeroU32::MIN);
+                    let period = first_delay
+                        .max(Duration::from_millis(1))
+                        .saturating_mul(4u32.pow(i));
+                    let quota = Quota::with_period(period)
+                        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+                        .allow_burst(burst);
+                    let store = RefundableStore::new(period.saturating_mul(burst.get()));
+                    Stage {
+                        limiter: RateLimiter::new(quota, store.clone(), DefaultClock::default()),
+                        store,
+                        period,
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Takes a cell from every stage, or none and the wait until one is free.
+    fn take(&self, key: &K) -> Result<(), Duration> {
+        for (i, stage) in self.0.iter().enumerate() {
+            if let Err(not_until) = stage.limiter.check_key(key) {
+                // A refused attempt checks no password, so it costs nothing.
+                for earlier in &self.0[..i] {
+                    earlier.store.refund(key, earlier.period);
+                }
+                return Err(not_until.wait_time_from(stage.limiter.clock().now()));
+            }
+        }
+        Ok(())
+    }
+
+    fn refund(&self, key: &K) {
+        for stage in &self.0 {
+            stage.store.refund(key, stage.period);
         }
     }
 
-    fn keys(email: &str, addr: Option<IpAddr>) -> [(String, u32); 2] {
-        [
-            (format!("account:{email}"), 1),
-            (
-                format!("addr:{}", addr.map(|a| a.to_string()).unwrap_or_default()),
-                ADDRESS_FACTOR,
-            ),
-        ]
+    fn forget(&self, key: &K) {
+        for stage in &self.0 {
+            stage.store.forget(key);
+        }
+    }
+}
+
+/// The login throttle of one server.
+pub struct LoginLimiter {
+    pair: Stages<(String, IpAddr)>,
+    address: Stages<IpAddr>,
+}
+
+/// A login attempt that holds its cells; dropped without [`Attempt::succeeded`]
+/// it stays counted as a failure.
+pub struct Attempt<'a> {
+    limiter: &'a LoginLimiter,
+    pair: (String, IpAddr),
+}
+
+impl Attempt<'_> {
+    /// The password was right: the owner starts afresh at this address, and
+    /// the address gets its cell back.
+    pub fn succeeded(self) {
+        self.limiter.pair.forget(&self.pair);
+        self.limiter.address.refund(&self.pair.1);
+    }
+}
+
+impl LoginLimiter {
+    pub fn new(max_failures: u32, first_delay: Duration) -> Self {
+        LoginLimiter {
+            pair: Stages::new(max_failures, first_delay),
+            address: Stages::new(max_failures.saturating_mul(ADDRESS_FACTOR), first_delay),
+        }
     }
 
-    /// Seconds to wait when this account or address is locked out.
-    pub fn check(&self, email: &str, addr: Option<IpAddr>, now: Instant) -> Option<u64> {
-        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        Self::keys(email, addr).iter().find_map(|(key, factor)| {
-            let (start, count) = failures.get(key)?;
-            let elapsed = now.saturating_duration_since(*start);
-            (elapsed < self.window && *count >= self.max_failures * factor)
-                .then(|| (self.window - elapsed).as_secs().max(1))
+    /// Reserves an attempt at `email` from `addr`, or says how many seconds
+    /// to wait.
+    pub fn reserve(&self, email: &str, addr: IpAddr) -> Result<Attempt<'_>, u64> {
+        // The address first: one over its budget creates no key per email,
+        // so cycling through emails cannot fill memory.
+        self.address.take(&addr).map_err(whole_seconds)?;
+        let pair = (email.to_owned(), addr);
+        if let Err(wait) = self.pair.take(&pair) {
+            self.address.refund(&addr);
+            return Err(whole_seconds(wait));
+        }
+        Ok(Attempt {
+            limiter: self,
+            pair,
         })
     }
+}
 
-    pub fn record_failure(&self, email: &str, addr: Option<IpAddr>, now: Instant) {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        for (key, _) in Self::keys(email, addr) {
-            let entry = failures.entry(key).or_insert((now, 0));
-            if now.saturating_duration_since(entry.0) >= self.window {
-                *entry = (now, 0);
-            }
-            entry.1 += 1;
-        }
-        if failures.len() > 100_000 {
-            let window = self.window;
-            failures.retain(|_, (start, _)| now.saturating_duration_since(*start) < window);
-        }
-    }
-
-    pub fn record_success(&self, email: &str) {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        failures.remove(&format!("account:{email}"));
-    }
+fn whole_seconds(d: Duration) -> u64 {
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("ip")
+    }
+
     #[test]
-    fn an_account_is_locked_after_the_allowed_failures_and_freed_after_the_window() {
+    fn failures_are_slowed_per_account_and_address_and_a_success_starts_afresh() {
         let limiter = LoginLimiter::new(2, Duration::from_secs(60));
-        let t0 = Instant::now();
-        limiter.record_failure("a@x.io", None, t0);
-        assert_eq!(limiter.check("a@x.io", None, t0), None);
-        limiter.record_failure("a@x.io", None, t0);
-        assert!(limiter.check("a@x.io", None, t0).is_some());
-        assert_eq!(
-            limiter.check("a@x.io", None, t0 + Duration::from_secs(61)),
-            None
-        );
+        let (attacker, owner) = (ip("192.0.2.1"), ip("198.51.100.1"));
+        for _ in 0..2 {
+            assert!(limiter.reserve("a@x.io", attacker).is_ok());
+        }
+        let wait = limiter
+            .reserve("a@x.io", attacker)
+            .err()
+            .expect("slowed down");
+        assert!((1..=60).contains(&wait), "{wait}");
+        // The owner, elsewhere, is not slowed, and succeeding resets them.
+        for _ in 0..5 {
+            limiter
+                .reserve("a@x.io", owner)
+                .expect("the owner logs in")
+                .succeeded();
+        }
+        assert!(limiter.reserve("a@x.io", attacker).is_err());
+    }
+
+    #[test]
+    fn an_address_failing_on_many_accounts_is_slowed_for_new_ones() {
+        let limiter = LoginLimiter::new(1, Duration::from_secs(60));
+        let addr = ip("192.0.2.7");
+        for i in 0..ADDRESS_FACTOR {
+            assert!(limiter.reserve(&format!("u{i}@x.io"), addr).is_ok());
+        }
+        assert!(limiter.reserve("fresh@x.io", addr).is_err());
+        assert!(limiter.reserve("fresh@x.io", ip("192.0.2.8")).is_ok());
     }
 }

@@ -1,14 +1,14 @@
 //! `/v1/auth/*`, `/v1/api-keys`, `/v1/me`.
 
-use super::{password, store, tokens, Caller, Role};
+use super::email::Email;
+use super::{password, store, tokens, Caller, Credential, Role};
 use crate::app::AppState;
 use crate::error::{ApiError, FieldError, Json, Problem};
-use axum::extract::{ConnectInfo, Path, State};
+use crate::limits::ClientAddr;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::net::SocketAddr;
-use std::time::Instant;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -51,10 +51,12 @@ impl TryFrom<RegisterRequest> for NewUser {
 
     fn try_from(req: RegisterRequest) -> Result<Self, ApiError> {
         let mut errors = Vec::new();
-        let email = parse_email(&req.email).unwrap_or_else(|e| {
-            errors.push(e);
-            String::new()
-        });
+        let email = Email::parse(&req.email)
+            .map(|e| e.as_str().to_owned())
+            .unwrap_or_else(|e| {
+                errors.push(e);
+                String::new()
+            });
         let chars = req.password.chars().count();
         if chars < MIN_PASSWORD {
             errors.push(FieldError::new(
@@ -91,20 +93,6 @@ impl TryFrom<RegisterRequest> for NewUser {
     }
 }
 
-fn parse_email(raw: &str) -> Result<String, FieldError> {
-    let email = raw.trim().to_lowercase();
-    let valid = email.len() <= 254
-        && email.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
-        })
-        && !email.contains(char::is_whitespace);
-    if valid {
-        Ok(email)
-    } else {
-        Err(FieldError::new("email", "must be an email address"))
-    }
-}
-
 /// A user, as the API shows it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UserView {
@@ -135,12 +123,15 @@ impl From<store::UserRow> for UserView {
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Email already registered", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many registrations from this address", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn register(
     State(state): State<AppState>,
+    ClientAddr(addr): ClientAddr,
     Json(req): Json<RegisterRequest>,
 ) -> Result<(StatusCode, Json<UserView>), ApiError> {
     let new = NewUser::try_from(req)?;
+    state.limits.registration(addr)?;
     let hash = password::hash(new.password).await?;
     let user = store::create_user(
         &state.db,
@@ -185,7 +176,7 @@ pub struct TokenResponse {
     ))]
 async fn login(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientAddr(addr): ClientAddr,
     Json(req): Json<LoginRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
     let email = req.email.trim().to_lowercase();
@@ -195,22 +186,19 @@ async fn login(
     if req.password.is_empty() {
         return Err(ApiError::field("password", "must not be empty"));
     }
-    let addr = Some(peer.ip());
-    if let Some(retry_after_s) = state.login_limiter.check(&email, addr, Instant::now()) {
-        return Err(ApiError::TooManyRequests { retry_after_s });
-    }
+    let attempt = state
+        .login_limiter
+        .reserve(&email, addr)
+        .map_err(|retry_after_s| ApiError::TooManyRequests { retry_after_s })?;
     let user = store::user_by_email(&state.db, &email).await?;
     let verified = match &user {
         Some(u) => password::verify(req.password, u.password_hash.clone()).await?,
         None => false,
     };
     let Some(user) = user.filter(|_| verified) else {
-        state
-            .login_limiter
-            .record_failure(&email, addr, Instant::now());
         return Err(ApiError::Unauthorized("wrong email or password".into()));
     };
-    state.login_limiter.record_success(&email);
+    attempt.succeeded();
     let (access_token, expires_at) = state.keys.issue(user.id, user.role, Utc::now())?;
     Ok(Json(TokenResponse {
         access_token,
@@ -246,7 +234,7 @@ pub struct ApiKeyCreated {
         (status = 201, description = "Created; the key is shown only now", body = ApiKeyCreated),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Node tokens cannot create keys", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Node tokens and API keys cannot create keys", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_api_key(
@@ -255,6 +243,12 @@ async fn create_api_key(
     Json(req): Json<CreateApiKeyRequest>,
 ) -> Result<(StatusCode, Json<ApiKeyCreated>), ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    // A key that could mint keys would outlive its own revocation through them.
+    if caller.via == Credential::ApiKey {
+        return Err(ApiError::Forbidden(
+            "an API key cannot create API keys; use an access token from /v1/auth/login".into(),
+        ));
+    }
     let name = req.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::field("name", "must be 1 to 100 characters"));
@@ -264,6 +258,7 @@ async fn create_api_key(
     let id = store::insert_api_key(
         &state.db,
         caller.id,
+        caller.role,
         &name,
         &prefix,
         &tokens::hash_secret(&key),

@@ -1,6 +1,7 @@
 //! Queries of the auth module.
 
-use super::{password, tokens, Caller, Role};
+use super::email::Email;
+use super::{password, tokens, Caller, Credential, Role};
 use crate::billing::ledger;
 use crate::db::{dispatch, dispatch_tx, Db};
 use anyhow::Context;
@@ -100,9 +101,25 @@ pub async fn user_by_id(db: &Db, id: Uuid) -> anyhow::Result<Option<UserRow>> {
     })
 }
 
+/// The current role of account `id`; `None` once it is gone.
+pub async fn role_of(db: &Db, id: Uuid) -> anyhow::Result<Option<Role>> {
+    let role: Option<String> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT role FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+    })
+    .context("failed to read an account's role")?;
+    role.map(|r| Role::parse(&r).context("unknown role in users"))
+        .transpose()
+}
+
+/// Stores a key for `user`, bound to the role it has now: should the role
+/// change, the key stops working rather than carry the new role.
 pub async fn insert_api_key(
     db: &Db,
     user: Uuid,
+    role: Role,
     name: &str,
     prefix: &str,
     key_hash: &str,
@@ -111,11 +128,12 @@ pub async fn insert_api_key(
     let id = Uuid::now_v7();
     dispatch!(db, pool => {
         sqlx::query(
-            "INSERT INTO api_keys (id, user_id, name, prefix, key_hash, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO api_keys (id, user_id, role, name, prefix, key_hash, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(id)
         .bind(user)
+        .bind(role.as_str())
         .bind(name)
         .bind(prefix)
         .bind(key_hash)
@@ -158,11 +176,12 @@ pub async fn delete_api_key(db: &Db, user: Uuid, id: Uuid) -> anyhow::Result<boo
     Ok(deleted > 0)
 }
 
+/// The caller of a key, while its account exists with the role the key was made for.
 pub async fn caller_by_api_key(db: &Db, key_hash: &str) -> anyhow::Result<Option<Caller>> {
     let row: Option<(Uuid, String)> = dispatch!(db, pool => {
         sqlx::query_as(
             "SELECT u.id, u.role FROM api_keys k JOIN users u ON u.id = k.user_id \
-             WHERE k.key_hash = $1",
+             WHERE k.key_hash = $1 AND k.role = u.role",
         )
         .bind(key_hash)
         .fetch_optional(pool)
@@ -173,6 +192,7 @@ pub async fn caller_by_api_key(db: &Db, key_hash: &str) -> anyhow::Result<Option
         Some(Caller {
             id,
             role: Role::parse(&role)?,
+            via: Credential::ApiKey,
         })
     }))
 }
@@ -194,18 +214,30 @@ pub async fn load_or_create_jwt_secret(db: &Db) -> anyhow::Result<String> {
     .context("failed to load the JWT secret")
 }
 
-/// Creates the admin, or resets its password and role; safe to run at every start.
+/// Creates the admin, or resets the password of the admin it created before;
+/// safe to run at every start. An email that belongs to a buyer or provider
+/// is refused: promoting it would hand admin rights to whoever registered it,
+/// and to the keys they made.
 pub async fn bootstrap_admin(
     db: &Db,
     email: &str,
     password_plain: &str,
     currency: &str,
 ) -> anyhow::Result<Uuid> {
-    let email = email.trim().to_lowercase();
+    let email = Email::parse(email)
+        .map_err(|e| anyhow::anyhow!("the admin email `{email}` {}", e.message))?;
+    let email = email.as_str();
     let hash = password::hash(password_plain.to_owned()).await?;
-    if let Some(existing) = user_by_email(db, &email).await? {
+    if let Some(existing) = user_by_email(db, email).await? {
+        if existing.role != Role::Admin {
+            anyhow::bail!(
+                "the admin email {email} belongs to an existing {} account, which is not \
+                 made an admin; choose an email no account uses",
+                existing.role
+            );
+        }
         dispatch!(db, pool => {
-            sqlx::query("UPDATE users SET role = 'admin', password_hash = $1 WHERE id = $2")
+            sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
                 .bind(&hash)
                 .bind(existing.id)
                 .execute(pool)
@@ -217,7 +249,7 @@ pub async fn bootstrap_admin(
     }
     let user = create_user(
         db,
-        &email,
+        email,
         "Administrator",
         Role::Admin,
         &hash,

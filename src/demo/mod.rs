@@ -124,6 +124,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     settings.admin_password = Some(ADMIN.1.into());
     settings.heartbeat_interval_s = 2;
     settings.billing_interval_s = 10;
+    let metrics_token = gpuex::auth::tokens::random_hex(16);
+    settings.metrics_token = Some(metrics_token.clone());
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(gpuex::serve(listener, settings, async {
@@ -150,7 +152,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         }
         wait_online(&client, &tokens.provider, NODES.len()).await?;
         let leases = place_orders(&client, &tokens.buyer).await?;
-        print_banner(addr, &data, &leases);
+        print_banner(addr, &data, &leases, &metrics_token);
         anyhow::Ok(())
     }
     .await;
@@ -392,11 +394,13 @@ async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String
     Ok(lines)
 }
 
-fn print_banner(addr: SocketAddr, data: &Path, leases: &[String]) {
+fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token: &str) {
     println!();
     println!("gpuex demo is running at http://{addr}");
     println!("  API docs (dashboard for now): http://{addr}/docs");
-    println!("  metrics:                      http://{addr}/metrics");
+    println!(
+        "  metrics:                      curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics"
+    );
     println!();
     println!("  admin     {} / {}", ADMIN.0, ADMIN.1);
     println!("  provider  {} / {}", PROVIDER.0, PROVIDER.1);

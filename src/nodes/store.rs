@@ -191,6 +191,7 @@ pub async fn caller_by_token(db: &Db, token_hash: &str) -> anyhow::Result<Option
     Ok(id.map(|id| Caller {
         id,
         role: Role::Agent,
+        via: crate::auth::Credential::NodeToken,
     }))
 }
 

@@ -260,7 +260,7 @@ on_both_databases_fast! {
         let lease_id = place(&app, &m.buyer, order("on_demand")).await;
         report(&app, &node, lease_id, provisioned("MIG-abc")).await;
         beat(&app, &node, &[(lease_id, "running")]).await;
-        let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap().text().await.unwrap();
+        let metrics = app.metrics_text().await;
         assert!(metrics.contains("gpuex_agent_heartbeats_total 1"), "{metrics}");
         assert!(metrics.contains(&format!("gpuex_node_gpu_utilization_ratio{{gpu=\"0\",node=\"{}\"}} 0.42", node.id)), "{metrics}");
         // Silence for longer than node_timeout_s (3 s).
@@ -275,8 +275,7 @@ on_both_databases_fast! {
         .await;
         assert_eq!(lease(&app, &m.buyer, lease_id).await["end_reason"], "node_lost");
         eventually(5, "the node gauge to count it lost", || async {
-            let metrics = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap();
-            metrics.text().await.unwrap().contains("gpuex_nodes{status=\"lost\"} 1")
+            app.metrics_text().await.contains("gpuex_nodes{status=\"lost\"} 1")
         })
         .await;
         // Its heartbeats are refused until it registers again.

@@ -167,3 +167,78 @@ async fn rs256_tokens_are_issued_and_verified() {
     );
     app.get("/v1/me", Some(&hs)).await.assert_problem(401, None);
 }
+
+on_both_databases! {
+    async fn a_token_of_a_demoted_or_deleted_account_gets_401_at_once(app) {
+        let (provider, id) = app.user("provider").await;
+        assert_eq!(app.get("/v1/nodes", Some(&provider)).await.status, 200);
+        app.execute("UPDATE users SET role = 'buyer' WHERE id = $1", id).await;
+        app.get("/v1/nodes", Some(&provider)).await.assert_code(401, "unauthorized");
+        app.get("/v1/me", Some(&provider)).await.assert_code(401, "unauthorized");
+
+        let (buyer, id) = app.user("buyer").await;
+        for sql in [
+            "DELETE FROM api_keys WHERE user_id = $1",
+            "DELETE FROM accounts WHERE owner_id = $1",
+            "DELETE FROM users WHERE id = $1",
+        ] {
+            app.execute(sql, id).await;
+        }
+        app.get("/v1/me", Some(&buyer)).await.assert_code(401, "unauthorized");
+        app.get("/v1/wallet", Some(&buyer)).await.assert_code(401, "unauthorized");
+        app.post("/v1/api-keys", Some(&buyer), json!({"name": "after"})).await.assert_code(401, "unauthorized");
+    }
+
+    async fn an_api_key_stops_working_when_its_accounts_role_changes(app) {
+        let (token, id) = app.user("buyer").await;
+        let created = app.post("/v1/api-keys", Some(&token), json!({"name": "ci"})).await;
+        let key = created.body["key"].as_str().unwrap().to_owned();
+        assert_eq!(app.get("/v1/me", Some(&key)).await.status, 200);
+        app.execute("UPDATE users SET role = 'provider' WHERE id = $1", id).await;
+        app.get("/v1/nodes", Some(&key)).await.assert_code(401, "unauthorized");
+        app.get("/v1/me", Some(&key)).await.assert_code(401, "unauthorized");
+    }
+
+    async fn an_api_key_cannot_create_api_keys(app) {
+        let (token, _) = app.user("buyer").await;
+        let created = app.post("/v1/api-keys", Some(&token), json!({"name": "ci"})).await;
+        let key = created.body["key"].as_str().unwrap().to_owned();
+        app.post("/v1/api-keys", Some(&key), json!({"name": "child"})).await.assert_code(403, "forbidden");
+        assert_eq!(app.get("/v1/api-keys", Some(&token)).await.body.as_array().unwrap().len(), 1);
+    }
+
+    async fn an_email_with_invisible_characters_is_refused(app) {
+        let (_, _) = app.user("buyer").await;
+        for email in ["ad\u{200b}a@example.com", "ada@exa\u{00ad}mple.com", "\u{202e}ada@example.com", "ada\u{2060}@example.com"] {
+            app.post("/v1/auth/register", None, json!({
+                "email": email, "password": "a very long password", "name": "Ada", "role": "buyer"
+            })).await.assert_problem(422, Some("email"));
+        }
+    }
+
+    async fn starting_with_an_admin_email_of_a_buyer_fails_and_promotes_no_one(mut_app) {
+        let mut app = mut_app;
+        let email = "ops@example.com";
+        let r = app.post("/v1/auth/register", None, json!({
+            "email": email, "password": "a very long password", "name": "Ops", "role": "buyer"
+        })).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let token = app.login(email, "a very long password").await;
+        let key = app.post("/v1/api-keys", Some(&token), json!({"name": "planted"})).await.body["key"].as_str().unwrap().to_owned();
+        app.halt().await;
+
+        let mut settings = gpuex::config::Settings::with_database(&app.database_url);
+        settings.admin_email = Some(email.into());
+        settings.admin_password = Some("the operator's password".into());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let err = gpuex::serve(listener, settings, async {}).await.expect_err("the server refuses to start");
+        let message = format!("{err:#}");
+        assert!(message.contains("ops@example.com belongs to an existing buyer account"), "{message}");
+
+        app.resume().await;
+        let me = app.get("/v1/me", Some(&key)).await;
+        assert_eq!(me.body["role"], "buyer", "{}", me.body);
+        app.post("/v1/admin/credits", Some(&key), json!({"user_id": me.body["id"], "amount": "10"})).await.assert_problem(403, None);
+        app.login(email, "a very long password").await;
+    }
+}

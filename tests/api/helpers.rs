@@ -12,6 +12,17 @@ use uuid::Uuid;
 pub const ADMIN_EMAIL: &str = "admin@gpuex.test";
 pub const ADMIN_PASSWORD: &str = "admin-password-123";
 pub const JWT_SECRET: &str = "test-secret-known-to-the-tests";
+pub const METRICS_TOKEN: &str = "metrics-token-known-to-the-tests";
+
+/// Request limits far above what any test sends, so only the tests of the
+/// limits meet them (those set the defaults back).
+pub fn generous_limits(settings: &mut Settings) {
+    settings.rate_limit_rps = 1_000_000;
+    settings.rate_limit_burst = 1_000_000;
+    settings.rate_limit_address_rps = 1_000_000;
+    settings.rate_limit_address_burst = 1_000_000;
+    settings.register_per_hour = 1_000_000;
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -94,6 +105,11 @@ impl TestApp {
         settings.admin_email = Some(ADMIN_EMAIL.into());
         settings.admin_password = Some(ADMIN_PASSWORD.into());
         settings.jwt_secret = Some(JWT_SECRET.into());
+        settings.metrics_token = Some(METRICS_TOKEN.into());
+        generous_limits(&mut settings);
+        // A slow refill, so a test counting failed logins never races it on
+        // a loaded machine; successes cost nothing, so no other test waits.
+        settings.login_delay_ms = 60_000;
         adjust(&mut settings);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -222,6 +238,19 @@ impl TestApp {
             content_type,
             body: serde_json::from_str(&text).unwrap_or(Value::Null),
         }
+    }
+
+    /// The Prometheus text of `/metrics`, read with the metrics token.
+    pub async fn metrics_text(&self) -> String {
+        let r = self
+            .client
+            .get(format!("{}/metrics", self.address))
+            .bearer_auth(METRICS_TOKEN)
+            .send()
+            .await
+            .expect("metrics");
+        assert_eq!(r.status(), StatusCode::OK);
+        r.text().await.expect("metrics text")
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
@@ -421,5 +450,65 @@ impl TestApp {
     /// Places an order; returns the reply.
     pub async fn order(&self, buyer: &str, body: Value) -> Reply {
         self.post("/v1/orders", Some(buyer), body).await
+    }
+}
+
+/// [`on_both_databases`] with each server's settings changed by `$adjust`
+/// (a `fn(&mut Settings)`) before it starts.
+macro_rules! on_both_databases_with {
+    ($adjust:path => $(#[$meta:meta])* async fn $name:ident($app:ident) $body:block $($rest:tt)*) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$meta])*
+            async fn run($app: $crate::helpers::TestApp) $body
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                run($crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Sqlite, $adjust).await).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if $crate::helpers::postgres_base_url().is_none() {
+                    eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
+                    return;
+                }
+                run($crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Postgres, $adjust).await).await
+            }
+        }
+        on_both_databases_with! { $adjust => $($rest)* }
+    };
+    ($adjust:path =>) => {};
+}
+pub(crate) use on_both_databases_with;
+
+impl TestApp {
+    /// Runs one statement on the test's database with `id` bound to `$1`,
+    /// as an operator would behind the server's back.
+    pub async fn execute(&self, sql: &str, id: Uuid) {
+        use sqlx::Connection;
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.database_url)
+                    .await
+                    .expect("connect to SQLite");
+                sqlx::query(sql)
+                    .bind(id)
+                    .execute(&mut conn)
+                    .await
+                    .expect(sql);
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.database_url)
+                    .await
+                    .expect("connect to PostgreSQL");
+                sqlx::query(sql)
+                    .bind(id)
+                    .execute(&mut conn)
+                    .await
+                    .expect(sql);
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ mod bounds;
 mod catalog;
 mod durability;
 mod ledger_properties;
+mod limits;
 mod market_metrics;
 mod nodes;
 mod ops;

@@ -19,16 +19,6 @@ fn series(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
-async fn metrics(app: &crate::helpers::TestApp) -> String {
-    let r = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .send()
-        .await
-        .expect("metrics");
-    assert_eq!(r.status(), 200);
-    r.text().await.expect("text")
-}
 
 async fn open_orders(app: &crate::helpers::TestApp) -> u64 {
     app.get("/v1/market/stats", None).await.body["open_orders"]
@@ -65,7 +55,7 @@ on_both_databases_fast! {
         }
         assert!(filled, "the waiting order is filled once capacity frees");
         assert_eq!(open_orders(&app).await, 0);
-        let text = metrics(&app).await;
+        let text = app.metrics_text().await;
         assert_eq!(series(&text, "gpuex_order_queue_wait_seconds_count"), 2.0, "{text}");
         assert!(series(&text, "gpuex_order_queue_wait_seconds_sum") >= 2.0, "{text}");
         assert_eq!(series(&text, "gpuex_orders_open"), 0.0);
@@ -89,6 +79,6 @@ on_both_databases_fast! {
         assert!(won, "the bid wins the next clearing");
         assert_eq!(app.get(&bid, Some(&buyer)).await.body["state"], "filled");
         assert_eq!(open_orders(&app).await, 0);
-        assert_eq!(series(&metrics(&app).await, "gpuex_orders_open"), 0.0);
+        assert_eq!(series(&app.metrics_text().await, "gpuex_orders_open"), 0.0);
     }
 }

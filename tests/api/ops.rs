@@ -6,7 +6,7 @@ on_both_databases! {
         assert_eq!(app.get("/healthz", None).await.body, json!({"status": "ok"}));
         assert_eq!(app.get("/readyz", None).await.body, json!({"status": "ok"}));
         app.get("/v1/catalog/gpus", None).await;
-        let text = app.client.get(format!("{}/metrics", app.address)).send().await.unwrap().text().await.unwrap();
+        let text = app.metrics_text().await;
         assert!(text.contains(r#"gpuex_http_requests_total{method="GET",route="/v1/catalog/gpus",status="200"} 1"#), "{text}");
         assert!(text.contains("gpuex_http_request_duration_seconds_bucket"));
     }
@@ -183,4 +183,24 @@ async fn the_served_openapi_document_is_3_1_and_documents_every_error() {
     ] {
         assert!(paths.contains_key(endpoint), "{endpoint} is not documented");
     }
+}
+
+on_both_databases! {
+    async fn metrics_need_the_metrics_token(app) {
+        let url = format!("{}/metrics", app.address);
+        let anonymous = app.client.get(&url).send().await.unwrap();
+        TestApp::reply(anonymous).await.assert_code(401, "unauthorized");
+        let admin = app.admin().await;
+        let wrong = app.client.get(&url).bearer_auth(admin).send().await.unwrap();
+        TestApp::reply(wrong).await.assert_code(401, "unauthorized");
+        assert!(app.metrics_text().await.contains("gpuex_http_requests_total"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_off_without_a_metrics_token() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |s| s.metrics_token = None).await;
+    app.get("/metrics", None)
+        .await
+        .assert_code(404, "not_found");
 }
