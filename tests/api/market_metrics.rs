@@ -19,7 +19,6 @@ fn series(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
 
-
 async fn open_orders(app: &crate::helpers::TestApp) -> u64 {
     app.get("/v1/market/stats", None).await.body["open_orders"]
         .as_u64()
