@@ -216,35 +216,8 @@ pub fn fast(settings: &mut gpuex::config::Settings) {
 
 /// Like `on_both_databases!`, with [`fast`] settings.
 macro_rules! on_both_databases_fast {
-    ($(#[$meta:meta])* async fn $name:ident($app:ident) $body:block $($rest:tt)*) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            $(#[$meta])*
-            async fn run($app: $crate::helpers::TestApp) $body
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                run($crate::helpers::TestApp::spawn_with(
-                    $crate::helpers::Backend::Sqlite,
-                    $crate::fleet::fast,
-                ).await).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                if $crate::helpers::postgres_base_url().is_none() {
-                    eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
-                    return;
-                }
-                run($crate::helpers::TestApp::spawn_with(
-                    $crate::helpers::Backend::Postgres,
-                    $crate::fleet::fast,
-                ).await).await
-            }
-        }
-        on_both_databases_fast! { $($rest)* }
+    ($($tests:tt)*) => {
+        $crate::helpers::on_both_databases_with! { $crate::fleet::fast => $($tests)* }
     };
-    () => {};
 }
 pub(crate) use on_both_databases_fast;

@@ -373,32 +373,14 @@ async fn fresh_postgres_database() -> String {
 /// Defines each test twice: on SQLite, and on PostgreSQL when configured
 /// (saying so in the output when it is not).
 macro_rules! on_both_databases {
-    ($(#[$meta:meta])* async fn $name:ident($app:ident) $body:block $($rest:tt)*) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            $(#[$meta])*
-            async fn run($app: $crate::helpers::TestApp) $body
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                run($crate::helpers::TestApp::spawn($crate::helpers::Backend::Sqlite).await).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                if $crate::helpers::postgres_base_url().is_none() {
-                    eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
-                    return;
-                }
-                run($crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await).await
-            }
-        }
-        on_both_databases! { $($rest)* }
+    ($($tests:tt)*) => {
+        $crate::helpers::on_both_databases_with! { $crate::helpers::as_configured => $($tests)* }
     };
-    () => {};
 }
 pub(crate) use on_both_databases;
+
+/// The harness's own settings, unchanged.
+pub fn as_configured(_: &mut Settings) {}
 
 /// A provider's node, as created through the API.
 pub struct TestNode {
@@ -477,7 +459,7 @@ macro_rules! on_both_databases_with {
                 run($crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Postgres, $adjust).await).await
             }
         }
-        on_both_databases_with! { $adjust => $($rest)* }
+        $crate::helpers::on_both_databases_with! { $adjust => $($rest)* }
     };
     ($adjust:path =>) => {};
 }
