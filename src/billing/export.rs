@@ -59,6 +59,7 @@ impl Format {
 #[into_params(parameter_in = Query)]
 pub struct ExportQuery {
     /// `focus-csv` (default), `focus-json` or `csv`.
+    #[param(inline)]
     pub format: Option<Format>,
     /// Lines whose period starts at or after this time (RFC 3339; default: the beginning).
     pub from: Option<DateTime<Utc>>,

@@ -56,7 +56,7 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
 /// A node whose GPUs changed under live leases is quarantined: cordoned until
 /// its provider uncordons it; the leases on the changed GPUs end. A lost node
 /// registering again comes back online.
-#[utoipa::path(post, path = "/v1/agent/register", tag = "agent", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/agent/register", tag = "agent", operation_id = "agent_register", security(("bearer" = [])),
     request_body(content = serde_json::Value, description = "A `RegisterRequest` (see src/protocol/README.md)"),
     responses(
         (status = 200, description = "A `RegisterResponse`", body = serde_json::Value),
@@ -375,7 +375,7 @@ async fn upload_logs(
 }
 
 /// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
-#[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", security(("bearer" = [])),
+#[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),
     request_body(content = serde_json::Value, description = "A `UsageBatch` (see src/protocol/README.md)"),
     responses(
         (status = 200, description = "A `UsageAck`: `duplicate` when applied before", body = serde_json::Value),
