@@ -192,7 +192,7 @@ where
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json") || v.contains("+json"));
+            .is_some_and(is_json_media_type);
         if !is_json {
             return Err(ApiError::Refused {
                 status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -217,6 +217,17 @@ where
                 }
             })?;
         parse_json(&bytes).map(Json)
+    }
+}
+
+/// `application/json` or `application/…+json`, parameters aside. Media types
+/// are case-insensitive (RFC 9110 §8.3.1), so `APPLICATION/JSON` is JSON too.
+fn is_json_media_type(value: &str) -> bool {
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let essence = essence.to_ascii_lowercase();
+    match essence.strip_prefix("application/") {
+        Some(subtype) => subtype == "json" || subtype.ends_with("+json"),
+        None => false,
     }
 }
 
@@ -366,5 +377,46 @@ where
                 };
                 ApiError::Invalid(vec![FieldError::new(field, message)])
             })
+    }
+}
+
+/// Path parameters whose errors are problems naming the parameter. axum's own
+/// extractor answers a percent-encoded id that is not UTF-8 (`/v1/orders/%FF`)
+/// with a bare 400 text/plain.
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(PathRejection::FailedToDeserializePathParams(err)) => {
+                let (field, message) = match err.kind() {
+                    ErrorKind::InvalidUtf8InPathParam { key } => {
+                        (format!("path.{key}"), "is not valid UTF-8".to_owned())
+                    }
+                    ErrorKind::ParseErrorAtKey { key, .. }
+                    | ErrorKind::DeserializeError { key, .. } => {
+                        (format!("path.{key}"), err.body_text())
+                    }
+                    _ => ("path".to_owned(), err.body_text()),
+                };
+                Err(ApiError::Malformed {
+                    detail: format!("bad path parameter: {message}"),
+                    errors: vec![FieldError::new(field, message)],
+                })
+            }
+            Err(other) => Err(ApiError::Internal(anyhow::anyhow!(
+                "path parameters unavailable: {}",
+                other.body_text()
+            ))),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The HTTP surface: merges each domain's router, adds the ops endpoints, the
 //! OpenAPI document and the middleware stack. Domain logic lives elsewhere.
 
+mod contract;
 mod ops;
 
 use crate::app::AppState;
@@ -76,7 +77,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document, built from the code.
 pub fn openapi() -> OpenApi {
-    documented_routes().split_for_parts().1
+    contract::complete(documented_routes().split_for_parts().1)
 }
 
 /// The OpenAPI document as the pretty JSON kept in `openapi/openapi.json`.
@@ -91,6 +92,7 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The full application router with its middleware.
 pub fn router(state: AppState) -> Router {
     let (routes, spec) = documented_routes().split_for_parts();
+    let spec = contract::complete(spec);
     let settings = state.settings.clone();
     let metrics = state.metrics.clone();
     let spec_json = serde_json::to_value(&spec).unwrap_or_default();
@@ -103,7 +105,6 @@ pub fn router(state: AppState) -> Router {
         .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
         .fallback(not_found)
         .with_state(state)
-        .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(middleware::from_fn_with_state(
             metrics,
             crate::metrics::track,
@@ -113,6 +114,8 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_secs(settings.request_timeout_s),
         ))
+        // Outside the timeout, so that its bare 408 gets a problem body too.
+        .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
@@ -160,24 +163,7 @@ async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
     if !status.is_client_error() && !status.is_server_error() || has_body {
         return response;
     }
-    let detail = match status {
-        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not take this method",
-        StatusCode::REQUEST_TIMEOUT => "the request took too long",
-        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large",
-        _ => "the request failed",
-    };
-    let code = match status {
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        StatusCode::REQUEST_TIMEOUT => "request_timeout",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-        _ => "error",
-    };
-    let mut rebuilt = ApiError::Refused {
-        status,
-        code,
-        detail: detail.into(),
-    }
-    .into_response();
+    let mut rebuilt = contract::bare(status).into_response();
     for (name, value) in response.headers() {
         if name != header::CONTENT_LENGTH && name != header::CONTENT_TYPE {
             rebuilt.headers_mut().insert(name.clone(), value.clone());

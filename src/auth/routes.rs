@@ -2,8 +2,8 @@
 
 use super::{password, store, tokens, Caller, Role};
 use crate::app::AppState;
-use crate::error::{ApiError, FieldError, Json, Problem};
-use axum::extract::{ConnectInfo, Path, State};
+use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -32,10 +32,22 @@ pub struct RegisterRequest {
     /// Login name; stored lower-case.
     pub email: String,
     /// At least 12 characters.
+    #[schema(min_length = 12, max_length = 256)]
     pub password: String,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
     /// `buyer` or `provider` (admins are bootstrapped, not registered).
+    #[schema(value_type = RegisteredRole)]
     pub role: String,
+}
+
+/// The roles anyone may register as; the body takes the name as text.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+enum RegisteredRole {
+    Buyer,
+    Provider,
 }
 
 /// A registration that has been checked field by field.

@@ -70,6 +70,7 @@ pub struct LedgerQuery {
     /// Only postings before this time (RFC 3339).
     pub to: Option<DateTime<Utc>>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<i64>,

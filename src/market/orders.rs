@@ -5,11 +5,11 @@ use super::views::{self, OrderView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{self, Command, Event, PlaceOrder};
-use crate::error::{ApiError, FieldError, Json, Problem, Query};
+use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use crate::idempotency::IdempotencyKey;
 use crate::pricing::quotes::{self, Isolation, Resources};
 use crate::pricing::Mode;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -364,10 +364,13 @@ async fn place_order(
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// `open`, `filled`, `cancelled`, `rejected` or `expired`.
+    #[param(value_type = Option<super::views::OrderState>, inline)]
     pub state: Option<String>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
+    #[param(inline)]
     pub mode: Option<Mode>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<Uuid>,

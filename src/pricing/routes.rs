@@ -77,10 +77,12 @@ pub struct HistoryQuery {
     pub region: Option<String>,
     pub gpu_model: Option<String>,
     /// `tflops_h` or `vram_h`.
+    #[param(inline)]
     pub unit: Option<Unit>,
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
     /// 1 to 1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 
@@ -89,6 +91,7 @@ pub struct PriceChangeView {
     pub id: i64,
     pub region: String,
     pub gpu_model: String,
+    #[schema(value_type = Unit)]
     pub unit: String,
     #[schema(value_type = String)]
     pub list_price: Decimal,

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// Body of a heartbeat, sent every `heartbeat_interval_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeartbeatRequest {
     pub agent_id: Uuid,
     /// The agent's clock when it sent this.
@@ -20,6 +21,7 @@ pub struct HeartbeatRequest {
 
 /// The server's answer to a heartbeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeartbeatResponse {
     pub server_time: DateTime<Utc>,
     /// Seconds until the next heartbeat.
@@ -31,6 +33,7 @@ pub struct HeartbeatResponse {
 
 /// A lease as the agent sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct LeaseReport {
     pub lease_id: Uuid,
     pub state: LeaseRunState,
@@ -41,6 +44,7 @@ pub struct LeaseReport {
 
 /// Where a lease's workload stands on the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseRunState {
     /// The slice is being created.
@@ -55,6 +59,7 @@ pub enum LeaseRunState {
 
 /// One GPU's sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct GpuMetrics {
     pub index: u32,
     pub uuid: String,
@@ -70,6 +75,7 @@ pub struct GpuMetrics {
 
 /// One MIG instance's sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct MigInstanceMetrics {
     /// `MIG-…` UUID.
     pub uuid: String,
@@ -95,6 +101,7 @@ pub struct MigInstanceMetrics {
 
 /// One compute process on a GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ProcessMetrics {
     pub pid: u32,
     /// The lease whose workload this process belongs to, when the agent knows.
@@ -131,6 +138,7 @@ macro_rules! dcgm_fields {
         /// Device-level metrics, each under its DCGM field name in JSON. Every field
         /// is optional: absent means "not supported here", never zero.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
         pub struct GpuFields {
             $(
                 $(#[$doc])*

@@ -9,6 +9,7 @@ use uuid::Uuid;
 /// restarts; the server applies each `(agent_id, seq)` once and acknowledges a
 /// duplicate without applying it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct UsageBatch {
     pub agent_id: Uuid,
     /// Monotonic per agent, starting at 1.
@@ -18,6 +19,7 @@ pub struct UsageBatch {
 
 /// What one lease consumed over one interval (FOCUS ConsumedQuantity).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct UsageRecord {
     pub lease_id: Uuid,
     pub interval_start: DateTime<Utc>,
@@ -34,6 +36,7 @@ pub struct UsageRecord {
 
 /// The server's answer to a usage batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct UsageAck {
     /// The batch acknowledged; the agent deletes it from its spool.
     pub seq: u64,

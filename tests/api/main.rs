@@ -8,6 +8,7 @@ mod agent_process;
 mod auth;
 mod billing;
 mod catalog;
+mod contract;
 mod durability;
 mod ledger_properties;
 mod nodes;
