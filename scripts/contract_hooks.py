@@ -39,3 +39,66 @@ def map_query(ctx, query):
         else:
             query["from"], query["to"] = query["to"], query["from"]
     return query
+
+
+# Rules a schema-valid request can still break, by operation: the fields whose
+# rule depends on another field or on what exists (a region, a catalog model,
+# the caller's own node and leases, a window in the future), and the reason
+# codes of refusals the market gives for its state. Decimal fields are here
+# too: the schema gives their grammar, the server their range and scale.
+# Only these operations may answer such a request 422 (contract-check.toml
+# allows it), and only for these reasons: `refused_only_for_a_rule_the_schema_cannot_state`.
+MARKET_CODES = {"insufficient_funds", "no_capacity", "below_floor", "reserved_too_soon",
+                "unknown_model", "unknown_precision", "unsatisfiable_resources",
+                "node_cordoned", "budget_exceeded"}
+ORDER_FIELDS = {"max_price", "start_at", "duration_s", "region", "max_wait_s",
+                "resources.tflops", "resources.gpu_model", "resources.gpus",
+                "resources.interconnect", "resources.isolation", "resources.precision"}
+CROSS_FIELD_RULES = {
+    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id"}, MARKET_CODES),
+    "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
+    "POST /v1/admin/credits": ({"amount", "user_id"}, set()),
+    "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"}, set()),
+    "PUT /v1/admin/prices": ({"[*].list_price", "[*].region", "[*].gpu_model"}, set()),
+    "PUT /v1/budgets": ({"monthly_limit"}, set()),
+    "POST /v1/nodes": ({"region", "gpus[*].model", "gpus[*].mode", "gpus[*].memory_mib",
+                        "gpus[*].index", "gpus[*].nvlink[*]", "gpus[*].mig_capable", "gpus"}, set()),
+    "POST /v1/agent/heartbeat": ({"agent_id", "leases[*].lease_id"}, set()),
+    "POST /v1/agent/usage": ({"agent_id", "records[*].lease_id", "records[*].interval_start",
+                              "records[*].interval_end", "records[*].tflops_s",
+                              "records[*].vram_gb_s", "records[*].mean_utilization"}, set()),
+    "POST /v1/agent/register": ({"gpus[*].model", "gpus[*].index", "gpus[*].mig_mode",
+                                 "gpus[*].calibration_ratio", "gpus[*].nvlink_peers[*]",
+                                 "gpus[*].mig_instances[*].profile", "gpus"}, set()),
+}
+
+
+def _field_pattern(field):
+    return re.sub(r"\[\d+\]", "[*]", field)
+
+
+@schemathesis.check
+def refused_only_for_a_rule_the_schema_cannot_state(ctx, response, case):
+    """A schema-valid request answered 422 names only fields (or reason codes)
+    whose rule the schema cannot state; anything else is a schema that says
+    too little."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or response.status_code != 422:
+        return None
+    rule = CROSS_FIELD_RULES.get(f"{case.method.upper()} {case.path}")
+    if rule is None:
+        return None  # positive_data_acceptance refuses the 422 itself.
+    fields, codes = rule
+    try:
+        problem = response.json()
+    except ValueError:
+        raise AssertionError("a 422 that is not problem+json")
+    if problem.get("code") in codes:
+        return None
+    named = {_field_pattern(e.get("field", "")) for e in problem.get("errors", [])}
+    others = sorted(f for f in named if f not in fields)
+    if problem.get("code") != "validation_error" or not named or others:
+        raise AssertionError(
+            f"a schema-valid request was refused for what the schema could state: "
+            f"code {problem.get('code')!r}, fields {others or sorted(named)}")
+    return None

@@ -256,6 +256,26 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         },
         Err(e) => Err(e),
     };
+    let parsed = match parsed {
+        Err(err)
+            if err
+                .inner()
+                .to_string()
+                .starts_with("invalid type: floating point") =>
+        {
+            match integral_floats_as_integers(bytes) {
+                Some(value) => match serde_path_to_error::deserialize::<_, T>(value) {
+                    Ok(value) => match nul_in_json(bytes) {
+                        Some(field) => return Err(nul_refused(field)),
+                        None => Ok(value),
+                    },
+                    Err(again) => Err(again),
+                },
+                None => Err(err),
+            }
+        }
+        other => other,
+    };
     match parsed {
         Ok(value) => Ok(value),
         Err(err) => {
@@ -278,6 +298,39 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             }
         }
     }
+}
+
+/// `bytes` as JSON with every integral float (`2.0`) written as an integer,
+/// when it holds one. JSON has one number type, and JSON Schema counts `2.0`
+/// as an integer, but serde refuses a float for an integer field.
+fn integral_floats_as_integers(bytes: &[u8]) -> Option<serde_json::Value> {
+    fn walk(value: &mut serde_json::Value, changed: &mut bool) {
+        match value {
+            serde_json::Value::Number(n) if n.is_f64() => {
+                let Some(f) = n.as_f64() else { return };
+                if f.fract() != 0.0 {
+                    return;
+                }
+                // Integral and in range, so the casts are exact.
+                let integer = if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                    serde_json::Value::from(f as u64)
+                } else if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
+                    serde_json::Value::from(f as i64)
+                } else {
+                    return;
+                };
+                *value = integer;
+                *changed = true;
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| walk(v, changed)),
+            serde_json::Value::Object(fields) => fields.values_mut().for_each(|v| walk(v, changed)),
+            _ => {}
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let mut changed = false;
+    walk(&mut value, &mut changed);
+    changed.then_some(value)
 }
 
 /// PostgreSQL's text cannot hold U+0000, and SQLite's can: input with it is

@@ -30,6 +30,7 @@ const MAX_PASSWORD: usize = 256;
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
     /// Login name; stored lower-case.
+    #[schema(max_length = 254, pattern = r"^[^@\s]+@[^.\s][^\s]*\.[^\s]*$")]
     pub email: String,
     /// At least 12 characters.
     #[schema(min_length = 12, max_length = 256)]
@@ -171,7 +172,9 @@ async fn register(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
+    #[schema(min_length = 1, pattern = r"\S")]
     pub email: String,
+    #[schema(min_length = 1)]
     pub password: String,
 }
 
@@ -236,6 +239,7 @@ async fn login(
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKeyRequest {
     /// A label for the key, e.g. `ci`.
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
 }
 

@@ -28,9 +28,10 @@ pub struct AdjustmentRequest {
     pub user_id: Uuid,
     /// Positive: what the buyer gets back.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "12.50")]
+    #[schema(value_type = crate::decimal::DecimalInput, example = "12.50")]
     pub amount: Decimal,
     /// Why; shown on the invoice and in the export.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     pub reason: String,
     /// The lease it concerns, if any.
     #[serde(default)]

@@ -188,7 +188,7 @@ pub struct CreditRequest {
     pub user_id: Uuid,
     /// Positive, at most 6 decimals; a string (`"100.00"`) or a number.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "100.00")]
+    #[schema(value_type = crate::decimal::DecimalInput, example = "100.00")]
     pub amount: Decimal,
     /// Why the credit was given; shown on the ledger.
     #[serde(default)]
@@ -213,7 +213,7 @@ const MAX_CREDIT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
 /// Top up a user's wallet (admin). An `Idempotency-Key` header makes a retry harmless.
 #[utoipa::path(post, path = "/v1/admin/credits", tag = "wallet", security(("bearer" = [])),
     request_body = CreditRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry return the first result")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes a retry return the first result")),
     responses(
         (status = 201, description = "Credited", body = CreditView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

@@ -48,15 +48,17 @@ pub struct OrderRequest {
     /// Reserved: the window's start, at least 1 h ahead.
     #[serde(default)]
     pub start_at: Option<DateTime<Utc>>,
-    /// Window length; absent on on-demand and spot means until released.
+    /// Window length, 60 s to 366 days; absent on on-demand and spot means until released.
     #[serde(default)]
+    #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the most the whole order pays per hour (required for spot).
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::decimal::DecimalInput>)]
     pub max_price: Option<Decimal>,
-    /// How long to wait for capacity (default 0: refused at once).
+    /// How long to wait for capacity (default 0: refused at once; at most 7 days).
     #[serde(default)]
+    #[schema(maximum = 604800)]
     pub max_wait_s: Option<u64>,
     #[serde(default)]
     pub qos: Option<Qos>,
@@ -232,7 +234,7 @@ impl OrderRequest {
 /// refused with a reason code.
 #[utoipa::path(post, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
     request_body = OrderRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "The same key and body return the first result")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first result")),
     responses(
         (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

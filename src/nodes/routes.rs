@@ -150,6 +150,7 @@ async fn list_nodes(
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The id is not a UUID", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_node(
     State(state): State<AppState>,

@@ -30,7 +30,7 @@ pub enum Isolation {
 pub struct Resources {
     /// Total TFLOPS at `precision` across all GPUs.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "100")]
+    #[schema(value_type = crate::decimal::DecimalInput, example = "100")]
     pub tflops: Decimal,
     /// Total GPU memory in GB, a multiple of 4.
     #[schema(minimum = 4, multiple_of = 4)]
@@ -171,10 +171,11 @@ pub struct QuoteRequest {
     pub start_at: Option<DateTime<Utc>>,
     /// Length of the window in seconds (default 3600; required for reserved).
     #[serde(default)]
+    #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the bid per hour for the whole order.
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::decimal::DecimalInput>)]
     pub max_price: Option<Decimal>,
 }
 

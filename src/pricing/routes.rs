@@ -247,7 +247,7 @@ pub struct PriceUpdate {
     pub unit: Unit,
     /// The monthly-commitment price per unit-hour; positive, at most 6 decimals.
     #[serde(deserialize_with = "crate::decimal::deserialize")]
-    #[schema(value_type = String, example = "0.0021")]
+    #[schema(value_type = crate::decimal::DecimalInput, example = "0.0021")]
     pub list_price: Decimal,
 }
 

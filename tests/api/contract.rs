@@ -90,6 +90,23 @@ on_both_databases! {
             TestApp::reply(r).await.assert_code(415, "unsupported_media_type");
         }
     }
+
+    async fn an_integral_float_is_read_as_the_integer_it_is(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let quote = |vram: Value, duration: Value| {
+            json!({"mode": "on_demand", "region": "any", "duration_s": duration,
+                   "resources": {"tflops": 100, "vram_gb": vram}})
+        };
+        let exact = app.post("/v1/quotes", None, quote(json!(16), json!(3600))).await;
+        assert_eq!(exact.status, 200, "{}", exact.body);
+        let floats = app.post("/v1/quotes", None, quote(json!(16.0), json!(3600.0))).await;
+        assert_eq!(floats.status, 200, "{}", floats.body);
+        assert_eq!(floats.body["options"], exact.body["options"]);
+        app.post("/v1/quotes", None, quote(json!(16.5), json!(3600)))
+            .await
+            .assert_problem(422, Some("resources.vram_gb"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,6 +294,20 @@ fn states_roles_modes_and_units_are_enums_and_sizes_are_bounded() {
         enum_of(&parameter("/v1/provider/earnings", "period")),
         ["month", "day"]
     );
+    let duration = &schemas["OrderRequest"]["properties"]["duration_s"];
+    assert_eq!(
+        (duration["minimum"].as_u64(), duration["maximum"].as_u64()),
+        (Some(60), Some(366 * 86400)),
+        "{duration}"
+    );
+    for (schema, field) in [
+        ("LoginRequest", "password"),
+        ("CreateApiKeyRequest", "name"),
+        ("BudgetRequest", "tag_key"),
+    ] {
+        let property = &schemas[schema]["properties"][field];
+        assert_eq!(property["minLength"], 1, "{schema}.{field}: {property}");
+    }
 }
 
 #[test]
