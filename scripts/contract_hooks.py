@@ -4,7 +4,7 @@ Only rules that JSON Schema cannot state between two fields are applied
 here, to the generated requests; every check still runs on every request.
 """
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 
 import schemathesis
 
@@ -71,6 +71,23 @@ CROSS_FIELD_RULES = {
                                  "gpus[*].calibration_ratio", "gpus[*].nvlink_peers[*]",
                                  "gpus[*].mig_instances[*].profile", "gpus"}, set()),
 }
+# Reads over a window `[from, to)`: a `to` at or before `from` is refused
+# naming `query.to`, which the check below allows only when the request's
+# `from` and `to` really are in that order (the coverage phase does not run
+# `map_query`).
+WINDOWS = {"GET /v1/ledger", "GET /v1/billing/usage", "GET /v1/billing/export",
+           "GET /v1/provider/earnings", "GET /v1/prices/history", "GET /v1/billing/invoices/{id}"}
+for _op in WINDOWS:
+    CROSS_FIELD_RULES[_op] = ({"query.to"}, set())
+
+
+def _default_from(operation):
+    """Where a window starts when `from` is not given: this month's start for
+    usage, the beginning of time (1970) for the others."""
+    now = datetime.now(timezone.utc)
+    if operation == "GET /v1/billing/usage":
+        return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _field_pattern(field):
@@ -96,6 +113,14 @@ def refused_only_for_a_rule_the_schema_cannot_state(ctx, response, case):
     if problem.get("code") in codes:
         return None
     named = {_field_pattern(e.get("field", "")) for e in problem.get("errors", [])}
+    if "query.to" in named:
+        query = case.query or {}
+        start, end = _instant(query.get("from")), _instant(query.get("to"))
+        if query.get("from") is None:
+            start = _default_from(f"{case.method.upper()} {case.path}")
+        if start is None or end is None or end > start:
+            raise AssertionError(f"`query.to` refused, yet from={query.get('from')!r} "
+                                 f"comes before to={query.get('to')!r}")
     others = sorted(f for f in named if f not in fields)
     if problem.get("code") != "validation_error" or not named or others:
         raise AssertionError(

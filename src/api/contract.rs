@@ -105,7 +105,52 @@ pub fn complete(doc: OpenApi) -> OpenApi {
     serde_json::from_value(value).unwrap_or(doc)
 }
 
+/// The range of each sized integer format (with `non_strict_integers`,
+/// utoipa names Rust's unsigned types as formats of their own), stated as `minimum` and
+/// `maximum` where the annotation gave none, so a client knows that a `u32`
+/// takes up to 4 294 967 295 and a `u8` no more than 255.
+fn bound_integers(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            // utoipa 5 spells these `u-int32`; OpenAPI's registry says `uint32`.
+            let format = fields.get("format").and_then(Value::as_str);
+            if let Some(unsigned) = format.and_then(|f| f.strip_prefix("u-int")) {
+                let spelled = format!("uint{unsigned}");
+                fields.insert("format".into(), Value::String(spelled));
+            }
+            let range: Option<(i128, i128)> = match fields.get("format").and_then(Value::as_str) {
+                Some("int8") => Some((i8::MIN.into(), i8::MAX.into())),
+                Some("int16") => Some((i16::MIN.into(), i16::MAX.into())),
+                Some("int32") => Some((i32::MIN.into(), i32::MAX.into())),
+                Some("int64") => Some((i64::MIN.into(), i64::MAX.into())),
+                Some("uint8") => Some((0, u8::MAX.into())),
+                Some("uint16") => Some((0, u16::MAX.into())),
+                Some("uint32") => Some((0, u32::MAX.into())),
+                Some("uint64") => Some((0, u64::MAX.into())),
+                _ => None,
+            };
+            if let Some((low, high)) = range {
+                let number = |n: i128| match u64::try_from(n) {
+                    Ok(n) => Value::from(n),
+                    Err(_) => i64::try_from(n).map(Value::from).unwrap_or(Value::Null),
+                };
+                fields.entry("minimum").or_insert_with(|| number(low));
+                fields.entry("maximum").or_insert_with(|| number(high));
+            }
+            fields.values_mut().for_each(bound_integers);
+        }
+        Value::Array(items) => items.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
+}
+
 fn add_shared(doc: &mut Value) {
+    if let Some(schemas) = doc.pointer_mut("/components/schemas") {
+        bound_integers(schemas);
+    }
+    if let Some(paths) = doc.get_mut("paths") {
+        bound_integers(paths);
+    }
     let mut responses = Map::new();
     for (name, status, description, error) in shared() {
         let mut response = json!({

@@ -64,12 +64,15 @@ pub struct OrderRequest {
     pub qos: Option<Qos>,
     /// Cost-allocation tags, e.g. `{"business_line": "ads"}`.
     #[serde(default)]
+    #[schema(schema_with = tags_schema)]
     pub tags: Option<BTreeMap<String, String>>,
     /// A shell command the agent runs on the slice.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 8192, pattern = r"\S")]
     pub command: Option<String>,
     /// Environment for the command.
     #[serde(default)]
+    #[schema(schema_with = env_schema)]
     pub env: Option<BTreeMap<String, String>>,
     /// Receives the order's and lease's notices.
     #[serde(default)]
@@ -80,6 +83,53 @@ pub struct OrderRequest {
 }
 
 const MAX_WAIT_S: u64 = 7 * 24 * 3600;
+
+/// `tags` as `validate` checks them: at most 20, keys 1–63 of a-z, 0-9,
+/// `_ - . : /`, values 1–256 bytes.
+fn tags_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let value = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(256));
+    ObjectBuilder::new()
+        .schema_type(
+            [Type::Object, Type::Null]
+                .into_iter()
+                .collect::<utoipa::openapi::schema::SchemaType>(),
+        )
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z0-9_.:/-]{1,63}$")),
+        ))
+        .additional_properties(Some(value))
+        .max_properties(Some(20))
+        .build()
+}
+
+/// `env` as `validate` checks it: at most 64 shell variable names of at
+/// most 128 characters, values at most 4096 bytes.
+fn env_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let value = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(4096));
+    ObjectBuilder::new()
+        .schema_type(
+            [Type::Object, Type::Null]
+                .into_iter()
+                .collect::<utoipa::openapi::schema::SchemaType>(),
+        )
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z_][A-Za-z0-9_]{0,127}$")),
+        ))
+        .additional_properties(Some(value))
+        .max_properties(Some(64))
+        .build()
+}
 
 fn check_name(s: &str, max: usize) -> bool {
     !s.is_empty()

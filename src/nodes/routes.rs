@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct CreateNodeRequest {
     /// 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64, pattern = r"\S")]
     pub name: String,
     /// An existing region.
     pub region: String,

@@ -87,8 +87,10 @@ pub enum Partition {
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeldUnits {
     /// Standard TFLOPS.
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub tflops: Decimal,
     /// GPU memory in GB (10⁹ bytes).
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub vram_gb: Decimal,
 }
 

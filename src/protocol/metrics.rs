@@ -144,6 +144,8 @@ macro_rules! dcgm_fields {
                 $(#[$doc])*
                 #[doc = concat!("\n\nJSON key `", $name, "`: ", $help)]
                 #[serde(rename = $name, default, skip_serializing_if = "Option::is_none")]
+                // utoipa does not see a `rename` that a macro spells.
+                #[cfg_attr(feature = "server", schema(rename = $name))]
                 pub $field: Option<f64>,
             )*
         }

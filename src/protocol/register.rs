@@ -83,6 +83,7 @@ pub struct GpuInventory {
     /// Measured / peak dense FP16 throughput from a GEMM calibration, e.g. `0.93`;
     /// `None` when the GPU was not calibrated (sell at catalog peak).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = Option<crate::decimal::DecimalInput>))]
     pub calibration_ratio: Option<Decimal>,
 }
 

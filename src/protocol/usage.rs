@@ -13,6 +13,10 @@ use uuid::Uuid;
 pub struct UsageBatch {
     pub agent_id: Uuid,
     /// Monotonic per agent, starting at 1.
+    #[cfg_attr(
+        feature = "server",
+        schema(minimum = 1, maximum = 9_223_372_036_854_775_807_u64)
+    )]
     pub seq: u64,
     pub records: Vec<UsageRecord>,
 }
@@ -25,12 +29,15 @@ pub struct UsageRecord {
     pub interval_start: DateTime<Utc>,
     pub interval_end: DateTime<Utc>,
     /// Standard TFLOPS held × seconds.
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub tflops_s: Decimal,
     /// GB of GPU memory held × seconds.
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub vram_gb_s: Decimal,
     /// Mean utilization of the slice over the interval, 0–1; `None` when the
     /// backend cannot measure it (e.g. per MIG instance on some drivers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = Option<crate::decimal::DecimalInput>))]
     pub mean_utilization: Option<Decimal>,
 }
 

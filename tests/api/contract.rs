@@ -294,6 +294,19 @@ fn states_roles_modes_and_units_are_enums_and_sizes_are_bounded() {
         enum_of(&parameter("/v1/provider/earnings", "period")),
         ["month", "day"]
     );
+    // Each Rust integer type states its range, so no client sends a u8 300.
+    let cpu = &schemas["Resources"]["properties"]["cpu_milli"];
+    assert_eq!(
+        (cpu["format"].as_str(), cpu["maximum"].as_u64()),
+        (Some("uint32"), Some(u32::MAX.into())),
+        "{cpu}"
+    );
+    let seq = &schemas["UsageBatch"]["properties"]["seq"];
+    assert_eq!(
+        (seq["minimum"].as_u64(), seq["maximum"].as_u64()),
+        (Some(1), Some(i64::MAX as u64)),
+        "{seq}"
+    );
     let duration = &schemas["OrderRequest"]["properties"]["duration_s"];
     assert_eq!(
         (duration["minimum"].as_u64(), duration["maximum"].as_u64()),
