@@ -90,6 +90,17 @@ def _default_from(operation):
     return datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+def _default_to(operation):
+    """Where a window ends when `to` is not given: next month's start for
+    usage, 8 × 2³¹ s after 1970 (year 2514) for the others (billing/export.rs)."""
+    now = datetime.now(timezone.utc)
+    if operation == "GET /v1/billing/usage":
+        first = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        return first.replace(year=first.year + 1, month=1) if first.month == 12 \
+            else first.replace(month=first.month + 1)
+    return datetime.fromtimestamp((2**31 - 1) * 8, timezone.utc)
+
+
 def _field_pattern(field):
     return re.sub(r"\[\d+\]", "[*]", field)
 
@@ -116,8 +127,11 @@ def refused_only_for_a_rule_the_schema_cannot_state(ctx, response, case):
     if "query.to" in named:
         query = case.query or {}
         start, end = _instant(query.get("from")), _instant(query.get("to"))
+        operation = f"{case.method.upper()} {case.path}"
         if query.get("from") is None:
-            start = _default_from(f"{case.method.upper()} {case.path}")
+            start = _default_from(operation)
+        if query.get("to") is None:
+            end = _default_to(operation)
         if start is None or end is None or end > start:
             raise AssertionError(f"`query.to` refused, yet from={query.get('from')!r} "
                                  f"comes before to={query.get('to')!r}")

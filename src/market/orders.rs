@@ -76,6 +76,7 @@ pub struct OrderRequest {
     pub env: Option<BTreeMap<String, String>>,
     /// Receives the order's and lease's notices.
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = "^https?://")]
     pub webhook_url: Option<String>,
     /// The buyer's own id for the order, unique per buyer.
     #[serde(default)]

@@ -38,8 +38,10 @@ pub struct CreateNodeRequest {
     #[serde(default)]
     pub gpus: Vec<DeclaredGpu>,
     /// Host CPU in milli-CPU (default 16 000 per GPU).
+    #[schema(minimum = 1)]
     pub cpu_milli: Option<u64>,
     /// Host memory in MiB (default 128 GiB per GPU).
+    #[schema(minimum = 1)]
     pub memory_mib: Option<u64>,
 }
 

@@ -57,6 +57,14 @@ pub enum LeaseRunState {
     Ended,
 }
 
+/// `GpuFields` from a JSON object only: serde would also read a struct
+/// whose fields are all optional from an array (`[null]`), which the
+/// protocol does not allow.
+fn fields_from_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<GpuFields, D::Error> {
+    let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+    GpuFields::deserialize(serde_json::Value::Object(map)).map_err(serde::de::Error::custom)
+}
+
 /// One GPU's sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
@@ -64,6 +72,7 @@ pub struct GpuMetrics {
     pub index: u32,
     pub uuid: String,
     /// Device-level fields; an absent field is one the GPU or driver does not support.
+    #[serde(deserialize_with = "fields_from_object")]
     pub fields: GpuFields,
     /// Per MIG instance, when MIG is enabled.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
