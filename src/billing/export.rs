@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -191,6 +191,9 @@ pub fn stream(
             }
         }
     })
+    // The gzip layer polls its body once more after the end, and `unfold`
+    // panics when polled past its end (dropping the connection mid-answer).
+    .fuse()
 }
 
 /// Appends one line's rows in `format`.
@@ -229,7 +232,6 @@ pub async fn write_all(
     currency: String,
     mut w: impl std::io::Write,
 ) -> anyhow::Result<u64> {
-    use futures::StreamExt;
     let mut s = std::pin::pin!(stream(db, scope, from, to, format, currency));
     let mut written = 0u64;
     while let Some(chunk) = s.next().await {

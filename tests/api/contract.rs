@@ -107,6 +107,26 @@ on_both_databases! {
             .await
             .assert_problem(422, Some("resources.vram_gb"));
     }
+
+    async fn a_gzip_compressed_export_streams_to_its_end(app) {
+        let (buyer, _) = app.user("buyer").await;
+        for format in ["focus-csv", "focus-json", "csv"] {
+            let r = app
+                .client
+                .get(format!("{}/v1/billing/export?format={format}", app.address))
+                .bearer_auth(&buyer)
+                .header("accept-encoding", "gzip")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "{format}");
+            assert_eq!(r.headers()["content-encoding"], "gzip", "{format}");
+            let body = r.bytes().await.unwrap_or_else(|e| panic!("{format}: the stream broke: {e}"));
+            assert_eq!(&body[..2], &[0x1f, 0x8b], "{format}: a gzip stream");
+        }
+        // The server is still there for the next request.
+        assert_eq!(app.get("/healthz", None).await.status, 200);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
