@@ -84,7 +84,7 @@ pub fn window(
 #[utoipa::path(get, path = "/v1/billing/export", tag = "billing", security(("bearer" = [])),
     params(ExportQuery),
     responses(
-        (status = 200, description = "The lines, streamed", content((String = "text/csv"), (String = "application/json"))),
+        (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<serde_json::Value> = "application/json"))),
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
