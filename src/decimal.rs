@@ -73,6 +73,33 @@ pub fn deserialize_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Deci
     d.deserialize_option(OptionVisitor)
 }
 
+/// How a request writes a decimal, for the OpenAPI document: a string holding
+/// one (`"12.50"`, exact; exponents and surrounding spaces allowed) or a JSON
+/// number. Each field's range and scale are checked by the server.
+#[cfg(feature = "server")]
+pub struct DecimalInput;
+
+#[cfg(feature = "server")]
+impl utoipa::PartialSchema for DecimalInput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let text = ObjectBuilder::new().schema_type(Type::String).pattern(Some(
+            r"^\s*[+-]?([0-9_]+\.?[0-9_]*|\.[0-9_]+)([eE][+-]?[0-9]+)?\s*$",
+        ));
+        let number = ObjectBuilder::new().schema_type(Type::Number);
+        OneOfBuilder::new()
+            .item(text)
+            .item(number)
+            .description(Some(
+                "A decimal: a string (`\"12.50\"`, exact) or a number.",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "server")]
+impl utoipa::ToSchema for DecimalInput {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,7 +192,7 @@ where
             .headers()
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json") || v.contains("+json"));
+            .is_some_and(is_json_media_type);
         if !is_json {
             return Err(ApiError::Refused {
                 status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -217,6 +217,17 @@ where
                 }
             })?;
         parse_json(&bytes).map(Json)
+    }
+}
+
+/// `application/json` or `application/…+json`, parameters aside. Media types
+/// are case-insensitive (RFC 9110 §8.3.1), so `APPLICATION/JSON` is JSON too.
+fn is_json_media_type(value: &str) -> bool {
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let essence = essence.to_ascii_lowercase();
+    match essence.strip_prefix("application/") {
+        Some(subtype) => subtype == "json" || subtype.ends_with("+json"),
+        None => false,
     }
 }
 
@@ -245,6 +256,26 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         },
         Err(e) => Err(e),
     };
+    let parsed = match parsed {
+        Err(err)
+            if err
+                .inner()
+                .to_string()
+                .starts_with("invalid type: floating point") =>
+        {
+            match integral_floats_as_integers(bytes) {
+                Some(value) => match serde_path_to_error::deserialize::<_, T>(value) {
+                    Ok(value) => match nul_in_json(bytes) {
+                        Some(field) => return Err(nul_refused(field)),
+                        None => Ok(value),
+                    },
+                    Err(again) => Err(again),
+                },
+                None => Err(err),
+            }
+        }
+        other => other,
+    };
     match parsed {
         Ok(value) => Ok(value),
         Err(err) => {
@@ -267,6 +298,39 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             }
         }
     }
+}
+
+/// `bytes` as JSON with every integral float (`2.0`) written as an integer,
+/// when it holds one. JSON has one number type, and JSON Schema counts `2.0`
+/// as an integer, but serde refuses a float for an integer field.
+fn integral_floats_as_integers(bytes: &[u8]) -> Option<serde_json::Value> {
+    fn walk(value: &mut serde_json::Value, changed: &mut bool) {
+        match value {
+            serde_json::Value::Number(n) if n.is_f64() => {
+                let Some(f) = n.as_f64() else { return };
+                if f.fract() != 0.0 {
+                    return;
+                }
+                // Integral and in range, so the casts are exact.
+                let integer = if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                    serde_json::Value::from(f as u64)
+                } else if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
+                    serde_json::Value::from(f as i64)
+                } else {
+                    return;
+                };
+                *value = integer;
+                *changed = true;
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| walk(v, changed)),
+            serde_json::Value::Object(fields) => fields.values_mut().for_each(|v| walk(v, changed)),
+            _ => {}
+        }
+    }
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let mut changed = false;
+    walk(&mut value, &mut changed);
+    changed.then_some(value)
 }
 
 /// PostgreSQL's text cannot hold U+0000, and SQLite's can: input with it is
@@ -366,5 +430,46 @@ where
                 };
                 ApiError::Invalid(vec![FieldError::new(field, message)])
             })
+    }
+}
+
+/// Path parameters whose errors are problems naming the parameter. axum's own
+/// extractor answers a percent-encoded id that is not UTF-8 (`/v1/orders/%FF`)
+/// with a bare 400 text/plain.
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(PathRejection::FailedToDeserializePathParams(err)) => {
+                let (field, message) = match err.kind() {
+                    ErrorKind::InvalidUtf8InPathParam { key } => {
+                        (format!("path.{key}"), "is not valid UTF-8".to_owned())
+                    }
+                    ErrorKind::ParseErrorAtKey { key, .. }
+                    | ErrorKind::DeserializeError { key, .. } => {
+                        (format!("path.{key}"), err.body_text())
+                    }
+                    _ => ("path".to_owned(), err.body_text()),
+                };
+                Err(ApiError::Malformed {
+                    detail: format!("bad path parameter: {message}"),
+                    errors: vec![FieldError::new(field, message)],
+                })
+            }
+            Err(other) => Err(ApiError::Internal(anyhow::anyhow!(
+                "path parameters unavailable: {}",
+                other.body_text()
+            ))),
+        }
     }
 }

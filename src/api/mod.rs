@@ -1,6 +1,7 @@
 //! The HTTP surface: merges each domain's router, adds the ops endpoints, the
 //! OpenAPI document and the middleware stack. Domain logic lives elsewhere.
 
+mod contract;
 mod ops;
 
 use crate::app::AppState;
@@ -79,9 +80,11 @@ pub fn openapi() -> OpenApi {
     documented_parts().1
 }
 
-/// The routes and their document, with what the middleware adds to every answer.
+/// The routes and their document, with what the middleware adds to every
+/// answer: the shared error responses and the request limits.
 fn documented_parts() -> (axum::Router<AppState>, OpenApi) {
-    let (routes, mut spec) = documented_routes().split_for_parts();
+    let (routes, spec) = documented_routes().split_for_parts();
+    let mut spec = contract::complete(spec);
     crate::limits::document(&mut spec);
     (routes, spec)
 }
@@ -114,7 +117,6 @@ pub fn router(state: AppState) -> Router {
             crate::limits::limit,
         ))
         .with_state(state)
-        .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(middleware::from_fn_with_state(
             metrics,
             crate::metrics::track,
@@ -124,6 +126,8 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_secs(settings.request_timeout_s),
         ))
+        // Outside the timeout, so that its bare 408 gets a problem body too.
+        .layer(middleware::from_fn(problem_for_bare_errors))
         .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
@@ -178,24 +182,7 @@ async fn problem_for_bare_errors(req: Request, next: Next) -> Response {
     if !status.is_client_error() && !status.is_server_error() || has_body {
         return response;
     }
-    let detail = match status {
-        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not take this method",
-        StatusCode::REQUEST_TIMEOUT => "the request took too long",
-        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large",
-        _ => "the request failed",
-    };
-    let code = match status {
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        StatusCode::REQUEST_TIMEOUT => "request_timeout",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-        _ => "error",
-    };
-    let mut rebuilt = ApiError::Refused {
-        status,
-        code,
-        detail: detail.into(),
-    }
-    .into_response();
+    let mut rebuilt = contract::bare(status).into_response();
     for (name, value) in response.headers() {
         if name != header::CONTENT_LENGTH && name != header::CONTENT_TYPE {
             rebuilt.headers_mut().insert(name.clone(), value.clone());

@@ -3,9 +3,9 @@
 use super::email::Email;
 use super::{password, store, tokens, Caller, Credential, Role};
 use crate::app::AppState;
-use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::limits::ClientAddr;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -30,12 +30,25 @@ const MAX_PASSWORD: usize = 256;
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
     /// Login name; stored lower-case.
+    #[schema(max_length = 254, pattern = r"^[^@\s]+@[^.\s][^\s]*\.[^\s]*$")]
     pub email: String,
     /// At least 12 characters.
+    #[schema(min_length = 12, max_length = 256)]
     pub password: String,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
     /// `buyer` or `provider` (admins are bootstrapped, not registered).
+    #[schema(value_type = RegisteredRole)]
     pub role: String,
+}
+
+/// The roles anyone may register as; the body takes the name as text.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+enum RegisteredRole {
+    Buyer,
+    Provider,
 }
 
 /// A registration that has been checked field by field.
@@ -150,7 +163,9 @@ async fn register(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
+    #[schema(min_length = 1, pattern = r"\S")]
     pub email: String,
+    #[schema(min_length = 1)]
     pub password: String,
 }
 
@@ -212,6 +227,7 @@ async fn login(
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKeyRequest {
     /// A label for the key, e.g. `ci`.
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
 }
 

@@ -31,6 +31,7 @@ pub struct AdjustmentRequest {
     #[schema(value_type = crate::bounds::Amount)]
     pub amount: Decimal,
     /// Why; shown on the invoice and in the export.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     pub reason: String,
     /// The lease it concerns, if any.
     #[serde(default)]

@@ -36,7 +36,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetRequest {
+    #[schema(min_length = 1, max_length = 63)]
     pub tag_key: String,
+    #[schema(min_length = 1, max_length = 256)]
     pub tag_value: String,
     /// Per calendar month (UTC); `0` removes the budget.
     #[serde(deserialize_with = "crate::decimal::deserialize")]

@@ -32,7 +32,17 @@ pub struct EarningsQuery {
     /// Lines whose period starts before this time (default: no end).
     pub to: Option<DateTime<Utc>>,
     /// `month` (default) or `day`.
+    #[param(value_type = Option<EarningsPeriod>, inline)]
     pub period: Option<String>,
+}
+
+/// How earnings are summed up (the query takes the name as text).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+enum EarningsPeriod {
+    Month,
+    Day,
 }
 
 /// Earnings of one (node, GPU model, mode, period).

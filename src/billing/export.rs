@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -59,6 +59,7 @@ impl Format {
 #[into_params(parameter_in = Query)]
 pub struct ExportQuery {
     /// `focus-csv` (default), `focus-json` or `csv`.
+    #[param(inline)]
     pub format: Option<Format>,
     /// Lines whose period starts at or after this time (RFC 3339; default: the beginning).
     pub from: Option<DateTime<Utc>>,
@@ -83,7 +84,7 @@ pub fn window(
 #[utoipa::path(get, path = "/v1/billing/export", tag = "billing", security(("bearer" = [])),
     params(ExportQuery),
     responses(
-        (status = 200, description = "The lines, streamed", content((String = "text/csv"), (String = "application/json"))),
+        (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<serde_json::Value> = "application/json"))),
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
@@ -230,7 +231,6 @@ pub async fn write_all(
     currency: String,
     mut w: impl std::io::Write,
 ) -> anyhow::Result<u64> {
-    use futures::StreamExt;
     let mut s = std::pin::pin!(stream(db, scope, from, to, format, currency));
     let mut written = 0u64;
     while let Some(chunk) = s.next().await {

@@ -10,8 +10,8 @@ use super::period;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::db::Db;
-use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::{Path, State};
+use crate::error::{ApiError, Json, Path, Problem, Query};
+use axum::extract::State;
 use axum::http::{header, HeaderMap};
 use axum::response::{Html, IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -218,11 +218,21 @@ async fn list_invoices(
     Ok(Json(out))
 }
 
+/// What an invoice is written as (the query takes the name as text).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+enum InvoiceFormat {
+    Json,
+    Html,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct InvoiceQuery {
     /// `html` for a printable page (or send `Accept: text/html`); default JSON.
+    #[param(value_type = Option<InvoiceFormat>, inline)]
     pub format: Option<String>,
     /// `on-demand` invoices: the period's start (RFC 3339).
     pub from: Option<DateTime<Utc>>,

@@ -70,6 +70,7 @@ pub struct LedgerQuery {
     /// Only postings before this time (RFC 3339).
     pub to: Option<DateTime<Utc>>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<i64>,
@@ -209,7 +210,7 @@ pub struct CreditView {
 /// Top up a user's wallet (admin). An `Idempotency-Key` header makes a retry harmless.
 #[utoipa::path(post, path = "/v1/admin/credits", tag = "wallet", security(("bearer" = [])),
     request_body = CreditRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry return the first result")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes a retry return the first result")),
     responses(
         (status = 201, description = "Credited", body = CreditView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

@@ -74,6 +74,7 @@ pub struct UsageQuery {
     /// Lines whose period starts before this time (default: next month's start).
     pub to: Option<DateTime<Utc>>,
     /// `tag:KEY`, `mode`, `gpu_model`, `region` or `day`.
+    #[param(pattern = r"^(mode|gpu_model|region|day|tag:[\s\S]+)$")]
     pub group_by: String,
 }
 

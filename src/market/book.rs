@@ -214,6 +214,7 @@ fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
 #[into_params(parameter_in = Query)]
 pub struct BookQuery {
     /// Bids shown per pool, 1 to 100 (default 10).
+    #[param(minimum = 1, maximum = 100)]
     pub depth: Option<u32>,
 }
 

@@ -5,8 +5,8 @@ use super::views::{self, LeaseView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::Command;
-use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::{Path, State};
+use crate::error::{ApiError, Json, Path, Problem, Query};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -26,8 +26,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct LeaseQuery {
     /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
+    #[param(value_type = Option<super::views::LeaseState>, inline)]
     pub state: Option<String>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<Uuid>,

@@ -16,6 +16,7 @@ mod orders;
 mod views;
 
 pub use orders::OrderRequest;
+pub use views::LeaseState;
 
 /// The market's routes: orders, leases and market data.
 pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {

@@ -5,11 +5,11 @@ use super::views::{self, OrderView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{self, Command, Event, PlaceOrder};
-use crate::error::{ApiError, FieldError, Json, Problem, Query};
+use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use crate::idempotency::IdempotencyKey;
 use crate::pricing::quotes::{self, Isolation, Resources};
 use crate::pricing::Mode;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -48,29 +48,35 @@ pub struct OrderRequest {
     /// Reserved: the window's start, at least 1 h ahead.
     #[serde(default)]
     pub start_at: Option<DateTime<Utc>>,
-    /// Window length; absent on on-demand and spot means until released.
+    /// Window length, 60 s to 366 days; absent on on-demand and spot means until released.
     #[serde(default)]
+    #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the most the whole order pays per hour (required for spot).
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
-    /// How long to wait for capacity (default 0: refused at once).
+    /// How long to wait for capacity (default 0: refused at once; at most 7 days).
     #[serde(default)]
+    #[schema(maximum = 604800)]
     pub max_wait_s: Option<u64>,
     #[serde(default)]
     pub qos: Option<Qos>,
     /// Cost-allocation tags, e.g. `{"business_line": "ads"}`.
     #[serde(default)]
+    #[schema(schema_with = tags_schema)]
     pub tags: Option<BTreeMap<String, String>>,
     /// A shell command the agent runs on the slice.
     #[serde(default)]
+    #[schema(min_length = 1, max_length = 8192, pattern = r"\S")]
     pub command: Option<String>,
     /// Environment for the command.
     #[serde(default)]
+    #[schema(schema_with = env_schema)]
     pub env: Option<BTreeMap<String, String>>,
     /// Receives the order's and lease's notices.
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = "^https?://")]
     pub webhook_url: Option<String>,
     /// The buyer's own id for the order, unique per buyer.
     #[serde(default)]
@@ -78,6 +84,53 @@ pub struct OrderRequest {
 }
 
 const MAX_WAIT_S: u64 = 7 * 24 * 3600;
+
+/// `tags` as `validate` checks them: at most 20, keys 1–63 of a-z, 0-9,
+/// `_ - . : /`, values 1–256 bytes.
+fn tags_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let value = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(256));
+    ObjectBuilder::new()
+        .schema_type(
+            [Type::Object, Type::Null]
+                .into_iter()
+                .collect::<utoipa::openapi::schema::SchemaType>(),
+        )
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z0-9_.:/-]{1,63}$")),
+        ))
+        .additional_properties(Some(value))
+        .max_properties(Some(20))
+        .build()
+}
+
+/// `env` as `validate` checks it: at most 64 shell variable names of at
+/// most 128 characters, values at most 4096 bytes.
+fn env_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let value = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(4096));
+    ObjectBuilder::new()
+        .schema_type(
+            [Type::Object, Type::Null]
+                .into_iter()
+                .collect::<utoipa::openapi::schema::SchemaType>(),
+        )
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z_][A-Za-z0-9_]{0,127}$")),
+        ))
+        .additional_properties(Some(value))
+        .max_properties(Some(64))
+        .build()
+}
 
 fn check_name(s: &str, max: usize) -> bool {
     !s.is_empty()
@@ -226,7 +279,7 @@ impl OrderRequest {
 /// refused with a reason code.
 #[utoipa::path(post, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
     request_body = OrderRequest,
-    params(("Idempotency-Key" = Option<String>, Header, description = "The same key and body return the first result")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first result")),
     responses(
         (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -358,10 +411,13 @@ async fn place_order(
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// `open`, `filled`, `cancelled`, `rejected` or `expired`.
+    #[param(value_type = Option<super::views::OrderState>, inline)]
     pub state: Option<String>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
+    #[param(inline)]
     pub mode: Option<Mode>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<Uuid>,

@@ -10,14 +10,43 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// Where an order stands. Rows keep the name as text; this names the values
+/// for the API's schema.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum OrderState {
+    /// Waiting for capacity, or in the spot auction.
+    Open,
+    Filled,
+    Cancelled,
+    Rejected,
+    Expired,
+}
+
+/// Where a lease stands (DESIGN §4); rows keep the name as text.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum LeaseState {
+    Pending,
+    Provisioning,
+    Running,
+    Preempting,
+    Ended,
+    Failed,
+}
+
 /// An order and where it stands.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OrderView {
     pub id: Uuid,
     pub client_order_id: Option<String>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
+    #[schema(value_type = crate::pricing::Mode)]
     pub mode: String,
     /// `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`.
+    #[schema(value_type = OrderState)]
     pub state: String,
     /// The region asked for (`any` lets the engine choose).
     pub region: String,
@@ -165,7 +194,9 @@ pub struct LeaseView {
     pub id: Uuid,
     pub order_id: Uuid,
     /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
+    #[schema(value_type = LeaseState)]
     pub state: String,
+    #[schema(value_type = crate::pricing::Mode)]
     pub mode: String,
     pub node_id: Uuid,
     pub region: String,

@@ -8,13 +8,13 @@ use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, Lease};
-use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
     LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
     StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
 };
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -56,10 +56,10 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
 /// A node whose GPUs changed under live leases is quarantined: cordoned until
 /// its provider uncordons it; the leases on the changed GPUs end. A lost node
 /// registering again comes back online.
-#[utoipa::path(post, path = "/v1/agent/register", tag = "agent", security(("bearer" = [])),
-    request_body(content = serde_json::Value, description = "A `RegisterRequest` (see src/protocol/README.md)"),
+#[utoipa::path(post, path = "/v1/agent/register", tag = "agent", operation_id = "agent_register", security(("bearer" = [])),
+    request_body(content = RegisterRequest, description = "The node's inventory (src/protocol/README.md)"),
     responses(
-        (status = 200, description = "A `RegisterResponse`", body = serde_json::Value),
+        (status = 200, description = "Registered", body = RegisterResponse),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
@@ -152,9 +152,9 @@ async fn register(
 
 /// Per-GPU metrics in; the assignments to carry out back.
 #[utoipa::path(post, path = "/v1/agent/heartbeat", tag = "agent", security(("bearer" = [])),
-    request_body(content = serde_json::Value, description = "A `HeartbeatRequest` (see src/protocol/README.md)"),
+    request_body(content = HeartbeatRequest, description = "Metrics and the leases the agent runs (src/protocol/README.md)"),
     responses(
-        (status = 200, description = "A `HeartbeatResponse` with assignments", body = serde_json::Value),
+        (status = 200, description = "What to change", body = HeartbeatResponse),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
@@ -285,7 +285,7 @@ async fn node_lease(state: &AppState, node: Uuid, raw_id: &str) -> Result<LeaseR
 /// Idempotent: a report for a lease that is already over changes nothing.
 #[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/status", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = serde_json::Value, description = "A `StatusReport` (see src/protocol/README.md)"),
+    request_body(content = StatusReport, description = "A lease's state change on the node (src/protocol/README.md)"),
     responses(
         (status = 204, description = "Applied (or already applied)"),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -345,7 +345,7 @@ async fn assignment_status(
 /// at `GET /v1/leases/{id}/logs`.
 #[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/logs", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = serde_json::Value, description = "A `LogsUpload` (see src/protocol/README.md)"),
+    request_body(content = LogsUpload, description = "The workload's output tail (src/protocol/README.md)"),
     responses(
         (status = 204, description = "Stored"),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -375,10 +375,10 @@ async fn upload_logs(
 }
 
 /// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
-#[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", security(("bearer" = [])),
-    request_body(content = serde_json::Value, description = "A `UsageBatch` (see src/protocol/README.md)"),
+#[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),
+    request_body(content = UsageBatch, description = "Metered usage, numbered (src/protocol/README.md)"),
     responses(
-        (status = 200, description = "A `UsageAck`: `duplicate` when applied before", body = serde_json::Value),
+        (status = 200, description = "Acknowledged; `duplicate` when applied before", body = UsageAck),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),

@@ -32,7 +32,7 @@ pub struct DeclaredGpu {
     /// Whether the GPU can run MIG (default: whether the model can).
     pub mig_capable: Option<bool>,
     /// How it is sold: `mig`, `shared` or `whole` (default `whole`).
-    #[schema(value_type = Option<String>, example = "mig")]
+    #[schema(value_type = Option<super::view::GpuMode>, example = "mig")]
     pub mode: Option<PartitionMode>,
     /// Indices of the GPUs joined to this one by NVLink.
     #[serde(default)]

@@ -3,8 +3,8 @@
 use super::store;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
-use crate::error::{ApiError, Json, Problem};
-use axum::extract::{Path, State};
+use crate::error::{ApiError, Json, Path, Problem};
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;

@@ -8,8 +8,8 @@ use crate::app::AppState;
 use crate::audit;
 use crate::auth::{tokens, Caller, Role};
 use crate::engine::Command;
-use crate::error::{ApiError, FieldError, Json, Problem};
-use axum::extract::{Path, State};
+use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct CreateNodeRequest {
     /// 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64, pattern = r"\S")]
     pub name: String,
     /// An existing region.
     pub region: String,
@@ -37,8 +38,10 @@ pub struct CreateNodeRequest {
     #[serde(default)]
     pub gpus: Vec<DeclaredGpu>,
     /// Host CPU in milli-CPU (default 16 000 per GPU).
+    #[schema(minimum = 1)]
     pub cpu_milli: Option<u64>,
     /// Host memory in MiB (default 128 GiB per GPU).
+    #[schema(minimum = 1)]
     pub memory_mib: Option<u64>,
 }
 
@@ -150,6 +153,7 @@ async fn list_nodes(
         (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The id is not a UUID", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_node(
     State(state): State<AppState>,

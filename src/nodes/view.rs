@@ -10,6 +10,28 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// Where a node stands; rows keep the name as text.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum NodeStatus {
+    /// No agent has registered yet.
+    Declared,
+    Online,
+    Lost,
+    Quarantined,
+}
+
+/// How a GPU is sold, and how a slice of it is cut.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+#[schema(rename_all = "snake_case")]
+pub enum GpuMode {
+    Mig,
+    Shared,
+    Whole,
+}
+
 /// A node as listed.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct NodeSummary {
@@ -18,6 +40,7 @@ pub struct NodeSummary {
     pub name: String,
     pub region: String,
     /// `declared` (no agent yet), `online`, `lost` or `quarantined`.
+    #[schema(value_type = NodeStatus)]
     pub status: String,
     /// No new placements while cordoned.
     pub cordoned: bool,
@@ -76,6 +99,7 @@ pub struct GpuView {
     pub index: u8,
     pub model: String,
     /// `mig`, `shared` or `whole`.
+    #[schema(value_type = GpuMode)]
     pub mode: String,
     pub nvlink: Vec<u8>,
     pub uuid: Option<String>,
@@ -94,8 +118,10 @@ pub struct GpuView {
 pub struct SliceView {
     pub lease_id: Uuid,
     /// The lease's state (`pending`, `provisioning`, `running`, `preempting`).
+    #[schema(value_type = crate::market::LeaseState)]
     pub state: String,
     /// `whole`, `mig` or `shared`.
+    #[schema(value_type = GpuMode)]
     pub kind: String,
     /// MIG profile and first memory slice.
     pub profile: Option<String>,

@@ -33,6 +33,7 @@ pub struct Resources {
     #[schema(value_type = crate::bounds::Tflops)]
     pub tflops: Decimal,
     /// Total GPU memory in GB, a multiple of 4.
+    #[schema(minimum = 4, multiple_of = 4)]
     pub vram_gb: u32,
     #[serde(default)]
     pub precision: Option<Precision>,
@@ -41,20 +42,25 @@ pub struct Resources {
     pub gpu_model: Option<String>,
     /// Number of GPUs (1–8, default 1); more than one takes whole GPUs of one node.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 8)]
     pub gpus: Option<u32>,
     /// `nvlink` to require NVLink between the GPUs.
     #[serde(default)]
+    #[schema(pattern = "^nvlink$")]
     pub interconnect: Option<String>,
     #[serde(default)]
     pub isolation: Option<Isolation>,
     /// Minimum CUDA version, e.g. `12.2`.
     #[serde(default)]
+    #[schema(pattern = r"^[0-9]+(\.[0-9]+){0,2}$")]
     pub min_cuda: Option<String>,
     /// Host CPU in milli-cores (default: the share matching the GPU share).
     #[serde(default)]
+    #[schema(minimum = 1)]
     pub cpu_milli: Option<u32>,
     /// Host memory in MiB (default: the share matching the GPU share).
     #[serde(default)]
+    #[schema(minimum = 1)]
     pub memory_mib: Option<u64>,
 }
 
@@ -159,6 +165,7 @@ pub struct QuoteRequest {
     pub start_at: Option<DateTime<Utc>>,
     /// Length of the window in seconds (default 3600; required for reserved).
     #[serde(default)]
+    #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the bid per hour for the whole order.
     #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]

@@ -77,10 +77,12 @@ pub struct HistoryQuery {
     pub region: Option<String>,
     pub gpu_model: Option<String>,
     /// `tflops_h` or `vram_h`.
+    #[param(inline)]
     pub unit: Option<Unit>,
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
     /// 1 to 1000 (default 100).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 
@@ -89,6 +91,7 @@ pub struct PriceChangeView {
     pub id: i64,
     pub region: String,
     pub gpu_model: String,
+    #[schema(value_type = Unit)]
     pub unit: String,
     #[schema(value_type = String)]
     pub list_price: Decimal,
@@ -239,6 +242,37 @@ async fn slice_quote(
     })
 }
 
+/// The body of `PUT /v1/admin/prices` for the OpenAPI document: 1 to 1000
+/// entries, as `put_prices` checks.
+struct PriceList;
+
+impl utoipa::PartialSchema for PriceList {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::ArrayBuilder;
+        use utoipa::openapi::Ref;
+        ArrayBuilder::new()
+            .items(Ref::from_schema_name("PriceUpdate"))
+            .min_items(Some(1))
+            .max_items(Some(1000))
+            .into()
+    }
+}
+
+impl ToSchema for PriceList {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            PriceUpdate::name().into(),
+            <PriceUpdate as utoipa::PartialSchema>::schema(),
+        ));
+        <PriceUpdate as ToSchema>::schemas(schemas);
+    }
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PriceUpdate {
@@ -253,7 +287,7 @@ pub struct PriceUpdate {
 
 /// Set list prices (admin). All or nothing; every change is recorded.
 #[utoipa::path(put, path = "/v1/admin/prices", tag = "prices", security(("bearer" = [])),
-    request_body = [PriceUpdate],
+    request_body = PriceList,
     responses(
         (status = 200, description = "The prices now in force", body = [PriceView]),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

@@ -16,6 +16,7 @@ pub const LOGS_TAIL_BYTES: usize = 64 * 1024;
 /// `{"lease_id": "…", "action": "stop"}` or
 /// `{"lease_id": "…", "action": "preempt", "preempt_at": "…"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct Assignment {
     pub lease_id: Uuid,
     #[serde(flatten)]
@@ -24,6 +25,7 @@ pub struct Assignment {
 
 /// What to do, tagged by `action`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum AssignmentAction {
     /// Provision the slice and run the workload. Idempotent: a lease the agent
@@ -57,6 +59,7 @@ pub enum AssignmentAction {
 
 /// The GPUs a lease holds and how.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct Placement {
     /// GPU indices on this node (one for `mig` and `shared`).
     pub gpus: Vec<u32>,
@@ -68,6 +71,7 @@ pub struct Placement {
 /// `{"kind": "mig", "profile": "1g.10gb", "start": 2}`,
 /// `{"kind": "shared", "milli": 250, "memory_mb": 8000}`, `{"kind": "whole"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Partition {
     /// A MIG GPU instance of `profile` (catalog name) at memory slice `start`.
@@ -80,10 +84,13 @@ pub enum Partition {
 
 /// The units a slice holds, per second of holding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeldUnits {
     /// Standard TFLOPS.
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub tflops: Decimal,
     /// GPU memory in GB (10⁹ bytes).
+    #[cfg_attr(feature = "server", schema(value_type = crate::decimal::DecimalInput))]
     pub vram_gb: Decimal,
 }
 
@@ -93,6 +100,7 @@ pub struct HeldUnits {
 /// `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
 /// `{"at": "…", "status": "failed", "reason": "…"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct StatusReport {
     /// When it happened on the agent's clock; billing starts at `provisioned`'s `at`.
     pub at: DateTime<Utc>,
@@ -102,6 +110,7 @@ pub struct StatusReport {
 
 /// A lease's state change on the node, tagged by `status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum AssignmentStatus {
     /// The slice exists and the workload (if any) started: the lease is `running`.
@@ -130,6 +139,7 @@ pub enum AssignmentStatus {
 
 /// Why a workload ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// The command exited by itself (or there was none and the lease was stopped).
@@ -147,6 +157,7 @@ pub enum EndReason {
 /// Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's output
 /// tail (stdout and stderr interleaved), replacing the one uploaded before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct LogsUpload {
     /// When the tail was taken.
     pub at: DateTime<Utc>,

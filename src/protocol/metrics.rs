@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// Body of a heartbeat, sent every `heartbeat_interval_s`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeartbeatRequest {
     pub agent_id: Uuid,
     /// The agent's clock when it sent this.
@@ -20,6 +21,7 @@ pub struct HeartbeatRequest {
 
 /// The server's answer to a heartbeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HeartbeatResponse {
     pub server_time: DateTime<Utc>,
     /// Seconds until the next heartbeat.
@@ -31,6 +33,7 @@ pub struct HeartbeatResponse {
 
 /// A lease as the agent sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct LeaseReport {
     pub lease_id: Uuid,
     pub state: LeaseRunState,
@@ -41,6 +44,7 @@ pub struct LeaseReport {
 
 /// Where a lease's workload stands on the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseRunState {
     /// The slice is being created.
@@ -53,12 +57,22 @@ pub enum LeaseRunState {
     Ended,
 }
 
+/// `GpuFields` from a JSON object only: serde would also read a struct
+/// whose fields are all optional from an array (`[null]`), which the
+/// protocol does not allow.
+fn fields_from_object<'de, D: serde::Deserializer<'de>>(d: D) -> Result<GpuFields, D::Error> {
+    let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+    GpuFields::deserialize(serde_json::Value::Object(map)).map_err(serde::de::Error::custom)
+}
+
 /// One GPU's sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct GpuMetrics {
     pub index: u32,
     pub uuid: String,
     /// Device-level fields; an absent field is one the GPU or driver does not support.
+    #[serde(deserialize_with = "fields_from_object")]
     pub fields: GpuFields,
     /// Per MIG instance, when MIG is enabled.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -70,6 +84,7 @@ pub struct GpuMetrics {
 
 /// One MIG instance's sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct MigInstanceMetrics {
     /// `MIG-…` UUID.
     pub uuid: String,
@@ -95,6 +110,7 @@ pub struct MigInstanceMetrics {
 
 /// One compute process on a GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct ProcessMetrics {
     pub pid: u32,
     /// The lease whose workload this process belongs to, when the agent knows.
@@ -131,11 +147,14 @@ macro_rules! dcgm_fields {
         /// Device-level metrics, each under its DCGM field name in JSON. Every field
         /// is optional: absent means "not supported here", never zero.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
         pub struct GpuFields {
             $(
                 $(#[$doc])*
                 #[doc = concat!("\n\nJSON key `", $name, "`: ", $help)]
                 #[serde(rename = $name, default, skip_serializing_if = "Option::is_none")]
+                // utoipa does not see a `rename` that a macro spells.
+                #[cfg_attr(feature = "server", schema(rename = $name))]
                 pub $field: Option<f64>,
             )*
         }

@@ -74,5 +74,32 @@ pub mod paths {
     }
 }
 
+/// The JSON examples of `src/protocol/README.md` by the type each parses into,
+/// the first of each type: the OpenAPI document shows them, so its examples
+/// are the ones a test checks against the types.
+pub fn readme_examples() -> Vec<(String, serde_json::Value)> {
+    let mut found: Vec<(String, serde_json::Value)> = Vec::new();
+    let mut lines = include_str!("README.md").lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line
+            .strip_prefix("<!-- ")
+            .and_then(|rest| rest.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        if lines.next() != Some("```json") {
+            continue;
+        }
+        let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        let parsed = serde_json::from_str(&block.join("\n"));
+        if let Ok(value) = parsed {
+            if !found.iter().any(|(n, _)| n == name) {
+                found.push((name.to_owned(), value));
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,8 @@ use uuid::Uuid;
 /// What the agent has to offer. It replaces any inventory declared with
 /// `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(as = AgentRegisterRequest))]
 pub struct RegisterRequest {
     /// Version of `gpuex-agent`, e.g. `0.1.0`.
     pub agent_version: String,
@@ -23,6 +25,7 @@ pub struct RegisterRequest {
 
 /// Which backend the agent runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BackendKind {
     /// Real GPUs through NVML.
@@ -33,6 +36,7 @@ pub enum BackendKind {
 
 /// Host resources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct HostInventory {
     /// Logical CPUs × 1000.
     pub cpu_milli: u32,
@@ -42,6 +46,7 @@ pub struct HostInventory {
 
 /// One physical GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct GpuInventory {
     /// NVML / `nvidia-smi` index on this node; placements name GPUs by it.
     pub index: u32,
@@ -78,11 +83,13 @@ pub struct GpuInventory {
     /// Measured / peak dense FP16 throughput from a GEMM calibration, e.g. `0.93`;
     /// `None` when the GPU was not calibrated (sell at catalog peak).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "server", schema(value_type = Option<crate::decimal::DecimalInput>))]
     pub calibration_ratio: Option<Decimal>,
 }
 
 /// MIG mode of a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MigMode {
     Disabled,
@@ -91,6 +98,7 @@ pub enum MigMode {
 
 /// One MIG GPU instance that exists on a GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct MigInstanceInventory {
     /// Catalog profile name, e.g. `1g.10gb`, when the backend knows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +115,8 @@ pub struct MigInstanceInventory {
 
 /// The server's answer to a registration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "server", schema(as = AgentRegisterResponse))]
 pub struct RegisterResponse {
     /// The node id, which is the agent id in every later request.
     pub agent_id: Uuid,

@@ -9,6 +9,7 @@ mod auth;
 mod billing;
 mod bounds;
 mod catalog;
+mod contract;
 mod durability;
 mod ledger_properties;
 mod limits;
