@@ -71,6 +71,15 @@ async fn register(
     Json(req): Json<RegisterRequest>,
 ) -> Result<Json<RegisterResponse>, ApiError> {
     let node = agent_node(&state, &caller).await?;
+    let too_large = req.out_of_bounds();
+    if !too_large.is_empty() {
+        return Err(ApiError::Invalid(
+            too_large
+                .into_iter()
+                .map(|field| FieldError::new(field, "must be at most 1099511627776 MiB"))
+                .collect(),
+        ));
+    }
     let spec = inventory::registered_spec(&node.spec, &req);
     let live: Vec<Lease> = store::live_leases(&state.db, node.id)
         .await?

@@ -40,8 +40,29 @@ pub enum BackendKind {
 pub struct HostInventory {
     /// Logical CPUs × 1000.
     pub cpu_milli: u32,
-    /// Host memory in MiB.
+    /// Host memory in MiB, at most 2⁴⁰ (an exbibyte).
+    #[cfg_attr(feature = "server", schema(maximum = 1_099_511_627_776_u64))]
     pub memory_mib: u64,
+}
+
+/// The most memory a host or a GPU may report, in MiB: beyond any machine,
+/// and exact in every JSON reader (below 2⁵³) and in a signed 64-bit column.
+pub const MAX_MEMORY_MIB: u64 = 1 << 40;
+
+impl RegisterRequest {
+    /// The fields beyond their bounds, by their path in the request.
+    pub fn out_of_bounds(&self) -> Vec<String> {
+        let mut fields = Vec::new();
+        if self.host.memory_mib > MAX_MEMORY_MIB {
+            fields.push("host.memory_mib".to_owned());
+        }
+        for (i, gpu) in self.gpus.iter().enumerate() {
+            if gpu.memory_mib > MAX_MEMORY_MIB {
+                fields.push(format!("gpus[{i}].memory_mib"));
+            }
+        }
+        fields
+    }
 }
 
 /// One physical GPU.
@@ -57,7 +78,8 @@ pub struct GpuInventory {
     pub product_name: String,
     /// `GPU-…` UUID, stable across reboots.
     pub uuid: String,
-    /// Memory the driver reports, in MiB.
+    /// Memory the driver reports, in MiB, at most 2⁴⁰.
+    #[cfg_attr(feature = "server", schema(maximum = 1_099_511_627_776_u64))]
     pub memory_mib: u64,
     /// Whether the GPU can be partitioned with MIG.
     pub mig_capable: bool,

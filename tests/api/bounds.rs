@@ -83,6 +83,18 @@ on_both_databases! {
         assert_eq!(lease.body["price_per_hour"], "0.09373842", "{}", lease.body);
     }
 
+    async fn an_agent_reporting_more_memory_than_any_machine_gets_a_422_naming_the_field(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let node = app.node("eu-west", &[("H100-SXM5-80GB", "mig")]).await;
+        let mut body = crate::fleet::registration(&[("H100-SXM5-80GB", true)]);
+        body["host"]["memory_mib"] = json!(1u64 << 41);
+        body["gpus"][0]["memory_mib"] = json!(u64::MAX);
+        let r = app.post("/v1/agent/register", Some(&node.token), body).await;
+        r.assert_problem(422, Some("host.memory_mib"));
+        r.assert_problem(422, Some("gpus[0].memory_mib"));
+    }
+
     async fn the_openapi_document_publishes_each_bound(app) {
         let doc = app.get("/openapi.json", None).await.body;
         let schemas = &doc["components"]["schemas"];
