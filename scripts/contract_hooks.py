@@ -51,13 +51,16 @@ def map_query(ctx, query):
 MARKET_CODES = {"insufficient_funds", "no_capacity", "below_floor", "reserved_too_soon",
                 "unknown_model", "unknown_precision", "unsatisfiable_resources",
                 "node_cordoned", "budget_exceeded"}
+# An Idempotency-Key already used with another body: a rule on what was sent
+# before, which no schema of one request can state.
+IDEMPOTENCY_CODES = {"idempotency_key_reused"}
 ORDER_FIELDS = {"max_price", "start_at", "duration_s", "region", "max_wait_s",
                 "resources.tflops", "resources.gpu_model", "resources.gpus",
                 "resources.interconnect", "resources.isolation", "resources.precision"}
 CROSS_FIELD_RULES = {
-    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id"}, MARKET_CODES),
+    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id"}, MARKET_CODES | IDEMPOTENCY_CODES),
     "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
-    "POST /v1/admin/credits": ({"amount", "user_id"}, set()),
+    "POST /v1/admin/credits": ({"amount", "user_id"}, IDEMPOTENCY_CODES),
     "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"}, set()),
     "PUT /v1/admin/prices": ({"[*].list_price", "[*].region", "[*].gpu_model"}, set()),
     "PUT /v1/budgets": ({"monthly_limit"}, set()),
