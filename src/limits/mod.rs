@@ -289,11 +289,18 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
             integer("Seconds until the whole budget is back"),
         )
         .build();
-    openapi
+    // The shared error responses (`api::contract`) may have documented the
+    // 429 already, with its example: it gains the headers.
+    let responses = &mut openapi
         .components
         .get_or_insert_with(Default::default)
-        .responses
-        .insert("TooManyRequests".to_owned(), too_many.into());
+        .responses;
+    match responses.get_mut("TooManyRequests") {
+        Some(utoipa::openapi::RefOr::T(documented)) => documented.headers.extend(too_many.headers),
+        _ => {
+            responses.insert("TooManyRequests".to_owned(), too_many.into());
+        }
+    }
     let reference = Ref::new("#/components/responses/TooManyRequests");
     for (path, item) in openapi.paths.paths.iter_mut() {
         if unlimited(path) {
