@@ -88,47 +88,42 @@ const MAX_WAIT_S: u64 = 7 * 24 * 3600;
 /// `tags` as `validate` checks them: at most 20, keys 1–63 of a-z, 0-9,
 /// `_ - . : /`, values 1–256 bytes.
 fn tags_schema() -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    let value = ObjectBuilder::new()
-        .schema_type(Type::String)
+    let value = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
         .min_length(Some(1))
         .max_length(Some(256));
-    ObjectBuilder::new()
-        .schema_type(
-            [Type::Object, Type::Null]
-                .into_iter()
-                .collect::<utoipa::openapi::schema::SchemaType>(),
-        )
-        .property_names(Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some("^[A-Za-z0-9_.:/-]{1,63}$")),
-        ))
-        .additional_properties(Some(value))
-        .max_properties(Some(20))
-        .build()
+    optional_string_map("^[A-Za-z0-9_.:/-]{1,63}$", value, 20)
 }
 
 /// `env` as `validate` checks it: at most 64 shell variable names of at
 /// most 128 characters, values at most 4096 bytes.
 fn env_schema() -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    let value = ObjectBuilder::new()
-        .schema_type(Type::String)
+    let value = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
         .max_length(Some(4096));
+    optional_string_map("^[A-Za-z_][A-Za-z0-9_]{0,127}$", value, 64)
+}
+
+/// An object or null: at most `max` keys matching `key_pattern`, each to a `value`.
+fn optional_string_map(
+    key_pattern: &str,
+    value: utoipa::openapi::schema::ObjectBuilder,
+    max: usize,
+) -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
     ObjectBuilder::new()
         .schema_type(
             [Type::Object, Type::Null]
                 .into_iter()
-                .collect::<utoipa::openapi::schema::SchemaType>(),
+                .collect::<SchemaType>(),
         )
         .property_names(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some("^[A-Za-z_][A-Za-z0-9_]{0,127}$")),
+                .pattern(Some(key_pattern)),
         ))
         .additional_properties(Some(value))
-        .max_properties(Some(64))
+        .max_properties(Some(max))
         .build()
 }
 
