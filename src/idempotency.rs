@@ -49,13 +49,39 @@ pub struct Stored {
     pub body: serde_json::Value,
 }
 
+/// Why a key's stored response cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum IdempotencyError {
+    #[error("this Idempotency-Key was used with a different request body")]
+    KeyReused,
+    #[error(transparent)]
+    Storage(#[from] anyhow::Error),
+}
+
+impl From<sqlx::Error> for IdempotencyError {
+    fn from(e: sqlx::Error) -> Self {
+        IdempotencyError::Storage(e.into())
+    }
+}
+
+impl From<IdempotencyError> for ApiError {
+    fn from(e: IdempotencyError) -> Self {
+        match e {
+            IdempotencyError::KeyReused => {
+                ApiError::refused("idempotency_key_reused", e.to_string())
+            }
+            IdempotencyError::Storage(e) => ApiError::Internal(e),
+        }
+    }
+}
+
 /// The stored response for this key, if the same request was made before.
 pub async fn lookup(
     tx: &mut Tx<'_>,
     user: Uuid,
     scope: &str,
     key: &IdempotencyKey,
-) -> Result<Option<Stored>, ApiError> {
+) -> Result<Option<Stored>, IdempotencyError> {
     let row: Option<(String, i32, String)> = dispatch_tx!(tx, conn => {
         sqlx::query_as(
             "SELECT request_hash, status, body FROM idempotency_keys \
@@ -71,16 +97,13 @@ pub async fn lookup(
         return Ok(None);
     };
     if hash != key.request_hash {
-        return Err(ApiError::refused(
-            "idempotency_key_reused",
-            "this Idempotency-Key was used with a different request body",
-        ));
+        return Err(IdempotencyError::KeyReused);
     }
     let status = u16::try_from(status)
         .ok()
         .and_then(|s| StatusCode::from_u16(s).ok())
         .unwrap_or(StatusCode::OK);
-    let body = serde_json::from_str(&body).map_err(|e| ApiError::Internal(e.into()))?;
+    let body = serde_json::from_str(&body).map_err(|e| IdempotencyError::Storage(e.into()))?;
     Ok(Some(Stored { status, body }))
 }
 

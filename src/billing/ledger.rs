@@ -396,9 +396,6 @@ impl Journal {
                 .push_bind(h.at)
                 .push_bind(h.at)
         );
-        if !self.changed.is_empty() {
-            writes.updates_balances();
-        }
         for code in &self.changed {
             let balance = Money(self.balances[code]);
             push_statement!(writes, |update| update

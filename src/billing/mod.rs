@@ -2,6 +2,7 @@
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
 
 pub mod adjustments;
+pub mod balances;
 pub mod budgets;
 pub mod charges;
 pub mod earnings;
@@ -14,6 +15,7 @@ mod period;
 mod routes;
 #[doc(hidden)]
 pub mod scenario;
+pub mod settle;
 pub mod usage;
 
 use crate::app::AppState;

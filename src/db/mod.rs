@@ -45,17 +45,14 @@ pub struct SqliteWriter {
     #[doc(hidden)]
     pub conn: SqliteConnection,
     open: bool,
-    /// Transactions committed on this connection that wrote ledger
-    /// balances, for [`WriterMark`].
-    ledger_commits: u64,
+    /// Transactions committed on this connection, for [`WriterMark`].
+    commits: u64,
 }
 
-/// How many transactions that wrote ledger balances the SQLite writer had
-/// committed. Balances are only written through [`Writes`] in a [`Tx`],
-/// and every `Tx` commits on the writer, so two equal marks mean no
-/// balance changed between them: a balance the first one left may be
-/// remembered instead of read again. Commits that write no balance
-/// (heartbeats, usage records) leave the mark where it was.
+/// How many transactions the SQLite writer had committed. Every write
+/// commits on the writer, so two equal marks mean nothing was written
+/// between them: what the first one left may be remembered instead of read
+/// again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriterMark(u64);
 
@@ -75,8 +72,6 @@ pub enum Pool {
 pub struct Tx<'a> {
     #[doc(hidden)]
     pub inner: TxInner,
-    /// Balance updates run so far (see [`Writes::updates_balances`]).
-    ledger_writes: u32,
     _db: PhantomData<&'a Db>,
 }
 
@@ -230,7 +225,6 @@ pub const INSERT_CHUNK: usize = 256;
 pub struct Writes<'a> {
     #[doc(hidden)]
     pub statements: Statements<'a>,
-    updates_balances: bool,
 }
 
 #[doc(hidden)]
@@ -246,24 +240,11 @@ impl<'a> Writes<'a> {
             TxInner::Sqlite(_) => Statements::Sqlite(sqlx::QueryBuilder::new(""), 0),
             TxInner::Postgres(_) => Statements::Postgres(Vec::new()),
         };
-        Writes {
-            statements,
-            updates_balances: false,
-        }
-    }
-
-    /// Says these statements update ledger balances, so the transaction can
-    /// tell whether balances changed before its last write
-    /// ([`Tx::ledger_writes`]).
-    pub fn updates_balances(&mut self) {
-        self.updates_balances = true;
+        Writes { statements }
     }
 
     /// Runs every statement, in the order they were added.
     pub async fn execute(self, tx: &mut Tx<'_>) -> Result<(), sqlx::Error> {
-        if self.updates_balances {
-            tx.ledger_writes += 1;
-        }
         match (self.statements, &mut tx.inner) {
             (Statements::Sqlite(compound, count), TxInner::Sqlite(writer)) => {
                 run_compound(compound, count, writer).await
@@ -408,7 +389,7 @@ impl Db {
             let writer = Arc::new(Mutex::new(SqliteWriter {
                 conn,
                 open: false,
-                ledger_commits: 0,
+                commits: 0,
             }));
             tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
             sqlite_writer = Some(writer);
@@ -455,7 +436,6 @@ impl Db {
         };
         Ok(Tx {
             inner,
-            ledger_writes: 0,
             _db: PhantomData,
         })
     }
@@ -487,7 +467,6 @@ impl Db {
 
 impl Tx<'_> {
     pub async fn commit(self) -> anyhow::Result<()> {
-        let wrote_balances = self.ledger_writes > 0;
         match self.inner {
             TxInner::Sqlite(mut writer) => {
                 if writer.open {
@@ -496,9 +475,7 @@ impl Tx<'_> {
                         .await
                         .context("failed to commit")?;
                     writer.open = false;
-                    if wrote_balances {
-                        writer.ledger_commits += 1;
-                    }
+                    writer.commits += 1;
                 }
                 Ok(())
             }
@@ -510,13 +487,10 @@ impl Tx<'_> {
     /// If a statement fails, nothing is committed and the transaction rolls
     /// back. Returns the SQLite writer's mark just after this commit.
     pub async fn commit_with(mut self, writes: Writes<'_>) -> anyhow::Result<Option<WriterMark>> {
-        if writes.updates_balances {
-            self.ledger_writes += 1;
-        }
         let statements = match (&mut self.inner, writes.statements) {
             (TxInner::Sqlite(writer), Statements::Sqlite(mut compound, count)) => {
                 if count == 0 && !writer.open {
-                    return Ok(Some(WriterMark(writer.ledger_commits)));
+                    return Ok(Some(WriterMark(writer.commits)));
                 }
                 if count > 0 {
                     compound.push("; ");
@@ -526,17 +500,12 @@ impl Tx<'_> {
                     .await
                     .context("failed to commit")?;
                 writer.open = false;
-                if self.ledger_writes > 0 {
-                    writer.ledger_commits += 1;
-                }
-                return Ok(Some(WriterMark(writer.ledger_commits)));
+                writer.commits += 1;
+                return Ok(Some(WriterMark(writer.commits)));
             }
             (_, statements) => statements,
         };
-        let writes = Writes {
-            statements,
-            updates_balances: false,
-        };
+        let writes = Writes { statements };
         writes.execute(&mut self).await.context("failed to write")?;
         self.commit().await?;
         Ok(None)
@@ -546,15 +515,9 @@ impl Tx<'_> {
     /// `None` on PostgreSQL, where other connections write beside this one.
     pub fn writer_mark(&self) -> Option<WriterMark> {
         match &self.inner {
-            TxInner::Sqlite(writer) => Some(WriterMark(writer.ledger_commits)),
+            TxInner::Sqlite(writer) => Some(WriterMark(writer.commits)),
             TxInner::Postgres(_) => None,
         }
-    }
-
-    /// How many sets of [`Writes`] that update ledger balances this
-    /// transaction has run so far.
-    pub fn ledger_writes(&self) -> u32 {
-        self.ledger_writes
     }
 
     /// `" FOR UPDATE"` on PostgreSQL, empty on SQLite.

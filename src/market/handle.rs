@@ -1,8 +1,10 @@
 //! The handlers' side of the engine task: send a command, get its events
 //! after they are committed.
 
-use crate::engine::{Command, Engine, Event};
+use crate::engine::{Command, Engine, EngineError, Event};
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyError;
+use axum::http::StatusCode;
 use tokio::sync::{mpsc, oneshot};
 
 /// What an order carries besides what the engine needs: stored with the order
@@ -22,19 +24,25 @@ pub struct OrderMeta {
 /// Why a command could not be carried out.
 #[derive(Debug, thiserror::Error)]
 pub enum MarketError {
-    /// The engine refused the command as malformed (unknown lease, bad spec …).
-    #[error("{0}")]
-    Refused(String),
+    /// The engine refused the command (unknown lease, a lease past the
+    /// state the command needs, a bad inventory …).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
     /// The same `Idempotency-Key` and body placed this order before.
     #[error("already placed as order {0}")]
     AlreadyPlaced(uuid::Uuid),
-    /// A different body under a used key, or a reused `client_order_id`.
-    #[error("{detail}")]
-    Conflict {
-        status: u16,
-        code: &'static str,
-        detail: String,
+    /// The `Idempotency-Key` was used before with another body.
+    #[error("{}", IdempotencyError::KeyReused)]
+    IdempotencyKeyReused,
+    /// The buyer already has an order with this `client_order_id`.
+    #[error("client_order_id `{client_order_id}` is already order {existing}")]
+    DuplicateClientOrderId {
+        client_order_id: String,
+        existing: uuid::Uuid,
     },
+    /// Applying the command panicked; nothing of it was kept.
+    #[error("the market could not apply this command; nothing of it was kept")]
+    Panicked,
     /// The engine task is gone (shutting down).
     #[error("the market is shutting down")]
     Unavailable,
@@ -44,23 +52,40 @@ pub enum MarketError {
 
 impl From<MarketError> for ApiError {
     fn from(e: MarketError) -> Self {
+        let detail = e.to_string();
+        let refused = |status, code| ApiError::Refused {
+            status,
+            code,
+            detail: detail.clone(),
+        };
         match e {
-            MarketError::Refused(detail) => ApiError::refused("refused", detail),
+            MarketError::Engine(EngineError::UnknownOrder(_) | EngineError::NotCancellable(_)) => {
+                refused(StatusCode::CONFLICT, "not_cancellable")
+            }
+            MarketError::Engine(EngineError::UnknownLease(_)) => {
+                refused(StatusCode::CONFLICT, "lease_ended")
+            }
+            MarketError::Engine(EngineError::InvalidTransition { .. }) => {
+                ApiError::Conflict(detail)
+            }
+            MarketError::Engine(
+                EngineError::UnknownNode(_)
+                | EngineError::InvalidNode(_)
+                | EngineError::InvalidPrice(_)
+                | EngineError::Restore(_),
+            )
+            | MarketError::Panicked => ApiError::refused("refused", detail),
             MarketError::AlreadyPlaced(id) => {
                 ApiError::Conflict(format!("this request was already placed as order {id}"))
             }
-            MarketError::Conflict {
-                status,
-                code,
-                detail,
-            } => ApiError::Refused {
-                status: axum::http::StatusCode::from_u16(status)
-                    .unwrap_or(axum::http::StatusCode::CONFLICT),
-                code,
-                detail,
-            },
+            MarketError::IdempotencyKeyReused => {
+                refused(StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+            }
+            MarketError::DuplicateClientOrderId { .. } => {
+                refused(StatusCode::CONFLICT, "duplicate_client_order_id")
+            }
             MarketError::Unavailable => ApiError::Refused {
-                status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                status: StatusCode::SERVICE_UNAVAILABLE,
                 code: "unavailable",
                 detail: "the market is shutting down; retry".into(),
             },
@@ -76,7 +101,7 @@ pub struct Committed {
     /// The batch's time, as its rows store it (`created_at`, `updated_at`).
     pub at: chrono::DateTime<chrono::Utc>,
     /// A placed order's row as committed, when the batch still had it in memory.
-    pub order: Option<super::persist::WrittenOrder>,
+    pub order: Option<super::writer::WrittenOrder>,
 }
 
 pub(crate) type Reply = oneshot::Sender<Result<Committed, MarketError>>;

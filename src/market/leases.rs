@@ -1,6 +1,5 @@
 //! `/v1/leases`: list, read, release.
 
-use super::handle::MarketError;
 use super::views::{self, LeaseView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
@@ -140,20 +139,10 @@ async fn release_lease(
             detail: format!("the lease is already {}", view.state),
         });
     }
-    match state
+    // A lease that ended since the view was read is refused as `lease_ended`.
+    state
         .market
         .command(Command::Release { lease_id: id })
-        .await
-    {
-        Ok(_) => {}
-        Err(MarketError::Refused(detail)) => {
-            return Err(ApiError::Refused {
-                status: StatusCode::CONFLICT,
-                code: "lease_ended",
-                detail,
-            })
-        }
-        Err(e) => return Err(e.into()),
-    }
+        .await?;
     Ok(Json(views::lease(&state.db, caller.id, id).await?))
 }

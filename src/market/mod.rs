@@ -2,13 +2,13 @@
 //! and market-data routes (DESIGN §4, §5, §9).
 
 mod handle;
-mod persist;
 pub mod restore;
 mod task;
+mod writer;
 
 pub use handle::{MarketError, MarketHandle, OrderMeta};
-pub use persist::{mode_str, state_str};
 pub use task::{start, MarketConfig};
+pub use writer::{mode_str, state_str, Flushed};
 
 pub mod book;
 mod leases;

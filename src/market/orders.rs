@@ -519,17 +519,11 @@ async fn cancel_order(
             detail: format!("the order is {}; release its lease instead", view.state),
         });
     }
-    match state.market.command(Command::Cancel { order_id: id }).await {
-        Ok(_) => {}
-        Err(MarketError::Refused(detail)) => {
-            return Err(ApiError::Refused {
-                status: StatusCode::CONFLICT,
-                code: "not_cancellable",
-                detail,
-            })
-        }
-        Err(e) => return Err(e.into()),
-    }
+    // An order filled since the view was read is refused as `not_cancellable`.
+    state
+        .market
+        .command(Command::Cancel { order_id: id })
+        .await?;
     Ok(Json(views::order(&state.db, caller.id, id).await?))
 }
 

@@ -1,6 +1,6 @@
 //! Rebuilds the engine from the database at start-up, or after a failed commit.
 
-use super::persist::DemandCursor;
+use super::writer::DemandCursor;
 use crate::catalog::Unit;
 use crate::db::{dispatch, Db, Money};
 use crate::engine::placement::DemandClass;

@@ -6,14 +6,14 @@
 //! engine is rebuilt from the database, so memory never runs ahead of disk.
 
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
-use super::persist::{self, Batch, DemandCursor};
 use super::restore;
-use crate::db::{Db, WriterMark};
-use crate::engine::{Command, Engine, EngineConfig};
+use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
+use crate::billing::balances::BalanceCache;
+use crate::db::Db;
+use crate::engine::{Command, Engine, EngineConfig, Event, LeaseState};
 use chrono::{DateTime, SubsecRound, Utc};
 use futures::FutureExt;
 use rust_decimal::Decimal;
-use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +51,7 @@ pub async fn start(
         db,
         config: Arc::new(config.clone()),
         last_billing: 0,
-        known_balances: None,
+        balances: BalanceCache::default(),
         queue,
     };
     tokio::spawn(task.run(rx));
@@ -75,10 +75,9 @@ struct MarketTask {
     db: Db,
     config: Arc<MarketConfig>,
     last_billing: i64,
-    /// The balances the last batch left on SQLite, and the writer's mark
-    /// just after its commit: while the mark holds, no one else has written
-    /// a balance, and the next batch admits its orders without reading them.
-    known_balances: Option<(WriterMark, BTreeMap<String, Decimal>)>,
+    /// The balances the last batch left, so the next one admits its
+    /// orders without reading them when nothing has written since.
+    balances: BalanceCache,
     queue: QueueClock,
 }
 
@@ -123,9 +122,6 @@ impl QueueClock {
         }
     }
 }
-
-/// The most balances carried from one batch to the next.
-const KNOWN_BALANCES: usize = 4096;
 
 /// A batch that panicked.
 struct Panicked;
@@ -223,9 +219,7 @@ impl MarketTask {
             Err(Panicked) => {
                 tracing::error!(command = ?pending.command, "a market command panicked; it is refused and the engine rebuilt");
                 self.rebuild().await;
-                Err(MarketError::Refused(
-                    "the market could not apply this command; nothing of it was kept".into(),
-                ))
+                Err(MarketError::Panicked)
             }
         };
         let _ = pending.reply.send(result);
@@ -248,7 +242,7 @@ impl MarketTask {
 
     /// Memory back in step with disk, after a failed or panicked batch.
     async fn rebuild(&mut self) {
-        self.known_balances = None;
+        self.balances.forget();
         match restore::load(&self.db, self.config.engine).await {
             Ok(engine) => self.engine = engine,
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
@@ -268,8 +262,19 @@ impl MarketTask {
         now: DateTime<Utc>,
     ) -> anyhow::Result<Vec<Result<Committed, MarketError>>> {
         let ts = now.timestamp();
-        let mut tx = self.db.begin().await?;
-        let mut out = Batch::new(&self.config, now);
+        // Its own handle, so the transaction does not borrow the task.
+        let db = self.db.clone();
+        let mut tx = db.begin().await?;
+        let terms = BillingTerms {
+            platform_fee: self.config.platform_fee,
+            notice_s: self.config.engine.notice_s,
+        };
+        let mut out = Batch::new(terms, now);
+        // Before anything settles: settling flushes the journal, which
+        // forgets these balances along with everything else it knew.
+        if let Some(balances) = self.balances.take_current(&tx) {
+            out.remember_balances(balances);
+        }
         // Whatever fell due first, so a refused command cannot swallow timer events.
         let due = self
             .engine
@@ -278,8 +283,7 @@ impl MarketTask {
         let quiet = due.is_empty()
             && self.engine.changed_leases().next().is_none()
             && self.engine.changed_orders().next().is_none();
-        out.apply(&mut tx, &mut self.engine, due.clone(), None)
-            .await?;
+        self.record(&mut out, &mut tx, ts, due.clone()).await?;
         let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
         // A clock tick that changed nothing writes nothing: no transaction per second at rest.
         let committed = |events| Committed {
@@ -290,20 +294,13 @@ impl MarketTask {
         if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
             return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
-        // Remembered balances stand in for a read only while no other
-        // transaction committed a balance and nothing in this one wrote one yet.
-        if let Some((mark, balances)) = self.known_balances.take() {
-            if tx.writer_mark() == Some(mark) && tx.ledger_writes() == 0 {
-                out.remember_balances(balances);
-            }
-        }
         let mut results = Vec::with_capacity(batch.len());
         for pending in batch {
             let mut command = (*pending.command).clone();
             if let Command::Place(place) = &mut command {
                 match out.admit(&mut tx, place, pending.meta.as_deref()).await? {
-                    persist::Admission::New => {}
-                    persist::Admission::Refused(err) => {
+                    writer::Admission::New => {}
+                    writer::Admission::Refused(err) => {
                         results.push(Err(err));
                         continue;
                     }
@@ -322,26 +319,19 @@ impl MarketTask {
                     // changed, before anything of it is committed.
                     #[cfg(test)]
                     assert!(!doomed, "a command doomed by a test panics");
-                    out.apply(
-                        &mut tx,
-                        &mut self.engine,
-                        events.clone(),
-                        pending.meta.as_deref(),
-                    )
-                    .await?;
+                    self.record(&mut out, &mut tx, ts, events.clone()).await?;
                     results.push(Ok(events));
                 }
-                Err(e) => results.push(Err(MarketError::Refused(e.to_string()))),
+                Err(e) => results.push(Err(MarketError::Engine(e))),
             }
         }
         if billing_due {
-            out.bill_running(&mut tx, &mut self.engine).await?;
+            let followups = out.bill_running(&mut tx).await?;
+            let events = self.follow_up(&mut out, ts, followups);
+            self.record(&mut out, &mut tx, ts, events).await?;
             self.last_billing = ts;
         }
         out.finish(&mut tx, &self.engine, &self.demand).await?;
-        // The batch's journal knows each balance exactly only when its
-        // final write is the transaction's one balance write.
-        let journal_only = tx.ledger_writes() == 0;
         let writes = out.final_writes(&tx);
         let mark = tx.commit_with(writes).await?;
         self.demand = out.demand_after();
@@ -349,12 +339,7 @@ impl MarketTask {
         for events in results.iter().flatten() {
             self.queue.follow(events);
         }
-        if let Some(mark) = mark.filter(|_| journal_only) {
-            let balances = out.take_balances();
-            if balances.len() <= KNOWN_BALANCES {
-                self.known_balances = Some((mark, balances));
-            }
-        }
+        self.balances.keep(mark, out.take_balances());
         Ok(batch
             .iter()
             .zip(results)
@@ -366,6 +351,74 @@ impl MarketTask {
                 Ok(done)
             })
             .collect())
+    }
+}
+
+impl MarketTask {
+    /// Has the batch record `events`, then applies what they call for and
+    /// records what that causes, until nothing more follows.
+    async fn record(
+        &mut self,
+        out: &mut Batch,
+        tx: &mut crate::db::Tx<'_>,
+        ts: i64,
+        events: Vec<Event>,
+    ) -> anyhow::Result<()> {
+        out.note_changes(&self.engine);
+        let mut queue = events;
+        let mut rounds = 0;
+        while !queue.is_empty() {
+            let followups = out.record(tx, queue).await?;
+            queue = self.follow_up(out, ts, followups);
+            rounds += 1;
+            anyhow::ensure!(rounds < 16, "follow-up commands did not settle");
+        }
+        Ok(())
+    }
+
+    /// Sends the engine the commands `followups` call for (funds notices
+    /// only to leases not already on notice); returns their events.
+    fn follow_up(&mut self, out: &mut Batch, ts: i64, followups: Vec<Followup>) -> Vec<Event> {
+        // Decided against the engine as the events left it, before any of them is sent.
+        let commands: Vec<Command> = followups
+            .into_iter()
+            .filter_map(|followup| self.command_for(followup))
+            .collect();
+        let mut events = Vec::new();
+        for command in commands {
+            match self.engine.apply(ts, command) {
+                Ok(more) => events.extend(more),
+                Err(e) => tracing::warn!(error = %e, "follow-up command refused"),
+            }
+            out.note_changes(&self.engine);
+        }
+        events
+    }
+
+    fn command_for(&self, followup: Followup) -> Option<Command> {
+        let noticed = |lease_id, preempting_counts: bool| {
+            self.engine.lease(lease_id).is_some_and(|l| {
+                l.notice_reason.is_some()
+                    || (preempting_counts && l.state == LeaseState::Preempting)
+            })
+        };
+        match followup {
+            Followup::Unfunded { lease_id } => Some(Command::Release { lease_id }),
+            Followup::Unpaid {
+                lease_id,
+                funded_until,
+            } => (!noticed(lease_id, true)).then_some(Command::FundsExhausted {
+                lease_id,
+                funded_until: Some(funded_until),
+            }),
+            Followup::HoldShort {
+                lease_id,
+                funded_until,
+            } => (!noticed(lease_id, false)).then_some(Command::FundsExhausted {
+                lease_id,
+                funded_until,
+            }),
+        }
     }
 }
 
@@ -476,7 +529,7 @@ mod tests {
             market.place(innocent_place, innocent_meta),
         );
         assert!(
-            matches!(doomed_reply, Err(MarketError::Refused(_))),
+            matches!(doomed_reply, Err(MarketError::Panicked)),
             "{doomed_reply:?}"
         );
         let events = innocent_reply

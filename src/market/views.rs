@@ -270,7 +270,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         id,
         order_id: lease.order_id,
         state,
-        mode: super::persist::mode_str(lease.mode).to_owned(),
+        mode: super::writer::mode_str(lease.mode).to_owned(),
         node_id: lease.node,
         region: lease.region.clone(),
         gpu_model: lease.model.clone(),

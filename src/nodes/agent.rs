@@ -342,11 +342,7 @@ async fn assignment_status(
             lease_id: lease.id,
             status,
         })
-        .await
-        .map_err(|e| match e {
-            crate::market::MarketError::Refused(detail) => ApiError::Conflict(detail),
-            other => other.into(),
-        })?;
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

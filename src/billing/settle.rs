@@ -1,0 +1,327 @@
+//! A lease's bill, settled from inside the market's batch: charges up to a
+//! time, hold renewals, and what a lease owes when it ends (DESIGN §7, §8).
+//!
+//! Each function says what it decided and changes no engine state: the
+//! market task tells the engine when a lease's funds ran out.
+
+use super::charges::{self, ChargeDetail, Chargeable};
+use super::ledger::{self, LedgerError};
+use crate::db::{dispatch_tx, execute_tx, Money};
+use crate::engine::{EndReason, Lease, Mode};
+use crate::market::Flushed;
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+/// Renew a hold this long before the notice would have to start.
+const RENEWAL_MARGIN_S: i64 = 300;
+/// A reserved booking holds a rolling 7 days of its window (DESIGN §4).
+const RESERVED_HOLD_S: i64 = 7 * 24 * 3600;
+
+/// What charging a lease decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settled {
+    /// The hold and the wallet could not pay every second charged.
+    pub unpaid: bool,
+    /// The lease is paid up to here.
+    pub funded_until: i64,
+}
+
+/// A hold too small for the notice period that the wallet could not top up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HoldShort {
+    /// What the hold still pays for.
+    pub funded_until: Option<i64>,
+}
+
+/// Charges a lease up to `until` (capped at its window's end). `None` when
+/// nothing was owed: no such lease, not yet billable, or already charged.
+pub async fn settle(
+    flushed: &mut Flushed<'_, '_>,
+    lease: Uuid,
+    until: i64,
+    platform_fee: Decimal,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<Settled>> {
+    let Some(row) = chargeable(flushed, lease).await? else {
+        return Ok(None);
+    };
+    let Some(from) = row.billed_until else {
+        return Ok(None);
+    };
+    let until = row.ends_at.map_or(until, |e| until.min(e));
+    if until <= from {
+        return Ok(None);
+    }
+    let outcome = charges::charge(flushed.tx(), &row.charge, from, until, platform_fee, now)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    execute_tx!(
+        flushed.tx(),
+        "UPDATE leases SET billed_until = $1 WHERE id = $2",
+        outcome.billed_until,
+        lease,
+    )?;
+    Ok(Some(Settled {
+        unpaid: outcome.unpaid,
+        funded_until: outcome.billed_until,
+    }))
+}
+
+/// Settles a lease that ends at `at`: charges what it owes, credits back what
+/// a lost node was charged past its last heartbeat, and releases its hold.
+pub async fn settle_end(
+    flushed: &mut Flushed<'_, '_>,
+    lease: Uuid,
+    reason: EndReason,
+    at: i64,
+    platform_fee: Decimal,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<Settled>> {
+    let Some(row) = chargeable(flushed, lease).await? else {
+        return Ok(None);
+    };
+    let owed_until = match (row.mode, reason) {
+        // A reserved window is owed whole unless the provider lost it or the
+        // buyer's funds ended it.
+        (
+            Mode::Reserved,
+            EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled,
+        ) => row.ends_at.unwrap_or(at).max(at),
+        (_, EndReason::NodeLost) => last_heartbeat(flushed, row.node)
+            .await?
+            .unwrap_or(at)
+            .min(at),
+        _ => at,
+    };
+    // `settle` reads the row again; the credit below needs it as it stood
+    // before this last charge.
+    let settled = settle(flushed, lease, owed_until, platform_fee, now).await?;
+    if reason == EndReason::NodeLost {
+        credit_node_loss_gap(flushed, &row, owed_until, now).await?;
+    }
+    if let Some(hold) = row.charge_hold() {
+        match ledger::release(flushed.tx(), hold, now).await {
+            Ok(_) | Err(LedgerError::UnknownHold(_)) => {}
+            Err(e) => return Err(anyhow::anyhow!(e)),
+        }
+    }
+    Ok(settled)
+}
+
+/// A lost node's lease may have been charged past its last heartbeat (the
+/// billing pass ran before the loss was detected): that gap goes back to
+/// the buyer as a credit line of its own (DESIGN §7).
+async fn credit_node_loss_gap(
+    flushed: &mut Flushed<'_, '_>,
+    row: &ChargeRow,
+    last_heartbeat: i64,
+    now: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let Some(billed_until) = row.billed_until.filter(|b| *b > last_heartbeat) else {
+        return Ok(());
+    };
+    let seconds = Decimal::from(billed_until - last_heartbeat);
+    let amount =
+        crate::pricing::round_money(row.charge.price_per_hour * seconds / Decimal::from(3600));
+    if amount <= Decimal::ZERO {
+        return Ok(());
+    }
+    let tags: Option<String> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_scalar(
+            "SELECT o.tags_json FROM leases l JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
+        )
+        .bind(row.charge.lease)
+        .fetch_optional(conn)
+        .await
+    })?;
+    let credit = super::lines::Credit {
+        buyer: row.charge.buyer,
+        lease: Some(row.charge.lease),
+        amount,
+        reason: format!(
+            "node lost: {} s charged after its last heartbeat",
+            billed_until - last_heartbeat
+        ),
+        period_start: last_heartbeat,
+        period_end: billed_until,
+        tags_json: tags.unwrap_or_else(|| "{}".into()),
+    };
+    super::lines::credit(flushed.tx(), &credit, None, now)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    Ok(())
+}
+
+/// Every running lease charged short of `ts`, with the time it is owed up
+/// to: now, or its node's last heartbeat when that is older. DESIGN §7:
+/// charges stop at a lost node's last heartbeat, and a node is lost only a
+/// timeout after it fell silent, so the seconds since are never charged
+/// ahead: they are charged once the next heartbeat shows the node alive.
+pub async fn running_due(
+    flushed: &mut Flushed<'_, '_>,
+    ts: i64,
+) -> anyhow::Result<Vec<(Uuid, i64)>> {
+    let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_as(
+            "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
+             WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
+             AND l.billed_until IS NOT NULL AND l.billed_until < $1",
+        )
+        .bind(ts)
+        .fetch_all(conn)
+        .await
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, last_heartbeat)| (id, last_heartbeat.map_or(ts, |hb| hb.timestamp().min(ts))))
+        .collect())
+}
+
+/// Tops a hold up when it covers less than the notice period (`notice_s`)
+/// plus a margin.
+pub async fn renew_hold(
+    flushed: &mut Flushed<'_, '_>,
+    lease: Uuid,
+    notice_s: i64,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<HoldShort>> {
+    let Some(row) = chargeable(flushed, lease).await? else {
+        return Ok(None);
+    };
+    let Some(hold) = row.charge_hold() else {
+        return Ok(None);
+    };
+    let price = row.charge.price_per_hour;
+    let remaining = charges::hold_remaining(flushed.tx(), hold)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let needed = price * Decimal::from(notice_s + RENEWAL_MARGIN_S) / Decimal::from(3600);
+    if remaining >= needed {
+        return Ok(None);
+    }
+    let horizon = match row.mode {
+        Mode::Reserved => RESERVED_HOLD_S,
+        _ => 3600,
+    };
+    let horizon = row
+        .ends_at
+        .zip(row.billed_until)
+        .map_or(horizon, |(e, b)| horizon.min(e - b));
+    let top_up =
+        crate::pricing::round_money(price * Decimal::from(horizon.max(0)) / Decimal::from(3600))
+            - remaining;
+    if top_up <= Decimal::ZERO {
+        return Ok(None);
+    }
+    match ledger::extend_hold(flushed.tx(), hold, top_up, now).await {
+        Ok(()) => Ok(None),
+        Err(LedgerError::InsufficientFunds(_)) => {
+            let funded_s = if price.is_zero() {
+                0
+            } else {
+                use rust_decimal::prelude::ToPrimitive;
+                (remaining * Decimal::from(3600) / price)
+                    .floor()
+                    .to_i64()
+                    .unwrap_or(0)
+            };
+            Ok(Some(HoldShort {
+                funded_until: row.billed_until.map(|b| b + funded_s),
+            }))
+        }
+        Err(e) => Err(anyhow::anyhow!(e)),
+    }
+}
+
+/// A lease row with what charging it needs.
+struct ChargeRow {
+    mode: Mode,
+    node: Uuid,
+    billed_until: Option<i64>,
+    ends_at: Option<i64>,
+    charge: Chargeable,
+}
+
+impl ChargeRow {
+    fn charge_hold(&self) -> Option<Uuid> {
+        (!self.charge.hold.is_nil()).then_some(self.charge.hold)
+    }
+}
+
+type LeaseChargeRow = (
+    Uuid,
+    Uuid,
+    Uuid,
+    Option<Uuid>,
+    Money,
+    Option<i64>,
+    Option<i64>,
+    String,
+    Uuid,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+async fn chargeable(
+    flushed: &mut Flushed<'_, '_>,
+    lease: Uuid,
+) -> anyhow::Result<Option<ChargeRow>> {
+    let row: Option<LeaseChargeRow> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_as(
+            "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
+             l.engine_json, n.provider_id, l.running_at, l.ended_at, o.tags_json FROM leases l \
+             JOIN nodes n ON n.id = l.node_id LEFT JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
+        )
+        .bind(lease)
+        .fetch_optional(conn)
+        .await
+    })?;
+    let Some((
+        id,
+        buyer,
+        node,
+        hold,
+        price,
+        billed_until,
+        ends_at,
+        json,
+        provider,
+        running_at,
+        ended_at,
+        tags_json,
+    )) = row
+    else {
+        return Ok(None);
+    };
+    let engine: Lease = serde_json::from_str(&json).context("corrupt lease row")?;
+    let detail = ChargeDetail::of_lease(&engine, node, running_at, ended_at, tags_json);
+    Ok(Some(ChargeRow {
+        mode: engine.mode,
+        node,
+        billed_until,
+        ends_at,
+        charge: Chargeable {
+            lease: id,
+            buyer,
+            provider,
+            hold: hold.unwrap_or(Uuid::nil()),
+            price_per_hour: price.0,
+            tflops_units: engine.placement.units.tflops_h,
+            vram_units: engine.placement.units.vram_h,
+            detail,
+        },
+    }))
+}
+
+async fn last_heartbeat(flushed: &mut Flushed<'_, '_>, node: Uuid) -> anyhow::Result<Option<i64>> {
+    let at: Option<Option<DateTime<Utc>>> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_scalar("SELECT last_heartbeat_at FROM nodes WHERE id = $1")
+            .bind(node)
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(at.flatten().map(|t| t.timestamp()))
+}

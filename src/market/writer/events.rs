@@ -1,0 +1,339 @@
+//! One function per kind of engine event: what it changes in the rows.
+
+use super::rows::{NewFill, NewLease};
+use super::{unpaid, Batch, Followup};
+use crate::billing::ledger::LedgerError;
+use crate::billing::settle;
+use crate::db::{execute_tx, Money, Tx};
+use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+fn json_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+impl Batch {
+    /// Records `events`; returns what they call for from the engine.
+    pub async fn record(
+        &mut self,
+        tx: &mut Tx<'_>,
+        events: Vec<Event>,
+    ) -> anyhow::Result<Vec<Followup>> {
+        let mut followups = Vec::new();
+        for event in events {
+            self.event(tx, event, &mut followups).await?;
+        }
+        Ok(followups)
+    }
+
+    async fn event(
+        &mut self,
+        tx: &mut Tx<'_>,
+        event: Event,
+        followups: &mut Vec<Followup>,
+    ) -> anyhow::Result<()> {
+        match event {
+            Event::OrderAccepted { order_id, .. } => {
+                self.touched_orders.insert(order_id);
+            }
+            Event::OrderRejected {
+                order_id,
+                reason,
+                message,
+                ..
+            } => self.order_rejected(tx, order_id, reason, message).await?,
+            Event::OrderFilled {
+                order_id,
+                lease_id,
+                report,
+                ..
+            } => self.order_filled(tx, order_id, lease_id, &report).await?,
+            Event::OrderCancelled { order_id, .. } => {
+                self.order_moved(tx, order_id, "cancelled").await?;
+            }
+            Event::OrderExpired { order_id, .. } => {
+                self.order_moved(tx, order_id, "expired").await?;
+            }
+            Event::OrderRequeued { order_id, .. } => {
+                self.order_moved(tx, order_id, "open").await?;
+            }
+            Event::LeaseGranted { lease, .. } => {
+                if let Some(followup) = self.lease_granted(tx, *lease).await? {
+                    followups.push(followup);
+                }
+            }
+            Event::LeaseStateChanged {
+                lease_id, to, at, ..
+            } => self.lease_state_changed(tx, lease_id, to, at).await?,
+            Event::PreemptNotice { lease_id, .. }
+            | Event::PreemptScheduled { lease_id, .. }
+            | Event::RebalanceWarning { lease_id, .. } => {
+                self.touched_leases.insert(lease_id);
+            }
+            Event::LeaseRepriced {
+                lease_id,
+                price_per_hour,
+                ..
+            } => followups.extend(self.lease_repriced(tx, lease_id, price_per_hour).await?),
+            Event::LeaseEnded {
+                lease_id,
+                reason,
+                at,
+            } => followups.extend(self.lease_ended(tx, lease_id, reason, at).await?),
+            Event::PriceChanged {
+                gpu_model,
+                region,
+                clearing_index,
+                ..
+            } => {
+                self.price_changed(tx, &gpu_model, &region, clearing_index)
+                    .await?
+            }
+        }
+        Ok(())
+    }
+
+    async fn order_rejected(
+        &mut self,
+        tx: &mut Tx<'_>,
+        order_id: Uuid,
+        reason: RejectReason,
+        message: String,
+    ) -> anyhow::Result<()> {
+        self.reject_order(tx, order_id, json_name(&reason), message)
+            .await?;
+        self.touched_orders.insert(order_id);
+        Ok(())
+    }
+
+    async fn order_filled(
+        &mut self,
+        tx: &mut Tx<'_>,
+        order_id: Uuid,
+        lease_id: Uuid,
+        report: &FillReport,
+    ) -> anyhow::Result<()> {
+        if self.unfunded.contains(&order_id) {
+            return Ok(());
+        }
+        let report_json = serde_json::to_string(report)?;
+        match self.rows.order(order_id) {
+            Some(order) => {
+                order.state = "filled";
+                order.lease_id = Some(lease_id);
+            }
+            None => {
+                execute_tx!(
+                    tx,
+                    "UPDATE orders SET state = 'filled', lease_id = $1, updated_at = $2 WHERE id = $3",
+                    lease_id,
+                    self.now,
+                    order_id,
+                )?;
+            }
+        }
+        self.rows.add_fill(NewFill {
+            order_id,
+            lease_id,
+            report_json,
+        });
+        self.touched_orders.insert(order_id);
+        Ok(())
+    }
+
+    /// An order cancelled, expired or back in the queue.
+    async fn order_moved(
+        &mut self,
+        tx: &mut Tx<'_>,
+        order: Uuid,
+        state: &'static str,
+    ) -> anyhow::Result<()> {
+        self.touched_orders.insert(order);
+        if let Some(row) = self.rows.order(order) {
+            row.state = state;
+            return Ok(());
+        }
+        execute_tx!(
+            tx,
+            "UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3",
+            state,
+            self.now,
+            order,
+        )?;
+        Ok(())
+    }
+
+    async fn reject_order(
+        &mut self,
+        tx: &mut Tx<'_>,
+        order: Uuid,
+        reason: String,
+        message: String,
+    ) -> anyhow::Result<()> {
+        if let Some(row) = self.rows.order(order) {
+            row.state = "rejected";
+            row.reject_reason = Some(reason);
+            row.reject_message = Some(message);
+            return Ok(());
+        }
+        execute_tx!(
+            tx,
+            "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
+             updated_at = $3 WHERE id = $4",
+            reason,
+            message,
+            self.now,
+            order,
+        )?;
+        Ok(())
+    }
+
+    /// A new lease: its row and its hold. A hold the wallet cannot cover
+    /// rejects the order and asks for the lease's release.
+    async fn lease_granted(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease: Lease,
+    ) -> anyhow::Result<Option<Followup>> {
+        // Reserved windows are owed from their start, whatever the agent does.
+        let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
+        let (id, order_id, buyer, hold) = (lease.id, lease.order_id, lease.buyer, lease.hold);
+        self.touched_leases.insert(id);
+        self.rows.add_lease(NewLease {
+            lease,
+            hold_id: None,
+            billed_until,
+            running_at: None,
+            engine_json: String::new(),
+        });
+        if hold <= Decimal::ZERO {
+            return Ok(None);
+        }
+        let placed = self
+            .rows
+            .journal
+            .place_hold(tx, buyer, hold, &format!("lease:{id}"), self.now)
+            .await;
+        match placed {
+            Ok(hold) => {
+                if let Some(row) = self.rows.lease(id) {
+                    row.hold_id = Some(hold);
+                }
+                Ok(None)
+            }
+            Err(LedgerError::InsufficientFunds(_)) => {
+                self.unfunded.insert(order_id);
+                self.reject_order(
+                    tx,
+                    order_id,
+                    "insufficient_funds".into(),
+                    "the wallet could not cover the lease's hold when capacity freed".into(),
+                )
+                .await?;
+                Ok(Some(Followup::Unfunded { lease_id: id }))
+            }
+            Err(e) => Err(anyhow::anyhow!(e)),
+        }
+    }
+
+    async fn lease_state_changed(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease_id: Uuid,
+        to: LeaseState,
+        at: i64,
+    ) -> anyhow::Result<()> {
+        self.touched_leases.insert(lease_id);
+        if to != LeaseState::Running {
+            return Ok(());
+        }
+        match self.rows.lease(lease_id) {
+            Some(lease) => {
+                lease.running_at = lease.running_at.or(Some(at));
+                lease.billed_until = lease.billed_until.or(Some(at));
+            }
+            None => {
+                execute_tx!(
+                    tx,
+                    "UPDATE leases SET running_at = COALESCE(running_at, $1), \
+                     billed_until = COALESCE(billed_until, $1) WHERE id = $2",
+                    at,
+                    lease_id,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn lease_repriced(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease_id: Uuid,
+        price_per_hour: Decimal,
+    ) -> anyhow::Result<Option<Followup>> {
+        let (ts, now, fee) = (self.ts(), self.now, self.terms.platform_fee);
+        let mut flushed = self.rows.flush(tx, now).await?;
+        // Seconds before the new price are owed at the old one.
+        let settled = settle::settle(&mut flushed, lease_id, ts, fee, now).await?;
+        execute_tx!(
+            flushed.tx(),
+            "UPDATE leases SET price_per_hour = $1 WHERE id = $2",
+            Money(price_per_hour),
+            lease_id,
+        )?;
+        self.touched_leases.insert(lease_id);
+        Ok(settled.and_then(|s| unpaid(lease_id, s)))
+    }
+
+    async fn lease_ended(
+        &mut self,
+        tx: &mut Tx<'_>,
+        lease_id: Uuid,
+        reason: EndReason,
+        at: i64,
+    ) -> anyhow::Result<Option<Followup>> {
+        let (now, fee) = (self.now, self.terms.platform_fee);
+        let mut flushed = self.rows.flush(tx, now).await?;
+        let settled = settle::settle_end(&mut flushed, lease_id, reason, at, fee, now).await?;
+        let state = if reason == EndReason::AgentFailed {
+            "failed"
+        } else {
+            "ended"
+        };
+        execute_tx!(
+            flushed.tx(),
+            "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
+            state,
+            json_name(&reason),
+            at,
+            now,
+            lease_id,
+        )?;
+        self.touched_leases.insert(lease_id);
+        Ok(settled.and_then(|s| unpaid(lease_id, s)))
+    }
+
+    async fn price_changed(
+        &mut self,
+        tx: &mut Tx<'_>,
+        gpu_model: &str,
+        region: &str,
+        clearing_index: Decimal,
+    ) -> anyhow::Result<()> {
+        execute_tx!(
+            tx,
+            "INSERT INTO spot_clearing (gpu_model, region, clearing_index, updated_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (gpu_model, region) DO UPDATE SET \
+             clearing_index = excluded.clearing_index, updated_at = excluded.updated_at",
+            gpu_model,
+            region,
+            Money(clearing_index),
+            self.now,
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,229 @@
+//! The market's batch writer: what one batch of engine events means for the
+//! database, inside the market task's transaction (DESIGN §5).
+//!
+//! The flow is one-way. The task applies a command to the engine and hands
+//! the events here; each event kind has its own function ([`events`]),
+//! which buffers new rows ([`rows`]), updates existing ones, and asks
+//! billing to settle ([`crate::billing::settle`]). What an event calls for
+//! from the engine (a lease whose hold could not be placed, funds that ran
+//! out) comes back as a [`Followup`]; the task, not the writer, decides and
+//! sends the command. Orders are admitted ([`admission`]) before they reach
+//! the engine. A read of rows the batch may still hold needs a
+//! [`rows::Flushed`], which only writing the buffer gives.
+
+mod admission;
+mod demand;
+mod events;
+mod rows;
+
+pub use admission::Admission;
+pub use demand::DemandCursor;
+pub use rows::{Flushed, WrittenOrder};
+
+use crate::db::execute_tx;
+use crate::db::{push_statement, Money, Tx, Writes};
+use crate::engine::{Engine, LeaseState, Mode};
+use chrono::{DateTime, Utc};
+use demand::DemandLogWrite;
+use rows::Rows;
+use rust_decimal::Decimal;
+use std::collections::{BTreeSet, HashMap};
+use uuid::Uuid;
+
+pub fn mode_str(mode: Mode) -> &'static str {
+    match mode {
+        Mode::OnDemand => "on_demand",
+        Mode::Reserved => "reserved",
+        Mode::Spot => "spot",
+        Mode::Pooled => "pooled",
+    }
+}
+
+pub fn state_str(state: LeaseState) -> &'static str {
+    match state {
+        LeaseState::Pending => "pending",
+        LeaseState::Provisioning => "provisioning",
+        LeaseState::Running => "running",
+        LeaseState::Preempting => "preempting",
+        LeaseState::Ended => "ended",
+        LeaseState::Failed => "failed",
+    }
+}
+
+/// What billing needs of the market's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct BillingTerms {
+    pub platform_fee: Decimal,
+    /// Seconds of notice a lease gets before its funds run out.
+    pub notice_s: i64,
+}
+
+/// What a recorded event calls for from the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followup {
+    /// A new lease whose hold the wallet could not cover: it is released.
+    Unfunded { lease_id: Uuid },
+    /// A charge the hold and the wallet could not pay in full.
+    Unpaid { lease_id: Uuid, funded_until: i64 },
+    /// A hold running low that the wallet could not top up.
+    HoldShort {
+        lease_id: Uuid,
+        funded_until: Option<i64>,
+    },
+}
+
+/// The database side of one batch of engine events.
+pub struct Batch {
+    terms: BillingTerms,
+    now: DateTime<Utc>,
+    rows: Rows,
+    touched_leases: BTreeSet<Uuid>,
+    touched_orders: BTreeSet<Uuid>,
+    /// Orders whose lease this batch could not fund: rejected, so their
+    /// `OrderFilled`, which follows the grant, must not mark them filled.
+    unfunded: BTreeSet<Uuid>,
+    /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
+    written: HashMap<Uuid, WrittenOrder>,
+    /// Set by [`Batch::finish`] for [`Batch::final_writes`].
+    meta_json: String,
+    demand: DemandLogWrite,
+}
+
+impl Batch {
+    pub fn new(terms: BillingTerms, now: DateTime<Utc>) -> Self {
+        Batch {
+            terms,
+            now,
+            rows: Rows::default(),
+            touched_leases: BTreeSet::new(),
+            touched_orders: BTreeSet::new(),
+            unfunded: BTreeSet::new(),
+            written: HashMap::new(),
+            meta_json: String::new(),
+            demand: DemandLogWrite::default(),
+        }
+    }
+
+    fn ts(&self) -> i64 {
+        self.now.timestamp()
+    }
+
+    /// Notes the leases and orders the engine's last command changed, so
+    /// [`Batch::finish`] writes their engine state.
+    pub fn note_changes(&mut self, engine: &Engine) {
+        self.touched_leases.extend(engine.changed_leases());
+        self.touched_orders.extend(engine.changed_orders());
+    }
+
+    /// Charges every running lease up to now (or its node's last
+    /// heartbeat) and renews holds running low.
+    pub async fn bill_running(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<Vec<Followup>> {
+        use crate::billing::settle;
+        let (ts, now, terms) = (self.ts(), self.now, self.terms);
+        let mut flushed = self.rows.flush(tx, now).await?;
+        let mut followups = Vec::new();
+        for (lease_id, until) in settle::running_due(&mut flushed, ts).await? {
+            let settled = settle::settle(&mut flushed, lease_id, until, terms.platform_fee, now);
+            if let Some(unpaid) = settled.await?.and_then(|s| unpaid(lease_id, s)) {
+                followups.push(unpaid);
+            }
+            let renewal = settle::renew_hold(&mut flushed, lease_id, terms.notice_s, now).await?;
+            if let Some(short) = renewal {
+                followups.push(Followup::HoldShort {
+                    lease_id,
+                    funded_until: short.funded_until,
+                });
+            }
+        }
+        Ok(followups)
+    }
+
+    /// Writes the engine's view of every lease and order touched in this
+    /// batch and prepares the last writes, [`Batch::final_writes`].
+    pub async fn finish(
+        &mut self,
+        tx: &mut Tx<'_>,
+        engine: &Engine,
+        demand: &DemandCursor,
+    ) -> anyhow::Result<()> {
+        let now = self.now;
+        for id in std::mem::take(&mut self.touched_leases) {
+            let Some(lease) = engine.lease(id) else {
+                continue;
+            };
+            if let Some(row) = self.rows.lease(id) {
+                row.lease.clone_from(lease);
+                continue;
+            }
+            let json = serde_json::to_string(lease)?;
+            execute_tx!(
+                tx,
+                "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
+                 ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
+                state_str(lease.state),
+                json,
+                Money(lease.price_per_hour),
+                lease.ends_at,
+                now,
+                id,
+            )?;
+        }
+        for id in std::mem::take(&mut self.touched_orders) {
+            let open = engine
+                .open_order(id)
+                .map(serde_json::to_string)
+                .transpose()?;
+            if let Some(row) = self.rows.order(id) {
+                row.engine_json = open;
+                continue;
+            }
+            execute_tx!(
+                tx,
+                "UPDATE orders SET engine_json = $1 WHERE id = $2",
+                open,
+                id,
+            )?;
+        }
+        self.written.extend(self.rows.written_orders());
+        self.rows.serialize_leases()?;
+        self.meta_json = serde_json::to_string(&engine.meta())?;
+        self.demand = DemandLogWrite::since(engine.demand_mix(), *demand);
+        Ok(())
+    }
+
+    /// What is left after [`Batch::finish`]: every row still held in memory,
+    /// the new demand classes and the engine's meta. The caller commits
+    /// with them ([`Tx::commit_with`]), so the batch's last statements and
+    /// its commit make one trip to the database.
+    pub fn final_writes<'a>(&'a self, tx: &Tx<'_>) -> Writes<'a> {
+        let mut writes = Writes::new(tx);
+        self.rows.push(&mut writes, self.now);
+        self.demand.push(&mut writes);
+        push_statement!(&mut writes, |upsert| upsert
+            .push("INSERT INTO engine_meta (id, state_json) VALUES (1, ")
+            .push_bind(&self.meta_json)
+            .push(
+                ") ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json"
+            ));
+        writes
+    }
+
+    /// The demand log's cursor once [`Batch::final_writes`] is committed.
+    pub fn demand_after(&self) -> DemandCursor {
+        self.demand.cursor
+    }
+
+    /// The new order `id`'s row as committed, unless the batch had to write
+    /// it early (then the row must be read back).
+    pub fn written_order(&mut self, id: Uuid) -> Option<WrittenOrder> {
+        self.written.remove(&id)
+    }
+}
+
+/// The follow-up an unpaid charge calls for.
+fn unpaid(lease_id: Uuid, settled: crate::billing::settle::Settled) -> Option<Followup> {
+    settled.unpaid.then_some(Followup::Unpaid {
+        lease_id,
+        funded_until: settled.funded_until,
+    })
+}
