@@ -1,6 +1,6 @@
 //! The admin audit log: who changed prices, credits and cordons, and when.
 
-use crate::db::{dispatch_tx, Tx};
+use crate::db::{execute_tx, Tx};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -14,19 +14,15 @@ pub async fn record(
     details: serde_json::Value,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO audit_log (actor_id, action, target, details, created_at) \
+    execute_tx!(
+        tx,
+        "INSERT INTO audit_log (actor_id, action, target, details, created_at) \
              VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(actor)
-        .bind(action)
-        .bind(target)
-        .bind(details.to_string())
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })?;
+        actor,
+        action,
+        target,
+        details.to_string(),
+        now,
+    )?;
     Ok(())
 }

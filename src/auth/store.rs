@@ -3,7 +3,7 @@
 use super::email::Email;
 use super::{password, tokens, Caller, Credential, Role};
 use crate::billing::ledger;
-use crate::db::{dispatch, dispatch_tx, Db};
+use crate::db::{dispatch, execute_tx, Db};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -53,21 +53,17 @@ pub async fn create_user(
 ) -> anyhow::Result<Option<UserRow>> {
     let id = Uuid::now_v7();
     let mut tx = db.begin().await?;
-    let inserted = dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO users (id, email, name, role, password_hash, created_at) \
+    let inserted = execute_tx!(
+        tx,
+        "INSERT INTO users (id, email, name, role, password_hash, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(id)
-        .bind(email)
-        .bind(name)
-        .bind(role.as_str())
-        .bind(password_hash)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    });
+        id,
+        email,
+        name,
+        role.as_str(),
+        password_hash,
+        now,
+    );
     match inserted {
         Ok(_) => {}
         Err(e) if crate::db::is_unique_violation(&e) => return Ok(None),

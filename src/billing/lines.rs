@@ -3,7 +3,7 @@
 //! so invoices and exports tie out to the ledger.
 
 use super::ledger::{self, Entry, LedgerError, PLATFORM_REVENUE};
-use crate::db::{dispatch, dispatch_tx, Db, Money, Tx};
+use crate::db::{dispatch, execute_tx, Db, Money, Tx};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -106,41 +106,37 @@ pub async fn insert(
     entry: Uuid,
     now: DateTime<Utc>,
 ) -> Result<(), LedgerError> {
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
+    execute_tx!(
+        tx,
+        "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
              gpu_model, region, unit, quantity, unit_price, list_unit_price, tags_json, memo, \
              period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
              $18, $19, $20, $21, $22, $23)",
-        )
-        .bind(line.lease)
-        .bind(line.order)
-        .bind(line.buyer)
-        .bind(line.provider)
-        .bind(line.node)
-        .bind(line.kind.as_str())
-        .bind(&line.mode)
-        .bind(&line.gpu_model)
-        .bind(&line.region)
-        .bind(line.unit.map(Unit::as_str))
-        .bind(Money(line.quantity))
-        .bind(Money(line.unit_price))
-        .bind(Money(line.list_unit_price))
-        .bind(&line.tags_json)
-        .bind(&line.memo)
-        .bind(line.period_start)
-        .bind(line.period_end)
-        .bind(Money(line.tflops_units))
-        .bind(Money(line.vram_units))
-        .bind(Money(line.amount))
-        .bind(Money(line.fee))
-        .bind(entry)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })?;
+        line.lease,
+        line.order,
+        line.buyer,
+        line.provider,
+        line.node,
+        line.kind.as_str(),
+        &line.mode,
+        &line.gpu_model,
+        &line.region,
+        line.unit.map(Unit::as_str),
+        Money(line.quantity),
+        Money(line.unit_price),
+        Money(line.list_unit_price),
+        &line.tags_json,
+        &line.memo,
+        line.period_start,
+        line.period_end,
+        Money(line.tflops_units),
+        Money(line.vram_units),
+        Money(line.amount),
+        Money(line.fee),
+        entry,
+        now,
+    )?;
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! Regions: a name and an IANA time zone, managed by the admin.
 
-use crate::db::{dispatch, dispatch_tx, Db, Tx};
+use crate::db::{dispatch, dispatch_tx, execute_tx, Db, Tx};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -96,18 +96,14 @@ pub async fn upsert(
             .fetch_optional(conn)
             .await
     })?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO regions (name, timezone, created_at, updated_at) VALUES ($1, $2, $3, $3) \
+    execute_tx!(
+        tx,
+        "INSERT INTO regions (name, timezone, created_at, updated_at) VALUES ($1, $2, $3, $3) \
              ON CONFLICT (name) DO UPDATE SET timezone = excluded.timezone, updated_at = excluded.updated_at",
-        )
-        .bind(name)
-        .bind(timezone)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
+        name,
+        timezone,
+        now,
+    )
     .context("failed to save a region")?;
     let region = Region {
         name: name.to_owned(),

@@ -1,7 +1,7 @@
 //! The `nodes`, `usage_*` and `lease_logs` queries, written once for both databases.
 
 use crate::auth::{Caller, Role};
-use crate::db::{dispatch, dispatch_tx, Db, Money, Tx};
+use crate::db::{dispatch, execute_tx, Db, Money, Tx};
 use crate::engine::NodeSpec;
 use crate::protocol::{LogsUpload, UsageBatch};
 use anyhow::Context;
@@ -103,23 +103,19 @@ pub struct NewNode<'a> {
 
 pub async fn insert(tx: &mut Tx<'_>, node: &NewNode<'_>, now: DateTime<Utc>) -> anyhow::Result<()> {
     let spec = serde_json::to_string(node.spec)?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO nodes (id, provider_id, name, region, token_hash, status, spec_json, created_at) \
+    execute_tx!(
+        tx,
+        "INSERT INTO nodes (id, provider_id, name, region, token_hash, status, spec_json, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(node.id)
-        .bind(node.provider_id)
-        .bind(node.name)
-        .bind(node.region)
-        .bind(node.token_hash)
-        .bind(status::DECLARED)
-        .bind(spec)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
+        node.id,
+        node.provider_id,
+        node.name,
+        node.region,
+        node.token_hash,
+        status::DECLARED,
+        spec,
+        now,
+    )
     .context("failed to insert a node")?;
     Ok(())
 }
@@ -202,16 +198,14 @@ pub async fn set_cordon(
     quarantined: bool,
     status: &str,
 ) -> anyhow::Result<()> {
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE nodes SET cordoned = $1, quarantined = $2, status = $3 WHERE id = $4")
-            .bind(cordoned)
-            .bind(quarantined)
-            .bind(status)
-            .bind(id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    execute_tx!(
+        tx,
+        "UPDATE nodes SET cordoned = $1, quarantined = $2, status = $3 WHERE id = $4",
+        cordoned,
+        quarantined,
+        status,
+        id,
+    )?;
     Ok(())
 }
 
@@ -232,22 +226,18 @@ pub async fn register(
 ) -> anyhow::Result<()> {
     let spec = serde_json::to_string(reg.spec)?;
     let mut tx = db.begin().await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "UPDATE nodes SET spec_json = $1, inventory_json = $2, status = $3, cordoned = $4, \
+    execute_tx!(
+        tx,
+        "UPDATE nodes SET spec_json = $1, inventory_json = $2, status = $3, cordoned = $4, \
              quarantined = $5, registered_at = $6 WHERE id = $7",
-        )
-        .bind(spec)
-        .bind(reg.inventory_json)
-        .bind(reg.status)
-        .bind(reg.cordoned)
-        .bind(reg.quarantined)
-        .bind(now)
-        .bind(id)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
+        spec,
+        reg.inventory_json,
+        reg.status,
+        reg.cordoned,
+        reg.quarantined,
+        now,
+        id,
+    )
     .context("failed to register a node")?;
     tx.commit().await
 }
@@ -259,15 +249,13 @@ pub async fn heartbeat(
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE nodes SET metrics_json = $1, last_heartbeat_at = $2 WHERE id = $3")
-            .bind(metrics_json)
-            .bind(now)
-            .bind(id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })
+    execute_tx!(
+        tx,
+        "UPDATE nodes SET metrics_json = $1, last_heartbeat_at = $2 WHERE id = $3",
+        metrics_json,
+        now,
+        id,
+    )
     .context("failed to store a heartbeat")?;
     tx.commit().await
 }
@@ -275,14 +263,12 @@ pub async fn heartbeat(
 /// Marks a node lost unless it already is; whether this call did it.
 pub async fn mark_lost(db: &Db, id: Uuid) -> anyhow::Result<bool> {
     let mut tx = db.begin().await?;
-    let changed = dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1")
-            .bind(status::LOST)
-            .bind(id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    let changed = execute_tx!(
+        tx,
+        "UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1",
+        status::LOST,
+        id,
+    )?;
     tx.commit().await?;
     Ok(changed > 0)
 }
@@ -353,27 +339,23 @@ pub async fn lease(db: &Db, id: Uuid) -> anyhow::Result<Option<LeaseRow>> {
 
 pub async fn set_device(db: &Db, lease: Uuid, device: &str) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE leases SET device = $1 WHERE id = $2")
-            .bind(device)
-            .bind(lease)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    execute_tx!(
+        tx,
+        "UPDATE leases SET device = $1 WHERE id = $2",
+        device,
+        lease,
+    )?;
     tx.commit().await
 }
 
 pub async fn set_exit_code(db: &Db, lease: Uuid, exit_code: Option<i32>) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query("UPDATE leases SET exit_code = $1 WHERE id = $2")
-            .bind(exit_code)
-            .bind(lease)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-    })?;
+    execute_tx!(
+        tx,
+        "UPDATE leases SET exit_code = $1 WHERE id = $2",
+        exit_code,
+        lease,
+    )?;
     tx.commit().await
 }
 
@@ -391,41 +373,33 @@ pub async fn last_usage_seq(db: &Db, agent: Uuid) -> anyhow::Result<Option<i64>>
 pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> anyhow::Result<bool> {
     let seq = i64::try_from(batch.seq).context("seq out of range")?;
     let mut tx = db.begin().await?;
-    let inserted = dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO usage_batches (agent_id, seq, records, applied_at) VALUES ($1, $2, $3, $4) \
+    let inserted = execute_tx!(
+        tx,
+        "INSERT INTO usage_batches (agent_id, seq, records, applied_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (agent_id, seq) DO NOTHING",
-        )
-        .bind(batch.agent_id)
-        .bind(seq)
-        .bind(batch.records.len() as i64)
-        .bind(now)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
+        batch.agent_id,
+        seq,
+        batch.records.len() as i64,
+        now,
+    )
     .context("failed to record a usage batch")?;
     if inserted == 0 {
         return Ok(false);
     }
     for r in &batch.records {
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
+        execute_tx!(
+            tx,
+            "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
                  tflops_s, vram_gb_s, mean_utilization) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            )
-            .bind(batch.agent_id)
-            .bind(seq)
-            .bind(r.lease_id)
-            .bind(r.interval_start)
-            .bind(r.interval_end)
-            .bind(Money(r.tflops_s))
-            .bind(Money(r.vram_gb_s))
-            .bind(r.mean_utilization.map(Money))
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            batch.agent_id,
+            seq,
+            r.lease_id,
+            r.interval_start,
+            r.interval_end,
+            Money(r.tflops_s),
+            Money(r.vram_gb_s),
+            r.mean_utilization.map(Money),
+        )
         .context("failed to insert a usage record")?;
     }
     tx.commit().await?;
@@ -435,21 +409,17 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
 pub async fn put_logs(db: &Db, lease: Uuid, logs: &LogsUpload) -> anyhow::Result<()> {
     let total = i64::try_from(logs.total_bytes).unwrap_or(i64::MAX);
     let mut tx = db.begin().await?;
-    dispatch_tx!(tx, conn => {
-        sqlx::query(
-            "INSERT INTO lease_logs (lease_id, tail, total_bytes, complete, updated_at) \
+    execute_tx!(
+        tx,
+        "INSERT INTO lease_logs (lease_id, tail, total_bytes, complete, updated_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (lease_id) DO UPDATE SET tail = excluded.tail, \
              total_bytes = excluded.total_bytes, complete = excluded.complete, updated_at = excluded.updated_at",
-        )
-        .bind(lease)
-        .bind(&logs.tail)
-        .bind(total)
-        .bind(logs.complete)
-        .bind(logs.at)
-        .execute(conn)
-        .await
-        .map(|r| r.rows_affected())
-    })
+        lease,
+        &logs.tail,
+        total,
+        logs.complete,
+        logs.at,
+    )
     .context("failed to store logs")?;
     tx.commit().await
 }
