@@ -1,6 +1,7 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
 
+mod account;
 pub mod adjustments;
 pub mod budgets;
 pub mod charges;
@@ -15,6 +16,8 @@ mod routes;
 #[doc(hidden)]
 pub mod scenario;
 pub mod usage;
+
+pub use account::Account;
 
 use crate::app::AppState;
 use utoipa_axum::router::OpenApiRouter;

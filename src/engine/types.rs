@@ -5,9 +5,11 @@
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
 use uuid::Uuid;
 
-use crate::catalog::Precision;
+use crate::catalog::{Precision, UnknownName};
 
 /// Unix seconds (UTC). Every command carries its own `now`.
 pub type Ts = i64;
@@ -20,17 +22,34 @@ pub type NodeId = Uuid;
 /// A buyer (user) id.
 pub type BuyerId = Uuid;
 
-/// How an order is bought (DESIGN §3).
+/// How an order buys capacity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Starts when its slice is free, never preempted: 1.8 × list.
     OnDemand,
+    /// A fixed window booked at least an hour ahead, owed whole: 0.85 × list.
     Reserved,
+    /// Idle capacity by auction, preemptible: 0.5–0.7 × list.
     Spot,
+    /// A small share of a pooled GPU: 1.0 × list.
     Pooled,
 }
 
 impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::OnDemand, Mode::Reserved, Mode::Spot, Mode::Pooled];
+
+    /// The name the API, the rows and the exports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::OnDemand => "on_demand",
+            Mode::Reserved => "reserved",
+            Mode::Spot => "spot",
+            Mode::Pooled => "pooled",
+        }
+    }
+
     /// The priority of this mode at the default qos.
     pub fn priority(self) -> Priority {
         Priority::of(self, Qos::Batch)
@@ -39,6 +58,22 @@ impl Mode {
     /// The priority of this mode at `qos`.
     pub fn priority_with(self, qos: Qos) -> Priority {
         Priority::of(self, qos)
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| UnknownName(s.to_owned()))
     }
 }
 

@@ -7,7 +7,6 @@ pub mod restore;
 mod task;
 
 pub use handle::{MarketError, MarketHandle, OrderMeta};
-pub use persist::{mode_str, state_str};
 pub use task::{start, MarketConfig};
 
 pub mod book;
@@ -15,8 +14,9 @@ mod leases;
 mod orders;
 mod views;
 
+pub use crate::engine::LeaseState;
 pub use orders::OrderRequest;
-pub use views::LeaseState;
+pub use views::OrderState;
 
 /// The market's routes: orders, leases and market data.
 pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {

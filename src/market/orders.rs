@@ -1,9 +1,10 @@
 //! `/v1/orders`: place, list, read, fills, cancel.
 
 use super::handle::{MarketError, OrderMeta};
-use super::views::{self, OrderView};
+use super::views::{self, OrderState, OrderView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
+use crate::catalog::UnknownName;
 use crate::engine::{self, Command, Event, PlaceOrder};
 use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use crate::idempotency::IdempotencyKey;
@@ -235,12 +236,7 @@ impl OrderRequest {
     ) -> engine::OrderSpec {
         let r = &self.resources;
         engine::OrderSpec {
-            mode: match self.mode {
-                Mode::OnDemand => engine::Mode::OnDemand,
-                Mode::Reserved => engine::Mode::Reserved,
-                Mode::Spot => engine::Mode::Spot,
-                Mode::Pooled => engine::Mode::Pooled,
-            },
+            mode: self.mode,
             resources: engine::Resources {
                 tflops: r.tflops,
                 vram_gb: r.vram_gb,
@@ -385,8 +381,11 @@ async fn place_order(
         Some(row) => OrderView {
             id: order_id,
             client_order_id: req.client_order_id,
-            mode: req.mode.as_str().to_owned(),
-            state: row.state.to_owned(),
+            mode: req.mode,
+            state: row
+                .state
+                .parse()
+                .map_err(|e: UnknownName| ApiError::Internal(e.into()))?,
             region,
             request,
             tags,
@@ -406,8 +405,8 @@ async fn place_order(
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// `open`, `filled`, `cancelled`, `rejected` or `expired`.
-    #[param(value_type = Option<super::views::OrderState>, inline)]
-    pub state: Option<String>,
+    #[param(inline)]
+    pub state: Option<OrderState>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
     #[param(inline)]
     pub mode: Option<Mode>,
@@ -423,8 +422,6 @@ pub struct OrderPage {
     pub items: Vec<OrderView>,
     pub next_cursor: Option<Uuid>,
 }
-
-const ORDER_STATES: [&str; 5] = ["open", "filled", "cancelled", "rejected", "expired"];
 
 /// The caller's orders, newest first.
 #[utoipa::path(get, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
@@ -445,18 +442,10 @@ async fn list_orders(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::field("query.limit", "must be between 1 and 500"));
     }
-    if let Some(s) = &q.state {
-        if !ORDER_STATES.contains(&s.as_str()) {
-            return Err(ApiError::field(
-                "query.state",
-                "must be open, filled, cancelled, rejected or expired",
-            ));
-        }
-    }
     let filter = views::OrderFilter {
         buyer: caller.id,
         state: q.state,
-        mode: q.mode.map(|m| m.as_str().to_owned()),
+        mode: q.mode,
         cursor: q.cursor,
         limit,
     };
@@ -512,7 +501,7 @@ async fn cancel_order(
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = parse_id(&id, "order")?;
     let view = views::order(&state.db, caller.id, id).await?;
-    if view.state != "open" {
+    if view.state != OrderState::Open {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "not_cancellable",

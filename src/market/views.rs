@@ -1,20 +1,24 @@
 //! What the API shows of orders and leases, read from their rows.
 
+use crate::catalog::UnknownName;
 use crate::db::{dispatch, Db, Money};
-use crate::engine::Lease;
+use crate::engine::{Lease, LeaseState, Mode};
 use crate::error::ApiError;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::fmt;
+use std::str::FromStr;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Where an order stands. Rows keep the name as text; this names the values
-/// for the API's schema.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "snake_case")]
+/// Where an order stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[schema(
+    description = "Where an order stands. Rows keep the name as text; this names the values\nfor the API's schema."
+)]
+#[serde(rename_all = "snake_case")]
 pub enum OrderState {
     /// Waiting for capacity, or in the spot auction.
     Open,
@@ -24,17 +28,41 @@ pub enum OrderState {
     Expired,
 }
 
-/// Where a lease stands (DESIGN §4); rows keep the name as text.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "snake_case")]
-pub enum LeaseState {
-    Pending,
-    Provisioning,
-    Running,
-    Preempting,
-    Ended,
-    Failed,
+impl OrderState {
+    pub const ALL: [OrderState; 5] = [
+        OrderState::Open,
+        OrderState::Filled,
+        OrderState::Cancelled,
+        OrderState::Rejected,
+        OrderState::Expired,
+    ];
+
+    /// The name the API and the rows use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderState::Open => "open",
+            OrderState::Filled => "filled",
+            OrderState::Cancelled => "cancelled",
+            OrderState::Rejected => "rejected",
+            OrderState::Expired => "expired",
+        }
+    }
+}
+
+impl fmt::Display for OrderState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for OrderState {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        OrderState::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| UnknownName(s.to_owned()))
+    }
 }
 
 /// An order and where it stands.
@@ -43,11 +71,9 @@ pub struct OrderView {
     pub id: Uuid,
     pub client_order_id: Option<String>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
-    #[schema(value_type = crate::pricing::Mode)]
-    pub mode: String,
+    pub mode: Mode,
     /// `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`.
-    #[schema(value_type = OrderState)]
-    pub state: String,
+    pub state: OrderState,
     /// The region asked for (`any` lets the engine choose).
     pub region: String,
     /// The order as placed.
@@ -67,8 +93,8 @@ pub struct OrderView {
 type OrderRow = (
     Uuid,
     Option<String>,
-    String,
-    String,
+    Mode,
+    OrderState,
     String,
     String,
     String,
@@ -119,8 +145,8 @@ pub async fn order(db: &Db, buyer: Uuid, id: Uuid) -> Result<OrderView, ApiError
 
 pub struct OrderFilter {
     pub buyer: Uuid,
-    pub state: Option<String>,
-    pub mode: Option<String>,
+    pub state: Option<OrderState>,
+    pub mode: Option<Mode>,
     pub cursor: Option<Uuid>,
     pub limit: u32,
 }
@@ -135,8 +161,8 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
     let rows: Vec<OrderRow> = dispatch!(db, pool => {
         sqlx::query_as(&sql)
             .bind(f.buyer)
-            .bind(&f.state)
-            .bind(&f.mode)
+            .bind(f.state)
+            .bind(f.mode)
             .bind(f.cursor)
             .bind(i64::from(f.limit) + 1)
             .fetch_all(pool)
@@ -194,10 +220,8 @@ pub struct LeaseView {
     pub id: Uuid,
     pub order_id: Uuid,
     /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
-    #[schema(value_type = LeaseState)]
-    pub state: String,
-    #[schema(value_type = crate::pricing::Mode)]
-    pub mode: String,
+    pub state: LeaseState,
+    pub mode: Mode,
     pub node_id: Uuid,
     pub region: String,
     pub gpu_model: String,
@@ -229,7 +253,7 @@ fn at(ts: i64) -> DateTime<Utc> {
 
 type LeaseRow = (
     Uuid,
-    String,
+    LeaseState,
     Money,
     Option<String>,
     Option<String>,
@@ -270,7 +294,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         id,
         order_id: lease.order_id,
         state,
-        mode: super::persist::mode_str(lease.mode).to_owned(),
+        mode: lease.mode,
         node_id: lease.node,
         region: lease.region.clone(),
         gpu_model: lease.model.clone(),
@@ -307,7 +331,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
 
 pub struct LeaseFilter {
     pub buyer: Uuid,
-    pub state: Option<String>,
+    pub state: Option<LeaseState>,
     pub cursor: Option<Uuid>,
     pub limit: u32,
 }
@@ -322,7 +346,7 @@ pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError
              ORDER BY created_at DESC, id DESC LIMIT $4",
         )
         .bind(f.buyer)
-        .bind(&f.state)
+        .bind(f.state)
         .bind(f.cursor)
         .bind(i64::from(f.limit) + 1)
         .fetch_all(pool)
