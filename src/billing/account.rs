@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn accounts_order_as_their_codes_do() {
         let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
-        let mut accounts = vec![
+        let mut accounts = [
             Account::Wallet(b),
             Account::PlatformRevenue,
             Account::Holds(a),

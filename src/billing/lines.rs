@@ -99,7 +99,7 @@ pub async fn insert(
         .bind(line.provider)
         .bind(line.node)
         .bind(line.kind.as_str())
-        .bind(&line.mode)
+        .bind(line.mode)
         .bind(&line.gpu_model)
         .bind(&line.region)
         .bind(line.unit)

@@ -8,6 +8,7 @@ pub mod charges;
 pub mod earnings;
 pub mod export;
 pub mod focus;
+mod holds;
 pub mod invoices;
 pub mod ledger;
 pub mod lines;

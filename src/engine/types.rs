@@ -142,7 +142,7 @@ pub struct Resources {
     pub gpu_model: Option<String>,
     /// Number of GPUs (default 1); more than one takes whole GPUs of one node.
     #[serde(default)]
-    pub gpus: Option<u8>,
+    pub gpus: Option<u32>,
     /// Require NVLink between the GPUs of a multi-GPU lease.
     #[serde(default)]
     pub nvlink: bool,

@@ -8,7 +8,7 @@ use crate::catalog::UnknownName;
 use crate::engine::{self, Command, Event, PlaceOrder};
 use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use crate::idempotency::IdempotencyKey;
-use crate::pricing::quotes::{self, Isolation, Resources};
+use crate::pricing::quotes::{self, Resources};
 use crate::pricing::Mode;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -234,24 +234,9 @@ impl OrderRequest {
         start_at: Option<DateTime<Utc>>,
         region: Option<String>,
     ) -> engine::OrderSpec {
-        let r = &self.resources;
         engine::OrderSpec {
             mode: self.mode,
-            resources: engine::Resources {
-                tflops: r.tflops,
-                vram_gb: r.vram_gb,
-                precision: r.precision,
-                gpu_model: r.gpu_model.clone(),
-                gpus: r.gpus.and_then(|g| u8::try_from(g).ok()),
-                nvlink: r.interconnect.as_deref() == Some("nvlink"),
-                isolation: match r.isolation.unwrap_or_default() {
-                    Isolation::Any => engine::Isolation::Any,
-                    Isolation::Mig => engine::Isolation::Mig,
-                    Isolation::Whole => engine::Isolation::Whole,
-                },
-                cpu_milli: r.cpu_milli.map(u64::from),
-                memory_mib: r.memory_mib,
-            },
+            resources: self.resources.to_engine(),
             region,
             node: None,
             start_at: start_at.map(|t| t.timestamp()),
