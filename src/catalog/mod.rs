@@ -11,6 +11,7 @@ mod units;
 
 pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
 pub use models::{all_models, lookup, GpuModel};
+pub(crate) use units::text_names;
 pub use units::{Precision, Unit, UnknownName, UNIT_VRAM_GB};
 
 #[cfg(feature = "server")]

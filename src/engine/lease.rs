@@ -2,13 +2,11 @@
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 use super::placement::{Placement, UnitPrices};
 use super::pricing::PriceRule;
 use super::pricing::RESERVED_LEAD_S;
-use crate::catalog::UnknownName;
+use crate::catalog::text_names;
 
 use super::types::{BuyerId, LeaseId, Mode, NodeId, OrderId, OrderSpec, Priority, Qos, Ts};
 
@@ -34,48 +32,20 @@ pub enum LeaseState {
 }
 
 impl LeaseState {
-    pub const ALL: [LeaseState; 6] = [
-        LeaseState::Pending,
-        LeaseState::Provisioning,
-        LeaseState::Running,
-        LeaseState::Preempting,
-        LeaseState::Ended,
-        LeaseState::Failed,
-    ];
-
     /// Whether the lease still holds (or will hold) its slice.
     pub fn live(self) -> bool {
         !matches!(self, LeaseState::Ended | LeaseState::Failed)
     }
-
-    /// The name the API and the rows use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LeaseState::Pending => "pending",
-            LeaseState::Provisioning => "provisioning",
-            LeaseState::Running => "running",
-            LeaseState::Preempting => "preempting",
-            LeaseState::Ended => "ended",
-            LeaseState::Failed => "failed",
-        }
-    }
 }
 
-impl fmt::Display for LeaseState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for LeaseState {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        LeaseState::ALL
-            .into_iter()
-            .find(|l| l.as_str() == s)
-            .ok_or_else(|| UnknownName(s.to_owned()))
-    }
-}
+text_names!(LeaseState {
+    Pending => "pending",
+    Provisioning => "provisioning",
+    Running => "running",
+    Preempting => "preempting",
+    Ended => "ended",
+    Failed => "failed",
+});
 
 /// Why a lease ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

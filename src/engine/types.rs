@@ -5,11 +5,9 @@
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 use uuid::Uuid;
 
-use crate::catalog::{Precision, UnknownName};
+use crate::catalog::{text_names, Precision};
 
 /// Unix seconds (UTC). Every command carries its own `now`.
 pub type Ts = i64;
@@ -38,18 +36,6 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::OnDemand, Mode::Reserved, Mode::Spot, Mode::Pooled];
-
-    /// The name the API, the rows and the exports use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::OnDemand => "on_demand",
-            Mode::Reserved => "reserved",
-            Mode::Spot => "spot",
-            Mode::Pooled => "pooled",
-        }
-    }
-
     /// The priority of this mode at the default qos.
     pub fn priority(self) -> Priority {
         Priority::of(self, Qos::Batch)
@@ -61,21 +47,12 @@ impl Mode {
     }
 }
 
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.as_str() == s)
-            .ok_or_else(|| UnknownName(s.to_owned()))
-    }
-}
+text_names!(Mode {
+    OnDemand => "on_demand",
+    Reserved => "reserved",
+    Spot => "spot",
+    Pooled => "pooled",
+});
 
 /// Quality of service of pooled and waiting orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

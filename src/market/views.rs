@@ -1,6 +1,6 @@
 //! What the API shows of orders and leases, read from their rows.
 
-use crate::catalog::UnknownName;
+use crate::catalog::text_names;
 use crate::db::{dispatch, Db, Money};
 use crate::engine::{Lease, LeaseState, Mode};
 use crate::error::ApiError;
@@ -8,8 +8,6 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use std::fmt;
-use std::str::FromStr;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -28,42 +26,13 @@ pub enum OrderState {
     Expired,
 }
 
-impl OrderState {
-    pub const ALL: [OrderState; 5] = [
-        OrderState::Open,
-        OrderState::Filled,
-        OrderState::Cancelled,
-        OrderState::Rejected,
-        OrderState::Expired,
-    ];
-
-    /// The name the API and the rows use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrderState::Open => "open",
-            OrderState::Filled => "filled",
-            OrderState::Cancelled => "cancelled",
-            OrderState::Rejected => "rejected",
-            OrderState::Expired => "expired",
-        }
-    }
-}
-
-impl fmt::Display for OrderState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for OrderState {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        OrderState::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| UnknownName(s.to_owned()))
-    }
-}
+text_names!(OrderState {
+    Open => "open",
+    Filled => "filled",
+    Cancelled => "cancelled",
+    Rejected => "rejected",
+    Expired => "expired",
+});
 
 /// An order and where it stands.
 #[derive(Debug, Serialize, ToSchema)]
