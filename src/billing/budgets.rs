@@ -15,6 +15,7 @@ use crate::auth::{Caller, Role};
 use crate::db::{dispatch, Db, Money};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::market::OrderState;
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
 use axum::extract::State;
@@ -202,7 +203,7 @@ fn has_tag(tags_json: &str, key: &str, value: &str) -> bool {
         .unwrap_or(false)
 }
 
-type LiveLease = (Uuid, String, Money, Option<i64>, Option<i64>, String);
+type LiveLease = (Uuid, Mode, Money, Option<i64>, Option<i64>, String);
 
 /// Live leases of `buyer` (or everyone's) with their order's tags.
 async fn live_leases(db: &Db, buyer: Option<Uuid>) -> anyhow::Result<Vec<LiveLease>> {
@@ -230,7 +231,7 @@ pub async fn spent(
     let (month_start, month_end) = period::month_bounds(now);
     let mut total = Decimal::ZERO;
     lines::for_each(db, Scope::Buyer(buyer), month_start, month_end, |l| {
-        if l.mode.as_deref() != Some("reserved") && has_tag(&l.tags_json, key, value) {
+        if l.mode.as_deref() != Some(Mode::Reserved.as_str()) && has_tag(&l.tags_json, key, value) {
             total += l.amount.0;
         }
     })
@@ -243,10 +244,12 @@ pub async fn spent(
     let reserved: Vec<(Money, i64, Option<i64>, String)> = dispatch!(db, pool => {
         sqlx::query_as(
             "SELECT l.price_per_hour, l.starts_at, l.ends_at, o.tags_json FROM leases l \
-             JOIN orders o ON o.id = l.order_id WHERE l.buyer_id = $1 AND l.mode = 'reserved' \
-             AND o.state = 'filled' AND l.created_at >= $2 AND l.created_at < $3",
+             JOIN orders o ON o.id = l.order_id WHERE l.buyer_id = $1 AND l.mode = $2 \
+             AND o.state = $3 AND l.created_at >= $4 AND l.created_at < $5",
         )
         .bind(buyer)
+        .bind(Mode::Reserved)
+        .bind(OrderState::Filled)
         .bind(from)
         .bind(to)
         .fetch_all(pool)
@@ -261,7 +264,7 @@ pub async fn spent(
     }
     // What running leases owe since they were last billed.
     for (_, mode, price, billed_until, _, tags) in live_leases(db, Some(buyer)).await? {
-        if mode != "reserved" && has_tag(&tags, key, value) {
+        if mode != Mode::Reserved && has_tag(&tags, key, value) {
             if let Some(b) = billed_until.filter(|b| *b < now) {
                 total += round_money(price.0 * Decimal::from(now - b) / Decimal::from(3600));
             }
@@ -335,7 +338,7 @@ pub async fn leases_to_notice(db: &Db, notice_s: i64, now: i64) -> anyhow::Resul
         let tagged: Vec<(Uuid, Decimal)> = live_leases(db, Some(b.buyer))
             .await?
             .into_iter()
-            .filter(|l| l.1 != "reserved" && has_tag(&l.5, &b.tag_key, &b.tag_value))
+            .filter(|l| l.1 != Mode::Reserved && has_tag(&l.5, &b.tag_key, &b.tag_value))
             .map(|l| (l.0, l.2 .0))
             .collect();
         if tagged.is_empty() {

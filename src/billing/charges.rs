@@ -13,6 +13,7 @@
 use super::ledger::{self, LedgerError};
 use super::lines::{self, Kind, NewLine, Unit};
 use crate::db::{dispatch_tx, Money, Tx};
+use crate::engine::Mode;
 use crate::pricing::round_money;
 use chrono::{DateTime, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -94,12 +95,11 @@ pub struct Chargeable {
 }
 
 /// The descriptive side of a [`Chargeable`]: copied onto every line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ChargeDetail {
     pub order: Option<Uuid>,
     pub node: Option<Uuid>,
-    /// `on_demand`, `reserved`, `spot` or `pooled`.
-    pub mode: String,
+    pub mode: Mode,
     pub gpu_model: String,
     pub region: String,
     pub tflops: UnitTerms,
@@ -122,7 +122,6 @@ impl ChargeDetail {
         ended_at: Option<Ts>,
         tags_json: Option<String>,
     ) -> ChargeDetail {
-        use crate::engine::Mode;
         let multiplier = lease.rule.multiplier();
         let list = |price: Decimal| {
             if multiplier.is_zero() {
@@ -136,13 +135,7 @@ impl ChargeDetail {
         ChargeDetail {
             order: Some(lease.order_id),
             node: Some(node),
-            mode: match lease.mode {
-                Mode::OnDemand => "on_demand",
-                Mode::Reserved => "reserved",
-                Mode::Spot => "spot",
-                Mode::Pooled => "pooled",
-            }
-            .to_owned(),
+            mode: lease.mode,
             gpu_model: lease.model.clone(),
             region: lease.region.clone(),
             tflops: UnitTerms {
@@ -162,7 +155,7 @@ impl ChargeDetail {
     }
 
     fn is_reserved(&self) -> bool {
-        self.mode == "reserved"
+        self.mode == Mode::Reserved
     }
 
     /// Whether `[start, end)` of a reserved window was used.
@@ -200,7 +193,7 @@ pub fn unit_lines(c: &Chargeable, start: Ts, end: Ts) -> Vec<NewLine> {
             provider: Some(c.provider),
             node: d.node,
             kind,
-            mode: Some(d.mode.clone()),
+            mode: Some(d.mode),
             gpu_model: Some(d.gpu_model.clone()),
             region: Some(d.region.clone()),
             unit: Some(unit),
@@ -338,7 +331,7 @@ mod tests {
             tflops_units: dec!(100),
             vram_units: dec!(2.5),
             detail: ChargeDetail {
-                mode: "reserved".into(),
+                mode: Mode::Reserved,
                 tflops: UnitTerms {
                     units: dec!(100),
                     price: dec!(0.01),
@@ -352,7 +345,10 @@ mod tests {
                 tags_json: "{}".into(),
                 running_at,
                 ended_at,
-                ..ChargeDetail::default()
+                order: None,
+                node: None,
+                gpu_model: String::new(),
+                region: String::new(),
             },
         }
     }

@@ -143,7 +143,7 @@ async fn earnings(
     let groups: Vec<EarningsGroup> = groups.into_values().collect();
     let payable: Option<Money> = dispatch!(state.db, pool => {
         sqlx::query_scalar("SELECT balance FROM accounts WHERE code = $1")
-            .bind(super::ledger::payable(caller.id))
+            .bind(super::Account::Payable(caller.id))
             .fetch_optional(pool)
             .await
     })?;

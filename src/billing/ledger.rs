@@ -1,32 +1,25 @@
 //! The double-entry ledger.
 //!
 //! Every movement of money is one journal entry whose postings sum to zero,
-//! written in the caller's transaction. Accounts are named by a code:
-//! `wallet:{user}` (spendable), `holds:{user}` (reserved for orders),
-//! `payable:{user}` (owed to a provider), `platform:revenue` and
-//! `external:funding` (the world outside: top-ups and payouts). User accounts
+//! written in the caller's transaction, between [`Account`]s. User accounts
 //! never go below zero; the check happens under the account's row lock.
 
-use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
+pub use super::account::Account;
+pub use super::holds::{capture, extend_hold, release};
+use crate::db::{dispatch_tx, push_rows, push_statement, Money, Tx, Writes};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
-/// The platform's revenue account.
-pub const PLATFORM_REVENUE: &str = "platform:revenue";
-/// Money entering or leaving the exchange.
-pub const EXTERNAL_FUNDING: &str = "external:funding";
-
-pub fn wallet(user: Uuid) -> String {
-    format!("wallet:{user}")
+/// A user's spendable money.
+pub fn wallet(user: Uuid) -> Account {
+    Account::Wallet(user)
 }
-pub fn holds(user: Uuid) -> String {
-    format!("holds:{user}")
-}
-pub fn payable(user: Uuid) -> String {
-    format!("payable:{user}")
+/// A user's money set aside for orders and leases.
+pub fn holds(user: Uuid) -> Account {
+    Account::Holds(user)
 }
 
 /// Why a ledger operation was refused.
@@ -35,9 +28,9 @@ pub enum LedgerError {
     #[error("postings sum to {0}, not zero")]
     Unbalanced(Decimal),
     #[error("account {0} would go below zero")]
-    InsufficientFunds(String),
+    InsufficientFunds(Account),
     #[error("unknown account {0}")]
-    UnknownAccount(String),
+    UnknownAccount(Account),
     #[error("unknown or closed hold {0}")]
     UnknownHold(Uuid),
     #[error("capture of {requested} exceeds the hold's remaining {remaining}")]
@@ -69,11 +62,7 @@ pub struct Entry {
     pub actor: Option<Uuid>,
     /// What it belongs to, e.g. `order:{id}` or `hold:{id}`.
     pub reference: Option<String>,
-    pub postings: Vec<(String, Decimal)>,
-}
-
-fn is_user_account(code: &str) -> bool {
-    code.starts_with("wallet:") || code.starts_with("holds:") || code.starts_with("payable:")
+    pub postings: Vec<(Account, Decimal)>,
 }
 
 /// Creates the wallet, holds and payable accounts of a new user.
@@ -83,19 +72,19 @@ pub async fn open_user_accounts(
     currency: &str,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
-    for (code, kind) in [
-        (wallet(user), "wallet"),
-        (holds(user), "holds"),
-        (payable(user), "payable"),
+    for account in [
+        Account::Wallet(user),
+        Account::Holds(user),
+        Account::Payable(user),
     ] {
         dispatch_tx!(tx, conn => {
             sqlx::query(
                 "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
             )
-            .bind(&code)
+            .bind(account)
             .bind(user)
-            .bind(kind)
+            .bind(account.kind())
             .bind(currency)
             .bind(Money(Decimal::ZERO))
             .bind(now)
@@ -103,7 +92,7 @@ pub async fn open_user_accounts(
             .await
             .map(|r| r.rows_affected())
         })
-        .with_context(|| format!("failed to open account {code}"))?;
+        .with_context(|| format!("failed to open account {account}"))?;
     }
     Ok(())
 }
@@ -114,17 +103,14 @@ pub async fn open_system_accounts(
     currency: &str,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
-    for (code, kind) in [
-        (PLATFORM_REVENUE, "platform_revenue"),
-        (EXTERNAL_FUNDING, "external"),
-    ] {
+    for account in [Account::PlatformRevenue, Account::ExternalFunding] {
         dispatch_tx!(tx, conn => {
             sqlx::query(
                 "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
                  VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
             )
-            .bind(code)
-            .bind(kind)
+            .bind(account)
+            .bind(account.kind())
             .bind(currency)
             .bind(Money(Decimal::ZERO))
             .bind(now)
@@ -132,7 +118,7 @@ pub async fn open_system_accounts(
             .await
             .map(|r| r.rows_affected())
         })
-        .with_context(|| format!("failed to open account {code}"))?;
+        .with_context(|| format!("failed to open account {account}"))?;
     }
     Ok(())
 }
@@ -158,7 +144,7 @@ struct EntryRow {
 
 struct PostingRow {
     entry: Uuid,
-    account: String,
+    account: Account,
     amount: Decimal,
     balance_after: Decimal,
     at: DateTime<Utc>,
@@ -182,8 +168,8 @@ struct HoldRow {
 #[derive(Default)]
 pub struct Journal {
     /// Each loaded account's balance as this journal leaves it.
-    balances: BTreeMap<String, Decimal>,
-    changed: BTreeSet<String>,
+    balances: BTreeMap<Account, Decimal>,
+    changed: BTreeSet<Account>,
     entries: Vec<EntryRow>,
     postings: Vec<PostingRow>,
     holds: Vec<HoldRow>,
@@ -195,11 +181,15 @@ impl Journal {
     /// entries may lock in more than one round; PostgreSQL breaks the rare
     /// deadlock by failing one transaction, and a failed market batch
     /// rebuilds the engine and answers with an error.
-    pub async fn load(&mut self, tx: &mut Tx<'_>, codes: &[&str]) -> Result<(), LedgerError> {
-        let mut missing: Vec<&str> = codes
+    pub async fn load(
+        &mut self,
+        tx: &mut Tx<'_>,
+        accounts: &[&Account],
+    ) -> Result<(), LedgerError> {
+        let mut missing: Vec<Account> = accounts
             .iter()
-            .copied()
-            .filter(|c| !self.balances.contains_key(*c))
+            .map(|a| **a)
+            .filter(|a| !self.balances.contains_key(a))
             .collect();
         if missing.is_empty() {
             return Ok(());
@@ -212,18 +202,18 @@ impl Journal {
             params.join(", "),
             tx.for_update()
         );
-        let rows: Vec<(String, Money)> = dispatch_tx!(tx, conn => {
+        let rows: Vec<(Account, Money)> = dispatch_tx!(tx, conn => {
             let mut query = sqlx::query_as(&sql);
-            for code in &missing {
-                query = query.bind(*code);
+            for account in &missing {
+                query = query.bind(*account);
             }
             query.fetch_all(conn).await
         })?;
-        for (code, balance) in rows {
-            self.balances.insert(code, balance.0);
+        for (account, balance) in rows {
+            self.balances.insert(account, balance.0);
         }
-        match missing.iter().find(|c| !self.balances.contains_key(**c)) {
-            Some(unknown) => Err(LedgerError::UnknownAccount((*unknown).to_owned())),
+        match missing.iter().find(|a| !self.balances.contains_key(a)) {
+            Some(unknown) => Err(LedgerError::UnknownAccount(*unknown)),
             None => Ok(()),
         }
     }
@@ -231,22 +221,36 @@ impl Journal {
     /// Takes these balances as known, unless already loaded: what an
     /// earlier transaction left, when nothing has written since
     /// ([`crate::db::WriterMark`]).
-    pub fn remember(&mut self, mut balances: BTreeMap<String, Decimal>) {
+    ///
+    /// Keyed by code while the market writer keeps them so; a code that
+    /// names no account is forgotten, and read again when needed.
+    pub fn remember(&mut self, balances: BTreeMap<String, Decimal>) {
+        let mut balances: BTreeMap<Account, Decimal> = balances
+            .into_iter()
+            .filter_map(|(code, balance)| Some((code.parse().ok()?, balance)))
+            .collect();
         // What this journal loaded itself is as fresh, and wins.
         balances.append(&mut self.balances);
         self.balances = balances;
     }
 
-    /// Every balance this journal knows, as it leaves them; the journal
-    /// forgets them.
+    /// Every balance this journal knows, as it leaves them, by code; the
+    /// journal forgets them.
     pub fn take_balances(&mut self) -> BTreeMap<String, Decimal> {
         std::mem::take(&mut self.balances)
+            .into_iter()
+            .map(|(account, balance)| (account.to_string(), balance))
+            .collect()
     }
 
     /// An account's balance as this transaction will leave it.
-    pub async fn balance(&mut self, tx: &mut Tx<'_>, code: &str) -> Result<Decimal, LedgerError> {
-        self.load(tx, &[code]).await?;
-        Ok(self.balances[code])
+    pub async fn balance(
+        &mut self,
+        tx: &mut Tx<'_>,
+        account: &Account,
+    ) -> Result<Decimal, LedgerError> {
+        self.load(tx, &[account]).await?;
+        Ok(self.balances[account])
     }
 
     /// Checks and records `entry`; nothing is written until [`Journal::flush`].
@@ -265,29 +269,27 @@ impl Journal {
         if !sum.is_zero() {
             return Err(LedgerError::Unbalanced(sum));
         }
-        let mut by_account: BTreeMap<&str, Decimal> = BTreeMap::new();
-        for (code, amount) in &entry.postings {
-            let total = by_account.entry(code.as_str()).or_default();
+        let mut by_account: BTreeMap<Account, Decimal> = BTreeMap::new();
+        for (account, amount) in &entry.postings {
+            let total = by_account.entry(*account).or_default();
             *total = total.checked_add(*amount).ok_or(LedgerError::Overflow)?;
         }
-        let codes: Vec<&str> = by_account.keys().copied().collect();
-        self.load(tx, &codes).await?;
+        let accounts: Vec<&Account> = by_account.keys().collect();
+        self.load(tx, &accounts).await?;
         // Every balance is checked before any changes, so a refused entry changes nothing.
-        for (code, delta) in &by_account {
-            let updated = self.balances[*code]
+        for (account, delta) in &by_account {
+            let updated = self.balances[account]
                 .checked_add(*delta)
                 .ok_or(LedgerError::Overflow)?;
-            if updated.is_sign_negative() && !updated.is_zero() && is_user_account(code) {
-                return Err(LedgerError::InsufficientFunds((*code).to_owned()));
+            if updated.is_sign_negative() && !updated.is_zero() && account.is_user() {
+                return Err(LedgerError::InsufficientFunds(*account));
             }
         }
         // Each posting's running balance, all computed before anything is recorded.
-        let mut running: BTreeMap<&str, Decimal> = BTreeMap::new();
+        let mut running: BTreeMap<Account, Decimal> = BTreeMap::new();
         let mut after = Vec::with_capacity(entry.postings.len());
-        for (code, amount) in &entry.postings {
-            let balance = running
-                .entry(code.as_str())
-                .or_insert(self.balances[code.as_str()]);
+        for (account, amount) in &entry.postings {
+            let balance = running.entry(*account).or_insert(self.balances[account]);
             *balance = balance.checked_add(*amount).ok_or(LedgerError::Overflow)?;
             after.push(*balance);
         }
@@ -301,19 +303,17 @@ impl Journal {
             at: now,
         });
         // Postings keep the entry's own order so a statement reads as it was written.
-        for ((code, amount), balance_after) in entry.postings.iter().zip(after) {
+        for ((account, amount), balance_after) in entry.postings.iter().zip(after) {
             self.postings.push(PostingRow {
                 entry: id,
-                account: code.clone(),
+                account: *account,
                 amount: *amount,
                 balance_after,
                 at: now,
             });
-            self.changed.insert(code.clone());
+            self.changed.insert(*account);
         }
-        for (code, balance) in running {
-            self.balances.insert(code.to_owned(), balance);
-        }
+        self.balances.extend(running);
         Ok(id)
     }
 
@@ -334,7 +334,10 @@ impl Journal {
             memo: format!("hold for {reference}"),
             actor: None,
             reference: Some(format!("hold:{id}")),
-            postings: vec![(wallet(user), -amount), (holds(user), amount)],
+            postings: vec![
+                (Account::Wallet(user), -amount),
+                (Account::Holds(user), amount),
+            ],
         };
         self.post(tx, &entry, now).await?;
         self.holds.push(HoldRow {
@@ -378,7 +381,7 @@ impl Journal {
             self.postings,
             |row, p| row
                 .push_bind(p.entry)
-                .push_bind(&p.account)
+                .push_bind(p.account)
                 .push_bind(Money(p.amount))
                 .push_bind(Money(p.balance_after))
                 .push_bind(p.at)
@@ -396,13 +399,13 @@ impl Journal {
                 .push_bind(h.at)
                 .push_bind(h.at)
         );
-        for code in &self.changed {
-            let balance = Money(self.balances[code]);
+        for account in &self.changed {
+            let balance = Money(self.balances[account]);
             push_statement!(writes, |update| update
                 .push("UPDATE accounts SET balance = ")
                 .push_bind(balance)
                 .push(" WHERE code = ")
-                .push_bind(code));
+                .push_bind(*account));
         }
     }
 
@@ -413,7 +416,7 @@ impl Journal {
     }
 }
 
-fn require_positive(amount: Decimal) -> Result<(), LedgerError> {
+pub(super) fn require_positive(amount: Decimal) -> Result<(), LedgerError> {
     if amount > Decimal::ZERO {
         Ok(())
     } else {
@@ -437,8 +440,8 @@ pub async fn credit(
         actor,
         reference: None,
         postings: vec![
-            (EXTERNAL_FUNDING.to_owned(), -amount),
-            (wallet(user), amount),
+            (Account::ExternalFunding, -amount),
+            (Account::Wallet(user), amount),
         ],
     };
     post(tx, &entry, now).await
@@ -456,131 +459,6 @@ pub async fn place_hold(
     let id = journal.place_hold(tx, user, amount, reference, now).await?;
     journal.flush(tx).await?;
     Ok(id)
-}
-
-/// An open hold, locked for update.
-struct OpenHold {
-    user: Uuid,
-    remaining: Decimal,
-}
-
-async fn lock_hold(tx: &mut Tx<'_>, hold: Uuid) -> Result<OpenHold, LedgerError> {
-    let sql = format!(
-        "SELECT user_id, remaining FROM holds WHERE id = $1 AND status = 'open'{}",
-        tx.for_update()
-    );
-    let row: Option<(Uuid, Money)> = dispatch_tx!(tx, conn => {
-        sqlx::query_as(&sql).bind(hold).fetch_optional(conn).await
-    })?;
-    let (user, remaining) = row.ok_or(LedgerError::UnknownHold(hold))?;
-    Ok(OpenHold {
-        user,
-        remaining: remaining.0,
-    })
-}
-
-async fn set_hold(
-    tx: &mut Tx<'_>,
-    hold: Uuid,
-    remaining: Decimal,
-    now: DateTime<Utc>,
-) -> Result<(), LedgerError> {
-    let status = if remaining.is_zero() {
-        "closed"
-    } else {
-        "open"
-    };
-    execute_tx!(
-        tx,
-        "UPDATE holds SET remaining = $1, status = $2, updated_at = $3 WHERE id = $4",
-        Money(remaining),
-        status,
-        now,
-        hold,
-    )?;
-    Ok(())
-}
-
-/// Adds `amount` from the wallet to an open hold (a renewal).
-pub async fn extend_hold(
-    tx: &mut Tx<'_>,
-    hold: Uuid,
-    amount: Decimal,
-    now: DateTime<Utc>,
-) -> Result<(), LedgerError> {
-    require_positive(amount)?;
-    let open = lock_hold(tx, hold).await?;
-    let entry = Entry {
-        kind: "hold",
-        memo: "hold renewed".into(),
-        actor: None,
-        reference: Some(format!("hold:{hold}")),
-        postings: vec![(wallet(open.user), -amount), (holds(open.user), amount)],
-    };
-    post(tx, &entry, now).await?;
-    set_hold(tx, hold, open.remaining + amount, now).await
-}
-
-/// Pays `amount` out of a hold to a provider, less the platform's fee.
-pub async fn capture(
-    tx: &mut Tx<'_>,
-    hold: Uuid,
-    amount: Decimal,
-    provider: Uuid,
-    fee_rate: Decimal,
-    memo: &str,
-    now: DateTime<Utc>,
-) -> Result<Uuid, LedgerError> {
-    require_positive(amount)?;
-    let open = lock_hold(tx, hold).await?;
-    if amount > open.remaining {
-        return Err(LedgerError::CaptureExceedsHold {
-            requested: amount,
-            remaining: open.remaining,
-        });
-    }
-    let fee = platform_fee(amount, fee_rate);
-    let mut postings = vec![
-        (holds(open.user), -amount),
-        (payable(provider), amount - fee),
-    ];
-    if !fee.is_zero() {
-        postings.push((PLATFORM_REVENUE.to_owned(), fee));
-    }
-    let entry = Entry {
-        kind: "capture",
-        memo: memo.to_owned(),
-        actor: None,
-        reference: Some(format!("hold:{hold}")),
-        postings,
-    };
-    let id = post(tx, &entry, now).await?;
-    set_hold(tx, hold, open.remaining - amount, now).await?;
-    Ok(id)
-}
-
-/// Returns what is left of a hold to the wallet and closes it.
-pub async fn release(
-    tx: &mut Tx<'_>,
-    hold: Uuid,
-    now: DateTime<Utc>,
-) -> Result<Decimal, LedgerError> {
-    let open = lock_hold(tx, hold).await?;
-    if !open.remaining.is_zero() {
-        let entry = Entry {
-            kind: "release",
-            memo: "hold released".into(),
-            actor: None,
-            reference: Some(format!("hold:{hold}")),
-            postings: vec![
-                (holds(open.user), -open.remaining),
-                (wallet(open.user), open.remaining),
-            ],
-        };
-        post(tx, &entry, now).await?;
-    }
-    set_hold(tx, hold, Decimal::ZERO, now).await?;
-    Ok(open.remaining)
 }
 
 /// The platform's share of `amount`, rounded half-even to 6 decimals.

@@ -2,8 +2,9 @@
 //! credit lines. Every line points at the ledger entry that moved its money,
 //! so invoices and exports tie out to the ledger.
 
-use super::ledger::{self, Entry, LedgerError, PLATFORM_REVENUE};
+use super::ledger::{self, Account, Entry, LedgerError};
 use crate::db::{dispatch, execute_tx, Db, Money, Tx};
+use crate::engine::Mode;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -42,29 +43,7 @@ impl Kind {
     }
 }
 
-/// The two units sold (DESIGN §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Unit {
-    TflopsH,
-    VramH,
-}
-
-impl Unit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::TflopsH => "tflops_h",
-            Unit::VramH => "vram_h",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Unit> {
-        match s {
-            "tflops_h" => Some(Unit::TflopsH),
-            "vram_h" => Some(Unit::VramH),
-            _ => None,
-        }
-    }
-}
+pub use crate::catalog::Unit;
 
 /// A line about to be written.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +54,7 @@ pub struct NewLine {
     pub provider: Option<Uuid>,
     pub node: Option<Uuid>,
     pub kind: Kind,
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     pub gpu_model: Option<String>,
     pub region: Option<String>,
     pub unit: Option<Unit>,
@@ -119,10 +98,10 @@ pub async fn insert(
         line.provider,
         line.node,
         line.kind.as_str(),
-        &line.mode,
+        line.mode,
         &line.gpu_model,
         &line.region,
-        line.unit.map(Unit::as_str),
+        line.unit,
         Money(line.quantity),
         Money(line.unit_price),
         Money(line.list_unit_price),
@@ -174,8 +153,8 @@ pub async fn credit(
         actor,
         reference: credit.lease.map(|l| format!("lease:{l}")),
         postings: vec![
-            (PLATFORM_REVENUE.to_owned(), -credit.amount),
-            (ledger::wallet(credit.buyer), credit.amount),
+            (Account::PlatformRevenue, -credit.amount),
+            (Account::Wallet(credit.buyer), credit.amount),
         ],
     };
     let entry_id = ledger::post(tx, &entry, now).await?;
@@ -238,7 +217,7 @@ impl ChargeLine {
     }
 
     pub fn unit(&self) -> Option<Unit> {
-        self.unit.as_deref().and_then(Unit::parse)
+        self.unit.as_deref().and_then(|u| u.parse().ok())
     }
 
     /// The line's tags (an empty map when the stored JSON is not an object of strings).
@@ -342,8 +321,8 @@ pub async fn ledger_total(db: &Db, buyer: Uuid, from: i64, to: i64) -> anyhow::R
             "SELECT p.amount FROM postings p WHERE p.account IN ($1, $2) AND p.entry_id IN \
              (SELECT entry_id FROM charges WHERE buyer_id = $3 AND period_start >= $4 AND period_start < $5)",
         )
-        .bind(ledger::holds(buyer))
-        .bind(ledger::wallet(buyer))
+        .bind(Account::Holds(buyer))
+        .bind(Account::Wallet(buyer))
         .bind(buyer)
         .bind(from)
         .bind(to)

@@ -1,6 +1,7 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
 
+mod account;
 pub mod adjustments;
 pub mod balances;
 pub mod budgets;
@@ -8,6 +9,7 @@ pub mod charges;
 pub mod earnings;
 pub mod export;
 pub mod focus;
+mod holds;
 pub mod invoices;
 pub mod ledger;
 pub mod lines;
@@ -17,6 +19,8 @@ mod routes;
 pub mod scenario;
 pub mod settle;
 pub mod usage;
+
+pub use account::Account;
 
 use crate::app::AppState;
 use utoipa_axum::router::OpenApiRouter;

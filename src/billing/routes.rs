@@ -308,10 +308,9 @@ async fn admin_credit(
 }
 
 async fn balance_in_tx(tx: &mut crate::db::Tx<'_>, user: Uuid) -> Result<Decimal, ApiError> {
-    let code = ledger::wallet(user);
     let balance: Money = crate::db::dispatch_tx!(tx, conn => {
         sqlx::query_scalar("SELECT balance FROM accounts WHERE code = $1")
-            .bind(&code)
+            .bind(ledger::Account::Wallet(user))
             .fetch_one(conn)
             .await
     })?;

@@ -10,6 +10,7 @@ use super::ledger;
 use super::lines::{self, Credit, Kind, NewLine, Unit};
 use crate::auth::{create_user, Role};
 use crate::db::Db;
+use crate::engine::Mode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
@@ -54,7 +55,7 @@ pub async fn fund(db: &Db, user: Uuid, amount: Decimal) -> anyhow::Result<()> {
 /// One lease to charge.
 #[derive(Debug, Clone)]
 pub struct LeaseSpec {
-    pub mode: &'static str,
+    pub mode: Mode,
     pub gpu_model: &'static str,
     pub region: &'static str,
     pub tflops_units: Decimal,
@@ -77,7 +78,7 @@ pub struct LeaseSpec {
 impl LeaseSpec {
     pub fn on_demand(from: i64, to: i64) -> LeaseSpec {
         LeaseSpec {
-            mode: "on_demand",
+            mode: Mode::OnDemand,
             gpu_model: "H100-SXM5-80GB",
             region: "eu-west",
             tflops_units: dec!(100),
@@ -166,7 +167,7 @@ async fn lease_once(
         detail: ChargeDetail {
             order: Some(Uuid::now_v7()),
             node: Some(Uuid::from_u128(0x9e7)),
-            mode: spec.mode.to_owned(),
+            mode: spec.mode,
             gpu_model: spec.gpu_model.to_owned(),
             region: spec.region.to_owned(),
             tflops,
@@ -239,7 +240,7 @@ pub async fn build_for(
     // Reserved 20:00 → 04:00, running from 21:30, released at 02:00: the
     // hours before and after are unused parts of the commitment.
     let reserved = LeaseSpec {
-        mode: "reserved",
+        mode: Mode::Reserved,
         gpu_model: "A100-SXM4-80GB",
         region: "us-east",
         tflops_units: dec!(312),
@@ -256,7 +257,7 @@ pub async fn build_for(
     lease(db, buyer, provider, &reserved).await?;
     // Spot on an L40S at 0.55 × list, a few seconds past the hour.
     let spot = LeaseSpec {
-        mode: "spot",
+        mode: Mode::Spot,
         gpu_model: "L40S-48GB",
         region: "eu-west",
         tflops_units: dec!(181),
@@ -269,7 +270,7 @@ pub async fn build_for(
     lease(db, buyer, provider, &spot).await?;
     // Pooled: a small shared slice, untagged.
     let pooled = LeaseSpec {
-        mode: "pooled",
+        mode: Mode::Pooled,
         tflops_units: dec!(10.5),
         vram_units: dec!(1),
         multiplier: dec!(1),
@@ -346,7 +347,7 @@ pub async fn bulk_lines(db: &Db, buyer: Uuid, provider: Uuid, n: u64) -> anyhow:
                 provider: Some(provider),
                 node: Some(Uuid::from_u128(0x9e7)),
                 kind: Kind::Usage,
-                mode: Some("on_demand".into()),
+                mode: Some(Mode::OnDemand),
                 gpu_model: Some("H100-SXM5-80GB".into()),
                 region: Some("eu-west".into()),
                 unit: Some(unit),

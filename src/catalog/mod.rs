@@ -11,7 +11,8 @@ mod units;
 
 pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
 pub use models::{all_models, lookup, GpuModel};
-pub use units::{Precision, Unit, UNIT_VRAM_GB};
+pub(crate) use units::text_names;
+pub use units::{Precision, Unit, UnknownName, UNIT_VRAM_GB};
 
 #[cfg(feature = "server")]
 pub mod regions;

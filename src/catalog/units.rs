@@ -1,8 +1,42 @@
 //! The two sold units and the precisions a request may name.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
+
+/// Gives a fieldless enum its text names, as the API, the rows and the
+/// exports spell them: `ALL`, `as_str`, `Display`, and a `FromStr` that
+/// refuses any other name with [`UnknownName`].
+macro_rules! text_names {
+    ($ty:ident { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: [$ty; [$($name),+].len()] = [$($ty::$variant),+];
+
+            /// The value's name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name),+
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::std::str::FromStr for $ty {
+            type Err = $crate::catalog::UnknownName;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| $crate::catalog::UnknownName(s.to_owned()))
+            }
+        }
+    };
+}
+pub(crate) use text_names;
 
 /// Gigabytes of GPU memory in one `vram_h` unit (4 × 10⁹ bytes).
 pub const UNIT_VRAM_GB: u32 = 4;
@@ -18,33 +52,10 @@ pub enum Unit {
     VramH,
 }
 
-impl Unit {
-    pub const ALL: [Unit; 2] = [Unit::TflopsH, Unit::VramH];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::TflopsH => "tflops_h",
-            Unit::VramH => "vram_h",
-        }
-    }
-}
-
-impl fmt::Display for Unit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Unit {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tflops_h" => Ok(Unit::TflopsH),
-            "vram_h" => Ok(Unit::VramH),
-            _ => Err(UnknownName(s.to_owned())),
-        }
-    }
-}
+text_names!(Unit {
+    TflopsH => "tflops_h",
+    VramH => "vram_h",
+});
 
 /// The precision a request's TFLOPS are measured in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -58,41 +69,14 @@ pub enum Precision {
     Fp8,
 }
 
-impl Precision {
-    pub const ALL: [Precision; 4] = [
-        Precision::Fp16,
-        Precision::Bf16,
-        Precision::Tf32,
-        Precision::Fp8,
-    ];
+text_names!(Precision {
+    Fp16 => "fp16",
+    Bf16 => "bf16",
+    Tf32 => "tf32",
+    Fp8 => "fp8",
+});
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Precision::Fp16 => "fp16",
-            Precision::Bf16 => "bf16",
-            Precision::Tf32 => "tf32",
-            Precision::Fp8 => "fp8",
-        }
-    }
-}
-
-impl fmt::Display for Precision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Precision {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Precision::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| UnknownName(s.to_owned()))
-    }
-}
-
-/// A name that is not a known unit or precision.
+/// A name no value of the enum has (a unit, precision, mode or state).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown name `{0}`")]
 pub struct UnknownName(pub String);

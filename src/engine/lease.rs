@@ -6,10 +6,17 @@ use serde::{Deserialize, Serialize};
 use super::placement::{Placement, UnitPrices};
 use super::pricing::PriceRule;
 use super::pricing::RESERVED_LEAD_S;
+use crate::catalog::text_names;
+
 use super::types::{BuyerId, LeaseId, Mode, NodeId, OrderId, OrderSpec, Priority, Qos, Ts};
 
 /// Lease states (DESIGN §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "server",
+    schema(description = "Where a lease stands (DESIGN §4); rows keep the name as text.")
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LeaseState {
     /// Waiting: on a preemption notice (`ready_at`) or for a reserved window to start.
@@ -30,6 +37,15 @@ impl LeaseState {
         !matches!(self, LeaseState::Ended | LeaseState::Failed)
     }
 }
+
+text_names!(LeaseState {
+    Pending => "pending",
+    Provisioning => "provisioning",
+    Running => "running",
+    Preempting => "preempting",
+    Ended => "ended",
+    Failed => "failed",
+});
 
 /// Why a lease ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

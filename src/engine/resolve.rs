@@ -14,10 +14,11 @@ impl Engine {
     /// Parses an order into a placement request, or says why it cannot be one.
     pub(super) fn resolve(&self, spec: &OrderSpec) -> Result<PlacementRequest, RejectReason> {
         let res = &spec.resources;
-        let gpus = res.gpus.unwrap_or(1);
-        if gpus == 0
-            || gpus > 32
-            || res.vram_gb % catalog::UNIT_VRAM_GB != 0
+        let gpus = match u8::try_from(res.gpus.unwrap_or(1)) {
+            Ok(gpus @ 1..=32) => gpus,
+            _ => return Err(RejectReason::InvalidResources),
+        };
+        if res.vram_gb % catalog::UNIT_VRAM_GB != 0
             || res.tflops < Decimal::ZERO
             || (res.tflops.is_zero() && res.vram_gb == 0)
         {

@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::catalog::Precision;
+use crate::catalog::{text_names, Precision};
 
 /// Unix seconds (UTC). Every command carries its own `now`.
 pub type Ts = i64;
@@ -20,13 +20,18 @@ pub type NodeId = Uuid;
 /// A buyer (user) id.
 pub type BuyerId = Uuid;
 
-/// How an order is bought (DESIGN §3).
+/// How an order buys capacity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Starts when its slice is free, never preempted: 1.8 × list.
     OnDemand,
+    /// A fixed window booked at least an hour ahead, owed whole: 0.85 × list.
     Reserved,
+    /// Idle capacity by auction, preemptible: 0.5–0.7 × list.
     Spot,
+    /// A small share of a pooled GPU: 1.0 × list.
     Pooled,
 }
 
@@ -41,6 +46,13 @@ impl Mode {
         Priority::of(self, qos)
     }
 }
+
+text_names!(Mode {
+    OnDemand => "on_demand",
+    Reserved => "reserved",
+    Spot => "spot",
+    Pooled => "pooled",
+});
 
 /// Quality of service of pooled and waiting orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -107,7 +119,7 @@ pub struct Resources {
     pub gpu_model: Option<String>,
     /// Number of GPUs (default 1); more than one takes whole GPUs of one node.
     #[serde(default)]
-    pub gpus: Option<u8>,
+    pub gpus: Option<u32>,
     /// Require NVLink between the GPUs of a multi-GPU lease.
     #[serde(default)]
     pub nvlink: bool,

@@ -133,7 +133,7 @@ pub fn market_stats(engine: &Engine) -> MarketStats {
     let mut leases_by_state = BTreeMap::new();
     for lease in engine.leases() {
         *leases_by_state
-            .entry(super::writer::state_str(lease.state).to_owned())
+            .entry(lease.state.as_str().to_owned())
             .or_insert(0) += 1;
     }
     MarketStats {

@@ -3,7 +3,7 @@
 use super::views::{self, LeaseView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
-use crate::engine::Command;
+use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, Json, Path, Problem, Query};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -25,8 +25,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct LeaseQuery {
     /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
-    #[param(value_type = Option<super::views::LeaseState>, inline)]
-    pub state: Option<String>,
+    #[param(inline)]
+    pub state: Option<LeaseState>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
@@ -39,15 +39,6 @@ pub struct LeasePage {
     pub items: Vec<LeaseView>,
     pub next_cursor: Option<Uuid>,
 }
-
-const LEASE_STATES: [&str; 6] = [
-    "pending",
-    "provisioning",
-    "running",
-    "preempting",
-    "ended",
-    "failed",
-];
 
 /// The caller's leases, newest first.
 #[utoipa::path(get, path = "/v1/leases", tag = "leases", security(("bearer" = [])),
@@ -67,12 +58,6 @@ async fn list_leases(
     let limit = q.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(ApiError::field("query.limit", "must be between 1 and 500"));
-    }
-    if q.state
-        .as_deref()
-        .is_some_and(|s| !LEASE_STATES.contains(&s))
-    {
-        return Err(ApiError::field("query.state", "must be a lease state"));
     }
     let filter = views::LeaseFilter {
         buyer: caller.id,
@@ -132,7 +117,7 @@ async fn release_lease(
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = parse_id(&id)?;
     let view = views::lease(&state.db, caller.id, id).await?;
-    if matches!(view.state.as_str(), "ended" | "failed") {
+    if !view.state.live() {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "lease_ended",

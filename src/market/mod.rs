@@ -8,15 +8,16 @@ mod writer;
 
 pub use handle::{MarketError, MarketHandle, OrderMeta};
 pub use task::{start, MarketConfig};
-pub use writer::{mode_str, state_str, Flushed};
+pub use writer::Flushed;
 
 pub mod book;
 mod leases;
 mod orders;
 mod views;
 
+pub use crate::engine::LeaseState;
 pub use orders::OrderRequest;
-pub use views::LeaseState;
+pub use views::OrderState;
 
 /// The market's routes: orders, leases and market data.
 pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {

@@ -1,13 +1,13 @@
 //! `/v1/orders`: place, list, read, fills, cancel.
 
 use super::handle::{MarketError, OrderMeta};
-use super::views::{self, OrderView};
+use super::views::{self, OrderState, OrderView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{self, Command, Event, PlaceOrder};
 use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use crate::idempotency::IdempotencyKey;
-use crate::pricing::quotes::{self, Isolation, Resources};
+use crate::pricing::quotes::{self, Resources};
 use crate::pricing::Mode;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -233,29 +233,9 @@ impl OrderRequest {
         start_at: Option<DateTime<Utc>>,
         region: Option<String>,
     ) -> engine::OrderSpec {
-        let r = &self.resources;
         engine::OrderSpec {
-            mode: match self.mode {
-                Mode::OnDemand => engine::Mode::OnDemand,
-                Mode::Reserved => engine::Mode::Reserved,
-                Mode::Spot => engine::Mode::Spot,
-                Mode::Pooled => engine::Mode::Pooled,
-            },
-            resources: engine::Resources {
-                tflops: r.tflops,
-                vram_gb: r.vram_gb,
-                precision: r.precision,
-                gpu_model: r.gpu_model.clone(),
-                gpus: r.gpus.and_then(|g| u8::try_from(g).ok()),
-                nvlink: r.interconnect.as_deref() == Some("nvlink"),
-                isolation: match r.isolation.unwrap_or_default() {
-                    Isolation::Any => engine::Isolation::Any,
-                    Isolation::Mig => engine::Isolation::Mig,
-                    Isolation::Whole => engine::Isolation::Whole,
-                },
-                cpu_milli: r.cpu_milli.map(u64::from),
-                memory_mib: r.memory_mib,
-            },
+            mode: self.mode,
+            resources: self.resources.to_engine(),
             region,
             node: None,
             start_at: start_at.map(|t| t.timestamp()),
@@ -385,8 +365,8 @@ async fn place_order(
         Some(row) => OrderView {
             id: order_id,
             client_order_id: req.client_order_id,
-            mode: req.mode.as_str().to_owned(),
-            state: row.state.to_owned(),
+            mode: req.mode,
+            state: row.state,
             region,
             request,
             tags,
@@ -406,8 +386,8 @@ async fn place_order(
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// `open`, `filled`, `cancelled`, `rejected` or `expired`.
-    #[param(value_type = Option<super::views::OrderState>, inline)]
-    pub state: Option<String>,
+    #[param(inline)]
+    pub state: Option<OrderState>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
     #[param(inline)]
     pub mode: Option<Mode>,
@@ -423,8 +403,6 @@ pub struct OrderPage {
     pub items: Vec<OrderView>,
     pub next_cursor: Option<Uuid>,
 }
-
-const ORDER_STATES: [&str; 5] = ["open", "filled", "cancelled", "rejected", "expired"];
 
 /// The caller's orders, newest first.
 #[utoipa::path(get, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
@@ -445,18 +423,10 @@ async fn list_orders(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::field("query.limit", "must be between 1 and 500"));
     }
-    if let Some(s) = &q.state {
-        if !ORDER_STATES.contains(&s.as_str()) {
-            return Err(ApiError::field(
-                "query.state",
-                "must be open, filled, cancelled, rejected or expired",
-            ));
-        }
-    }
     let filter = views::OrderFilter {
         buyer: caller.id,
         state: q.state,
-        mode: q.mode.map(|m| m.as_str().to_owned()),
+        mode: q.mode,
         cursor: q.cursor,
         limit,
     };
@@ -512,7 +482,7 @@ async fn cancel_order(
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = parse_id(&id, "order")?;
     let view = views::order(&state.db, caller.id, id).await?;
-    if view.state != "open" {
+    if view.state != OrderState::Open {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "not_cancellable",

@@ -1,20 +1,22 @@
 //! What the API shows of orders and leases, read from their rows.
 
+use crate::catalog::text_names;
 use crate::db::{dispatch, Db, Money};
-use crate::engine::Lease;
+use crate::engine::{Lease, LeaseState, Mode};
 use crate::error::ApiError;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Where an order stands. Rows keep the name as text; this names the values
-/// for the API's schema.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "snake_case")]
+/// Where an order stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[schema(
+    description = "Where an order stands. Rows keep the name as text; this names the values\nfor the API's schema."
+)]
+#[serde(rename_all = "snake_case")]
 pub enum OrderState {
     /// Waiting for capacity, or in the spot auction.
     Open,
@@ -24,18 +26,13 @@ pub enum OrderState {
     Expired,
 }
 
-/// Where a lease stands (DESIGN §4); rows keep the name as text.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "snake_case")]
-pub enum LeaseState {
-    Pending,
-    Provisioning,
-    Running,
-    Preempting,
-    Ended,
-    Failed,
-}
+text_names!(OrderState {
+    Open => "open",
+    Filled => "filled",
+    Cancelled => "cancelled",
+    Rejected => "rejected",
+    Expired => "expired",
+});
 
 /// An order and where it stands.
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,11 +40,9 @@ pub struct OrderView {
     pub id: Uuid,
     pub client_order_id: Option<String>,
     /// `on_demand`, `reserved`, `spot` or `pooled`.
-    #[schema(value_type = crate::pricing::Mode)]
-    pub mode: String,
+    pub mode: Mode,
     /// `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`.
-    #[schema(value_type = OrderState)]
-    pub state: String,
+    pub state: OrderState,
     /// The region asked for (`any` lets the engine choose).
     pub region: String,
     /// The order as placed.
@@ -67,8 +62,8 @@ pub struct OrderView {
 type OrderRow = (
     Uuid,
     Option<String>,
-    String,
-    String,
+    Mode,
+    OrderState,
     String,
     String,
     String,
@@ -119,8 +114,8 @@ pub async fn order(db: &Db, buyer: Uuid, id: Uuid) -> Result<OrderView, ApiError
 
 pub struct OrderFilter {
     pub buyer: Uuid,
-    pub state: Option<String>,
-    pub mode: Option<String>,
+    pub state: Option<OrderState>,
+    pub mode: Option<Mode>,
     pub cursor: Option<Uuid>,
     pub limit: u32,
 }
@@ -135,8 +130,8 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
     let rows: Vec<OrderRow> = dispatch!(db, pool => {
         sqlx::query_as(&sql)
             .bind(f.buyer)
-            .bind(&f.state)
-            .bind(&f.mode)
+            .bind(f.state)
+            .bind(f.mode)
             .bind(f.cursor)
             .bind(i64::from(f.limit) + 1)
             .fetch_all(pool)
@@ -194,10 +189,8 @@ pub struct LeaseView {
     pub id: Uuid,
     pub order_id: Uuid,
     /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
-    #[schema(value_type = LeaseState)]
-    pub state: String,
-    #[schema(value_type = crate::pricing::Mode)]
-    pub mode: String,
+    pub state: LeaseState,
+    pub mode: Mode,
     pub node_id: Uuid,
     pub region: String,
     pub gpu_model: String,
@@ -229,7 +222,7 @@ fn at(ts: i64) -> DateTime<Utc> {
 
 type LeaseRow = (
     Uuid,
-    String,
+    LeaseState,
     Money,
     Option<String>,
     Option<String>,
@@ -270,7 +263,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         id,
         order_id: lease.order_id,
         state,
-        mode: super::writer::mode_str(lease.mode).to_owned(),
+        mode: lease.mode,
         node_id: lease.node,
         region: lease.region.clone(),
         gpu_model: lease.model.clone(),
@@ -307,7 +300,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
 
 pub struct LeaseFilter {
     pub buyer: Uuid,
-    pub state: Option<String>,
+    pub state: Option<LeaseState>,
     pub cursor: Option<Uuid>,
     pub limit: u32,
 }
@@ -322,7 +315,7 @@ pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError
              ORDER BY created_at DESC, id DESC LIMIT $4",
         )
         .bind(f.buyer)
-        .bind(&f.state)
+        .bind(f.state)
         .bind(f.cursor)
         .bind(i64::from(f.limit) + 1)
         .fetch_all(pool)

@@ -7,7 +7,7 @@ use super::store::{self, status, LeaseRow, Registration};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
-use crate::engine::{AgentReport, Command, Lease};
+use crate::engine::{AgentReport, Command, Lease, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
@@ -195,8 +195,8 @@ async fn heartbeat(
     let live_ids: BTreeSet<Uuid> = live.iter().map(|l| l.id).collect();
     for lease in &live {
         let on_agent = listed.get(&lease.id).copied();
-        match (lease.state.as_str(), on_agent) {
-            ("provisioning" | "running", None) => {
+        match (lease.state, on_agent) {
+            (LeaseState::Provisioning | LeaseState::Running, None) => {
                 if let Some(action) = start_action(lease) {
                     assignments.push(Assignment {
                         lease_id: lease.id,
@@ -204,7 +204,10 @@ async fn heartbeat(
                     });
                 }
             }
-            ("preempting", Some(LeaseRunState::Provisioning | LeaseRunState::Running)) => {
+            (
+                LeaseState::Preempting,
+                Some(LeaseRunState::Provisioning | LeaseRunState::Running),
+            ) => {
                 let preempt_at = serde_json::from_str::<Lease>(&lease.engine_json)
                     .ok()
                     .and_then(|l| l.preempt_at)
@@ -312,7 +315,7 @@ async fn assignment_status(
 ) -> Result<StatusCode, ApiError> {
     let node = agent_node(&state, &caller).await?;
     let lease = node_lease(&state, node.id, &lease_id).await?;
-    if matches!(lease.state.as_str(), "ended" | "failed") {
+    if !lease.state.live() {
         return Ok(StatusCode::NO_CONTENT);
     }
     let status = match &report.status {
@@ -321,7 +324,7 @@ async fn assignment_status(
                 return Err(ApiError::field("device", "must name the device"));
             }
             store::set_device(&state.db, lease.id, device).await?;
-            if lease.state != "provisioning" {
+            if lease.state != LeaseState::Provisioning {
                 // Already running (a repeated report), or preempting: nothing to change.
                 return Ok(StatusCode::NO_CONTENT);
             }

@@ -2,7 +2,7 @@
 
 use crate::auth::{Caller, Role};
 use crate::db::{dispatch, execute_tx, Db, Money, Tx};
-use crate::engine::NodeSpec;
+use crate::engine::{LeaseState, NodeSpec};
 use crate::protocol::{LogsUpload, UsageBatch};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -279,7 +279,7 @@ pub struct LeaseRow {
     pub id: Uuid,
     pub node_id: Uuid,
     pub buyer_id: Uuid,
-    pub state: String,
+    pub state: LeaseState,
     pub device: Option<String>,
     pub ends_at: Option<i64>,
     pub engine_json: String,
@@ -291,7 +291,7 @@ type RawLease = (
     Uuid,
     Uuid,
     Uuid,
-    String,
+    LeaseState,
     Option<String>,
     Option<i64>,
     String,

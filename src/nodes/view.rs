@@ -3,7 +3,7 @@
 
 use super::store::{LeaseRow, NodeRow};
 use crate::engine::placement::{PartitionMode, Slot};
-use crate::engine::Lease;
+use crate::engine::{Lease, LeaseState};
 use crate::protocol::{GpuMetrics, RegisterRequest};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -118,8 +118,7 @@ pub struct GpuView {
 pub struct SliceView {
     pub lease_id: Uuid,
     /// The lease's state (`pending`, `provisioning`, `running`, `preempting`).
-    #[schema(value_type = crate::market::LeaseState)]
-    pub state: String,
+    pub state: LeaseState,
     /// `whole`, `mig` or `shared`.
     #[schema(value_type = GpuMode)]
     pub kind: String,
@@ -212,7 +211,7 @@ fn slice_view(row: &LeaseRow, slot: &Slot) -> SliceView {
     };
     SliceView {
         lease_id: row.id,
-        state: row.state.clone(),
+        state: row.state,
         kind: kind.to_owned(),
         profile,
         start,

@@ -67,6 +67,25 @@ pub struct Resources {
 pub const MAX_GPUS: u32 = 8;
 
 impl Resources {
+    /// What the engine needs of these resources, once [`Resources::validate_shape`] passed.
+    pub fn to_engine(&self) -> crate::engine::Resources {
+        crate::engine::Resources {
+            tflops: self.tflops,
+            vram_gb: self.vram_gb,
+            precision: self.precision,
+            gpu_model: self.gpu_model.clone(),
+            gpus: self.gpus,
+            nvlink: self.interconnect.as_deref() == Some("nvlink"),
+            isolation: match self.isolation.unwrap_or_default() {
+                Isolation::Any => crate::engine::Isolation::Any,
+                Isolation::Mig => crate::engine::Isolation::Mig,
+                Isolation::Whole => crate::engine::Isolation::Whole,
+            },
+            cpu_milli: self.cpu_milli.map(u64::from),
+            memory_mib: self.memory_mib,
+        }
+    }
+
     /// Checks every field, naming each bad one under `prefix` (e.g. `resources`).
     pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
         let mut errors = self.validate_shape(prefix);

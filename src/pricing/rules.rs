@@ -2,33 +2,9 @@
 
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// How an order buys capacity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Starts when its slice is free, never preempted: 1.8 × list.
-    OnDemand,
-    /// A fixed window booked at least an hour ahead, owed whole: 0.85 × list.
-    Reserved,
-    /// Idle capacity by auction, preemptible: 0.5–0.7 × list.
-    Spot,
-    /// A small share of a pooled GPU: 1.0 × list.
-    Pooled,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::OnDemand => "on_demand",
-            Mode::Reserved => "reserved",
-            Mode::Spot => "spot",
-            Mode::Pooled => "pooled",
-        }
-    }
-}
+pub use crate::engine::Mode;
 
 pub const ON_DEMAND_FACTOR: Decimal = dec!(1.8);
 pub const RESERVED_FACTOR: Decimal = dec!(0.85);

@@ -561,6 +561,7 @@ mod ledger_ties_out {
     use super::*;
     use gpuex::billing::ledger;
     use gpuex::billing::lines::Credit;
+    use gpuex::engine::Mode;
     use proptest::prelude::*;
 
     #[derive(Debug, Clone)]
@@ -617,7 +618,7 @@ mod ledger_ties_out {
                         JAN_31 + start_min * 60 + 7,
                         JAN_31 + (start_min + minutes) * 60,
                     );
-                    spec.mode = ["on_demand", "reserved", "spot", "pooled"][mode];
+                    spec.mode = [Mode::OnDemand, Mode::Reserved, Mode::Spot, Mode::Pooled][mode];
                     spec.multiplier = [
                         Decimal::new(18, 1),
                         Decimal::new(85, 2),
@@ -627,7 +628,7 @@ mod ledger_ties_out {
                     spec.tflops_units = Decimal::from(units);
                     let line_of_business = ["ads", "search"][mode % 2];
                     spec.tags = json!({ "business_line": line_of_business });
-                    if spec.mode == "reserved" {
+                    if spec.mode == Mode::Reserved {
                         // Released halfway: the rest is owed, unused.
                         spec.ended_at = Some((spec.from + spec.to) / 2);
                         spec.now = spec.ended_at;

@@ -96,7 +96,7 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, orders: &[Uuid], leases: &[Uuid]
             let mode =
                 [Mode::OnDemand, Mode::Reserved, Mode::Spot, Mode::Pooled][usize::from(mode)];
             let mut r = resources(Decimal::from(tflops), vram4 * 4);
-            r.gpus = Some(gpus);
+            r.gpus = Some(u32::from(gpus));
             r.isolation = [Isolation::Any, Isolation::Mig, Isolation::Whole][usize::from(iso)];
             let mut sp = spec(mode, r);
             sp.max_wait_s = wait.then_some(120);

@@ -2,12 +2,13 @@
 //! `client_order_id` are new, and what the buyer can spend.
 
 use super::rows::NewOrder;
-use super::{mode_str, Batch};
+use super::Batch;
 use crate::billing::ledger::{self, LedgerError};
 use crate::db::{dispatch_tx, Tx};
 use crate::engine::PlaceOrder;
 use crate::idempotency::{self, IdempotencyError};
 use crate::market::handle::{MarketError, OrderMeta};
+use crate::market::OrderState;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
@@ -77,8 +78,8 @@ impl Batch {
             id: place.order_id,
             buyer: place.buyer,
             client_order_id: meta.client_order_id.clone(),
-            mode: mode_str(place.spec.mode),
-            state: "open",
+            mode: place.spec.mode,
+            state: OrderState::Open,
             region: meta.region.clone(),
             request_json: meta.request_json.clone(),
             tags_json: meta.tags_json.clone(),

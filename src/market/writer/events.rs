@@ -6,6 +6,7 @@ use crate::billing::ledger::LedgerError;
 use crate::billing::settle;
 use crate::db::{execute_tx, Money, Tx};
 use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
+use crate::market::OrderState;
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
@@ -53,13 +54,14 @@ impl Batch {
                 ..
             } => self.order_filled(tx, order_id, lease_id, &report).await?,
             Event::OrderCancelled { order_id, .. } => {
-                self.order_moved(tx, order_id, "cancelled").await?;
+                self.order_moved(tx, order_id, OrderState::Cancelled)
+                    .await?;
             }
             Event::OrderExpired { order_id, .. } => {
-                self.order_moved(tx, order_id, "expired").await?;
+                self.order_moved(tx, order_id, OrderState::Expired).await?;
             }
             Event::OrderRequeued { order_id, .. } => {
-                self.order_moved(tx, order_id, "open").await?;
+                self.order_moved(tx, order_id, OrderState::Open).await?;
             }
             Event::LeaseGranted { lease, .. } => {
                 if let Some(followup) = self.lease_granted(tx, *lease).await? {
@@ -123,13 +125,14 @@ impl Batch {
         let report_json = serde_json::to_string(report)?;
         match self.rows.order(order_id) {
             Some(order) => {
-                order.state = "filled";
+                order.state = OrderState::Filled;
                 order.lease_id = Some(lease_id);
             }
             None => {
                 execute_tx!(
                     tx,
-                    "UPDATE orders SET state = 'filled', lease_id = $1, updated_at = $2 WHERE id = $3",
+                    "UPDATE orders SET state = $1, lease_id = $2, updated_at = $3 WHERE id = $4",
+                    OrderState::Filled,
                     lease_id,
                     self.now,
                     order_id,
@@ -150,7 +153,7 @@ impl Batch {
         &mut self,
         tx: &mut Tx<'_>,
         order: Uuid,
-        state: &'static str,
+        state: OrderState,
     ) -> anyhow::Result<()> {
         self.touched_orders.insert(order);
         if let Some(row) = self.rows.order(order) {
@@ -175,15 +178,16 @@ impl Batch {
         message: String,
     ) -> anyhow::Result<()> {
         if let Some(row) = self.rows.order(order) {
-            row.state = "rejected";
+            row.state = OrderState::Rejected;
             row.reject_reason = Some(reason);
             row.reject_message = Some(message);
             return Ok(());
         }
         execute_tx!(
             tx,
-            "UPDATE orders SET state = 'rejected', reject_reason = $1, reject_message = $2, \
-             updated_at = $3 WHERE id = $4",
+            "UPDATE orders SET state = $1, reject_reason = $2, reject_message = $3, \
+             updated_at = $4 WHERE id = $5",
+            OrderState::Rejected,
             reason,
             message,
             self.now,
@@ -230,7 +234,7 @@ impl Batch {
                 self.reject_order(
                     tx,
                     order_id,
-                    "insufficient_funds".into(),
+                    json_name(&RejectReason::InsufficientFunds),
                     "the wallet could not cover the lease's hold when capacity freed".into(),
                 )
                 .await?;
@@ -300,9 +304,9 @@ impl Batch {
         let mut flushed = self.rows.flush(tx, now).await?;
         let settled = settle::settle_end(&mut flushed, lease_id, reason, at, fee, now).await?;
         let state = if reason == EndReason::AgentFailed {
-            "failed"
+            LeaseState::Failed
         } else {
-            "ended"
+            LeaseState::Ended
         };
         execute_tx!(
             flushed.tx(),

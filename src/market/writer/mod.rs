@@ -22,33 +22,13 @@ pub use rows::{Flushed, WrittenOrder};
 
 use crate::db::execute_tx;
 use crate::db::{push_statement, Money, Tx, Writes};
-use crate::engine::{Engine, LeaseState, Mode};
+use crate::engine::Engine;
 use chrono::{DateTime, Utc};
 use demand::DemandLogWrite;
 use rows::Rows;
 use rust_decimal::Decimal;
 use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
-
-pub fn mode_str(mode: Mode) -> &'static str {
-    match mode {
-        Mode::OnDemand => "on_demand",
-        Mode::Reserved => "reserved",
-        Mode::Spot => "spot",
-        Mode::Pooled => "pooled",
-    }
-}
-
-pub fn state_str(state: LeaseState) -> &'static str {
-    match state {
-        LeaseState::Pending => "pending",
-        LeaseState::Provisioning => "provisioning",
-        LeaseState::Running => "running",
-        LeaseState::Preempting => "preempting",
-        LeaseState::Ended => "ended",
-        LeaseState::Failed => "failed",
-    }
-}
 
 /// What billing needs of the market's configuration.
 #[derive(Debug, Clone, Copy)]
@@ -160,7 +140,7 @@ impl Batch {
                 tx,
                 "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
                  ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
-                state_str(lease.state),
+                lease.state,
                 json,
                 Money(lease.price_per_hour),
                 lease.ends_at,

@@ -3,21 +3,20 @@
 
 use crate::billing::ledger::Journal;
 use crate::db::{push_rows, Money, Tx, Writes};
-use crate::engine::Lease;
+use crate::engine::{Lease, Mode};
+use crate::market::OrderState;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-use super::{mode_str, state_str};
 
 /// An order row created in this batch.
 pub(super) struct NewOrder {
     pub id: Uuid,
     pub buyer: Uuid,
     pub client_order_id: Option<String>,
-    pub mode: &'static str,
-    pub state: &'static str,
+    pub mode: Mode,
+    pub state: OrderState,
     pub region: String,
     pub request_json: String,
     pub tags_json: String,
@@ -47,7 +46,7 @@ pub(super) struct NewFill {
 /// How a new order's row stood when its batch committed.
 #[derive(Debug, Clone)]
 pub struct WrittenOrder {
-    pub state: &'static str,
+    pub state: OrderState,
     pub reject_reason: Option<String>,
     pub reject_message: Option<String>,
     pub lease_id: Option<Uuid>,
@@ -190,8 +189,8 @@ impl Rows {
                 .push_bind(new.lease.order_id)
                 .push_bind(new.lease.buyer)
                 .push_bind(new.lease.node)
-                .push_bind(mode_str(new.lease.mode))
-                .push_bind(state_str(new.lease.state))
+                .push_bind(new.lease.mode)
+                .push_bind(new.lease.state)
                 .push_bind(&new.lease.model)
                 .push_bind(&new.lease.region)
                 .push_bind(Money(new.lease.price_per_hour))

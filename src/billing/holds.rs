@@ -1,0 +1,137 @@
+//! Holds: money set aside from a wallet for an order or a lease, then
+//! renewed, captured to a provider or released back, each movement a ledger
+//! entry in the caller's transaction.
+
+use super::ledger::{platform_fee, post, require_positive, Account, Entry, LedgerError};
+use crate::db::{dispatch_tx, execute_tx, Money, Tx};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use uuid::Uuid;
+
+/// An open hold, locked for update.
+struct OpenHold {
+    user: Uuid,
+    remaining: Decimal,
+}
+
+async fn lock_hold(tx: &mut Tx<'_>, hold: Uuid) -> Result<OpenHold, LedgerError> {
+    let sql = format!(
+        "SELECT user_id, remaining FROM holds WHERE id = $1 AND status = 'open'{}",
+        tx.for_update()
+    );
+    let row: Option<(Uuid, Money)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as(&sql).bind(hold).fetch_optional(conn).await
+    })?;
+    let (user, remaining) = row.ok_or(LedgerError::UnknownHold(hold))?;
+    Ok(OpenHold {
+        user,
+        remaining: remaining.0,
+    })
+}
+
+async fn set_hold(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    remaining: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    let status = if remaining.is_zero() {
+        "closed"
+    } else {
+        "open"
+    };
+    execute_tx!(
+        tx,
+        "UPDATE holds SET remaining = $1, status = $2, updated_at = $3 WHERE id = $4",
+        Money(remaining),
+        status,
+        now,
+        hold,
+    )?;
+    Ok(())
+}
+
+/// Adds `amount` from the wallet to an open hold (a renewal).
+pub async fn extend_hold(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    amount: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    require_positive(amount)?;
+    let open = lock_hold(tx, hold).await?;
+    let entry = Entry {
+        kind: "hold",
+        memo: "hold renewed".into(),
+        actor: None,
+        reference: Some(format!("hold:{hold}")),
+        postings: vec![
+            (Account::Wallet(open.user), -amount),
+            (Account::Holds(open.user), amount),
+        ],
+    };
+    post(tx, &entry, now).await?;
+    set_hold(tx, hold, open.remaining + amount, now).await
+}
+
+/// Pays `amount` out of a hold to a provider, less the platform's fee.
+pub async fn capture(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    amount: Decimal,
+    provider: Uuid,
+    fee_rate: Decimal,
+    memo: &str,
+    now: DateTime<Utc>,
+) -> Result<Uuid, LedgerError> {
+    require_positive(amount)?;
+    let open = lock_hold(tx, hold).await?;
+    if amount > open.remaining {
+        return Err(LedgerError::CaptureExceedsHold {
+            requested: amount,
+            remaining: open.remaining,
+        });
+    }
+    let fee = platform_fee(amount, fee_rate);
+    let mut postings = vec![
+        (Account::Holds(open.user), -amount),
+        (Account::Payable(provider), amount - fee),
+    ];
+    if !fee.is_zero() {
+        postings.push((Account::PlatformRevenue, fee));
+    }
+    let entry = Entry {
+        kind: "capture",
+        memo: memo.to_owned(),
+        actor: None,
+        reference: Some(format!("hold:{hold}")),
+        postings,
+    };
+    let id = post(tx, &entry, now).await?;
+    set_hold(tx, hold, open.remaining - amount, now).await?;
+    Ok(id)
+}
+
+/// Returns what is left of a hold to the wallet and closes it.
+pub async fn release(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Decimal, LedgerError> {
+    let open = lock_hold(tx, hold).await?;
+    if !open.remaining.is_zero() {
+        let entry = Entry {
+            kind: "release",
+            memo: "hold released".into(),
+            actor: None,
+            reference: Some(format!("hold:{hold}")),
+            postings: vec![
+                (Account::Holds(open.user), -open.remaining),
+                (Account::Wallet(open.user), open.remaining),
+            ],
+        };
+        post(tx, &entry, now).await?;
+    }
+    set_hold(tx, hold, Decimal::ZERO, now).await?;
+    Ok(open.remaining)
+}
