@@ -1,6 +1,7 @@
 //! Balances remembered from one market batch to the next, so a batch of
 //! orders on SQLite need not read its buyers' balances again.
 
+use super::Account;
 use crate::db::{Tx, WriterMark};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -17,19 +18,19 @@ const MAX_BALANCES: usize = 4096;
 /// each batch reads (and locks) its balances.
 #[derive(Debug, Default)]
 pub struct BalanceCache {
-    kept: Option<(WriterMark, BTreeMap<String, Decimal>)>,
+    kept: Option<(WriterMark, BTreeMap<Account, Decimal>)>,
 }
 
 impl BalanceCache {
     /// The remembered balances, if nothing has committed since they were
     /// kept; either way the cache is emptied.
-    pub fn take_current(&mut self, tx: &Tx<'_>) -> Option<BTreeMap<String, Decimal>> {
+    pub fn take_current(&mut self, tx: &Tx<'_>) -> Option<BTreeMap<Account, Decimal>> {
         let (mark, balances) = self.kept.take()?;
         (tx.writer_mark() == Some(mark)).then_some(balances)
     }
 
     /// Keeps what a journal left, as of `mark` (its commit's).
-    pub fn keep(&mut self, mark: Option<WriterMark>, balances: BTreeMap<String, Decimal>) {
+    pub fn keep(&mut self, mark: Option<WriterMark>, balances: BTreeMap<Account, Decimal>) {
         self.kept = mark
             .filter(|_| balances.len() <= MAX_BALANCES)
             .map(|mark| (mark, balances));

@@ -13,15 +13,6 @@ use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 
-/// A user's spendable money.
-pub fn wallet(user: Uuid) -> Account {
-    Account::Wallet(user)
-}
-/// A user's money set aside for orders and leases.
-pub fn holds(user: Uuid) -> Account {
-    Account::Holds(user)
-}
-
 /// Why a ledger operation was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
@@ -224,23 +215,16 @@ impl Journal {
     ///
     /// Keyed by code while the market writer keeps them so; a code that
     /// names no account is forgotten, and read again when needed.
-    pub fn remember(&mut self, balances: BTreeMap<String, Decimal>) {
-        let mut balances: BTreeMap<Account, Decimal> = balances
-            .into_iter()
-            .filter_map(|(code, balance)| Some((code.parse().ok()?, balance)))
-            .collect();
+    pub fn remember(&mut self, mut balances: BTreeMap<Account, Decimal>) {
         // What this journal loaded itself is as fresh, and wins.
         balances.append(&mut self.balances);
         self.balances = balances;
     }
 
-    /// Every balance this journal knows, as it leaves them, by code; the
-    /// journal forgets them.
-    pub fn take_balances(&mut self) -> BTreeMap<String, Decimal> {
+    /// Every balance this journal knows, as it leaves them; the journal
+    /// forgets them.
+    pub fn take_balances(&mut self) -> BTreeMap<Account, Decimal> {
         std::mem::take(&mut self.balances)
-            .into_iter()
-            .map(|(account, balance)| (account.to_string(), balance))
-            .collect()
     }
 
     /// An account's balance as this transaction will leave it.

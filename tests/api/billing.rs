@@ -683,8 +683,8 @@ mod ledger_ties_out {
                 "SELECT p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id \
                  WHERE (p.account = $1 AND e.kind = 'capture') OR (p.account = $2 AND e.kind = 'billing_credit')",
             )
-            .bind(ledger::holds(buyer))
-            .bind(ledger::wallet(buyer))
+            .bind(gpuex::billing::Account::Holds(buyer))
+            .bind(gpuex::billing::Account::Wallet(buyer))
             .fetch_all(pool)
             .await
             .unwrap()

@@ -3,7 +3,8 @@
 
 use super::rows::NewOrder;
 use super::Batch;
-use crate::billing::ledger::{self, LedgerError};
+use crate::billing::ledger::LedgerError;
+use crate::billing::Account;
 use crate::db::{dispatch_tx, Tx};
 use crate::engine::PlaceOrder;
 use crate::idempotency::{self, IdempotencyError};
@@ -112,9 +113,9 @@ impl Batch {
         buyer: uuid::Uuid,
     ) -> anyhow::Result<Decimal> {
         let journal = &mut self.rows.journal;
-        let wallet = ledger::wallet(buyer);
+        let wallet = Account::Wallet(buyer);
         // A hold moves money to the buyer's holds account: read both at once.
-        match journal.load(tx, &[&wallet, &ledger::holds(buyer)]).await {
+        match journal.load(tx, &[&wallet, &Account::Holds(buyer)]).await {
             Ok(()) | Err(LedgerError::UnknownAccount(_)) => {}
             Err(e) => return Err(anyhow::anyhow!(e)),
         }
@@ -126,13 +127,13 @@ impl Batch {
     }
 
     /// Starts from the balances an earlier batch left, when nothing has
-    /// written since (see [`ledger::Journal::remember`]).
-    pub fn remember_balances(&mut self, balances: BTreeMap<String, Decimal>) {
+    /// written since (see [`crate::billing::ledger::Journal::remember`]).
+    pub fn remember_balances(&mut self, balances: BTreeMap<Account, Decimal>) {
         self.rows.journal.remember(balances);
     }
 
     /// The balances this batch leaves, once committed.
-    pub fn take_balances(&mut self) -> BTreeMap<String, Decimal> {
+    pub fn take_balances(&mut self) -> BTreeMap<Account, Decimal> {
         self.rows.journal.take_balances()
     }
 }
