@@ -3,6 +3,7 @@
 
 pub mod adjustments;
 pub mod budgets;
+pub mod cells;
 pub mod charges;
 pub mod earnings;
 pub mod export;
