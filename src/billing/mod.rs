@@ -1,5 +1,6 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
+#![deny(clippy::float_arithmetic)]
 
 pub mod adjustments;
 pub mod budgets;
