@@ -6,6 +6,7 @@
 //! no product the engine or the ledger forms from inputs comes near
 //! `Decimal`'s range (about 7.9 × 10²⁸): the largest is an hourly price
 //! below 10⁶ times a window below 10⁸ seconds.
+#![deny(clippy::float_arithmetic)]
 
 use crate::error::FieldError;
 use rust_decimal::Decimal;
@@ -107,6 +108,10 @@ impl Bounds {
 
     /// A string in decimal notation (exact), or a JSON number (read from the
     /// digits the client wrote) within the same bounds.
+    #[allow(
+        clippy::float_arithmetic,
+        reason = "the schema's maximum is a JSON Schema number, a document's bound, never money"
+    )]
     pub fn schema(&self, example: &str) -> RefOr<Schema> {
         let digits = ObjectBuilder::new()
             .schema_type(SchemaType::Type(Type::String))

@@ -4,6 +4,7 @@
 //! numbers. A number arrives from serde_json as an `f64`; its shortest
 //! round-trip form is the literal the client wrote (for up to 15 significant
 //! digits), so it is parsed from that text, never converted numerically.
+#![deny(clippy::float_arithmetic)]
 
 use rust_decimal::Decimal;
 use serde::de::{self, Deserializer, Visitor};

@@ -2,7 +2,10 @@
 //! OpenAPI document and the middleware stack. Domain logic lives elsewhere.
 
 mod contract;
+mod limit;
 mod ops;
+
+pub use limit::Limit;
 
 use crate::app::AppState;
 use crate::error::ApiError;

@@ -3,8 +3,9 @@
 //! whatever the size. The same request gives the same bytes: rows come in
 //! line-id order and nothing in them depends on when they were asked for.
 
-use super::focus::{self, COLUMNS, PLAIN_COLUMNS};
-use super::lines::{self, Scope};
+use super::cells::{self, DecimalCell, JsonCell, TimeCell};
+use super::focus::{self, invoice_id};
+use super::lines::{self, ChargeLine, Scope};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::db::Db;
@@ -15,10 +16,11 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use futures::{Stream, StreamExt};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
+use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(export))
@@ -150,30 +152,28 @@ pub fn stream(
             match step {
                 Step::Header => {
                     let head = match format {
-                        Format::FocusCsv => focus::csv_header(&COLUMNS),
-                        Format::Csv => focus::csv_header(&PLAIN_COLUMNS),
-                        Format::FocusJson => "[".to_owned(),
+                        Format::FocusCsv => cells::csv_header::<focus::Row>(),
+                        Format::Csv => cells::csv_header::<PlainRow>(),
+                        Format::FocusJson => Ok(b"[".to_vec()),
                     };
-                    Some((
-                        Ok(Bytes::from(head)),
-                        Step::Page {
-                            after: 0,
-                            first: true,
-                        },
-                    ))
+                    let next = Step::Page {
+                        after: 0,
+                        first: true,
+                    };
+                    Some(match head {
+                        Ok(head) => (Ok(Bytes::from(head)), next),
+                        Err(e) => (Err(failed(e)), Step::Done),
+                    })
                 }
                 Step::Page { after, first } => {
                     let rows = match lines::page(&db, scope, from, to, after, lines::PAGE).await {
                         Ok(rows) => rows,
-                        Err(e) => {
-                            tracing::error!(error = %e, "export failed");
-                            return Some((Err(std::io::Error::other(e.to_string())), Step::Done));
-                        }
+                        Err(e) => return Some((Err(failed(e)), Step::Done)),
                     };
-                    let mut out = String::with_capacity(rows.len() * 900);
+                    let mut out = Vec::with_capacity(rows.len() * 900);
                     let mut first = first;
-                    for line in &rows {
-                        render(&mut out, line, format, &currency, &mut first);
+                    if let Err(e) = render(&mut out, &rows, format, &currency, &mut first) {
+                        return Some((Err(failed(e)), Step::Done));
                     }
                     let next = match rows.last() {
                         Some(last) if rows.len() as i64 == lines::PAGE => Step::Page {
@@ -182,7 +182,7 @@ pub fn stream(
                         },
                         _ => {
                             if format == Format::FocusJson {
-                                out.push_str("\n]\n");
+                                out.extend_from_slice(b"\n]\n");
                             }
                             Step::Done
                         }
@@ -195,29 +195,48 @@ pub fn stream(
     }))
 }
 
-/// Appends one line's rows in `format`.
+/// Logged here, since the client sees only a cut-off body.
+fn failed(e: impl std::fmt::Display) -> std::io::Error {
+    tracing::error!(error = %e, "export failed");
+    std::io::Error::other(e.to_string())
+}
+
+/// Appends a page of lines' rows in `format`.
 pub fn render(
-    out: &mut String,
-    line: &lines::ChargeLine,
+    out: &mut Vec<u8>,
+    lines: &[ChargeLine],
     format: Format,
     currency: &str,
     first: &mut bool,
-) {
+) -> anyhow::Result<()> {
     match format {
         Format::FocusCsv => {
-            for row in focus::rows(line, currency) {
-                focus::csv_row(out, &row);
+            let mut csv = cells::csv_writer(out);
+            for line in lines {
+                for row in focus::rows(line, currency) {
+                    csv.serialize(row)?;
+                }
             }
+            csv.flush()?;
         }
-        Format::Csv => focus::csv_row(out, &focus::plain_row(line)),
+        Format::Csv => {
+            let mut csv = cells::csv_writer(out);
+            for line in lines {
+                csv.serialize(plain_row(line))?;
+            }
+            csv.flush()?;
+        }
         Format::FocusJson => {
-            for row in focus::rows(line, currency) {
-                out.push_str(if *first { "\n" } else { ",\n" });
-                *first = false;
-                focus::json_row(out, &COLUMNS, &row);
+            for line in lines {
+                for row in focus::rows(line, currency) {
+                    out.extend_from_slice(if *first { b"\n" } else { b",\n" });
+                    *first = false;
+                    cells::write_json(out, &row)?;
+                }
             }
         }
     }
+    Ok(())
 }
 
 /// Writes the whole export to `w`, through the same stream the endpoint
@@ -240,4 +259,54 @@ pub async fn write_all(
     }
     w.flush()?;
     Ok(written)
+}
+
+/// One line in gpuex's plain CSV format: its own view of the line.
+#[derive(Debug, Default, Serialize)]
+pub struct PlainRow<'a> {
+    pub line_id: i64,
+    pub invoice_id: String,
+    pub buyer_id: Uuid,
+    pub kind: &'a str,
+    pub lease_id: Option<Uuid>,
+    pub order_id: Option<Uuid>,
+    pub mode: Option<&'a str>,
+    pub gpu_model: Option<&'a str>,
+    pub region: Option<&'a str>,
+    pub unit: Option<&'a str>,
+    pub period_start: TimeCell,
+    pub period_end: TimeCell,
+    pub quantity: DecimalCell,
+    pub unit_price: DecimalCell,
+    pub list_unit_price: DecimalCell,
+    pub amount: DecimalCell,
+    pub fee: DecimalCell,
+    pub tags: JsonCell<serde_json::Map<String, serde_json::Value>>,
+    /// gpuex's own format has no ASCII rule: the memo as written.
+    pub memo: Option<&'a str>,
+}
+
+/// One line in the plain format.
+pub fn plain_row(line: &ChargeLine) -> PlainRow<'_> {
+    PlainRow {
+        line_id: line.id,
+        invoice_id: invoice_id(line.buyer_id, line.period_start),
+        buyer_id: line.buyer_id,
+        kind: &line.kind,
+        lease_id: line.lease_id,
+        order_id: line.order_id,
+        mode: line.mode.as_deref(),
+        gpu_model: line.gpu_model.as_deref(),
+        region: line.region.as_deref(),
+        unit: line.unit.as_deref(),
+        period_start: TimeCell(line.period_start),
+        period_end: TimeCell(line.period_end),
+        quantity: DecimalCell(line.quantity.0),
+        unit_price: DecimalCell(line.unit_price.0),
+        list_unit_price: DecimalCell(line.list_unit_price.0),
+        amount: DecimalCell(line.amount.0),
+        fee: DecimalCell(line.fee.0),
+        tags: focus::tags_of(line),
+        memo: line.memo.as_deref(),
+    }
 }

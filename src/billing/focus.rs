@@ -6,12 +6,17 @@
 //! VRAM is priced in `GB-Hours` (4 × the `vram_h` quantity), and a reserved
 //! hour is a commitment `Purchase` row (billed) plus a `Usage` row carrying
 //! its amortized cost with `CommitmentDiscountStatus` Used or Unused.
+//!
+//! A row is a struct whose serde names are the column names, so the CSV
+//! header, the CSV fields and the JSON keys cannot drift apart.
 
+use super::cells::{DecimalCell, JsonCell, TimeCell};
 use super::lines::{ChargeLine, Kind, Unit};
 use super::period;
 use crate::pricing::round_money;
 use rust_decimal::Decimal;
-use std::fmt::Write as _;
+use serde::Serialize;
+use uuid::Uuid;
 
 /// Who issues the bill, sells and publishes the service.
 pub const PROVIDER: &str = "gpuex";
@@ -19,88 +24,139 @@ pub const SERVICE_NAME: &str = "gpuex GPU Compute";
 pub const SERVICE_CATEGORY: &str = "Compute";
 pub const SERVICE_SUBCATEGORY: &str = "Other (Compute)";
 
-/// The FOCUS columns, in the order they are written.
-pub const COLUMNS: [&str; 47] = [
-    "BilledCost",
-    "BillingAccountId",
-    "BillingAccountName",
-    "BillingCurrency",
-    "BillingPeriodEnd",
-    "BillingPeriodStart",
-    "ChargeCategory",
-    "ChargeClass",
-    "ChargeDescription",
-    "ChargeFrequency",
-    "ChargePeriodEnd",
-    "ChargePeriodStart",
-    "CommitmentDiscountCategory",
-    "CommitmentDiscountId",
-    "CommitmentDiscountName",
-    "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus",
-    "CommitmentDiscountType",
-    "CommitmentDiscountUnit",
-    "ConsumedQuantity",
-    "ConsumedUnit",
-    "ContractedCost",
-    "ContractedUnitPrice",
-    "EffectiveCost",
-    "InvoiceId",
-    "InvoiceIssuerName",
-    "ListCost",
-    "ListUnitPrice",
-    "PricingCategory",
-    "PricingQuantity",
-    "PricingUnit",
-    "ProviderName",
-    "PublisherName",
-    "RegionId",
-    "RegionName",
-    "ResourceId",
-    "ResourceName",
-    "ResourceType",
-    "ServiceCategory",
-    "ServiceName",
-    "ServiceSubcategory",
-    "SkuId",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "SkuPriceId",
-    "Tags",
-    // FOCUS holds ChargeDescription to ASCII (StringHandling); the exact
-    // text, in UTF-8, is kept beside it in a custom column.
-    "x_ChargeDescription",
-];
-
-/// Where the exact description goes.
-const EXACT_DESCRIPTION: usize = 46;
-/// Where FOCUS's ASCII one goes.
-const DESCRIPTION: usize = 8;
-
-/// One cell.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    Null,
-    Str(String),
-    Dec(Decimal),
-    /// Seconds since the epoch, written as a UTC datetime.
-    Time(i64),
+/// One FOCUS 1.2 row; the fields are the columns, in the order they are
+/// written (`billed_cost` is `BilledCost`). `None` is null: an empty CSV
+/// field, a JSON `null`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct Row {
+    pub billed_cost: DecimalCell,
+    pub billing_account_id: String,
+    pub billing_account_name: String,
+    pub billing_currency: String,
+    pub billing_period_end: TimeCell,
+    pub billing_period_start: TimeCell,
+    pub charge_category: ChargeCategory,
+    /// gpuex issues no corrections, so always null.
+    pub charge_class: Option<&'static str>,
+    pub charge_description: String,
+    pub charge_frequency: ChargeFrequency,
+    pub charge_period_end: TimeCell,
+    pub charge_period_start: TimeCell,
+    pub commitment_discount_category: Option<&'static str>,
+    pub commitment_discount_id: Option<String>,
+    pub commitment_discount_name: Option<String>,
+    pub commitment_discount_quantity: Option<DecimalCell>,
+    pub commitment_discount_status: Option<CommitmentDiscountStatus>,
+    pub commitment_discount_type: Option<&'static str>,
+    pub commitment_discount_unit: Option<&'static str>,
+    pub consumed_quantity: Option<DecimalCell>,
+    pub consumed_unit: Option<&'static str>,
+    pub contracted_cost: DecimalCell,
+    pub contracted_unit_price: Option<DecimalCell>,
+    pub effective_cost: DecimalCell,
+    pub invoice_id: String,
+    pub invoice_issuer_name: &'static str,
+    pub list_cost: DecimalCell,
+    pub list_unit_price: Option<DecimalCell>,
+    pub pricing_category: Option<PricingCategory>,
+    pub pricing_quantity: Option<DecimalCell>,
+    pub pricing_unit: Option<&'static str>,
+    pub provider_name: &'static str,
+    pub publisher_name: &'static str,
+    pub region_id: Option<String>,
+    pub region_name: Option<String>,
+    pub resource_id: Option<String>,
+    pub resource_name: Option<String>,
+    pub resource_type: Option<&'static str>,
+    pub service_category: &'static str,
+    pub service_name: &'static str,
+    pub service_subcategory: &'static str,
+    pub sku_id: Option<String>,
+    pub sku_meter: Option<&'static str>,
+    pub sku_price_details: Option<JsonCell<SkuPriceDetails>>,
+    pub sku_price_id: Option<String>,
+    pub tags: JsonCell<serde_json::Map<String, serde_json::Value>>,
+    /// FOCUS holds ChargeDescription to ASCII (StringHandling); the exact
+    /// text, in UTF-8, is kept beside it in a custom column.
+    #[serde(rename = "x_ChargeDescription")]
+    pub x_charge_description: String,
 }
 
-impl Cell {
-    fn s(v: impl Into<String>) -> Cell {
-        Cell::Str(v.into())
+impl Row {
+    /// FOCUS's ASCII description and, beside it, the exact text.
+    fn describe(&mut self, text: String) {
+        self.charge_description = ascii(&text);
+        self.x_charge_description = text;
     }
-    fn opt(v: Option<String>) -> Cell {
-        v.map_or(Cell::Null, Cell::Str)
+
+    /// The commitment a reserved hour's rows both carry.
+    fn commit(
+        &mut self,
+        lease: Option<&str>,
+        quantity: Option<Decimal>,
+        unit: Option<&'static str>,
+    ) {
+        self.commitment_discount_category = Some("Usage");
+        self.commitment_discount_id = lease.map(str::to_owned);
+        self.commitment_discount_name = lease.map(|l| format!("reserved window {l}"));
+        self.commitment_discount_quantity = quantity.map(DecimalCell);
+        self.commitment_discount_type = Some("Reserved window");
+        self.commitment_discount_unit = unit;
+        self.pricing_category = Some(PricingCategory::Committed);
     }
 }
 
-/// One FOCUS row: a cell per column of [`COLUMNS`].
-pub type Row = [Cell; 47];
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum ChargeCategory {
+    #[default]
+    Usage,
+    Purchase,
+    Credit,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum ChargeFrequency {
+    #[default]
+    #[serde(rename = "Usage-Based")]
+    UsageBased,
+    #[serde(rename = "One-Time")]
+    OneTime,
+    Recurring,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum PricingCategory {
+    /// On-demand and pooled.
+    Standard,
+    /// Spot.
+    Dynamic,
+    /// Reserved windows.
+    Committed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum CommitmentDiscountStatus {
+    Used,
+    Unused,
+}
+
+/// SkuPriceDetails: what a SkuPriceId stands for, in FOCUS's `x_` custom
+/// keys (in this order, which is also the alphabetical one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkuPriceDetails {
+    pub x_gpu_model: String,
+    pub x_mode: String,
+    pub x_unit: &'static str,
+}
+
+/// A stored tags object (an empty one when the stored JSON is not an object).
+pub fn tags_of(line: &ChargeLine) -> JsonCell<serde_json::Map<String, serde_json::Value>> {
+    JsonCell(serde_json::from_str(&line.tags_json).unwrap_or_default())
+}
 
 /// The monthly invoice a line belongs to (FOCUS InvoiceId; see [`super::invoices`]).
-pub fn invoice_id(buyer: uuid::Uuid, period_start: i64) -> String {
+pub fn invoice_id(buyer: Uuid, period_start: i64) -> String {
     let (y, m) = period::year_month(period_start);
     format!("GPUEX-{y:04}{m:02}-{}", buyer.simple())
 }
@@ -132,151 +188,123 @@ fn pricing_of(unit: Unit) -> Pricing {
 pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
     let kind = line.kind();
     let (bp_start, bp_end) = period::month_bounds(line.period_start);
-    let amount = line.amount.0;
+    let amount = DecimalCell(line.amount.0);
     let lease = line.lease_id.map(|l| l.to_string());
     let unit = line.unit();
     let pricing = unit.map(pricing_of);
+    let pricing_unit = pricing.as_ref().map(|p| p.unit);
     let quantity = pricing.as_ref().map(|p| line.quantity.0 * p.factor);
     let unit_price = pricing.as_ref().map(|p| line.unit_price.0 / p.factor);
     let list_unit_price = pricing.as_ref().map(|p| line.list_unit_price.0 / p.factor);
     let list_cost = match (list_unit_price, quantity) {
         (Some(p), Some(q)) => round_money(p * q),
-        _ => amount,
+        _ => amount.0,
     };
     let gpu_model = line.gpu_model.clone().unwrap_or_default();
     let mode = line.mode.clone().unwrap_or_default();
     let region = line.region.clone();
-    let sku_id = unit.map(|u| format!("{gpu_model}:{}", u.as_str()));
-    let sku_price_id = unit.map(|u| {
-        format!(
-            "{gpu_model}:{}:{}:{mode}",
-            u.as_str(),
-            region.as_deref().unwrap_or("any")
-        )
-    });
-    let sku_details = unit.map(|u| {
-        ascii_json(&serde_json::json!({
-            "x_gpu_model": gpu_model,
-            "x_unit": u.as_str(),
-            "x_mode": mode,
-        }))
-    });
-    let tags = ascii_json(&serde_json::Value::Object(
-        serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&line.tags_json)
-            .unwrap_or_default(),
-    ));
+    let region_or_any = region.as_deref().unwrap_or("any");
     let unit_name = unit.map_or("", Unit::as_str);
-    let base: Row = [
-        Cell::Dec(amount),
-        Cell::s(line.buyer_id.to_string()),
-        Cell::s(ascii(&line.buyer_email)),
-        Cell::s(currency.to_ascii_uppercase()),
-        Cell::Time(bp_end),
-        Cell::Time(bp_start),
-        Cell::s("Usage"),
-        Cell::Null,
-        Cell::s(""),
-        Cell::s("Usage-Based"),
-        Cell::Time(line.period_end),
-        Cell::Time(line.period_start),
-        Cell::Null,
-        Cell::Null,
-        Cell::Null,
-        Cell::Null,
-        Cell::Null,
-        Cell::Null,
-        Cell::Null,
-        quantity.map_or(Cell::Null, Cell::Dec),
-        Cell::opt(pricing.as_ref().map(|p| p.unit.to_owned())),
-        Cell::Dec(amount),
-        unit_price.map_or(Cell::Null, Cell::Dec),
-        Cell::Dec(amount),
-        Cell::s(invoice_id(line.buyer_id, line.period_start)),
-        Cell::s(PROVIDER),
-        Cell::Dec(list_cost),
-        list_unit_price.map_or(Cell::Null, Cell::Dec),
-        Cell::Null,
-        quantity.map_or(Cell::Null, Cell::Dec),
-        Cell::opt(pricing.as_ref().map(|p| p.unit.to_owned())),
-        Cell::s(PROVIDER),
-        Cell::s(PROVIDER),
-        Cell::opt(region.clone()),
-        Cell::opt(region.clone()),
-        Cell::opt(lease.clone()),
-        Cell::opt(lease.as_ref().map(|l| format!("lease {l}"))),
-        Cell::opt(lease.as_ref().map(|_| "GPU slice".to_owned())),
-        Cell::s(SERVICE_CATEGORY),
-        Cell::s(SERVICE_NAME),
-        Cell::s(SERVICE_SUBCATEGORY),
-        Cell::opt(sku_id),
-        Cell::opt(pricing.as_ref().map(|p| p.meter.to_owned())),
-        Cell::opt(sku_details),
-        Cell::opt(sku_price_id),
-        Cell::s(tags),
-        Cell::Null,
-    ];
+    let base = Row {
+        billed_cost: amount,
+        billing_account_id: line.buyer_id.to_string(),
+        billing_account_name: ascii(&line.buyer_email),
+        billing_currency: currency.to_ascii_uppercase(),
+        billing_period_end: TimeCell(bp_end),
+        billing_period_start: TimeCell(bp_start),
+        charge_category: ChargeCategory::Usage,
+        charge_frequency: ChargeFrequency::UsageBased,
+        charge_period_end: TimeCell(line.period_end),
+        charge_period_start: TimeCell(line.period_start),
+        consumed_quantity: quantity.map(DecimalCell),
+        consumed_unit: pricing_unit,
+        contracted_cost: amount,
+        contracted_unit_price: unit_price.map(DecimalCell),
+        effective_cost: amount,
+        invoice_id: invoice_id(line.buyer_id, line.period_start),
+        invoice_issuer_name: PROVIDER,
+        list_cost: DecimalCell(list_cost),
+        list_unit_price: list_unit_price.map(DecimalCell),
+        pricing_quantity: quantity.map(DecimalCell),
+        pricing_unit,
+        provider_name: PROVIDER,
+        publisher_name: PROVIDER,
+        region_id: region.clone(),
+        region_name: region.clone(),
+        resource_id: lease.clone(),
+        resource_name: lease.as_ref().map(|l| format!("lease {l}")),
+        resource_type: lease.as_ref().map(|_| "GPU slice"),
+        service_category: SERVICE_CATEGORY,
+        service_name: SERVICE_NAME,
+        service_subcategory: SERVICE_SUBCATEGORY,
+        sku_id: unit.map(|u| format!("{gpu_model}:{}", u.as_str())),
+        sku_meter: pricing.as_ref().map(|p| p.meter),
+        sku_price_details: unit.map(|u| {
+            JsonCell(SkuPriceDetails {
+                x_gpu_model: gpu_model.clone(),
+                x_mode: mode.clone(),
+                x_unit: u.as_str(),
+            })
+        }),
+        sku_price_id: unit.map(|u| format!("{gpu_model}:{}:{region_or_any}:{mode}", u.as_str())),
+        tags: tags_of(line),
+        // Commitment columns, PricingCategory and ChargeClass: null unless
+        // the kind below says otherwise.
+        ..Row::default()
+    };
     let describe = |what: &str| {
         format!(
-            "{what} {unit_name} on {gpu_model} in {} for lease {}",
-            region.as_deref().unwrap_or("any"),
+            "{what} {unit_name} on {gpu_model} in {region_or_any} for lease {}",
             lease.as_deref().unwrap_or("-")
         )
     };
     match kind {
         Kind::Usage => {
             let mut row = base;
-            set_description(&mut row, describe(&format!("{mode} usage of")));
-            row[28] = Cell::s(if mode == "spot" {
-                "Dynamic"
+            row.describe(describe(&format!("{mode} usage of")));
+            row.pricing_category = Some(if mode == "spot" {
+                PricingCategory::Dynamic
             } else {
-                "Standard"
+                PricingCategory::Standard
             });
             vec![row]
         }
         Kind::Credit => {
             let mut row = base;
-            row[6] = Cell::s("Credit");
-            set_description(
-                &mut row,
-                format!("Credit: {}", line.memo.as_deref().unwrap_or("adjustment")),
-            );
-            row[9] = Cell::s("One-Time");
+            row.charge_category = ChargeCategory::Credit;
+            row.describe(format!(
+                "Credit: {}",
+                line.memo.as_deref().unwrap_or("adjustment")
+            ));
+            row.charge_frequency = ChargeFrequency::OneTime;
             vec![row]
         }
         Kind::ReservedUsed | Kind::ReservedUnused => {
-            let commitment = |row: &mut Row| {
-                row[12] = Cell::s("Usage");
-                row[13] = Cell::opt(lease.clone());
-                row[14] = Cell::opt(lease.as_ref().map(|l| format!("reserved window {l}")));
-                row[15] = quantity.map_or(Cell::Null, Cell::Dec);
-                row[17] = Cell::s("Reserved window");
-                row[18] = Cell::opt(pricing.as_ref().map(|p| p.unit.to_owned()));
-                row[28] = Cell::s("Committed");
-            };
             let mut purchase = base.clone();
-            commitment(&mut purchase);
-            purchase[6] = Cell::s("Purchase");
-            set_description(&mut purchase, describe("Reserved window purchase of"));
-            purchase[9] = Cell::s("Recurring");
-            purchase[19] = Cell::Null;
-            purchase[20] = Cell::Null;
-            purchase[23] = Cell::Dec(Decimal::ZERO);
+            purchase.commit(lease.as_deref(), quantity, pricing_unit);
+            purchase.charge_category = ChargeCategory::Purchase;
+            purchase.describe(describe("Reserved window purchase of"));
+            purchase.charge_frequency = ChargeFrequency::Recurring;
+            purchase.consumed_quantity = None;
+            purchase.consumed_unit = None;
+            purchase.effective_cost = DecimalCell(Decimal::ZERO);
             let mut usage = base;
-            commitment(&mut usage);
+            usage.commit(lease.as_deref(), quantity, pricing_unit);
             let used = kind == Kind::ReservedUsed;
-            usage[0] = Cell::Dec(Decimal::ZERO);
-            set_description(
-                &mut usage,
-                describe(if used {
-                    "Reserved window, used:"
-                } else {
-                    "Reserved window, unused:"
-                }),
-            );
-            usage[16] = Cell::s(if used { "Used" } else { "Unused" });
+            usage.billed_cost = DecimalCell(Decimal::ZERO);
+            usage.describe(describe(if used {
+                "Reserved window, used:"
+            } else {
+                "Reserved window, unused:"
+            }));
+            usage.commitment_discount_status = Some(if used {
+                CommitmentDiscountStatus::Used
+            } else {
+                CommitmentDiscountStatus::Unused
+            });
             if !used {
-                usage[19] = Cell::Null;
-                usage[20] = Cell::Null;
+                usage.consumed_quantity = None;
+                usage.consumed_unit = None;
             }
             vec![purchase, usage]
         }
@@ -292,160 +320,63 @@ pub fn ascii(s: &str) -> String {
         .collect()
 }
 
-/// FOCUS's ASCII description and, beside it, the exact text.
-fn set_description(row: &mut Row, text: String) {
-    row[DESCRIPTION] = Cell::s(ascii(&text));
-    row[EXACT_DESCRIPTION] = Cell::s(text);
-}
-
-/// JSON text with every non-ASCII character written as a `\u` escape.
-pub fn ascii_json(value: &serde_json::Value) -> String {
-    let text = value.to_string();
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for unit in c.encode_utf16(&mut buf) {
-                let _ = write!(out, "\\u{unit:04x}");
-            }
-        }
-    }
-    out
-}
-
-/// A decimal with a fraction always shown (`612.0`), so a column of whole
-/// numbers still reads as decimal.
-pub fn decimal_text(d: Decimal) -> String {
-    if d.is_zero() {
-        return "0.0".to_owned();
-    }
-    let s = d.normalize().to_string();
-    if s.contains('.') {
-        s
-    } else {
-        s + ".0"
-    }
-}
-
-fn cell_text(cell: &Cell) -> Option<String> {
-    match cell {
-        Cell::Null => None,
-        Cell::Str(s) => Some(s.clone()),
-        Cell::Dec(d) => Some(decimal_text(*d)),
-        Cell::Time(t) => Some(period::rfc3339(*t)),
-    }
-}
-
-fn csv_field(out: &mut String, text: &str) {
-    if text.contains([',', '"', '\n', '\r']) {
-        out.push('"');
-        out.push_str(&text.replace('"', "\"\""));
-        out.push('"');
-    } else {
-        out.push_str(text);
-    }
-}
-
-/// The CSV header line.
-pub fn csv_header(columns: &[&str]) -> String {
-    let mut out = columns.join(",");
-    out.push('\n');
-    out
-}
-
-/// One CSV line; null is an empty field.
-pub fn csv_row(out: &mut String, cells: &[Cell]) {
-    for (i, cell) in cells.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if let Some(text) = cell_text(cell) {
-            csv_field(out, &text);
-        }
-    }
-    out.push('\n');
-}
-
-/// One JSON object: decimals as JSON numbers, null as null.
-pub fn json_row(out: &mut String, columns: &[&str], cells: &[Cell]) {
-    out.push('{');
-    for (i, (name, cell)) in columns.iter().zip(cells).enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&ascii_json(&serde_json::Value::String((*name).to_owned())));
-        out.push(':');
-        match cell {
-            Cell::Null => out.push_str("null"),
-            Cell::Dec(d) => out.push_str(&decimal_text(*d)),
-            other => {
-                let text = cell_text(other).unwrap_or_default();
-                out.push_str(&ascii_json(&serde_json::Value::String(text)));
-            }
-        }
-    }
-    out.push('}');
-}
-
-/// Columns of the plain `csv` format: gpuex's own view of each line.
-pub const PLAIN_COLUMNS: [&str; 19] = [
-    "line_id",
-    "invoice_id",
-    "buyer_id",
-    "kind",
-    "lease_id",
-    "order_id",
-    "mode",
-    "gpu_model",
-    "region",
-    "unit",
-    "period_start",
-    "period_end",
-    "quantity",
-    "unit_price",
-    "list_unit_price",
-    "amount",
-    "fee",
-    "tags",
-    "memo",
-];
-
-/// One line in the plain format.
-pub fn plain_row(line: &ChargeLine) -> Vec<Cell> {
-    vec![
-        Cell::s(line.id.to_string()),
-        Cell::s(invoice_id(line.buyer_id, line.period_start)),
-        Cell::s(line.buyer_id.to_string()),
-        Cell::s(line.kind.clone()),
-        Cell::opt(line.lease_id.map(|l| l.to_string())),
-        Cell::opt(line.order_id.map(|l| l.to_string())),
-        Cell::opt(line.mode.clone()),
-        Cell::opt(line.gpu_model.clone()),
-        Cell::opt(line.region.clone()),
-        Cell::opt(line.unit.clone()),
-        Cell::Time(line.period_start),
-        Cell::Time(line.period_end),
-        Cell::Dec(line.quantity.0),
-        Cell::Dec(line.unit_price.0),
-        Cell::Dec(line.list_unit_price.0),
-        Cell::Dec(line.amount.0),
-        Cell::Dec(line.fee.0),
-        Cell::s(ascii_json(&serde_json::Value::Object(
-            serde_json::from_str(&line.tags_json).unwrap_or_default(),
-        ))),
-        // gpuex's own format has no ASCII rule: the memo as written.
-        Cell::opt(line.memo.clone()),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::billing::cells::{csv_header, csv_writer, decimal_text, write_json};
     use crate::db::Money;
     use rust_decimal_macros::dec;
-    use uuid::Uuid;
+
+    /// The FOCUS 1.2 columns, in the order the export has always written them.
+    const COLUMNS: [&str; 47] = [
+        "BilledCost",
+        "BillingAccountId",
+        "BillingAccountName",
+        "BillingCurrency",
+        "BillingPeriodEnd",
+        "BillingPeriodStart",
+        "ChargeCategory",
+        "ChargeClass",
+        "ChargeDescription",
+        "ChargeFrequency",
+        "ChargePeriodEnd",
+        "ChargePeriodStart",
+        "CommitmentDiscountCategory",
+        "CommitmentDiscountId",
+        "CommitmentDiscountName",
+        "CommitmentDiscountQuantity",
+        "CommitmentDiscountStatus",
+        "CommitmentDiscountType",
+        "CommitmentDiscountUnit",
+        "ConsumedQuantity",
+        "ConsumedUnit",
+        "ContractedCost",
+        "ContractedUnitPrice",
+        "EffectiveCost",
+        "InvoiceId",
+        "InvoiceIssuerName",
+        "ListCost",
+        "ListUnitPrice",
+        "PricingCategory",
+        "PricingQuantity",
+        "PricingUnit",
+        "ProviderName",
+        "PublisherName",
+        "RegionId",
+        "RegionName",
+        "ResourceId",
+        "ResourceName",
+        "ResourceType",
+        "ServiceCategory",
+        "ServiceName",
+        "ServiceSubcategory",
+        "SkuId",
+        "SkuMeter",
+        "SkuPriceDetails",
+        "SkuPriceId",
+        "Tags",
+        "x_ChargeDescription",
+    ];
 
     fn line(kind: &str, mode: &str, unit: Option<&str>, q: Decimal, price: Decimal) -> ChargeLine {
         ChargeLine {
@@ -473,22 +404,40 @@ mod tests {
         }
     }
 
-    fn col(row: &Row, name: &str) -> Cell {
-        row[COLUMNS.iter().position(|c| *c == name).unwrap()].clone()
+    fn csv_text(rows: &[Row]) -> String {
+        let mut out = csv_header::<Row>().unwrap();
+        let mut w = csv_writer(&mut out);
+        for row in rows {
+            w.serialize(row).unwrap();
+        }
+        drop(w);
+        String::from_utf8(out).unwrap()
     }
 
-    fn dec_of(cell: Cell) -> Decimal {
-        match cell {
-            Cell::Dec(d) => d,
-            other => panic!("{other:?} is not a decimal"),
-        }
+    fn dec_of(d: Option<DecimalCell>) -> Decimal {
+        d.expect("a decimal, not null").0
     }
 
     #[test]
-    fn every_row_has_one_cell_per_column() {
-        assert_eq!(COLUMNS.len(), 47);
-        let mut seen = std::collections::BTreeSet::new();
-        assert!(COLUMNS.iter().all(|c| seen.insert(*c)));
+    fn the_header_and_the_json_keys_are_the_focus_columns_in_order() {
+        let header = String::from_utf8(csv_header::<Row>().unwrap()).unwrap();
+        assert_eq!(header, format!("{}\n", COLUMNS.join(",")));
+        let l = line("usage", "on_demand", Some("tflops_h"), dec!(1), dec!(1));
+        let mut json = Vec::new();
+        write_json(&mut json, &rows(&l, "USD")[0]).unwrap();
+        let keys: Vec<String> = serde_json::from_slice::<serde_json::Value>(&json)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut sorted = COLUMNS.map(str::to_owned).to_vec();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        let text = String::from_utf8(json).unwrap();
+        let at = |name: &str| text.find(&format!("\"{name}\":")).unwrap();
+        assert!(COLUMNS.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
     }
 
     #[test]
@@ -506,15 +455,12 @@ mod tests {
                 };
                 let l = line(kind, mode, Some(unit), q, dec!(0.09));
                 for row in rows(&l, "usd") {
-                    let pq = dec_of(col(&row, "PricingQuantity"));
-                    let list = dec_of(col(&row, "ListUnitPrice"));
-                    let contracted = dec_of(col(&row, "ContractedUnitPrice"));
-                    assert_eq!(dec_of(col(&row, "ListCost")), round_money(list * pq));
-                    assert_eq!(
-                        dec_of(col(&row, "ContractedCost")),
-                        round_money(contracted * pq)
-                    );
-                    assert_eq!(dec_of(col(&row, "ContractedCost")), l.amount.0);
+                    let pq = dec_of(row.pricing_quantity);
+                    let list = dec_of(row.list_unit_price);
+                    let contracted = dec_of(row.contracted_unit_price);
+                    assert_eq!(row.list_cost.0, round_money(list * pq));
+                    assert_eq!(row.contracted_cost.0, round_money(contracted * pq));
+                    assert_eq!(row.contracted_cost.0, l.amount.0);
                 }
             }
         }
@@ -525,14 +471,20 @@ mod tests {
         let cat = |kind, mode| {
             rows(&line(kind, mode, Some("tflops_h"), dec!(1), dec!(1)), "USD")
                 .iter()
-                .map(|r| col(r, "PricingCategory"))
+                .map(|r| r.pricing_category)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(cat("usage", "on_demand"), vec![Cell::s("Standard")]);
-        assert_eq!(cat("usage", "spot"), vec![Cell::s("Dynamic")]);
+        assert_eq!(
+            cat("usage", "on_demand"),
+            vec![Some(PricingCategory::Standard)]
+        );
+        assert_eq!(cat("usage", "spot"), vec![Some(PricingCategory::Dynamic)]);
         assert_eq!(
             cat("reserved_unused", "reserved"),
-            vec![Cell::s("Committed"), Cell::s("Committed")]
+            vec![
+                Some(PricingCategory::Committed),
+                Some(PricingCategory::Committed)
+            ]
         );
     }
 
@@ -546,38 +498,38 @@ mod tests {
             dec!(0.5),
         );
         let r = rows(&l, "USD");
-        assert_eq!(col(&r[0], "ChargeCategory"), Cell::s("Purchase"));
-        assert_eq!(col(&r[0], "BilledCost"), Cell::Dec(dec!(5)));
-        assert_eq!(col(&r[0], "EffectiveCost"), Cell::Dec(dec!(0)));
-        assert_eq!(col(&r[0], "ChargeFrequency"), Cell::s("Recurring"));
-        assert_eq!(col(&r[1], "ChargeCategory"), Cell::s("Usage"));
-        assert_eq!(col(&r[1], "BilledCost"), Cell::Dec(dec!(0)));
-        assert_eq!(dec_of(col(&r[1], "EffectiveCost")), dec!(5));
-        assert_eq!(col(&r[1], "CommitmentDiscountStatus"), Cell::s("Unused"));
-        assert_eq!(col(&r[1], "ConsumedQuantity"), Cell::Null);
+        assert_eq!(r[0].charge_category, ChargeCategory::Purchase);
+        assert_eq!(r[0].billed_cost, DecimalCell(dec!(5)));
+        assert_eq!(r[0].effective_cost, DecimalCell(dec!(0)));
+        assert_eq!(r[0].charge_frequency, ChargeFrequency::Recurring);
+        assert_eq!(r[1].charge_category, ChargeCategory::Usage);
+        assert_eq!(r[1].billed_cost, DecimalCell(dec!(0)));
+        assert_eq!(r[1].effective_cost.0, dec!(5));
+        assert_eq!(
+            r[1].commitment_discount_status,
+            Some(CommitmentDiscountStatus::Unused)
+        );
+        assert_eq!(r[1].consumed_quantity, None);
     }
 
     #[test]
     fn vram_is_priced_in_gb_hours() {
         let l = line("usage", "on_demand", Some("vram_h"), dec!(2), dec!(0.16));
         let r = &rows(&l, "USD")[0];
-        assert_eq!(col(r, "PricingUnit"), Cell::s("GB-Hours"));
-        assert_eq!(dec_of(col(r, "PricingQuantity")), dec!(8));
-        assert_eq!(dec_of(col(r, "ContractedUnitPrice")), dec!(0.04));
+        assert_eq!(r.pricing_unit, Some("GB-Hours"));
+        assert_eq!(dec_of(r.pricing_quantity), dec!(8));
+        assert_eq!(dec_of(r.contracted_unit_price), dec!(0.04));
     }
 
     #[test]
     fn text_is_ascii_tags_are_a_json_object_and_decimals_have_a_fraction() {
         let l = line("usage", "on_demand", Some("tflops_h"), dec!(612), dec!(1));
-        let mut out = csv_header(&COLUMNS);
-        for row in rows(&l, "usd") {
-            csv_row(&mut out, &row);
-        }
+        let out = csv_text(&rows(&l, "usd"));
         assert!(out.is_ascii(), "{out}");
         assert!(out.contains("612.0"));
         assert!(out.contains("USD"));
-        let tags = match col(&rows(&l, "usd")[0], "Tags") {
-            Cell::Str(s) => s,
+        let tags = match serde_json::to_value(&rows(&l, "usd")[0].tags).unwrap() {
+            serde_json::Value::String(s) => s,
             other => panic!("{other:?}"),
         };
         let parsed: serde_json::Value = serde_json::from_str(&tags).unwrap();
@@ -587,21 +539,30 @@ mod tests {
     }
 
     #[test]
+    fn json_is_ascii_and_its_decimals_are_numbers_with_a_fraction() {
+        let l = line("usage", "on_demand", Some("tflops_h"), dec!(612), dec!(1));
+        let mut out = Vec::new();
+        write_json(&mut out, &rows(&l, "usd")[0]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.is_ascii(), "{text}");
+        assert!(text.starts_with("{\"BilledCost\":612.0,"), "{text}");
+        assert!(text.contains("\"ChargeClass\":null"), "{text}");
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(parsed["x_ChargeDescription"]
+            .as_str()
+            .unwrap()
+            .starts_with("on_demand usage"));
+        assert_eq!(parsed["BillingAccountName"], "be@x.test");
+    }
+
+    #[test]
     fn charge_periods_end_after_they_start_in_utc_format() {
         let l = line("usage", "on_demand", Some("tflops_h"), dec!(1), dec!(1));
         let r = &rows(&l, "USD")[0];
-        let (Cell::Time(s), Cell::Time(e)) =
-            (col(r, "ChargePeriodStart"), col(r, "ChargePeriodEnd"))
-        else {
-            panic!()
-        };
+        let (s, e) = (r.charge_period_start.0, r.charge_period_end.0);
         assert!(e > s);
         assert_eq!(period::rfc3339(s), "2026-02-01T00:00:00Z");
-        let (Cell::Time(bs), Cell::Time(be)) =
-            (col(r, "BillingPeriodStart"), col(r, "BillingPeriodEnd"))
-        else {
-            panic!()
-        };
+        let (bs, be) = (r.billing_period_start.0, r.billing_period_end.0);
         assert_eq!(period::rfc3339(bs), "2026-02-01T00:00:00Z");
         assert_eq!(period::rfc3339(be), "2026-03-01T00:00:00Z");
     }
@@ -613,19 +574,9 @@ mod tests {
         l.memo = Some("node lost".into());
         let r = rows(&l, "USD");
         assert_eq!(r.len(), 1);
-        assert_eq!(col(&r[0], "ChargeCategory"), Cell::s("Credit"));
-        assert_eq!(col(&r[0], "BilledCost"), Cell::Dec(dec!(-2.5)));
-        assert_eq!(col(&r[0], "PricingCategory"), Cell::Null);
-        assert_eq!(col(&r[0], "PricingUnit"), Cell::Null);
-    }
-
-    #[test]
-    fn csv_fields_with_commas_and_quotes_are_quoted() {
-        let mut out = String::new();
-        csv_row(
-            &mut out,
-            &[Cell::s("a,b"), Cell::s("say \"hi\""), Cell::Null],
-        );
-        assert_eq!(out, "\"a,b\",\"say \"\"hi\"\"\",\n");
+        assert_eq!(r[0].charge_category, ChargeCategory::Credit);
+        assert_eq!(r[0].billed_cost, DecimalCell(dec!(-2.5)));
+        assert_eq!(r[0].pricing_category, None);
+        assert_eq!(r[0].pricing_unit, None);
     }
 }

@@ -1,10 +1,12 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
 //! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
+#![deny(clippy::float_arithmetic)]
 
 mod account;
 pub mod adjustments;
 pub mod balances;
 pub mod budgets;
+pub mod cells;
 pub mod charges;
 pub mod earnings;
 pub mod export;

@@ -1,6 +1,7 @@
 //! `/v1/wallet`, `/v1/ledger`, `/v1/admin/credits`.
 
 use super::ledger::{self, LedgerError};
+use crate::api::Limit;
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{Caller, Role};
@@ -70,8 +71,9 @@ pub struct LedgerQuery {
     /// Only postings before this time (RFC 3339).
     pub to: Option<DateTime<Utc>>,
     /// Page size, 1 to 500 (default 50).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
+    pub limit: Limit<500, 50>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<i64>,
 }
@@ -128,10 +130,7 @@ async fn ledger_page(
     Query(q): Query<LedgerQuery>,
 ) -> Result<Json<LedgerPage>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
-    }
+    let limit = q.limit.get();
     if let (Some(from), Some(to)) = (q.from, q.to) {
         if to <= from {
             return Err(ApiError::field("query.to", "must be after `from`"));

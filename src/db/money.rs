@@ -1,4 +1,5 @@
 //! Exact decimal storage on both backends.
+#![deny(clippy::float_arithmetic)]
 
 use rust_decimal::Decimal;
 use sqlx::encode::IsNull;

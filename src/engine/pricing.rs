@@ -1,5 +1,6 @@
 //! Price rules (DESIGN §3) and the funds a lease holds (DESIGN §4). Every price
 //! derives from the list price; all of it is `Decimal`, never a float.
+#![deny(clippy::float_arithmetic)]
 
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;

@@ -1,6 +1,7 @@
 //! `/v1/leases`: list, read, release.
 
 use super::views::{self, LeaseView};
+use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{Command, LeaseState};
@@ -28,8 +29,9 @@ pub struct LeaseQuery {
     #[param(inline)]
     pub state: Option<LeaseState>,
     /// Page size, 1 to 500 (default 50).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
+    pub limit: Limit<500, 50>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<Uuid>,
 }
@@ -55,10 +57,7 @@ async fn list_leases(
     Query(q): Query<LeaseQuery>,
 ) -> Result<Json<LeasePage>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
-    }
+    let limit = q.limit.get();
     let filter = views::LeaseFilter {
         buyer: caller.id,
         state: q.state,

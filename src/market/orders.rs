@@ -2,6 +2,7 @@
 
 use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
+use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{self, Command, Event, PlaceOrder};
@@ -392,8 +393,9 @@ pub struct OrderQuery {
     #[param(inline)]
     pub mode: Option<Mode>,
     /// Page size, 1 to 500 (default 50).
-    #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
+    pub limit: Limit<500, 50>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<Uuid>,
 }
@@ -419,10 +421,7 @@ async fn list_orders(
     Query(q): Query<OrderQuery>,
 ) -> Result<Json<OrderPage>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=500).contains(&limit) {
-        return Err(ApiError::field("query.limit", "must be between 1 and 500"));
-    }
+    let limit = q.limit.get();
     let filter = views::OrderFilter {
         buyer: caller.id,
         state: q.state,

@@ -3,6 +3,7 @@
 use super::quotes::{self, Quote, QuoteRequest};
 use super::rules::DerivedPrices;
 use super::store::{self, HistoryFilter, ListPrice};
+use crate::api::Limit;
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{Caller, Role};
@@ -82,8 +83,9 @@ pub struct HistoryQuery {
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
     /// 1 to 1000 (default 100).
-    #[param(minimum = 1, maximum = 1000)]
-    pub limit: Option<u32>,
+    #[serde(default)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    pub limit: Limit<1000, 100>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -111,10 +113,7 @@ async fn price_history(
     State(state): State<AppState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Vec<PriceChangeView>>, ApiError> {
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::field("query.limit", "must be between 1 and 1000"));
-    }
+    let limit = q.limit.get();
     let filter = HistoryFilter {
         region: q.region.as_deref(),
         gpu_model: q.gpu_model.as_deref(),
