@@ -49,8 +49,11 @@
 //! 5. Node id and GPU index, so the choice is deterministic.
 
 mod fast;
+mod host;
 pub mod naive;
+mod nvlink;
 mod request;
+mod scan;
 pub mod score;
 mod view;
 

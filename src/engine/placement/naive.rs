@@ -2,7 +2,8 @@
 //! Slow on purpose and written without the fast path's options and indexes, so
 //! tests can check that the fast placement finds a slot exactly when one exists.
 
-use super::fast::{connected, host_take};
+use super::host::host_take;
+use super::nvlink::connected;
 use super::request::{Placement, PlacementRequest, Slot};
 use super::view::{model_at, take, CapacityView, NodeView, PartitionMode};
 use super::Policy;
