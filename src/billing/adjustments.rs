@@ -97,19 +97,9 @@ async fn adjust(
             .map_err(|e| ApiError::Internal(e.into()))?,
     };
     let mut tx = state.db.begin().await?;
-    let entry_id = match lines::credit(&mut tx, &credit, Some(caller.id), now).await {
-        Ok(id) => id,
-        Err(super::ledger::LedgerError::UnknownAccount(_)) => {
-            return Err(ApiError::field("user_id", "no user with this id"))
-        }
-        Err(super::ledger::LedgerError::Overflow) => {
-            return Err(ApiError::field(
-                "amount",
-                "would take the balance beyond what an account can hold",
-            ))
-        }
-        Err(e) => return Err(ApiError::Internal(e.into())),
-    };
+    let entry_id = lines::credit(&mut tx, &credit, Some(caller.id), now)
+        .await
+        .map_err(super::routes::credit_refused)?;
     audit::record(
         &mut tx,
         caller.id,

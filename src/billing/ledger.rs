@@ -6,7 +6,7 @@
 
 pub use super::account::Account;
 pub use super::holds::{capture, extend_hold, release};
-use crate::db::{dispatch_tx, push_rows, push_statement, Money, Tx, Writes};
+use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -68,21 +68,17 @@ pub async fn open_user_accounts(
         Account::Holds(user),
         Account::Payable(user),
     ] {
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
+        execute_tx!(
+            tx,
+            "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(account)
-            .bind(user)
-            .bind(account.kind())
-            .bind(currency)
-            .bind(Money(Decimal::ZERO))
-            .bind(now)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            account,
+            user,
+            account.kind(),
+            currency,
+            Money(Decimal::ZERO),
+            now,
+        )
         .with_context(|| format!("failed to open account {account}"))?;
     }
     Ok(())
@@ -95,20 +91,16 @@ pub async fn open_system_accounts(
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
     for account in [Account::PlatformRevenue, Account::ExternalFunding] {
-        dispatch_tx!(tx, conn => {
-            sqlx::query(
-                "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
+        execute_tx!(
+            tx,
+            "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
                  VALUES ($1, NULL, $2, $3, $4, $5) ON CONFLICT (code) DO NOTHING",
-            )
-            .bind(account)
-            .bind(account.kind())
-            .bind(currency)
-            .bind(Money(Decimal::ZERO))
-            .bind(now)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            account,
+            account.kind(),
+            currency,
+            Money(Decimal::ZERO),
+            now,
+        )
         .with_context(|| format!("failed to open account {account}"))?;
     }
     Ok(())

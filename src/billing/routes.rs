@@ -261,16 +261,7 @@ async fn admin_credit(
     .await
     {
         Ok(id) => id,
-        Err(LedgerError::UnknownAccount(_)) => {
-            return Err(ApiError::field("user_id", "no user with this id"))
-        }
-        Err(LedgerError::Overflow) => {
-            return Err(ApiError::field(
-                "amount",
-                "would take the balance beyond what an account can hold",
-            ))
-        }
-        Err(e) => return Err(ApiError::Internal(e.into())),
+        Err(e) => return Err(credit_refused(e)),
     };
     audit::record(
         &mut tx,
@@ -314,4 +305,16 @@ async fn balance_in_tx(tx: &mut crate::db::Tx<'_>, user: Uuid) -> Result<Decimal
             .await
     })?;
     Ok(balance.0)
+}
+
+/// Why crediting a user (`user_id`, `amount`) was refused.
+pub(super) fn credit_refused(e: LedgerError) -> ApiError {
+    match e {
+        LedgerError::UnknownAccount(_) => ApiError::field("user_id", "no user with this id"),
+        LedgerError::Overflow => ApiError::field(
+            "amount",
+            "would take the balance beyond what an account can hold",
+        ),
+        e => ApiError::Internal(e.into()),
+    }
 }

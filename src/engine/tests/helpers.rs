@@ -143,6 +143,13 @@ pub fn rejected(ev: &[Event]) -> Option<RejectReason> {
     })
 }
 
+/// Applies `cmd` and returns the last lease it granted.
+pub fn grant(e: &mut Engine, now: Ts, cmd: Command) -> Lease {
+    granted(&run(e, now, cmd))
+        .pop()
+        .expect("a lease is granted")
+}
+
 pub fn granted(ev: &[Event]) -> Vec<Lease> {
     ev.iter()
         .filter_map(|e| match e {

@@ -39,13 +39,7 @@ fn two_regions(us_tflops_price: rust_decimal::Decimal) -> Engine {
 #[test]
 fn region_any_takes_the_cheapest_region_first() {
     let mut e = two_regions(dec!(0.001));
-    let lease = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     assert_eq!(lease.region, "us");
 }
 
@@ -53,24 +47,16 @@ fn region_any_takes_the_cheapest_region_first() {
 fn region_any_breaks_price_ties_by_local_off_peak_hours() {
     // T0 is 22:13 UTC: 23:13 in eu (off-peak), 17:13 in us.
     let mut e = two_regions(dec!(0.002));
-    let lease = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     assert_eq!(lease.region, "eu");
     assert!(lease.placement.why.offpeak);
     // Nine hours later: 08:13 in eu, 02:13 in us.
     let mut e = two_regions(dec!(0.002));
-    let lease = granted(&run(
+    let lease = grant(
         &mut e,
         T0 + 9 * 3600,
         place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    );
     assert_eq!(lease.region, "us");
 }
 
@@ -79,10 +65,7 @@ fn a_named_region_is_kept_and_an_unknown_one_rejected() {
     let mut e = two_regions(dec!(0.001));
     let mut s = spec(Mode::OnDemand, whole_a100());
     s.region = Some("eu".into());
-    assert_eq!(
-        granted(&run(&mut e, T0, place(1, s))).pop().unwrap().region,
-        "eu"
-    );
+    assert_eq!(grant(&mut e, T0, place(1, s)).region, "eu");
     let mut s = spec(Mode::OnDemand, whole_a100());
     s.region = Some("mars".into());
     assert_eq!(
@@ -103,13 +86,7 @@ fn the_lowest_bid_makes_way_first() {
     run(&mut e, T0, place(2, low));
     let spot = granted(&run(&mut e, T0 + 10, Command::Tick));
     assert_eq!(spot.len(), 2);
-    let od = granted(&run(
-        &mut e,
-        T0 + 20,
-        place(3, spec(Mode::OnDemand, half())),
-    ))
-    .pop()
-    .unwrap();
+    let od = grant(&mut e, T0 + 20, place(3, spec(Mode::OnDemand, half())));
     assert_eq!(od.state, LeaseState::Pending);
     let low_lease = spot.iter().find(|l| l.order_id == order_id(2)).unwrap();
     let high_lease = spot.iter().find(|l| l.order_id == order_id(1)).unwrap();
@@ -146,9 +123,7 @@ fn a_two_gpu_order_takes_an_nvlink_pair_on_one_node() {
     let mut r = resources(dec!(600), 160);
     r.gpus = Some(2);
     r.nvlink = true;
-    let lease = granted(&run(&mut e, T0, place(1, spec(Mode::OnDemand, r))))
-        .pop()
-        .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, r)));
     let idx: Vec<u8> = lease.placement.gpus.iter().map(|g| g.index).collect();
     assert_eq!(idx, vec![1, 2]);
     assert!(lease.placement.gpus.iter().all(|g| g.slot == Slot::Whole));
@@ -164,9 +139,7 @@ fn isolation_mig_is_only_served_by_mig_partitions() {
     )]);
     let mut r = resources(dec!(40), 8);
     r.isolation = Isolation::Mig;
-    let lease = granted(&run(&mut e, T0, place(1, spec(Mode::OnDemand, r))))
-        .pop()
-        .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, r)));
     assert!(matches!(lease.placement.gpus[0].slot, Slot::Mig { .. }));
 }
 
@@ -179,7 +152,7 @@ fn a_quote_names_the_slice_units_and_price_without_changing_anything() {
     assert_eq!(q.placement.units.tflops_h, dec!(141.286));
     assert_eq!(q.rule.multiplier(), dec!(1.8));
     assert!(e.leases().next().is_none());
-    let lease = granted(&run(&mut e, T0, place(1, s))).pop().unwrap();
+    let lease = grant(&mut e, T0, place(1, s));
     assert_eq!(lease.placement, q.placement);
     assert_eq!(lease.price_per_hour, q.price_per_hour);
 }

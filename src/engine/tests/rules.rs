@@ -50,13 +50,7 @@ fn a_waiting_order_expires_after_max_wait() {
 #[test]
 fn a_waiting_order_is_filled_when_capacity_frees() {
     let mut e = one_whole_gpu();
-    let first = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let first = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     let mut s = spec(Mode::OnDemand, whole_a100());
     s.max_wait_s = Some(600);
     run(&mut e, T0, place(2, s));
@@ -101,9 +95,7 @@ fn reserved_must_start_at_least_an_hour_ahead() {
 #[test]
 fn reserved_windows_on_the_same_slice_never_overlap() {
     let mut e = one_whole_gpu();
-    let a = granted(&run(&mut e, T0, place(1, reserved(T0 + 7200, 3600))))
-        .pop()
-        .unwrap();
+    let a = grant(&mut e, T0, place(1, reserved(T0 + 7200, 3600)));
     assert_eq!(a.state, LeaseState::Pending);
     assert_eq!(a.price_per_hour, dec!(1.3804)); // 0.85 × list
     assert_eq!(
@@ -130,9 +122,7 @@ fn an_open_ended_lease_blocks_its_slice_for_later_reservations() {
 #[test]
 fn a_reserved_lease_starts_provisioning_at_its_window_and_ends_with_it() {
     let mut e = one_whole_gpu();
-    let a = granted(&run(&mut e, T0, place(1, reserved(T0 + 7200, 3600))))
-        .pop()
-        .unwrap();
+    let a = grant(&mut e, T0, place(1, reserved(T0 + 7200, 3600)));
     let ev = run(&mut e, T0 + 7200, Command::Tick);
     assert!(ev.iter().any(|x| matches!(
         x,
@@ -148,9 +138,7 @@ fn a_reserved_lease_starts_provisioning_at_its_window_and_ends_with_it() {
 #[test]
 fn a_reserved_hold_covers_a_rolling_seven_days_of_its_window() {
     let mut e = one_whole_gpu();
-    let a = granted(&run(&mut e, T0, place(1, reserved(T0 + 7200, 30 * 86_400))))
-        .pop()
-        .unwrap();
+    let a = grant(&mut e, T0, place(1, reserved(T0 + 7200, 30 * 86_400)));
     assert_eq!(a.hold, a.price_per_hour * dec!(168));
 }
 
@@ -324,13 +312,7 @@ fn host_cpu_and_memory_default_to_the_share_matching_the_gpu_share() {
 #[test]
 fn a_lease_runs_when_the_agent_reports_it_provisioned_and_ends_when_it_reports_ended() {
     let mut e = one_whole_gpu();
-    let lease = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     let ev = run(
         &mut e,
         T0 + 3,
@@ -369,7 +351,7 @@ fn an_on_demand_lease_with_a_duration_ends_when_it_runs_out() {
     let mut e = one_whole_gpu();
     let mut s = spec(Mode::OnDemand, whole_a100());
     s.duration_s = Some(600);
-    let lease = granted(&run(&mut e, T0, place(1, s))).pop().unwrap();
+    let lease = grant(&mut e, T0, place(1, s));
     assert_eq!(
         ended(&run(&mut e, T0 + 1000, Command::Tick)),
         vec![(lease.id, EndReason::Expired, T0 + 600)]
@@ -383,13 +365,7 @@ fn funds_exhausted_starts_the_notice_and_a_reserved_booking_ends_where_funded() 
         "eu",
         &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
     )]);
-    let od = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let od = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     let ev = run(
         &mut e,
         T0 + 10,
@@ -404,13 +380,7 @@ fn funds_exhausted_starts_the_notice_and_a_reserved_booking_ends_where_funded() 
         vec![(od.id, EndReason::FundsExhausted, T0 + 130)]
     );
 
-    let rs = granted(&run(
-        &mut e,
-        T0 + 200,
-        place(2, reserved(T0 + 7200, 10 * 86_400)),
-    ))
-    .pop()
-    .unwrap();
+    let rs = grant(&mut e, T0 + 200, place(2, reserved(T0 + 7200, 10 * 86_400)));
     run(
         &mut e,
         T0 + 300,
@@ -436,13 +406,7 @@ fn a_lost_node_ends_its_leases_and_on_demand_is_re_placed_elsewhere() {
         node(1, "eu", &[(A100, PartitionMode::Whole)]),
         node(2, "eu", &[(A100, PartitionMode::Whole)]),
     ]);
-    let lease = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
     let ev = run(&mut e, T0 + 50, Command::NodeLost { node: lease.node });
     assert_eq!(ended(&ev), vec![(lease.id, EndReason::NodeLost, T0 + 50)]);
     let again = granted(&ev).pop().expect("re-placed");
@@ -457,20 +421,8 @@ fn a_changed_inventory_ends_the_leases_on_the_gpus_that_changed() {
         "eu",
         &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
     )]);
-    let a = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
-    let b = granted(&run(
-        &mut e,
-        T0,
-        place(2, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let a = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    let b = grant(&mut e, T0, place(2, spec(Mode::OnDemand, whole_a100())));
     let changed_index = a.placement.gpus[0].index;
     let mut spec_ = node(
         1,
@@ -517,20 +469,8 @@ fn a_node_whose_host_shrinks_ends_the_lowest_priority_leases_that_no_longer_fit(
         "eu",
         &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
     )]);
-    let a = granted(&run(
-        &mut e,
-        T0,
-        place(1, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
-    let b = granted(&run(
-        &mut e,
-        T0,
-        place(2, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    let a = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    let b = grant(&mut e, T0, place(2, spec(Mode::OnDemand, whole_a100())));
     let mut smaller = node(
         1,
         "eu",
@@ -553,9 +493,7 @@ fn a_lease_may_ask_at_most_four_times_its_share_of_host_cpu() {
     // A quarter GPU is an eighth of the node: 8 cores by default, at most 32.
     let mut r = resources(dec!(78), 8);
     r.cpu_milli = Some(32_000);
-    let lease = granted(&run(&mut e, T0, place(1, spec(Mode::OnDemand, r))))
-        .pop()
-        .unwrap();
+    let lease = grant(&mut e, T0, place(1, spec(Mode::OnDemand, r)));
     assert_eq!(lease.placement.cpu_milli, 32_000);
     let mut r = resources(dec!(78), 8);
     r.cpu_milli = Some(32_001);

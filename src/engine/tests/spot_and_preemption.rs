@@ -71,7 +71,7 @@ fn the_clearing_index_is_capped_at_point_seven() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.5)))); // index 0.92
     run(&mut e, T0, place(2, spot(dec!(1.6))));
-    let lease = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let lease = grant(&mut e, T0 + 10, Command::Tick);
     assert_eq!(multiplier(&lease), dec!(0.7));
 }
 
@@ -92,7 +92,7 @@ fn spot_clears_only_every_interval_unless_capacity_changes() {
 fn on_demand_takes_a_spot_slice_only_after_notice_and_waits_pending_meanwhile() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
     provisioned(&mut e, T0 + 12, s.id);
     let ev = run(
         &mut e,
@@ -138,10 +138,8 @@ fn reserved(start: Ts, dur: Ts) -> OrderSpec {
 fn a_reservation_over_a_spot_lease_sends_its_notice_at_start_minus_notice() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
-    let r = granted(&run(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600))))
-        .pop()
-        .unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
+    let r = grant(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600)));
     assert_eq!(e.lease(s.id).unwrap().state, LeaseState::Provisioning);
     let ev = run(&mut e, T0 + 7079, Command::Tick);
     assert!(!ev.iter().any(|x| matches!(x, Event::PreemptNotice { .. })));
@@ -164,10 +162,8 @@ fn spot_is_never_placed_inside_a_booked_window() {
 fn after_downtime_the_first_tick_processes_every_notice_and_end_that_fell_due() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
-    let r = granted(&run(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600))))
-        .pop()
-        .unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
+    let r = grant(&mut e, T0 + 10, place(2, reserved(T0 + 7200, 3600)));
     let ev = run(&mut e, T0 + 50_000, Command::Tick);
     let notice = ev
         .iter()
@@ -183,7 +179,7 @@ fn after_downtime_the_first_tick_processes_every_notice_and_end_that_fell_due() 
 fn cancelling_a_spot_order_ends_its_lease() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
     let ev = run(
         &mut e,
         T0 + 15,
@@ -199,14 +195,12 @@ fn cancelling_a_spot_order_ends_its_lease() {
 fn a_preempted_spot_order_is_filled_again_when_capacity_returns() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
-    let od = granted(&run(
+    let s = grant(&mut e, T0 + 10, Command::Tick);
+    let od = grant(
         &mut e,
         T0 + 11,
         place(2, spec(Mode::OnDemand, whole_a100())),
-    ))
-    .pop()
-    .unwrap();
+    );
     run(&mut e, T0 + 131, Command::Tick);
     run(&mut e, T0 + 200, Command::Release { lease_id: od.id });
     // Capacity changed: the next tick clears, interval or not.
@@ -242,7 +236,7 @@ fn pooled_batch_makes_way_for_on_demand_after_notice() {
 fn a_lease_noticed_before_it_runs_runs_and_is_billed_until_the_notice_ends() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
     assert_eq!(s.state, LeaseState::Provisioning);
     run(
         &mut e,
@@ -272,13 +266,11 @@ fn a_pending_lease_whose_notice_ends_before_it_starts_is_never_provisioned() {
     // once outranks both, so realtime's notice ends where its window begins.
     let (mut e, batch, rt) = pooled_realtime_behind_batch();
     assert_eq!(rt.ready_at, Some(T0 + 120));
-    let od = granted(&run(
+    let od = grant(
         &mut e,
         T0,
         place(3, spec(Mode::OnDemand, whole_shared_a100())),
-    ))
-    .pop()
-    .unwrap();
+    );
     assert_eq!(od.ready_at, Some(T0 + 120));
     assert!(noticed(&e, rt.id));
     assert_eq!(e.lease(rt.id).unwrap().state, LeaseState::Pending);
@@ -302,7 +294,7 @@ fn a_pending_lease_whose_notice_ends_before_it_starts_is_never_provisioned() {
 fn a_higher_bid_displaces_a_lower_spot_lease_after_notice() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let low = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let low = grant(&mut e, T0 + 10, Command::Tick);
     run(&mut e, T0 + 11, place(2, spot(dec!(1.05))));
     let ev = run(&mut e, T0 + 20, Command::Tick);
     let high = granted(&ev)
@@ -406,15 +398,13 @@ fn a_spot_workload_that_exits_on_its_notice_ends_as_reported_and_its_order_is_re
     ] {
         let mut e = one_whole_gpu();
         run(&mut e, T0, place(1, spot(dec!(1.0))));
-        let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+        let s = grant(&mut e, T0 + 10, Command::Tick);
         provisioned(&mut e, T0 + 12, s.id);
-        let od = granted(&run(
+        let od = grant(
             &mut e,
             T0 + 20,
             place(2, spec(Mode::OnDemand, whole_a100())),
-        ))
-        .pop()
-        .unwrap();
+        );
         assert!(noticed(&e, s.id));
         let ev = run(
             &mut e,
@@ -441,7 +431,7 @@ fn a_spot_workload_that_exits_on_its_notice_ends_as_reported_and_its_order_is_re
 fn a_spot_workload_that_exits_before_any_notice_ends_its_order() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spot(dec!(1.0))));
-    let s = granted(&run(&mut e, T0 + 10, Command::Tick)).pop().unwrap();
+    let s = grant(&mut e, T0 + 10, Command::Tick);
     provisioned(&mut e, T0 + 12, s.id);
     let ev = run(
         &mut e,
