@@ -199,6 +199,9 @@ fn body_examples() -> Vec<(String, Value)> {
 
 fn add_to_operation(op: &mut Value) {
     let takes_body = op.get("requestBody").is_some();
+    let needs_caller = op["security"]
+        .as_array()
+        .is_some_and(|schemes| schemes.iter().any(|s| s.get("bearer").is_some()));
     let has_path_params = op["parameters"]
         .as_array()
         .is_some_and(|ps| ps.iter().any(|p| p["in"] == "path"));
@@ -225,6 +228,15 @@ fn add_to_operation(op: &mut Value) {
         responses.insert(
             "400".into(),
             json!({"description": text, "content": {PROBLEM: {
+                "schema": {"$ref": "#/components/schemas/Problem"}}}}),
+        );
+    }
+    // Every route that takes a bearer token refuses a request without one;
+    // routes whose 401 means something narrower (a node token) say so themselves.
+    if needs_caller && !responses.contains_key("401") {
+        responses.insert(
+            "401".into(),
+            json!({"description": "Not authenticated", "content": {PROBLEM: {
                 "schema": {"$ref": "#/components/schemas/Problem"}}}}),
         );
     }

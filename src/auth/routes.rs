@@ -249,7 +249,6 @@ pub struct ApiKeyCreated {
     responses(
         (status = 201, description = "Created; the key is shown only now", body = ApiKeyCreated),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens and API keys cannot create keys", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -298,7 +297,6 @@ async fn create_api_key(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller", body = UserView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no account", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<UserView>, ApiError> {
@@ -323,7 +321,6 @@ pub struct ApiKeyView {
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's keys", body = [ApiKeyView]),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no keys", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_api_keys(
@@ -350,7 +347,6 @@ async fn list_api_keys(
     params(("id" = Uuid, Path, description = "The key's id")),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no keys", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such key of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]

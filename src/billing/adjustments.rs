@@ -61,7 +61,6 @@ pub struct AdjustmentView {
     responses(
         (status = 201, description = "Credited", body = AdjustmentView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields or unknown user", body = Problem, content_type = "application/problem+json"),
     ))]

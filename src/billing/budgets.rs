@@ -76,7 +76,6 @@ pub struct Budget {
     responses(
         (status = 200, description = "The budget and what it has counted this month", body = BudgetView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -138,7 +137,6 @@ async fn put_budget(
 #[utoipa::path(get, path = "/v1/budgets", tag = "billing", security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's budgets", body = [BudgetView]),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_budgets(

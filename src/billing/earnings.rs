@@ -85,7 +85,6 @@ pub struct Earnings {
     params(EarningsQuery),
     responses(
         (status = 200, description = "Earnings by node, GPU model, mode and period", body = Earnings),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -87,7 +87,6 @@ pub fn window(
     params(ExportQuery),
     responses(
         (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<serde_json::Value> = "application/json"))),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]

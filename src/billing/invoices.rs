@@ -175,7 +175,6 @@ pub async fn build(
 #[utoipa::path(get, path = "/v1/billing/invoices", tag = "billing", security(("bearer" = [])),
     responses(
         (status = 200, description = "One invoice per month with charges", body = [InvoiceSummary]),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no invoices", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_invoices(
@@ -246,7 +245,6 @@ pub struct InvoiceQuery {
     responses(
         (status = 200, description = "The invoice (JSON, or printable HTML)",
          content((Invoice = "application/json"), (String = "text/html"))),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no invoices", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such invoice id", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),

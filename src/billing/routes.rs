@@ -45,7 +45,6 @@ pub struct WalletView {
 #[utoipa::path(get, path = "/v1/wallet", tag = "wallet", security(("bearer" = [])),
     responses(
         (status = 200, description = "The wallet", body = WalletView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no wallet", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn wallet(
@@ -120,7 +119,6 @@ type LedgerRow = (
     params(LedgerQuery),
     responses(
         (status = 200, description = "A page of postings", body = LedgerPage),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no ledger", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -213,7 +211,6 @@ pub struct CreditView {
     responses(
         (status = 201, description = "Credited", body = CreditView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, unknown user, or a reused Idempotency-Key", body = Problem, content_type = "application/problem+json"),
     ))]

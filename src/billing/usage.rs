@@ -132,7 +132,6 @@ pub async fn report(
     params(UsageQuery),
     responses(
         (status = 200, description = "Cost and units per group", body = UsageReport),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query (e.g. an unknown `group_by`)", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -127,7 +127,6 @@ pub struct PutRegionRequest {
         (status = 200, description = "Updated", body = Region),
         (status = 201, description = "Created", body = Region),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or time zone", body = Problem, content_type = "application/problem+json"),
     ))]

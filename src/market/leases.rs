@@ -47,7 +47,6 @@ pub struct LeasePage {
     params(LeaseQuery),
     responses(
         (status = 200, description = "A page of leases", body = LeasePage),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -83,7 +82,6 @@ fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "The lease", body = LeaseView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -103,7 +101,6 @@ async fn get_lease(
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "Released", body = LeaseView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`lease_ended`: already ended", body = Problem, content_type = "application/problem+json"),

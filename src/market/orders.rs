@@ -259,7 +259,6 @@ impl OrderRequest {
     responses(
         (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`", body = Problem, content_type = "application/problem+json"),
@@ -411,7 +410,6 @@ pub struct OrderPage {
     params(OrderQuery),
     responses(
         (status = 200, description = "A page of orders", body = OrderPage),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -448,7 +446,6 @@ fn parse_id(raw: &str, what: &str) -> Result<Uuid, ApiError> {
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "The order", body = OrderView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -468,7 +465,6 @@ async fn get_order(
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Cancelled", body = OrderView),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`not_cancellable`: filled, rejected or already ended", body = Problem, content_type = "application/problem+json"),
@@ -511,7 +507,6 @@ pub struct FillView {
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Fill reports", body = [FillView]),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -35,7 +35,6 @@ pub struct LeaseLogs {
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "The tail (empty before the first upload)", body = LeaseLogs),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid id", body = Problem, content_type = "application/problem+json"),

@@ -60,7 +60,6 @@ pub struct CreatedNode {
     responses(
         (status = 201, description = "Created; the token is shown only here", body = CreatedNode),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -132,7 +131,6 @@ async fn create_node(
 #[utoipa::path(get, path = "/v1/nodes", tag = "nodes", security(("bearer" = [])),
     responses(
         (status = 200, description = "Nodes, oldest first", body = [NodeSummary]),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_nodes(
@@ -150,7 +148,6 @@ async fn list_nodes(
     params(("id" = Uuid, Path, description = "Node id")),
     responses(
         (status = 200, description = "The node", body = NodeDetail),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The id is not a UUID", body = Problem, content_type = "application/problem+json"),
@@ -181,7 +178,6 @@ pub struct CordonRequest {
     responses(
         (status = 200, description = "The node", body = NodeSummary),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),

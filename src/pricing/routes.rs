@@ -290,7 +290,6 @@ pub struct PriceUpdate {
     responses(
         (status = 200, description = "The prices now in force", body = [PriceView]),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authenticated", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid entries, named by index", body = Problem, content_type = "application/problem+json"),
     ))]
