@@ -292,6 +292,8 @@ impl MarketTask {
             order: None,
         };
         if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
+            // Nothing was written, so the balances taken above still hold.
+            self.balances.keep(tx.writer_mark(), out.take_balances());
             return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
         let mut results = Vec::with_capacity(batch.len());
