@@ -27,6 +27,8 @@ pub struct AppState {
     /// The engine task: every change to orders, leases and capacity goes through it.
     pub market: MarketHandle,
     pub regions: crate::catalog::regions::KnownRegions,
+    /// Hands each committed event to its user's open streams.
+    pub events: crate::events::EventHub,
 }
 
 impl AppState {
@@ -50,10 +52,17 @@ impl AppState {
         );
         let limits = crate::limits::Limits::from_settings(&settings);
         let metrics = Arc::new(Metrics::new()?);
-        let market =
-            crate::market::start(db.clone(), settings.market(), metrics.queue_wait.clone()).await?;
+        let events = crate::events::EventHub::start(db.clone()).await?;
+        let market = crate::market::start(
+            db.clone(),
+            settings.market(),
+            metrics.queue_wait.clone(),
+            events.clone(),
+        )
+        .await?;
         Ok(AppState {
             market,
+            events,
             regions: Default::default(),
             db,
             keys: Arc::new(keys),
@@ -77,6 +86,7 @@ pub async fn serve(
     let router = crate::api::router(state.clone());
     let budget_watch =
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
+    let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     axum::serve(
         listener,
@@ -86,6 +96,7 @@ pub async fn serve(
     .await
     .context("server error")?;
     budget_watch.abort();
+    pruner.abort();
     state.db.close().await;
     Ok(())
 }

@@ -65,4 +65,5 @@ text_column!(
     crate::catalog::Unit,
     crate::market::OrderState,
     crate::billing::Account,
+    crate::events::EventType,
 );

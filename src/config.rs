@@ -120,6 +120,15 @@ pub struct Settings {
     /// Milliseconds between engine clock ticks.
     #[arg(long, env = "GPUEX_TICK_MS", default_value_t = 1000)]
     pub tick_ms: u64,
+    /// Days events are kept for `GET /v1/events` and resuming streams; at least 7.
+    #[arg(long, env = "GPUEX_EVENT_RETENTION_DAYS", default_value_t = 7,
+          value_parser = clap::value_parser!(u32).range(7..))]
+    pub event_retention_days: u32,
+    /// Let webhooks reach loopback and private addresses (the demo and the
+    /// tests, whose receivers run on 127.0.0.1). Off in production: a
+    /// webhook URL must not reach into the provider's own network.
+    #[arg(long, env = "GPUEX_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
 }
 
 impl Settings {
@@ -154,6 +163,8 @@ impl Settings {
             node_timeout_s: 30,
             heartbeat_interval_s: 5,
             tick_ms: 1000,
+            event_retention_days: 7,
+            webhook_allow_private: false,
         }
     }
 

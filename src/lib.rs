@@ -31,6 +31,8 @@ pub mod db;
 #[cfg(feature = "server")]
 pub mod error;
 #[cfg(feature = "server")]
+pub mod events;
+#[cfg(feature = "server")]
 pub mod idempotency;
 #[cfg(feature = "server")]
 pub mod limits;

@@ -43,6 +43,7 @@ use utoipa_swagger_ui::SwaggerUi;
         (name = "orders", description = "Orders: on-demand, reserved and spot"),
         (name = "leases", description = "Leases: slices of GPUs held for a window"),
         (name = "market", description = "Spot book and market figures"),
+        (name = "events", description = "What happened to the caller's orders, leases and money: a page, a stream, webhooks"),
         (name = "nodes", description = "Providers' nodes: inventory, slices, cordons"),
         (name = "agent", description = "The node agent protocol (node tokens only)"),
         (name = "ops", description = "Health, readiness, metrics and this document"),
@@ -74,6 +75,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::catalog::router())
         .merge(crate::pricing::router())
         .merge(crate::market::router())
+        .merge(crate::events::router())
         .merge(crate::nodes::router())
         .merge(ops::router())
 }

@@ -80,6 +80,9 @@ pub struct Caller {
     pub id: Uuid,
     pub role: Role,
     pub via: Credential,
+    /// When the credential stops being good (an access token's `exp`);
+    /// `None` for keys and node tokens, which last until revoked.
+    pub expires_at: Option<i64>,
 }
 
 impl Caller {
@@ -154,6 +157,7 @@ impl FromRequestParts<AppState> for Caller {
                 id: claims.sub,
                 role,
                 via: Credential::AccessToken,
+                expires_at: Some(claims.exp),
             }),
         }
     }

@@ -189,6 +189,7 @@ pub async fn caller_by_api_key(db: &Db, key_hash: &str) -> anyhow::Result<Option
             id,
             role: Role::parse(&role)?,
             via: Credential::ApiKey,
+            expires_at: None,
         })
     }))
 }

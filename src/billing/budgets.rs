@@ -15,6 +15,7 @@ use crate::auth::{Caller, Role};
 use crate::db::{dispatch, Db, Money};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::events::{EventType, NewEvent, Owner};
 use crate::market::OrderState;
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
@@ -327,10 +328,18 @@ pub async fn estimate(
     Ok(options.first().map_or(Decimal::ZERO, |o| o.total))
 }
 
-/// Leases that must get notice now: for each budget, when what is counted
-/// plus the cost of every tagged running lease over the notice period
-/// reaches the limit, its non-reserved live leases not already noticed.
-pub async fn leases_to_notice(db: &Db, notice_s: i64, now: i64) -> anyhow::Result<Vec<Uuid>> {
+/// A budget whose spend plus the notice period of its running leases
+/// reached its limit, and the leases that must get notice for it.
+#[derive(Debug, Clone)]
+pub struct Reached {
+    pub budget: Budget,
+    pub spent: Decimal,
+    /// Its non-reserved live leases.
+    pub leases: Vec<Uuid>,
+}
+
+/// Every budget [`Reached`] now.
+pub async fn reached(db: &Db, notice_s: i64, now: i64) -> anyhow::Result<Vec<Reached>> {
     let mut out = Vec::new();
     for b in budgets(db, None).await? {
         let tagged: Vec<(Uuid, Decimal)> = live_leases(db, Some(b.buyer))
@@ -348,9 +357,25 @@ pub async fn leases_to_notice(db: &Db, notice_s: i64, now: i64) -> anyhow::Resul
             .sum();
         let spent = spent(db, b.buyer, &b.tag_key, &b.tag_value, now).await?;
         if spent + notice_cost >= b.limit {
-            out.extend(tagged.into_iter().map(|(id, _)| id));
+            out.push(Reached {
+                budget: b,
+                spent,
+                leases: tagged.into_iter().map(|(id, _)| id).collect(),
+            });
         }
     }
+    Ok(out)
+}
+
+/// Leases that must get notice now: for each budget, when what is counted
+/// plus the cost of every tagged running lease over the notice period
+/// reaches the limit, its non-reserved live leases not already noticed.
+pub async fn leases_to_notice(db: &Db, notice_s: i64, now: i64) -> anyhow::Result<Vec<Uuid>> {
+    let mut out: Vec<Uuid> = reached(db, notice_s, now)
+        .await?
+        .into_iter()
+        .flat_map(|r| r.leases)
+        .collect();
     out.sort();
     out.dedup();
     Ok(out)
@@ -366,26 +391,61 @@ async fn noticed(db: &Db) -> anyhow::Result<Vec<Uuid>> {
     Ok(rows)
 }
 
-/// One pass of the watcher: gives notice to the leases [`leases_to_notice`] names.
+/// One pass of the watcher: gives notice to the leases [`reached`] names.
+/// The first notice a budget causes carries its `budget.notice` event.
 pub async fn enforce(state: &AppState) -> anyhow::Result<usize> {
-    let now = Utc::now().timestamp();
-    let due = leases_to_notice(&state.db, state.settings.preempt_notice_s, now).await?;
+    let now = Utc::now();
+    let due = reached(&state.db, state.settings.preempt_notice_s, now.timestamp()).await?;
     let already = noticed(&state.db).await?;
     let mut sent = 0;
-    for lease_id in due.into_iter().filter(|l| !already.contains(l)) {
-        match state
-            .market
-            .command(Command::FundsExhausted {
+    for reached in due {
+        let leases: Vec<Uuid> = reached
+            .leases
+            .iter()
+            .copied()
+            .filter(|l| !already.contains(l))
+            .collect();
+        let notice = budget_notice(&reached, &leases, now);
+        let mut tell = vec![notice.clone()];
+        for lease_id in leases {
+            let command = Command::FundsExhausted {
                 lease_id,
                 funded_until: None,
-            })
-            .await
-        {
-            Ok(_) => sent += 1,
-            Err(e) => tracing::warn!(%lease_id, error = %e, "budget notice refused"),
+            };
+            match state
+                .market
+                .command_telling(command, std::mem::take(&mut tell))
+                .await
+            {
+                Ok(_) => sent += 1,
+                Err(e) => {
+                    tracing::warn!(%lease_id, error = %e, "budget notice refused");
+                    // Refused, so the event was not written: the next notice carries it.
+                    if tell.is_empty() {
+                        tell = vec![notice.clone()];
+                    }
+                }
+            }
         }
     }
     Ok(sent)
+}
+
+/// `budget.notice`: which budget, how far it got, and the leases noticed.
+fn budget_notice(reached: &Reached, leases: &[Uuid], now: DateTime<Utc>) -> NewEvent {
+    let b = &reached.budget;
+    NewEvent::new(
+        Owner::User(b.buyer),
+        EventType::BudgetNotice,
+        now,
+        serde_json::json!({
+            "tag_key": b.tag_key,
+            "tag_value": b.tag_value,
+            "monthly_limit": b.limit,
+            "spent": reached.spent,
+            "leases": leases,
+        }),
+    )
 }
 
 /// Checks budgets every `every` until the process ends.

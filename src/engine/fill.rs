@@ -71,7 +71,7 @@ impl Engine {
             preempt_at: None,
             notice_reason: None,
             noticed_at: None,
-            rebalance_warned: false,
+            rebalance_at: None,
             fill_no,
             hold,
             spec: spec.clone(),

@@ -111,7 +111,11 @@ pub struct Lease {
     pub notice_reason: Option<NoticeReason>,
     /// When the notice was actually given (to prove it came a full notice ahead).
     pub noticed_at: Option<Ts>,
-    pub rebalance_warned: bool,
+    /// Spot: when the clearing index last came within 10 % of the bid's
+    /// (the `rebalance` warning); cleared when it moves away again, so each
+    /// approach warns once.
+    #[serde(default)]
+    pub rebalance_at: Option<Ts>,
     /// Which fill of its order this is (lease ids derive from it).
     pub fill_no: u32,
     /// Funds the ledger should hold for it (DESIGN §4).

@@ -270,8 +270,8 @@ impl Engine {
                     at: now,
                 });
             }
-            if near && !l.rebalance_warned && l.noticed_at.is_none() {
-                l.rebalance_warned = true;
+            if near && l.rebalance_at.is_none() && l.noticed_at.is_none() {
+                l.rebalance_at = Some(now);
                 events.push(Event::RebalanceWarning {
                     lease_id: id,
                     clearing_index: clearing,
@@ -279,7 +279,7 @@ impl Engine {
                     at: now,
                 });
             } else if !near {
-                l.rebalance_warned = false;
+                l.rebalance_at = None;
             }
         }
     }

@@ -110,6 +110,8 @@ pub(crate) enum Request {
     Command {
         command: Box<Command>,
         meta: Option<Box<OrderMeta>>,
+        /// Events to write with the command's changes, if the engine takes it.
+        tell: Vec<crate::events::NewEvent>,
         reply: Reply,
     },
     Read(Box<dyn FnOnce(&Engine) + Send>),
@@ -125,24 +127,36 @@ impl MarketHandle {
     /// Applies `command`; the events it produced are committed to the
     /// database before this returns.
     pub async fn command(&self, command: Command) -> Result<Vec<Event>, MarketError> {
-        Ok(self.send(command, None).await?.events)
+        Ok(self.send(command, None, Vec::new()).await?.events)
+    }
+
+    /// [`MarketHandle::command`], writing `tell` with its changes when the
+    /// engine takes it (an event whose cause the engine does not know).
+    pub async fn command_telling(
+        &self,
+        command: Command,
+        tell: Vec<crate::events::NewEvent>,
+    ) -> Result<Vec<Event>, MarketError> {
+        Ok(self.send(command, None, tell).await?.events)
     }
 
     /// Places an order together with what the server stores beside it.
     pub async fn place(&self, command: Command, meta: OrderMeta) -> Result<Committed, MarketError> {
-        self.send(command, Some(Box::new(meta))).await
+        self.send(command, Some(Box::new(meta)), Vec::new()).await
     }
 
     async fn send(
         &self,
         command: Command,
         meta: Option<Box<OrderMeta>>,
+        tell: Vec<crate::events::NewEvent>,
     ) -> Result<Committed, MarketError> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request::Command {
                 command: Box::new(command),
                 meta,
+                tell,
                 reply,
             })
             .await

@@ -11,6 +11,7 @@ use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
 use crate::db::Db;
 use crate::engine::{Command, Engine, EngineConfig, Event, LeaseState};
+use crate::events::{EventHub, EventType, NewEvent, Owner};
 use chrono::{DateTime, SubsecRound, Utc};
 use futures::FutureExt;
 use rust_decimal::Decimal;
@@ -39,6 +40,7 @@ pub async fn start(
     db: Db,
     config: MarketConfig,
     queue_wait: prometheus::Histogram,
+    events: EventHub,
 ) -> anyhow::Result<MarketHandle> {
     let engine = restore::load(&db, config.engine).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
@@ -53,6 +55,7 @@ pub async fn start(
         last_billing: 0,
         balances: BalanceCache::default(),
         queue,
+        events,
     };
     tokio::spawn(task.run(rx));
     let ticker = handle.clone();
@@ -79,6 +82,8 @@ struct MarketTask {
     /// orders without reading them when nothing has written since.
     balances: BalanceCache,
     queue: QueueClock,
+    /// Told after each commit that wrote events.
+    events: EventHub,
 }
 
 /// When each open order joined the queue, so its fill can observe the wait.
@@ -130,6 +135,7 @@ struct Panicked;
 struct Pending {
     command: Box<Command>,
     meta: Option<Box<OrderMeta>>,
+    tell: Vec<NewEvent>,
     reply: Reply,
 }
 
@@ -153,10 +159,12 @@ impl MarketTask {
                     Request::Command {
                         command,
                         meta,
+                        tell,
                         reply,
                     } => batch.push(Pending {
                         command,
                         meta,
+                        tell,
                         reply,
                     }),
                 }
@@ -322,6 +330,7 @@ impl MarketTask {
                     #[cfg(test)]
                     assert!(!doomed, "a command doomed by a test panics");
                     self.record(&mut out, &mut tx, ts, events.clone()).await?;
+                    out.tell(pending.tell.iter().cloned());
                     results.push(Ok(events));
                 }
                 Err(e) => results.push(Err(MarketError::Engine(e))),
@@ -336,6 +345,9 @@ impl MarketTask {
         out.finish(&mut tx, &self.engine, &self.demand).await?;
         let writes = out.final_writes(&tx);
         let mark = tx.commit_with(writes).await?;
+        if out.told_anything() {
+            self.events.poke();
+        }
         self.demand = out.demand_after();
         self.queue.follow(&due);
         for events in results.iter().flatten() {
@@ -382,10 +394,16 @@ impl MarketTask {
     /// only to leases not already on notice); returns their events.
     fn follow_up(&mut self, out: &mut Batch, ts: i64, followups: Vec<Followup>) -> Vec<Event> {
         // Decided against the engine as the events left it, before any of them is sent.
-        let commands: Vec<Command> = followups
-            .into_iter()
-            .filter_map(|followup| self.command_for(followup))
-            .collect();
+        let mut commands = Vec::new();
+        for followup in followups {
+            let Some(command) = self.command_for(followup) else {
+                continue;
+            };
+            if let Some(low) = funds_low(followup, ts) {
+                out.tell([low]);
+            }
+            commands.push(command);
+        }
         let mut events = Vec::new();
         for command in commands {
             match self.engine.apply(ts, command) {
@@ -422,6 +440,32 @@ impl MarketTask {
             }),
         }
     }
+}
+
+/// `funds.low`: the wallet could not fund a lease further, so it gets notice.
+fn funds_low(followup: Followup, ts: i64) -> Option<NewEvent> {
+    let (lease_id, funded_until) = match followup {
+        Followup::Unfunded { .. } => return None,
+        Followup::Unpaid {
+            lease_id,
+            funded_until,
+        } => (lease_id, Some(funded_until)),
+        Followup::HoldShort {
+            lease_id,
+            funded_until,
+        } => (lease_id, funded_until),
+    };
+    let time = |ts: i64| chrono::DateTime::from_timestamp(ts, 0);
+    Some(NewEvent::new(
+        Owner::BuyerOfLease(lease_id),
+        EventType::FundsLow,
+        time(ts).unwrap_or_default(),
+        serde_json::json!({
+            "lease_id": lease_id,
+            // Paid up to here; the lease's notice runs out soon after.
+            "funded_until": funded_until.and_then(time),
+        }),
+    ))
 }
 
 #[cfg(test)]
@@ -517,7 +561,8 @@ mod tests {
         .expect("user")
         .expect("new user")
         .id;
-        let market = start(db.clone(), quiet_market(), histogram())
+        let hub = EventHub::start(db.clone()).await.expect("hub");
+        let market = start(db.clone(), quiet_market(), histogram(), hub)
             .await
             .expect("market");
         let (doomed, innocent) = (Uuid::now_v7(), Uuid::now_v7());
@@ -563,7 +608,8 @@ mod tests {
     #[tokio::test]
     async fn a_read_that_panics_costs_only_its_own_answer() {
         let (_dir, db) = fresh_database().await;
-        let market = start(db, quiet_market(), histogram())
+        let hub = EventHub::start(db.clone()).await.expect("hub");
+        let market = start(db, quiet_market(), histogram(), hub)
             .await
             .expect("market");
         let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;

@@ -209,6 +209,10 @@ pub struct LeaseView {
     pub ready_at: Option<DateTime<Utc>>,
     /// A preempting lease ends here.
     pub preempt_at: Option<DateTime<Utc>>,
+    /// Spot: when the clearing index came within 10 % of this lease's own
+    /// index (the `lease.rebalance` warning; a moment to convert or move).
+    /// Cleared when the index moves away again.
+    pub rebalance_at: Option<DateTime<Utc>>,
     /// The device handle the agent reported (e.g. a MIG UUID).
     pub device: Option<String>,
     pub end_reason: Option<String>,
@@ -286,6 +290,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         ends_at: lease.ends_at.map(at),
         ready_at: lease.ready_at.map(at),
         preempt_at: lease.preempt_at.map(at),
+        rebalance_at: lease.rebalance_at.map(at),
         device,
         end_reason,
         exit_code,

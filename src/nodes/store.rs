@@ -188,6 +188,7 @@ pub async fn caller_by_token(db: &Db, token_hash: &str) -> anyhow::Result<Option
         id,
         role: Role::Agent,
         via: crate::auth::Credential::NodeToken,
+        expires_at: None,
     }))
 }
 

@@ -6,9 +6,17 @@ use crate::billing::ledger::LedgerError;
 use crate::billing::settle;
 use crate::db::{execute_tx, Money, Tx};
 use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
+use crate::events::{EventType, NewEvent, Owner};
 use crate::market::OrderState;
+use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use serde_json::json;
 use uuid::Uuid;
+
+/// An engine time as the API shows it.
+fn time(ts: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(ts, 0).unwrap_or_default()
+}
 
 fn json_name<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_value(value)
@@ -38,8 +46,9 @@ impl Batch {
         followups: &mut Vec<Followup>,
     ) -> anyhow::Result<()> {
         match event {
-            Event::OrderAccepted { order_id, .. } => {
+            Event::OrderAccepted { order_id, at } => {
                 self.touched_orders.insert(order_id);
+                self.tell_order(order_id, EventType::OrderAccepted, at, json!({}));
             }
             Event::OrderRejected {
                 order_id,
@@ -51,14 +60,19 @@ impl Batch {
                 order_id,
                 lease_id,
                 report,
-                ..
-            } => self.order_filled(tx, order_id, lease_id, &report).await?,
-            Event::OrderCancelled { order_id, .. } => {
+                at,
+            } => {
+                self.order_filled(tx, order_id, lease_id, &report, at)
+                    .await?
+            }
+            Event::OrderCancelled { order_id, at } => {
                 self.order_moved(tx, order_id, OrderState::Cancelled)
                     .await?;
+                self.tell_order(order_id, EventType::OrderCancelled, at, json!({}));
             }
-            Event::OrderExpired { order_id, .. } => {
+            Event::OrderExpired { order_id, at } => {
                 self.order_moved(tx, order_id, OrderState::Expired).await?;
+                self.tell_order(order_id, EventType::OrderExpired, at, json!({}));
             }
             Event::OrderRequeued { order_id, .. } => {
                 self.order_moved(tx, order_id, OrderState::Open).await?;
@@ -71,10 +85,28 @@ impl Batch {
             Event::LeaseStateChanged {
                 lease_id, to, at, ..
             } => self.lease_state_changed(tx, lease_id, to, at).await?,
-            Event::PreemptNotice { lease_id, .. }
-            | Event::PreemptScheduled { lease_id, .. }
-            | Event::RebalanceWarning { lease_id, .. } => {
+            Event::PreemptScheduled { lease_id, .. } => {
                 self.touched_leases.insert(lease_id);
+            }
+            Event::PreemptNotice {
+                lease_id,
+                preempt_at,
+                reason,
+                at,
+            } => {
+                self.touched_leases.insert(lease_id);
+                let data = json!({"preempt_at": time(preempt_at), "reason": reason});
+                self.tell_lease(lease_id, EventType::LeasePreemptNotice, at, data);
+            }
+            Event::RebalanceWarning {
+                lease_id,
+                clearing_index,
+                bid_index,
+                at,
+            } => {
+                self.touched_leases.insert(lease_id);
+                let data = json!({"bid_index": bid_index, "clearing_index": clearing_index});
+                self.tell_lease(lease_id, EventType::LeaseRebalance, at, data);
             }
             Event::LeaseRepriced {
                 lease_id,
@@ -99,6 +131,26 @@ impl Batch {
         Ok(())
     }
 
+    /// An event for the buyer of `order`; `data` gets `order_id`.
+    fn tell_order(&mut self, order: Uuid, kind: EventType, at: i64, mut data: serde_json::Value) {
+        data["order_id"] = json!(order);
+        let event = NewEvent::new(Owner::BuyerOfOrder(order), kind, time(at), data);
+        self.outbox.push(event);
+    }
+
+    /// An event for the buyer of `lease`; `data` gets `lease_id`.
+    pub(super) fn tell_lease(
+        &mut self,
+        lease: Uuid,
+        kind: EventType,
+        at: i64,
+        mut data: serde_json::Value,
+    ) {
+        data["lease_id"] = json!(lease);
+        let event = NewEvent::new(Owner::BuyerOfLease(lease), kind, time(at), data);
+        self.outbox.push(event);
+    }
+
     async fn order_rejected(
         &mut self,
         tx: &mut Tx<'_>,
@@ -118,10 +170,18 @@ impl Batch {
         order_id: Uuid,
         lease_id: Uuid,
         report: &FillReport,
+        at: i64,
     ) -> anyhow::Result<()> {
         if self.unfunded.contains(&order_id) {
             return Ok(());
         }
+        let data = json!({
+            "lease_id": lease_id,
+            "price_per_hour": report.price_per_hour,
+            "units": report.units,
+            "explanation": report.explanation,
+        });
+        self.tell_order(order_id, EventType::OrderFilled, at, data);
         let report_json = serde_json::to_string(report)?;
         match self.rows.order(order_id) {
             Some(order) => {
@@ -177,6 +237,8 @@ impl Batch {
         reason: String,
         message: String,
     ) -> anyhow::Result<()> {
+        let data = json!({"reason": reason, "message": message});
+        self.tell_order(order, EventType::OrderRejected, self.ts(), data);
         if let Some(row) = self.rows.order(order) {
             row.state = OrderState::Rejected;
             row.reject_reason = Some(reason);
@@ -231,6 +293,7 @@ impl Batch {
             }
             Err(LedgerError::InsufficientFunds(_)) => {
                 self.unfunded.insert(order_id);
+                self.unfunded_leases.insert(id);
                 self.reject_order(
                     tx,
                     order_id,
@@ -255,6 +318,8 @@ impl Batch {
         if to != LeaseState::Running {
             return Ok(());
         }
+        let data = json!({"running_at": time(at)});
+        self.tell_lease(lease_id, EventType::LeaseRunning, at, data);
         match self.rows.lease(lease_id) {
             Some(lease) => {
                 lease.running_at = lease.running_at.or(Some(at));
@@ -300,6 +365,11 @@ impl Batch {
         reason: EndReason,
         at: i64,
     ) -> anyhow::Result<Option<Followup>> {
+        // The buyer never heard of a lease its wallet could not fund.
+        if !self.unfunded_leases.contains(&lease_id) {
+            let data = json!({"reason": reason, "ended_at": time(at)});
+            self.tell_lease(lease_id, EventType::LeaseEnded, at, data);
+        }
         let (now, fee) = (self.now, self.terms.platform_fee);
         let mut flushed = self.rows.flush(tx, now).await?;
         let settled = settle::settle_end(&mut flushed, lease_id, reason, at, fee, now).await?;

@@ -23,6 +23,7 @@ pub use rows::{Flushed, WrittenOrder};
 use crate::db::execute_tx;
 use crate::db::{push_statement, Money, Tx, Writes};
 use crate::engine::Engine;
+use crate::events::NewEvent;
 use chrono::{DateTime, Utc};
 use demand::DemandLogWrite;
 use rows::Rows;
@@ -62,6 +63,10 @@ pub struct Batch {
     /// Orders whose lease this batch could not fund: rejected, so their
     /// `OrderFilled`, which follows the grant, must not mark them filled.
     unfunded: BTreeSet<Uuid>,
+    /// Their leases: released at once, never shown to the buyer.
+    unfunded_leases: BTreeSet<Uuid>,
+    /// What the batch tells users (DESIGN §15), written with its changes.
+    outbox: Vec<NewEvent>,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
     written: HashMap<Uuid, WrittenOrder>,
     /// Set by [`Batch::finish`] for [`Batch::final_writes`].
@@ -78,6 +83,8 @@ impl Batch {
             touched_leases: BTreeSet::new(),
             touched_orders: BTreeSet::new(),
             unfunded: BTreeSet::new(),
+            unfunded_leases: BTreeSet::new(),
+            outbox: Vec::new(),
             written: HashMap::new(),
             meta_json: String::new(),
             demand: DemandLogWrite::default(),
@@ -178,6 +185,7 @@ impl Batch {
     pub fn final_writes<'a>(&'a self, tx: &Tx<'_>) -> Writes<'a> {
         let mut writes = Writes::new(tx);
         self.rows.push(&mut writes, self.now);
+        crate::events::store::push(&mut writes, &self.outbox);
         self.demand.push(&mut writes);
         push_statement!(&mut writes, |upsert| upsert
             .push("INSERT INTO engine_meta (id, state_json) VALUES (1, ")
@@ -186,6 +194,17 @@ impl Batch {
                 ") ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json"
             ));
         writes
+    }
+
+    /// Adds events that came with a command (a budget's notice) or that
+    /// the task decided on (a wallet that ran dry).
+    pub fn tell(&mut self, events: impl IntoIterator<Item = NewEvent>) {
+        self.outbox.extend(events);
+    }
+
+    /// Whether the batch wrote events, so the hub should look.
+    pub fn told_anything(&self) -> bool {
+        !self.outbox.is_empty()
     }
 
     /// The demand log's cursor once [`Batch::final_writes`] is committed.

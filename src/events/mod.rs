@@ -1,0 +1,87 @@
+//! Events (DESIGN §15): every change a user should hear about is written to
+//! an outbox, the `events` table, in the transaction of the change itself,
+//! so nothing acknowledged goes unheard. Ids only grow; a page
+//! (`GET /v1/events?after=`) and a stream (`GET /v1/events/stream`,
+//! resumed with `Last-Event-ID`) read the same rows. The [`EventHub`] reads
+//! each new row once and hands it to every open stream.
+
+pub mod hub;
+mod routes;
+pub mod store;
+
+pub use hub::EventHub;
+pub use routes::router;
+pub use store::{NewEvent, Owner, StoredEvent};
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// What an event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum EventType {
+    /// The engine took the order.
+    #[serde(rename = "order.accepted")]
+    OrderAccepted,
+    /// The order got a lease: `lease_id`, its price and why.
+    #[serde(rename = "order.filled")]
+    OrderFilled,
+    /// Refused, at once or later (e.g. the wallet could not cover the hold
+    /// when capacity freed): `reason` and `message`.
+    #[serde(rename = "order.rejected")]
+    OrderRejected,
+    #[serde(rename = "order.cancelled")]
+    OrderCancelled,
+    /// It waited `max_wait_s` without capacity.
+    #[serde(rename = "order.expired")]
+    OrderExpired,
+    /// The agent provisioned the slice; billing runs from here.
+    #[serde(rename = "lease.running")]
+    LeaseRunning,
+    /// The lease ends at `preempt_at`; the workload gets SIGTERM now.
+    #[serde(rename = "lease.preempt_notice")]
+    LeasePreemptNotice,
+    /// A spot lease's clearing index came within 10 % of its own index.
+    #[serde(rename = "lease.rebalance")]
+    LeaseRebalance,
+    /// The lease is over: `reason`.
+    #[serde(rename = "lease.ended")]
+    LeaseEnded,
+    /// A budget's spend plus its running leases' notice period reached its
+    /// limit; those leases are on notice.
+    #[serde(rename = "budget.notice")]
+    BudgetNotice,
+    /// The wallet could not fund a lease any further; it is on notice.
+    #[serde(rename = "funds.low")]
+    FundsLow,
+}
+
+crate::catalog::text_names!(EventType {
+    OrderAccepted => "order.accepted",
+    OrderFilled => "order.filled",
+    OrderRejected => "order.rejected",
+    OrderCancelled => "order.cancelled",
+    OrderExpired => "order.expired",
+    LeaseRunning => "lease.running",
+    LeasePreemptNotice => "lease.preempt_notice",
+    LeaseRebalance => "lease.rebalance",
+    LeaseEnded => "lease.ended",
+    BudgetNotice => "budget.notice",
+    FundsLow => "funds.low",
+});
+
+/// Deletes events older than `retention_days`, hourly, until aborted.
+pub fn spawn_pruner(db: crate::db::Db, retention_days: u32) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let before = chrono::Utc::now() - chrono::Duration::days(i64::from(retention_days));
+            match store::prune(&db, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "pruned old events"),
+                Err(e) => tracing::warn!(error = %e, "pruning old events failed"),
+            }
+        }
+    })
+}
