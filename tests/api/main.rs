@@ -2,6 +2,7 @@
 
 mod fleet;
 mod helpers;
+mod sse;
 
 mod agent;
 mod agent_process;
@@ -11,6 +12,7 @@ mod bounds;
 mod catalog;
 mod contract;
 mod durability;
+mod events;
 mod ledger_properties;
 mod limits;
 mod market_metrics;

@@ -176,12 +176,13 @@ impl Batch {
             return Ok(());
         }
         let data = json!({
-            "lease_id": lease_id,
+            "order_id": order_id,
             "price_per_hour": report.price_per_hour,
             "units": report.units,
             "explanation": report.explanation,
         });
-        self.tell_order(order_id, EventType::OrderFilled, at, data);
+        // Through the lease, so the event names both the order and the lease.
+        self.tell_lease(lease_id, EventType::OrderFilled, at, data);
         let report_json = serde_json::to_string(report)?;
         match self.rows.order(order_id) {
             Some(order) => {
