@@ -231,3 +231,49 @@ impl Follow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventType;
+
+    fn published(id: i64, user: Uuid) -> Arc<Published> {
+        Arc::new(Published {
+            id,
+            user_id: user,
+            kind: EventType::OrderAccepted,
+            json: "{}".into(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_falls_behind_its_channel_is_ended_not_buffered() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gpuex.db").display());
+        let db = Db::connect(&url).await.expect("database");
+        let user = Uuid::now_v7();
+        let (sender, live) = broadcast::channel(4);
+        let mut follow = Follow {
+            db,
+            user,
+            last: 0,
+            backlog: VecDeque::new(),
+            caught_up: true,
+            live,
+        };
+        sender.send(published(1, user)).expect("sent");
+        assert_eq!(follow.next().await.map(|e| e.id), Some(1));
+        // A duplicate of what was sent is skipped, the next one goes out.
+        sender.send(published(1, user)).expect("sent");
+        sender.send(published(2, user)).expect("sent");
+        assert_eq!(follow.next().await.map(|e| e.id), Some(2));
+        // More than the channel holds arrives while the client reads nothing.
+        for id in 3..10 {
+            sender.send(published(id, user)).expect("sent");
+        }
+        assert!(
+            follow.next().await.is_none(),
+            "dropped: the client resumes from id 2"
+        );
+    }
+}

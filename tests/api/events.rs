@@ -299,3 +299,16 @@ on_both_databases_with! { short_timeout =>
         assert_eq!(event.event.as_deref(), Some("order.rejected"));
     }
 }
+
+fn short_tokens(settings: &mut gpuex::config::Settings) {
+    settings.token_ttl_s = 2;
+}
+
+on_both_databases_with! { short_tokens =>
+    async fn a_stream_ends_when_its_access_token_expires(app) {
+        let admin = app.admin().await;
+        let (buyer, _) = app.buyer_with(&admin, "1").await;
+        let mut live = stream(&app, &buyer, None).await;
+        assert!(live.ends_within(Duration::from_secs(10)).await, "the stream outlived its token");
+    }
+}
