@@ -52,8 +52,8 @@ impl Drop for Server {
 impl Server {
     /// Resident memory of the server process, in KiB.
     fn rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -112,10 +112,20 @@ async fn post(client: &reqwest::Client, url: &str, token: Option<&str>, body: &V
 
 /// Registers and logs in a user; its token and id.
 async fn user(client: &reqwest::Client, base: &str, email: &str, role: &str) -> (String, Value) {
-    let r = post(client, &format!("{base}/v1/auth/register"), None,
-        &json!({"email": email, "password": PASSWORD, "name": "bench", "role": role})).await;
-    let login = post(client, &format!("{base}/v1/auth/login"), None,
-        &json!({"email": email, "password": PASSWORD})).await;
+    let r = post(
+        client,
+        &format!("{base}/v1/auth/register"),
+        None,
+        &json!({"email": email, "password": PASSWORD, "name": "bench", "role": role}),
+    )
+    .await;
+    let login = post(
+        client,
+        &format!("{base}/v1/auth/login"),
+        None,
+        &json!({"email": email, "password": PASSWORD}),
+    )
+    .await;
     let token = login["access_token"].as_str().expect("token").to_owned();
     (token, r["id"].clone())
 }
@@ -126,11 +136,24 @@ struct Market {
 }
 
 async fn market(client: &reqwest::Client, base: &str, buyers: usize) -> Market {
-    let login = post(client, &format!("{base}/v1/auth/login"), None,
-        &json!({"email": "admin@bench.test", "password": PASSWORD})).await;
-    let admin = login["access_token"].as_str().expect("admin token").to_owned();
-    client.put(format!("{base}/v1/admin/regions/eu-west")).bearer_auth(&admin)
-        .json(&json!({"timezone": "UTC"})).send().await.expect("region");
+    let login = post(
+        client,
+        &format!("{base}/v1/auth/login"),
+        None,
+        &json!({"email": "admin@bench.test", "password": PASSWORD}),
+    )
+    .await;
+    let admin = login["access_token"]
+        .as_str()
+        .expect("admin token")
+        .to_owned();
+    client
+        .put(format!("{base}/v1/admin/regions/eu-west"))
+        .bearer_auth(&admin)
+        .json(&json!({"timezone": "UTC"}))
+        .send()
+        .await
+        .expect("region");
     client.put(format!("{base}/v1/admin/prices")).bearer_auth(&admin)
         .json(&json!([
             {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "tflops_h", "list_price": "0.002"},
@@ -141,17 +164,27 @@ async fn market(client: &reqwest::Client, base: &str, buyers: usize) -> Market {
         .map(|i| json!({"index": i, "model": "H100-SXM5-80GB", "mode": "shared"}))
         .collect();
     for n in 0..NODES {
-        post(client, &format!("{base}/v1/nodes"), Some(&provider),
+        post(
+            client,
+            &format!("{base}/v1/nodes"),
+            Some(&provider),
             &json!({"name": format!("n{n}"), "region": "eu-west", "gpus": gpus,
-                    "cpu_milli": 1_000_000, "memory_mib": 100_000_000})).await;
+                    "cpu_milli": 1_000_000, "memory_mib": 100_000_000}),
+        )
+        .await;
     }
     let made = futures::stream::iter(0..buyers * 2)
         .map(|i| {
             let (client, admin) = (client.clone(), admin.clone());
             async move {
                 let (token, id) = user(&client, base, &format!("b{i}@bench.test"), "buyer").await;
-                post(&client, &format!("{base}/v1/admin/credits"), Some(&admin),
-                    &json!({"user_id": id, "amount": "100000000"})).await;
+                post(
+                    &client,
+                    &format!("{base}/v1/admin/credits"),
+                    Some(&admin),
+                    &json!({"user_id": id, "amount": "100000000"}),
+                )
+                .await;
                 token
             }
         })
@@ -171,13 +204,25 @@ type Sent = Arc<Mutex<HashMap<String, (Instant, Instant)>>>;
 type Arrivals = Arc<Mutex<Vec<(String, Instant)>>>;
 
 /// Places orders for `length`, round-robin over `buyers`; returns how many.
-async fn place_for(client: &reqwest::Client, base: &str, buyers: &[String], length: Duration, sent: &Sent) -> usize {
+async fn place_for(
+    client: &reqwest::Client,
+    base: &str,
+    buyers: &[String],
+    length: Duration,
+    sent: &Sent,
+) -> usize {
     let until = Instant::now() + length;
-    let order = json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 2, "vram_gb": 4}});
+    let order =
+        json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 2, "vram_gb": 4}});
     let placed = futures::stream::iter(0..)
         .take_while(|_| futures::future::ready(Instant::now() < until))
         .map(|i: usize| {
-            let (client, buyer, order, sent) = (client.clone(), buyers[i % buyers.len()].clone(), order.clone(), sent.clone());
+            let (client, buyer, order, sent) = (
+                client.clone(),
+                buyers[i % buyers.len()].clone(),
+                order.clone(),
+                sent.clone(),
+            );
             async move {
                 let at = Instant::now();
                 let r = post(&client, &format!("{base}/v1/orders"), Some(&buyer), &order).await;
@@ -192,9 +237,18 @@ async fn place_for(client: &reqwest::Client, base: &str, buyers: &[String], leng
 }
 
 /// Opens a stream and records, for each event, its order and arrival.
-async fn open_stream(client: &reqwest::Client, base: &str, token: &str, arrivals: Arrivals) -> tokio::task::JoinHandle<()> {
-    let response = client.get(format!("{base}/v1/events/stream")).bearer_auth(token)
-        .send().await.expect("stream");
+async fn open_stream(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    arrivals: Arrivals,
+) -> tokio::task::JoinHandle<()> {
+    let response = client
+        .get(format!("{base}/v1/events/stream"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("stream");
     assert_eq!(response.status(), 200);
     tokio::spawn(async move {
         let mut response = response;

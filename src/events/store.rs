@@ -198,3 +198,48 @@ pub async fn prune(db: &Db, before: DateTime<Utc>) -> anyhow::Result<u64> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::EventType;
+
+    #[tokio::test]
+    async fn pruning_deletes_only_events_older_than_the_cut_and_ids_keep_growing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("gpuex.db").display());
+        let db = Db::connect(&url).await.expect("database");
+        db.migrate().await.expect("migrations");
+        let user = Uuid::now_v7();
+        let now = Utc::now();
+        let old = now - chrono::Duration::days(8);
+        let events: Vec<NewEvent> = [old, old, now]
+            .into_iter()
+            .map(|at| {
+                NewEvent::new(
+                    Owner::User(user),
+                    EventType::FundsLow,
+                    at,
+                    serde_json::json!({}),
+                )
+            })
+            .collect();
+        let tx = db.begin().await.expect("tx");
+        let mut writes = Writes::new(&tx);
+        push(&mut writes, &events);
+        tx.commit_with(writes).await.expect("commit");
+        let pruned = prune(&db, now - chrono::Duration::days(7))
+            .await
+            .expect("prune");
+        assert_eq!(pruned, 2);
+        let left = page(&db, user, 0, 10).await.expect("page");
+        assert_eq!(left.iter().map(|e| e.id).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(last_id(&db).await.expect("last"), 3);
+        // A new event after pruning still gets a larger id than any before.
+        let tx = db.begin().await.expect("tx");
+        let mut writes = Writes::new(&tx);
+        push(&mut writes, &events[2..]);
+        tx.commit_with(writes).await.expect("commit");
+        assert_eq!(last_id(&db).await.expect("last"), 4);
+    }
+}
