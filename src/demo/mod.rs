@@ -420,6 +420,9 @@ fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token:
     println!(
         "  then:    GET /v1/leases, GET /v1/leases/{{id}}/logs (Authorization: Bearer <token>)"
     );
+    println!(
+        "  live:    curl -N http://{addr}/v1/events/stream -H 'authorization: Bearer <token>'"
+    );
     println!("  agents log to {}/demo-agent-N.log", data.display());
     println!();
     println!("Ctrl-C stops the agents and the server.");
