@@ -14,7 +14,7 @@
 //!    figure and arrival less request; both are given.
 //!
 //! `cargo bench --bench streams` (`GPUEX_BENCH_STREAMS` streams, default
-//! 1,000, over `GPUEX_BENCH_BUYERS` buyers, default 200;
+//! 1,000, over `GPUEX_BENCH_BUYERS` buyers, default 1,000;
 //! `GPUEX_BENCH_PHASE_S` seconds a phase, default 5).
 
 use futures::StreamExt;
@@ -50,6 +50,16 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// CPU seconds the server process has used (user and system).
+    fn cpu_s(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        // utime and stime are fields 14 and 15 of the line, in clock ticks of 1/100 s.
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
     /// Resident memory of the server process, in KiB.
     fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
@@ -258,11 +268,14 @@ async fn open_stream(
             buffer.push_str(&String::from_utf8_lossy(&chunk));
             while let Some(end) = buffer.find("\n\n") {
                 let block: String = buffer.drain(..end + 2).collect();
-                let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else {
+                // The order id alone, without parsing the whole event, so the
+                // clients take as little as they can of the shared CPU.
+                const KEY: &str = "\"order_id\":\"";
+                let Some(at) = block.find(KEY) else {
                     continue;
                 };
-                let event: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
-                if let Some(order) = event["order_id"].as_str() {
+                let order = &block[at + KEY.len()..];
+                if let Some(order) = order.get(..36) {
                     arrivals.lock().expect("lock").push((order.to_owned(), now));
                 }
             }
@@ -281,7 +294,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn main() {
     // `cargo bench` passes `--bench`; this script takes no arguments.
     let streams = setting("GPUEX_BENCH_STREAMS", 1000);
-    let buyers = setting("GPUEX_BENCH_BUYERS", 200);
+    let buyers = setting("GPUEX_BENCH_BUYERS", 1000);
     let phase = Duration::from_secs(setting("GPUEX_BENCH_PHASE_S", 5) as u64);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async move {
@@ -313,7 +326,7 @@ fn main() {
         // 2 and 3. Alternating phases.
         let arrivals: Arrivals = Arc::default();
         let mut rates = Vec::new();
-        for round in 0..4 {
+        for round in 0..6 {
             let with_streams = round % 2 == 1;
             let mut open = Vec::new();
             if with_streams {
@@ -322,23 +335,32 @@ fn main() {
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
-            let started = Instant::now();
+            let (started, cpu) = (Instant::now(), server.cpu_s());
             let placed = place_for(&client, &base, &market.buyers, phase, &sent).await;
             let rate = placed as f64 / started.elapsed().as_secs_f64();
-            println!("phase {round}: {} streams open, {placed} orders, {rate:.0} orders/s",
+            let cpu_ms = (server.cpu_s() - cpu) * 1000.0 / placed as f64;
+            println!("phase {round}: {} streams open, {placed} orders, {rate:.0} orders/s, server CPU {cpu_ms:.3} ms an order",
                 if with_streams { streams } else { 0 });
-            rates.push((with_streams, rate));
+            rates.push((with_streams, rate, cpu_ms));
             // Let the last events arrive before the streams close.
             tokio::time::sleep(Duration::from_millis(500)).await;
             for s in open {
                 s.abort();
             }
         }
-        let none: Vec<f64> = rates.iter().filter(|r| !r.0).map(|r| r.1).collect();
-        let with: Vec<f64> = rates.iter().filter(|r| r.0).map(|r| r.1).collect();
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        println!("orders/s: {:.0} with no stream, {:.0} with {streams} streams: ratio {:.3}",
-            mean(&none), mean(&with), mean(&with) / mean(&none));
+        // Each phase with streams against the mean of the phases either
+        // side of it, since throughput drifts down as the database grows.
+        let neighbours = |i: usize, field: fn(&(bool, f64, f64)) -> f64| {
+            let around: Vec<f64> = [i.checked_sub(1), Some(i + 1)].into_iter().flatten()
+                .filter_map(|j| rates.get(j)).map(field).collect();
+            field(&rates[i]) / mean(&around)
+        };
+        let with: Vec<usize> = (0..rates.len()).filter(|&i| rates[i].0).collect();
+        let speed: Vec<f64> = with.iter().map(|&i| neighbours(i, |r| r.1)).collect();
+        let cost: Vec<f64> = with.iter().map(|&i| neighbours(i, |r| r.2)).collect();
+        println!("with {streams} streams against the phases beside: orders/s ratio {:.3} ({speed:.3?}), server CPU per order ratio {:.3} ({cost:.3?})",
+            mean(&speed), mean(&cost));
 
         let sent = sent.lock().expect("lock");
         let arrivals = arrivals.lock().expect("lock");
