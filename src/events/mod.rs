@@ -8,6 +8,7 @@
 pub mod hub;
 mod routes;
 pub mod store;
+pub mod webhooks;
 
 pub use hub::EventHub;
 pub use routes::router;
