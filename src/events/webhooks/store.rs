@@ -461,3 +461,25 @@ pub async fn deliveries(
         )
         .collect())
 }
+
+/// Deletes finished deliveries (delivered or failed) made before `before`,
+/// with their attempts; returns how many deliveries. Pending ones stay,
+/// however old: they still owe their endpoint an answer.
+pub async fn prune(db: &Db, before: DateTime<Utc>) -> anyhow::Result<u64> {
+    let mut tx = db.begin().await?;
+    execute_tx!(
+        tx,
+        "DELETE FROM webhook_attempts WHERE delivery_id IN \
+         (SELECT id FROM webhook_deliveries WHERE state <> $1 AND created_at < $2)",
+        DeliveryState::Pending,
+        before,
+    )?;
+    let n = execute_tx!(
+        tx,
+        "DELETE FROM webhook_deliveries WHERE state <> $1 AND created_at < $2",
+        DeliveryState::Pending,
+        before,
+    )?;
+    tx.commit().await?;
+    Ok(n)
+}
