@@ -347,6 +347,19 @@ on_both_databases! {
             .unwrap()
             .clone();
         assert_eq!(line, format!("verified {} order.accepted", accepted["id"]));
+        // A forged signature, and a genuine one five minutes old, are refused.
+        let body = accepted.to_string();
+        let stale = chrono::Utc::now().timestamp() - 301;
+        let stale_signature = gpuex::events::webhooks::sign::signature(&secret, stale, &body);
+        for signature in ["t=1,v1=00".to_owned(), stale_signature] {
+            let r = app.client.post(format!("http://127.0.0.1:{port}/"))
+                .header("Gpuex-Signature", signature)
+                .body(body.clone())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 400);
+        }
         child.kill().await.ok();
     }
 }

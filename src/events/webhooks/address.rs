@@ -229,4 +229,26 @@ mod tests {
             Err(Refused::NotHttp)
         );
     }
+
+    #[tokio::test]
+    async fn the_delivery_resolver_drops_private_answers() {
+        // What a name resolves to at connect time, not at registration:
+        // a name rebound to loopback reaches nothing.
+        let name: Name = "localhost".parse().unwrap();
+        assert!(PublicOnly {
+            allow_private: false
+        }
+        .resolve(name)
+        .await
+        .is_err());
+        let name: Name = "localhost".parse().unwrap();
+        let found: Vec<SocketAddr> = PublicOnly {
+            allow_private: true,
+        }
+        .resolve(name)
+        .await
+        .unwrap()
+        .collect();
+        assert!(!found.is_empty() && found.iter().all(|a| a.ip().is_loopback()));
+    }
 }
