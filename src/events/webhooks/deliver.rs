@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 /// How long a receiver has to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a delivery being sent is not due for anyone else: past the
+/// timeout, so only a crashed sender's claim ever lapses.
+const CLAIM: chrono::Duration = chrono::Duration::seconds(30);
+
 /// Endpoints delivered to at once.
 pub const CONCURRENCY: usize = 16;
 
@@ -72,6 +76,15 @@ impl Deliverer {
     /// Tries `due` once and records the attempt and what follows.
     pub async fn attempt(self: Arc<Self>, due: Due) {
         let at = Utc::now();
+        match store::claim(&self.db, due.id, at, at + CLAIM).await {
+            Ok(true) => {}
+            // Another replica took it first.
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, delivery = due.id, "could not claim a webhook delivery");
+                return;
+            }
+        }
         let started = Instant::now();
         let result = self.post(&due).await;
         let attempt = Attempt {

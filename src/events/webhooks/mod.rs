@@ -6,7 +6,9 @@
 //! Two workers, one task: the dispatcher turns new events into delivery
 //! rows behind a durable cursor ([`dispatch`]); the deliverer sends the due
 //! ones ([`deliver`]). Nothing lives only in memory, so a restart, even
-//! after SIGKILL, resumes every pending delivery.
+//! after SIGKILL, resumes every pending delivery. Both are safe to run on
+//! several replicas of one database: the cursor moves only from where it
+//! was read, and a delivery is claimed in the database before it is sent.
 
 pub mod address;
 pub mod deliver;

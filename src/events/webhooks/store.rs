@@ -323,6 +323,28 @@ pub async fn due(db: &Db, now: DateTime<Utc>, limit: u32) -> anyhow::Result<Vec<
     })?)
 }
 
+/// Claims pending delivery `id`, due by `now`, until `until`: another
+/// replica's deliverer, or this one after a crash, takes it only once the
+/// claim lapses. `false` when it is not due any more (someone claimed it).
+pub async fn claim(
+    db: &Db,
+    id: i64,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> anyhow::Result<bool> {
+    let mut tx = db.begin().await?;
+    let n = execute_tx!(
+        tx,
+        "UPDATE webhook_deliveries SET next_at = $1 WHERE id = $2 AND state = $3 AND next_at <= $4",
+        until,
+        id,
+        DeliveryState::Pending,
+        now,
+    )?;
+    tx.commit().await?;
+    Ok(n == 1)
+}
+
 /// What one POST came to.
 #[derive(Debug, Clone)]
 pub struct Attempt {
