@@ -13,6 +13,7 @@
 pub mod address;
 pub mod deliver;
 pub mod dispatch;
+pub mod history;
 mod routes;
 pub mod sign;
 pub mod store;

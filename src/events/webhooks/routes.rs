@@ -2,8 +2,9 @@
 //! `GET /v1/webhooks/{id}/deliveries` and `POST /v1/webhooks/secret`.
 
 use super::address;
+use super::history::{self, DeliveryView};
 use super::sign;
-use super::store::{self, DeliveryView, Webhook};
+use super::store::{self, Webhook};
 use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
@@ -218,7 +219,7 @@ async fn webhook_deliveries(
         None => i64::MAX,
     };
     let limit = q.limit.get();
-    let mut items = store::deliveries(&state.db, id, before, limit + 1).await?;
+    let mut items = history::deliveries(&state.db, id, before, limit + 1).await?;
     let more = items.len() > limit as usize;
     items.truncate(limit as usize);
     let next_before = more.then(|| items.last().map(|d| d.id)).flatten();
