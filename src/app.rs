@@ -87,6 +87,7 @@ pub async fn serve(
     let budget_watch =
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
     let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
+    let webhooks = crate::events::webhooks::spawn(&state);
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     axum::serve(
         listener,
@@ -97,6 +98,7 @@ pub async fn serve(
     .context("server error")?;
     budget_watch.abort();
     pruner.abort();
+    webhooks.abort();
     state.db.close().await;
     Ok(())
 }

@@ -66,4 +66,5 @@ text_column!(
     crate::market::OrderState,
     crate::billing::Account,
     crate::events::EventType,
+    crate::events::webhooks::DeliveryState,
 );

@@ -76,6 +76,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::pricing::router())
         .merge(crate::market::router())
         .merge(crate::events::router())
+        .merge(crate::events::webhooks::router())
         .merge(crate::nodes::router())
         .merge(ops::router())
 }

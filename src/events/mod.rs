@@ -8,6 +8,7 @@
 pub mod hub;
 mod routes;
 pub mod store;
+pub mod webhooks;
 
 pub use hub::EventHub;
 pub use routes::router;
@@ -69,7 +70,8 @@ crate::catalog::text_names!(EventType {
     FundsLow => "funds.low",
 });
 
-/// Deletes events older than `retention_days`, hourly, until aborted.
+/// Deletes events older than `retention_days`, and finished webhook
+/// deliveries as old, hourly, until aborted.
 pub fn spawn_pruner(db: crate::db::Db, retention_days: u32) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -81,6 +83,12 @@ pub fn spawn_pruner(db: crate::db::Db, retention_days: u32) -> tokio::task::Join
                 Ok(0) => {}
                 Ok(n) => tracing::info!(deleted = n, "pruned old events"),
                 Err(e) => tracing::warn!(error = %e, "pruning old events failed"),
+            }
+            // Webhook deliveries are kept as long as the events they carried.
+            match webhooks::store::prune(&db, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "pruned old webhook deliveries"),
+                Err(e) => tracing::warn!(error = %e, "pruning old webhook deliveries failed"),
             }
         }
     })

@@ -261,7 +261,7 @@ impl OrderRequest {
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields, or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn place_order(
     State(state): State<AppState>,
@@ -273,6 +273,11 @@ async fn place_order(
     let errors = req.validate();
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
+    }
+    // Before the market task: an order whose notices could not be sent,
+    // or could reach a private address, is refused whole.
+    if let Some(url) = &req.webhook_url {
+        crate::events::webhooks::check_order_webhook(&state, caller.id, url).await?;
     }
     let now = Utc::now();
     let start_at = match req.mode {

@@ -32,6 +32,8 @@ pub struct Metrics {
     pub queue_wait: Histogram,
     pub(crate) market: MarketGauges,
     fleet: FleetGauges,
+    /// Webhook attempts by what came of them: `delivered`, `retried`, `failed`.
+    pub webhook_deliveries: IntCounterVec,
 }
 
 /// What agents report: heartbeats, nodes by status, each GPU's utilization.
@@ -139,7 +141,16 @@ impl Metrics {
         registry.register(Box::new(fleet.heartbeats.clone()))?;
         registry.register(Box::new(fleet.nodes.clone()))?;
         registry.register(Box::new(fleet.gpu_utilization.clone()))?;
+        let webhook_deliveries = IntCounterVec::new(
+            Opts::new(
+                "gpuex_webhook_deliveries_total",
+                "Webhook attempts: delivered, retried (to be tried again) or failed (given up)",
+            ),
+            &["outcome"],
+        )?;
+        registry.register(Box::new(webhook_deliveries.clone()))?;
         Ok(Metrics {
+            webhook_deliveries,
             registry,
             requests,
             latency,

@@ -7,12 +7,12 @@ use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct Server {
-    child: Child,
-    base: String,
+pub struct Server {
+    pub child: Child,
+    pub base: String,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -20,7 +20,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn start(database_url: &str, port: u16) -> Server {
+pub async fn start(database_url: &str, port: u16) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
         .args([
             "serve",
@@ -37,6 +37,8 @@ async fn start(database_url: &str, port: u16) -> Server {
         .env("GPUEX_RATE_LIMIT_ADDRESS_RPS", "1000000")
         .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
         .env("GPUEX_REGISTER_PER_HOUR", "1000000")
+        // The webhook tests' receivers listen on 127.0.0.1.
+        .env("GPUEX_WEBHOOK_ALLOW_PRIVATE", "true")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -60,7 +62,7 @@ async fn start(database_url: &str, port: u16) -> Server {
     panic!("gpuex did not start");
 }
 
-async fn call(
+pub async fn call(
     client: &reqwest::Client,
     method: reqwest::Method,
     url: String,

@@ -110,6 +110,8 @@ impl TestApp {
         // A slow refill, so a test counting failed logins never races it on
         // a loaded machine; successes cost nothing, so no other test waits.
         settings.login_delay_ms = 60_000;
+        // The tests' webhook receivers listen on 127.0.0.1.
+        settings.webhook_allow_private = true;
         adjust(&mut settings);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -355,7 +357,7 @@ impl Drop for TestApp {
 }
 
 /// Creates an empty database on the test PostgreSQL server and returns its URL.
-async fn fresh_postgres_database() -> String {
+pub async fn fresh_postgres_database() -> String {
     use sqlx::Connection;
     let base = postgres_base_url().expect("GPUEX_TEST_POSTGRES_URL");
     let name = format!("gpuex_t_{}", Uuid::new_v4().simple());

@@ -25,3 +25,6 @@ mod spot_funds;
 mod storage;
 mod validation;
 mod wallet;
+mod webhook_durability;
+mod webhook_input;
+mod webhooks;
