@@ -5,6 +5,7 @@
 use crate::fleet;
 use crate::helpers::{on_both_databases_with, TestApp};
 use crate::sse::{SseEvent, SseStream};
+use crate::webhooks::{assert_signed, Receiver};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -70,6 +71,35 @@ async fn wait_for(app: &TestApp, buyer: &str, kind: &str, id: Option<Uuid>) -> V
     wait_secs(app, buyer, kind, id, 20).await
 }
 
+/// A webhook to a receiver of the test's own, for every event of `token`'s
+/// account; the receiver and the webhook's secret.
+async fn hooked(app: &TestApp, token: &str) -> (Receiver, String) {
+    let receiver = Receiver::start().await;
+    let hook = app
+        .post("/v1/webhooks", Some(token), json!({"url": receiver.url}))
+        .await;
+    assert_eq!(hook.status, 201, "{}", hook.body);
+    let secret = hook.body["secret"].as_str().expect("secret").to_owned();
+    (receiver, secret)
+}
+
+/// Waits for the receiver to accept an event of `kind`, checks its
+/// signature and returns its body.
+async fn delivered(receiver: &Receiver, secret: &str, kind: &str) -> Value {
+    for _ in 0..200 {
+        if let Some(r) = receiver
+            .accepted()
+            .into_iter()
+            .find(|r| r.event_type == kind)
+        {
+            assert_signed(secret, &r);
+            return serde_json::from_str(&r.body).expect("json");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no {kind} was delivered");
+}
+
 fn id_of(r: &crate::helpers::Reply) -> Uuid {
     r.body["id"]
         .as_str()
@@ -90,6 +120,7 @@ on_both_databases_with! { fast_without_heartbeats =>
         let node = fleet::create_node(&app, &m.provider, fleet::h100_node(1, "whole")).await;
         fleet::register(&app, &node, &[("H100-SXM5-80GB", false)]).await;
         let mut live = stream(&app, &m.buyer, None).await;
+        let (receiver, secret) = hooked(&app, &m.buyer).await;
         let whole = json!({"tflops": 989, "vram_gb": 80, "isolation": "whole"});
         // A spot bid wins the GPU and runs.
         let spot = app.order(&m.buyer, json!({"mode": "spot", "region": "eu-west", "max_price": "2.1", "resources": whole})).await;
@@ -145,6 +176,20 @@ on_both_databases_with! { fast_without_heartbeats =>
             seen.push(event);
         }
         assert_eq!(bodies(&seen), page);
+        // And the webhook got each of them once, signed, in order.
+        let mut delivered = Vec::new();
+        for _ in 0..100 {
+            delivered = receiver.accepted();
+            if delivered.len() >= page.len() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for received in &delivered {
+            assert_signed(&secret, received);
+        }
+        let delivered: Vec<Value> = delivered.iter().map(|r| serde_json::from_str(&r.body).expect("json")).collect();
+        assert_eq!(delivered, page);
     }
 
     async fn a_stream_resumed_with_last_event_id_loses_and_repeats_nothing(app) {
@@ -245,12 +290,17 @@ on_both_databases_with! { long_notice =>
         app.post(&format!("/v1/leases/{probe}/release"), Some(&m.buyer), json!({})).await;
         // Exactly that much: nothing is left to top the hold up with.
         let (buyer, _) = app.buyer_with(&m.admin, &held).await;
+        let (receiver, secret) = hooked(&app, &buyer).await;
+        let mut live = stream(&app, &buyer, Some(0)).await;
         let lease = fleet::place(&app, &buyer, body).await;
         fleet::report(&app, &node, lease, fleet::provisioned("MIG-1")).await;
         let low = wait_for(&app, &buyer, "funds.low", Some(lease)).await;
         assert!(low["data"]["funded_until"].is_string(), "{low}");
         let notice = wait_for(&app, &buyer, "lease.preempt_notice", Some(lease)).await;
         assert_eq!(notice["data"]["reason"], "funds_exhausted", "{notice}");
+        assert_eq!(delivered(&receiver, &secret, "funds.low").await, low);
+        let streamed = live.drain(Duration::from_millis(800)).await;
+        assert!(bodies(&streamed).contains(&low), "{streamed:?}");
     }
 }
 
@@ -261,6 +311,8 @@ on_both_databases_with! { fast_without_heartbeats =>
         fleet::register(&app, &node, &[("H100-SXM5-80GB", true)]).await;
         let mut body = fleet::order("on_demand");
         body["tags"] = json!({"team": "ads"});
+        let (receiver, secret) = hooked(&app, &m.buyer).await;
+        let mut live = stream(&app, &m.buyer, Some(0)).await;
         let lease = fleet::place(&app, &m.buyer, body).await;
         fleet::report(&app, &node, lease, fleet::provisioned("MIG-1")).await;
         let r = app.put("/v1/budgets", Some(&m.buyer), json!({"tag_key": "team", "tag_value": "ads", "monthly_limit": "0.01"})).await;
@@ -270,6 +322,9 @@ on_both_databases_with! { fast_without_heartbeats =>
         assert_eq!(notice["data"]["tag_key"], "team");
         assert_eq!(notice["data"]["leases"], json!([lease]), "{notice}");
         wait_for(&app, &m.buyer, "lease.preempt_notice", Some(lease)).await;
+        assert_eq!(delivered(&receiver, &secret, "budget.notice").await, notice);
+        let streamed = live.drain(Duration::from_millis(800)).await;
+        assert!(bodies(&streamed).contains(&notice), "{streamed:?}");
     }
 }
 
