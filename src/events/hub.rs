@@ -62,6 +62,9 @@ struct Inner {
     poke: Notify,
     /// The last id handed out.
     latest: watch::Sender<i64>,
+    /// Set at shutdown: streams never end on their own, and the server's
+    /// graceful shutdown waits for every open response.
+    closed: watch::Sender<bool>,
 }
 
 impl EventHub {
@@ -72,6 +75,7 @@ impl EventHub {
             users: Mutex::new(Channels::default()),
             poke: Notify::new(),
             latest: watch::Sender::new(from),
+            closed: watch::Sender::new(false),
         });
         tokio::spawn(read_on(db, Arc::downgrade(&inner), from));
         Ok(EventHub { inner })
@@ -105,6 +109,19 @@ impl EventHub {
     /// The last id handed out.
     pub fn current(&self) -> i64 {
         *self.inner.latest.borrow()
+    }
+
+    /// Ends every stream, now and from now on (the server is shutting down).
+    pub fn close(&self) {
+        self.inner.closed.send_replace(true);
+    }
+
+    /// Resolves once [`EventHub::close`] was called.
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut closed = self.inner.closed.subscribe();
+        async move {
+            let _ = closed.wait_for(|c| *c).await;
+        }
     }
 }
 

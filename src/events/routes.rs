@@ -168,10 +168,17 @@ async fn events_stream(
         let left = u64::try_from(exp - chrono::Utc::now().timestamp()).unwrap_or(0);
         tokio::time::Instant::now() + Duration::from_secs(left)
     });
+    let closed = state.events.closed();
     let stream = futures::StreamExt::take_until(stream, async move {
-        match until {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => futures::future::pending().await,
+        let expired = async move {
+            match until {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => futures::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = expired => {}
+            () = closed => {}
         }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
