@@ -29,6 +29,8 @@ pub struct AppState {
     pub regions: crate::catalog::regions::KnownRegions,
     /// Hands each committed event to its user's open streams.
     pub events: crate::events::EventHub,
+    /// The public market stream's feed: clearings, list prices, book depth.
+    pub market_feed: crate::market::MarketFeed,
 }
 
 impl AppState {
@@ -53,15 +55,18 @@ impl AppState {
         let limits = crate::limits::Limits::from_settings(&settings);
         let metrics = Arc::new(Metrics::new()?);
         let events = crate::events::EventHub::start(db.clone()).await?;
+        let market_feed = crate::market::MarketFeed::default();
         let market = crate::market::start(
             db.clone(),
             settings.market(),
             metrics.queue_wait.clone(),
             events.clone(),
+            market_feed.clone(),
         )
         .await?;
         Ok(AppState {
             market,
+            market_feed,
             events,
             regions: Default::default(),
             db,
