@@ -13,6 +13,7 @@ mod contract;
 mod durability;
 mod ledger_properties;
 mod limits;
+mod market_history;
 mod market_metrics;
 mod nodes;
 mod ops;
