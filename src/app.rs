@@ -92,6 +92,13 @@ pub async fn serve(
     let budget_watch =
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
     let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
+    // Market streams never end on their own: close them when shutdown
+    // begins, or the graceful shutdown would wait for their clients.
+    let feed = state.market_feed.clone();
+    let shutdown = async move {
+        shutdown.await;
+        feed.close();
+    };
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     axum::serve(
         listener,

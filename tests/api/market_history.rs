@@ -119,6 +119,24 @@ on_both_databases_fast! {
         let last = &minutes[minutes.len() - 1];
         assert_eq!(dec(&last["prices"]["vram_h"]["close"]), Decimal::new(5, 2) * close);
         assert!(minutes.windows(2).all(|w| w[0]["start"].as_str() < w[1]["start"].as_str()), "oldest first");
+        // After a restart the task reads its buckets back instead of starting
+        // them afresh: a higher losing bid moves the high, the rest stays.
+        let mut app = app;
+        app.halt().await;
+        app.resume().await;
+        let higher = app.order(&buyer, whole_h100_bid("2.1")).await;
+        assert_eq!(higher.status, 201, "{}", higher.body);
+        let mut days = Vec::new();
+        for _ in 0..100 {
+            days = history(&app, "1d").await;
+            if summary(&days).1 > high {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let (_, _, low_after, _, tflops_after, _) = summary(&days);
+        assert!(summary(&days).1 > high, "the higher bid cleared: {days:?}");
+        assert_eq!((low_after, tflops_after), (low, tflops), "kept across the restart: {days:?}");
         let r = app.get("/v1/market/history?gpu_model=H100-SXM5-80GB&region=mars", None).await;
         assert_eq!(r.status, 200);
         assert_eq!(r.body, json!([]), "an unknown market has no history");
@@ -179,6 +197,9 @@ on_both_databases_fast! {
         let (kind, data) = us_east.next().await;
         assert_eq!(kind, "price", "{data}");
         assert_eq!(data["region"], "us-east");
+        // Shutting down ends open streams rather than waiting for their clients.
+        let mut app = app;
+        app.halt().await;
     }
 }
 

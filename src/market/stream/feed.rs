@@ -10,7 +10,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::{broadcast, watch, Notify};
 
 /// Events a stream may fall behind before it is dropped (it reconnects).
 const BACKLOG: usize = 1024;
@@ -53,6 +53,9 @@ pub struct FeedEvent {
 pub struct MarketFeed {
     tx: broadcast::Sender<Arc<FeedEvent>>,
     book_dirty: Arc<Notify>,
+    /// Set at shutdown: streams never end on their own, and the server's
+    /// graceful shutdown waits for every open response.
+    closed: Arc<watch::Sender<bool>>,
 }
 
 impl Default for MarketFeed {
@@ -60,6 +63,7 @@ impl Default for MarketFeed {
         MarketFeed {
             tx: broadcast::channel(BACKLOG).0,
             book_dirty: Arc::new(Notify::new()),
+            closed: Arc::new(watch::channel(false).0),
         }
     }
 }
@@ -67,6 +71,19 @@ impl Default for MarketFeed {
 impl MarketFeed {
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<FeedEvent>> {
         self.tx.subscribe()
+    }
+
+    /// Ends every stream, now and from now on (the server is shutting down).
+    pub fn close(&self) {
+        self.closed.send_replace(true);
+    }
+
+    /// Resolves once [`MarketFeed::close`] was called.
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut closed = self.closed.subscribe();
+        async move {
+            let _ = closed.wait_for(|c| *c).await;
+        }
     }
 
     fn publish(&self, kind: FeedKind, gpu_model: &str, region: &str, data: &serde_json::Value) {

@@ -78,6 +78,7 @@ async fn market_stream(
             .data(&event.json);
         Some((Ok(sse), (live, q)))
     });
+    let stream = futures::StreamExt::take_until(stream, state.market_feed.closed());
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
