@@ -103,7 +103,9 @@ pub struct Bucket {
     pub tflops_h: Ohlc,
     pub vram_h: Ohlc,
     pub won: Units,
-    /// Clearings rolled in.
+    /// Clearings rolled in; one on a quiet tick that changed nothing
+    /// (`MarketHistory::absorbs`) is not rolled, so this is a lower bound
+    /// and not shown.
     pub auctions: i64,
 }
 

@@ -20,7 +20,7 @@ pub struct MarketHistory {
     current: HashMap<Key, Bucket>,
 }
 
-/// A bucket to write, as committed.
+/// The buckets one batch changed, upserted with its final writes.
 pub struct HistoryRows(BTreeMap<(Key, i64), Bucket>);
 
 #[derive(sqlx::FromRow)]
