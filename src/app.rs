@@ -29,6 +29,8 @@ pub struct AppState {
     pub regions: crate::catalog::regions::KnownRegions,
     /// Hands each committed event to its user's open streams.
     pub events: crate::events::EventHub,
+    /// The public market stream's feed: clearings, list prices, book depth.
+    pub market_feed: crate::market::MarketFeed,
 }
 
 impl AppState {
@@ -53,15 +55,18 @@ impl AppState {
         let limits = crate::limits::Limits::from_settings(&settings);
         let metrics = Arc::new(Metrics::new()?);
         let events = crate::events::EventHub::start(db.clone()).await?;
+        let market_feed = crate::market::MarketFeed::default();
         let market = crate::market::start(
             db.clone(),
             settings.market(),
             metrics.queue_wait.clone(),
             events.clone(),
+            market_feed.clone(),
         )
         .await?;
         Ok(AppState {
             market,
+            market_feed,
             events,
             regions: Default::default(),
             db,
@@ -88,6 +93,14 @@ pub async fn serve(
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
     let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
     let webhooks = crate::events::webhooks::spawn(&state);
+    // Streams never end on their own: close them when shutdown begins, or
+    // the graceful shutdown would wait for their clients.
+    let (feed, events) = (state.market_feed.clone(), state.events.clone());
+    let shutdown = async move {
+        shutdown.await;
+        feed.close();
+        events.close();
+    };
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     axum::serve(
         listener,

@@ -112,6 +112,19 @@ pub enum Event {
         reason: EndReason,
         at: Ts,
     },
+    /// One market's result at a spot clearing, sent for every (model,
+    /// region) with list prices at every clearing, changed or not: what
+    /// market history and the public market stream are built from.
+    AuctionCleared {
+        gpu_model: String,
+        region: String,
+        clearing_index: Decimal,
+        /// What a winner at the clearing index pays per unit-hour.
+        unit_prices: UnitPrices,
+        /// Units granted to winners in this market at this clearing.
+        won: Units,
+        at: Ts,
+    },
     /// The spot clearing index of one (model, region) changed.
     PriceChanged {
         gpu_model: String,

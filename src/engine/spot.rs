@@ -11,7 +11,7 @@ use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
-use super::placement::{model_at, place, Compute, Placement, PlacementRequest};
+use super::placement::{model_at, place, Compute, Placement, PlacementRequest, UnitPrices, Units};
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
 use super::types::OrderId;
@@ -82,10 +82,11 @@ impl Engine {
         // Phase 2: the clearing index of every market from the losers that could use it.
         let losing: BTreeMap<OrderId, Decimal> = outcome.losers.iter().copied().collect();
         let mut markets: BTreeMap<(String, String), Decimal> = BTreeMap::new();
+        let mut list: BTreeMap<(String, String), UnitPrices> = BTreeMap::new();
         for b in self.view.buckets() {
-            if self.view.price(b.region, b.model).is_none() {
+            let Some(prices) = self.view.price(b.region, b.model) else {
                 continue;
-            }
+            };
             let region = self
                 .view
                 .regions
@@ -97,6 +98,7 @@ impl Engine {
                     req.models.contains(b.model) && req.region.is_none_or(|r| r == b.region);
                 usable.then(|| losing.get(id).copied()).flatten()
             }));
+            list.insert((model.clone(), region.clone()), prices);
             markets.insert((model, region), idx);
         }
         for ((model, region), idx) in &markets {
@@ -113,6 +115,7 @@ impl Engine {
         }
         // Phase 3: grant the winners (their capacity moves from the view's
         // provisional take into the calendars).
+        let mut granted: BTreeMap<(String, String), Units> = BTreeMap::new();
         for (order_id, p, index) in won {
             let _ = self.view.release(&p);
             let Some(o) = self.book.get(order_id).cloned() else {
@@ -120,6 +123,7 @@ impl Engine {
             };
             let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
             let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            add_units(granted.entry(market).or_default(), p.units);
             let rule = PriceRule::Spot {
                 bid_index: index,
                 clearing_index: clearing,
@@ -149,7 +153,25 @@ impl Engine {
                 at: self.now,
             });
         }
-        self.displace(&outcome.losers, &prepared, events);
+        self.displace(&outcome.losers, &prepared, &mut granted, events);
+        for (market, index) in markets {
+            let Some(prices) = list.get(&market).copied() else {
+                continue;
+            };
+            let won = granted.get(&market).copied().unwrap_or_default();
+            let (gpu_model, region) = market;
+            events.push(Event::AuctionCleared {
+                gpu_model,
+                region,
+                clearing_index: index,
+                unit_prices: pricing::unit_prices(
+                    prices,
+                    &PriceRule::ListMultiple { multiplier: index },
+                ),
+                won,
+                at: self.now,
+            });
+        }
         self.reprice_spot(events);
     }
 
@@ -160,6 +182,7 @@ impl Engine {
         &mut self,
         losers: &[(OrderId, Decimal)],
         prepared: &BTreeMap<OrderId, (PlacementRequest, Decimal)>,
+        granted: &mut BTreeMap<(String, String), Units>,
         events: &mut Vec<Event>,
     ) {
         const MAX_PER_CLEARING: usize = 2;
@@ -195,6 +218,7 @@ impl Engine {
             };
             let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
             let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            add_units(granted.entry(market).or_default(), p.units);
             let rule = PriceRule::Spot {
                 bid_index: placed_index,
                 clearing_index: clearing,
@@ -283,6 +307,13 @@ impl Engine {
             }
         }
     }
+}
+
+/// Adds a grant's units to its market's total. Units are bounded by the
+/// fleet, far inside `Decimal`'s range.
+fn add_units(total: &mut Units, more: Units) {
+    total.tflops_h += more.tflops_h;
+    total.vram_h += more.vram_h;
 }
 
 /// Whether `a` asks for at least what `b` asks, with the same constraints

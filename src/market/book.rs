@@ -151,7 +151,28 @@ pub fn market_stats(engine: &Engine) -> MarketStats {
     }
 }
 
-fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
+impl BookEntry {
+    /// A market with no GPUs and no bids.
+    pub fn empty(gpu_model: String, region: String) -> BookEntry {
+        BookEntry {
+            pool: PoolStats {
+                gpu_model,
+                region,
+                gpus: 0,
+                idle_gpus: 0,
+                total_milli: 0,
+                allocated_milli: 0,
+                utilization: 0.0,
+                clearing_index: None,
+            },
+            bids: Vec::new(),
+        }
+    }
+}
+
+/// The book's entries, `depth` bids each: the pools with GPUs, then bids
+/// that name no single pool.
+pub fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
     let mut bids: BTreeMap<(String, String), Vec<BidView>> = BTreeMap::new();
     for order in engine.open_orders() {
         if !matches!(order.state, OpenState::SpotQueued | OpenState::SpotLive) {
@@ -193,17 +214,8 @@ fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
         rest.sort_by_key(|b| std::cmp::Reverse(b.price_index));
         rest.truncate(depth);
         entries.push(BookEntry {
-            pool: PoolStats {
-                gpu_model: model,
-                region,
-                gpus: 0,
-                idle_gpus: 0,
-                total_milli: 0,
-                allocated_milli: 0,
-                utilization: 0.0,
-                clearing_index: None,
-            },
             bids: rest,
+            ..BookEntry::empty(model, region)
         });
     }
     entries

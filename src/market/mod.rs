@@ -11,12 +11,15 @@ pub use task::{start, MarketConfig};
 pub use writer::Flushed;
 
 pub mod book;
+pub mod history;
 mod leases;
 mod orders;
+pub mod stream;
 mod views;
 
 pub use crate::engine::LeaseState;
 pub use orders::OrderRequest;
+pub use stream::MarketFeed;
 pub use views::OrderState;
 
 /// The market's routes: orders, leases and market data.
@@ -25,4 +28,6 @@ pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {
         .merge(orders::router())
         .merge(leases::router())
         .merge(book::router())
+        .merge(history::router())
+        .merge(stream::router())
 }

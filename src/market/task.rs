@@ -6,7 +6,9 @@
 //! engine is rebuilt from the database, so memory never runs ahead of disk.
 
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
+use super::history::MarketHistory;
 use super::restore;
+use super::stream::MarketFeed;
 use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
 use crate::db::Db;
@@ -41,6 +43,7 @@ pub async fn start(
     config: MarketConfig,
     queue_wait: prometheus::Histogram,
     events: EventHub,
+    feed: MarketFeed,
 ) -> anyhow::Result<MarketHandle> {
     let engine = restore::load(&db, config.engine).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
@@ -56,8 +59,11 @@ pub async fn start(
         balances: BalanceCache::default(),
         queue,
         events,
+        history: MarketHistory::default(),
+        feed: feed.clone(),
     };
     tokio::spawn(task.run(rx));
+    feed.watch_book(handle.clone());
     let ticker = handle.clone();
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(config.tick);
@@ -84,6 +90,10 @@ struct MarketTask {
     queue: QueueClock,
     /// Told after each commit that wrote events.
     events: EventHub,
+    /// The current market history buckets, forgotten on rebuild.
+    history: MarketHistory,
+    /// Told after each commit: clearings, and that the book may have moved.
+    feed: MarketFeed,
 }
 
 /// When each open order joined the queue, so its fill can observe the wait.
@@ -251,6 +261,7 @@ impl MarketTask {
     /// Memory back in step with disk, after a failed or panicked batch.
     async fn rebuild(&mut self) {
         self.balances.forget();
+        self.history.forget();
         match restore::load(&self.db, self.config.engine).await {
             Ok(engine) => self.engine = engine,
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
@@ -288,7 +299,8 @@ impl MarketTask {
             .engine
             .apply(ts, Command::Tick)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let quiet = due.is_empty()
+        // A clearing that leaves market history as it was changes nothing either.
+        let quiet = due.iter().all(|e| self.history.absorbs(e))
             && self.engine.changed_leases().next().is_none()
             && self.engine.changed_orders().next().is_none();
         self.record(&mut out, &mut tx, ts, due.clone()).await?;
@@ -302,6 +314,7 @@ impl MarketTask {
         if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
             // Nothing was written, so the balances taken above still hold.
             self.balances.keep(tx.writer_mark(), out.take_balances());
+            self.feed.committed(out.clearings(), false);
             return Ok(batch.iter().map(|_| Ok(committed(Vec::new()))).collect());
         }
         let mut results = Vec::with_capacity(batch.len());
@@ -343,8 +356,11 @@ impl MarketTask {
             self.last_billing = ts;
         }
         out.finish(&mut tx, &self.engine, &self.demand).await?;
-        let writes = out.final_writes(&tx);
+        let history = self.history.roll(&mut tx, out.clearings()).await?;
+        let mut writes = out.final_writes(&tx);
+        history.push(&mut writes);
         let mark = tx.commit_with(writes).await?;
+        self.feed.committed(out.clearings(), true);
         if out.told_anything() {
             self.events.poke();
         }
@@ -562,9 +578,15 @@ mod tests {
         .expect("new user")
         .id;
         let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(db.clone(), quiet_market(), histogram(), hub)
-            .await
-            .expect("market");
+        let market = start(
+            db.clone(),
+            quiet_market(),
+            histogram(),
+            hub,
+            MarketFeed::default(),
+        )
+        .await
+        .expect("market");
         let (doomed, innocent) = (Uuid::now_v7(), Uuid::now_v7());
         DOOMED.lock().expect("lock").push(doomed);
         let (doomed_place, doomed_meta) = place(buyer, doomed);
@@ -609,7 +631,7 @@ mod tests {
     async fn a_read_that_panics_costs_only_its_own_answer() {
         let (_dir, db) = fresh_database().await;
         let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(db, quiet_market(), histogram(), hub)
+        let market = start(db, quiet_market(), histogram(), hub, MarketFeed::default())
             .await
             .expect("market");
         let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;

@@ -361,6 +361,10 @@ async fn put_prices(
         });
     }
     tx.commit().await?;
+    for v in &views {
+        let data = serde_json::to_value(v).unwrap_or_default();
+        state.market_feed.price(&v.gpu_model, &v.region, &data);
+    }
     let engine_prices = views
         .iter()
         .map(|v| crate::engine::ListPrice {

@@ -15,6 +15,7 @@ mod durability;
 mod events;
 mod ledger_properties;
 mod limits;
+mod market_history;
 mod market_metrics;
 mod nodes;
 mod ops;

@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
 
 use super::helpers::*;
-use crate::engine::placement::PartitionMode;
+use crate::engine::placement::{self, PartitionMode};
 use crate::engine::pricing::PriceRule;
 use crate::engine::*;
 
@@ -64,6 +64,47 @@ fn the_clearing_index_is_the_highest_losing_index_and_winners_pay_no_more_than_i
     assert!(ev
         .iter()
         .any(|x| matches!(x, Event::RebalanceWarning { lease_id, .. } if *lease_id == lease.id)));
+}
+
+#[test]
+fn every_clearing_reports_each_priced_market_with_its_unit_prices_and_the_units_won() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0)))); // index 0.615764
+    run(&mut e, T0, place(2, spot(dec!(1.05)))); // index 0.646552, the winner
+    let cleared = |ev: &[Event]| -> Vec<Event> {
+        ev.iter()
+            .filter(|x| matches!(x, Event::AuctionCleared { .. }))
+            .cloned()
+            .collect()
+    };
+    let ev = run(&mut e, T0 + 10, Command::Tick);
+    let lease = granted(&ev).pop().expect("a winner");
+    let reports = cleared(&ev);
+    let [Event::AuctionCleared {
+        gpu_model,
+        region,
+        clearing_index,
+        unit_prices,
+        won,
+        at,
+    }] = reports.as_slice()
+    else {
+        panic!("one market, one report: {ev:?}");
+    };
+    assert_eq!((gpu_model.as_str(), region.as_str()), (A100, "eu"));
+    assert_eq!(*clearing_index, dec!(0.615764));
+    // A100 lists at 0.002 per TFLOPS-hour and 0.05 per VRAM unit-hour.
+    assert_eq!(unit_prices.tflops_h, dec!(0.002) * dec!(0.615764));
+    assert_eq!(unit_prices.vram_h, dec!(0.05) * dec!(0.615764));
+    assert_eq!(*won, lease.placement.units);
+    assert_eq!(*at, T0 + 10);
+    // The next clearing reports again, unchanged index or not, with nothing won.
+    let ev = run(&mut e, T0 + 20, Command::Tick);
+    let reports = cleared(&ev);
+    let [Event::AuctionCleared { won, .. }] = reports.as_slice() else {
+        panic!("a report at every clearing: {ev:?}");
+    };
+    assert_eq!(*won, placement::Units::default());
 }
 
 #[test]

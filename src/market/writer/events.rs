@@ -7,6 +7,7 @@ use crate::billing::settle;
 use crate::db::{execute_tx, Money, Tx};
 use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
 use crate::events::{EventType, NewEvent, Owner};
+use crate::market::history::Clearing;
 use crate::market::OrderState;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -118,6 +119,21 @@ impl Batch {
                 reason,
                 at,
             } => followups.extend(self.lease_ended(tx, lease_id, reason, at).await?),
+            Event::AuctionCleared {
+                gpu_model,
+                region,
+                clearing_index,
+                unit_prices,
+                won,
+                at,
+            } => self.clearings.push(Clearing {
+                gpu_model,
+                region,
+                clearing_index,
+                unit_prices,
+                won,
+                at,
+            }),
             Event::PriceChanged {
                 gpu_model,
                 region,

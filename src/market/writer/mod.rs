@@ -24,6 +24,7 @@ use crate::db::execute_tx;
 use crate::db::{push_statement, Money, Tx, Writes};
 use crate::engine::Engine;
 use crate::events::NewEvent;
+use crate::market::history::Clearing;
 use chrono::{DateTime, Utc};
 use demand::DemandLogWrite;
 use rows::Rows;
@@ -72,6 +73,8 @@ pub struct Batch {
     /// Set by [`Batch::finish`] for [`Batch::final_writes`].
     meta_json: String,
     demand: DemandLogWrite,
+    /// The spot clearings of the batch, for market history and the market stream.
+    clearings: Vec<Clearing>,
 }
 
 impl Batch {
@@ -88,6 +91,7 @@ impl Batch {
             written: HashMap::new(),
             meta_json: String::new(),
             demand: DemandLogWrite::default(),
+            clearings: Vec::new(),
         }
     }
 
@@ -205,6 +209,11 @@ impl Batch {
     /// Whether the batch wrote events, so the hub should look.
     pub fn told_anything(&self) -> bool {
         !self.outbox.is_empty()
+    }
+
+    /// The batch's spot clearings, in the order they ran.
+    pub fn clearings(&self) -> &[Clearing] {
+        &self.clearings
     }
 
     /// The demand log's cursor once [`Batch::final_writes`] is committed.
