@@ -3,7 +3,7 @@
 //! tenants kept apart.
 
 use crate::fleet;
-use crate::helpers::{on_both_databases_with, TestApp};
+use crate::helpers::{on_both_databases, on_both_databases_with, TestApp};
 use crate::sse::{SseEvent, SseStream};
 use crate::webhooks::{assert_signed, Receiver};
 use reqwest::Method;
@@ -365,5 +365,20 @@ on_both_databases_with! { short_tokens =>
         let (buyer, _) = app.buyer_with(&admin, "1").await;
         let mut live = stream(&app, &buyer, None).await;
         assert!(live.ends_within(Duration::from_secs(10)).await, "the stream outlived its token");
+    }
+}
+
+on_both_databases! {
+    async fn the_server_shuts_down_with_event_streams_open_and_ends_them(app) {
+        let admin = app.admin().await;
+        let (buyer, _) = app.buyer_with(&admin, "1").await;
+        let key = app.post("/v1/api-keys", Some(&buyer), json!({"name": "stream"})).await;
+        assert_eq!(key.status, 201, "{}", key.body);
+        // An API key never expires, so only the shutdown can end this one.
+        let mut open = stream(&app, key.body["key"].as_str().expect("key"), None).await;
+        tokio::time::timeout(Duration::from_secs(20), app.stop())
+            .await
+            .expect("the graceful shutdown did not wait for the stream");
+        assert!(open.ends_within(Duration::from_secs(5)).await);
     }
 }
