@@ -85,14 +85,11 @@ pub async fn call(
     }
 }
 
-async fn scenario(database_url: String) {
+/// Logs the admin in and prices H100s in eu-west; the admin's token.
+pub async fn priced_admin(c: &reqwest::Client, b: &str) -> String {
     use reqwest::Method;
-    let port = free_port();
-    let mut server = start(&database_url, port).await;
-    let c = reqwest::Client::new();
-    let b = server.base.clone();
     let (_, login) = call(
-        &c,
+        c,
         Method::POST,
         format!("{b}/v1/auth/login"),
         None,
@@ -101,16 +98,26 @@ async fn scenario(database_url: String) {
     .await;
     let admin = login["access_token"].as_str().unwrap().to_owned();
     call(
-        &c,
+        c,
         Method::PUT,
         format!("{b}/v1/admin/regions/eu-west"),
         Some(&admin),
         Some(json!({"timezone": "UTC"})),
     )
     .await;
-    call(&c, Method::PUT, format!("{b}/v1/admin/prices"), Some(&admin), Some(json!([
+    call(c, Method::PUT, format!("{b}/v1/admin/prices"), Some(&admin), Some(json!([
         {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "tflops_h", "list_price": "0.002"},
         {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "vram_h", "list_price": "0.05"}]))).await;
+    admin
+}
+
+async fn scenario(database_url: String) {
+    use reqwest::Method;
+    let port = free_port();
+    let mut server = start(&database_url, port).await;
+    let c = reqwest::Client::new();
+    let b = server.base.clone();
+    let admin = priced_admin(&c, &b).await;
     for (email, role) in [("p@kill.test", "provider"), ("b@kill.test", "buyer")] {
         call(
             &c,

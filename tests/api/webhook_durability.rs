@@ -2,9 +2,9 @@
 //! restart on the same database the event still arrives, because
 //! deliveries are rows, not tasks in memory.
 
-use crate::durability::{call, free_port, start};
+use crate::durability::{call, free_port, priced_admin, start};
 use crate::fleet::eventually;
-use crate::helpers::{fresh_postgres_database, postgres_base_url, ADMIN_EMAIL, ADMIN_PASSWORD};
+use crate::helpers::{fresh_postgres_database, postgres_base_url};
 use crate::webhooks::{assert_signed, waiting_order, Receiver};
 use reqwest::Method;
 use serde_json::json;
@@ -14,26 +14,7 @@ async fn scenario(database_url: String) {
     let c = reqwest::Client::new();
     let mut server = start(&database_url, free_port()).await;
     let b = server.base.clone();
-    let (_, login) = call(
-        &c,
-        Method::POST,
-        format!("{b}/v1/auth/login"),
-        None,
-        Some(json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
-    )
-    .await;
-    let admin = login["access_token"].as_str().unwrap().to_owned();
-    call(
-        &c,
-        Method::PUT,
-        format!("{b}/v1/admin/regions/eu-west"),
-        Some(&admin),
-        Some(json!({"timezone": "UTC"})),
-    )
-    .await;
-    call(&c, Method::PUT, format!("{b}/v1/admin/prices"), Some(&admin), Some(json!([
-        {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "tflops_h", "list_price": "0.002"},
-        {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "vram_h", "list_price": "0.05"}]))).await;
+    let admin = priced_admin(&c, &b).await;
     let credentials = json!({"email": "hooks@kill.test", "password": "a long password"});
     let mut register = credentials.clone();
     register["name"] = json!("x");
