@@ -58,7 +58,10 @@ ORDER_FIELDS = {"max_price", "start_at", "duration_s", "region", "max_wait_s",
                 "resources.tflops", "resources.gpu_model", "resources.gpus",
                 "resources.interconnect", "resources.isolation", "resources.precision"}
 CROSS_FIELD_RULES = {
-    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id"}, MARKET_CODES | IDEMPOTENCY_CODES),
+    # `webhook_url`: where its host resolves, and whether the account has a
+    # signing secret yet.
+    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id", "webhook_url"},
+                        MARKET_CODES | IDEMPOTENCY_CODES),
     "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
     "POST /v1/admin/credits": ({"amount", "user_id"}, IDEMPOTENCY_CODES),
     "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"}, set()),
@@ -71,6 +74,10 @@ CROSS_FIELD_RULES = {
     "POST /v1/agent/usage": ({"agent_id", "records[*].lease_id", "records[*].interval_start",
                               "records[*].interval_end", "records[*].tflops_s",
                               "records[*].vram_gb_s", "records[*].mean_utilization"}, set()),
+    # A URL is refused by where its host resolves (loopback, private).
+    "POST /v1/webhooks": ({"url"}, set()),
+    # `from` before `to`, and at most 1,000 intervals between them.
+    "GET /v1/market/history": ({"query.from"}, set()),
     "POST /v1/agent/register": ({"gpus[*].model", "gpus[*].index", "gpus[*].mig_mode",
                                  "gpus[*].calibration_ratio", "gpus[*].nvlink_peers[*]",
                                  "gpus[*].mig_instances[*].profile", "gpus"}, set()),
