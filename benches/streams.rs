@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 const IN_FLIGHT: usize = 32;
 /// Nodes of 8 shared H100s, 160 of the bench's orders each.
-const NODES: usize = 300;
+const NODES: usize = 700;
 const PASSWORD: &str = "bench-password-1";
 
 fn setting(name: &str, default: usize) -> usize {
@@ -246,7 +246,9 @@ async fn place_for(
             async move {
                 let at = Instant::now();
                 let r = post(&client, &format!("{base}/v1/orders"), Some(&buyer), &order).await;
-                let id = r["id"].as_str().expect("an order id").to_owned();
+                let Some(id) = r["id"].as_str().map(str::to_owned) else {
+                    panic!("an order was refused: {r}");
+                };
                 sent.lock().expect("lock").insert(id, (at, Instant::now()));
             }
         })
