@@ -333,7 +333,7 @@ fn short_timeout(settings: &mut gpuex::config::Settings) {
 }
 
 on_both_databases_with! { short_timeout =>
-    async fn the_stream_outlives_the_request_timeout_and_is_not_compressed(app) {
+    async fn the_stream_outlives_the_request_timeout_is_not_compressed_and_keeps_alive(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
         let (buyer, _) = app.buyer_with(&admin, "100").await;
@@ -352,6 +352,9 @@ on_both_databases_with! { short_timeout =>
         app.order(&buyer, json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 100, "vram_gb": 16}})).await;
         let event = live.next(Duration::from_secs(10)).await.expect("an event after the timeout");
         assert_eq!(event.event.as_deref(), Some("order.rejected"));
+        // Idle, it still hears a comment line every 15 s.
+        assert!(live.next(Duration::from_secs(17)).await.is_none());
+        assert!(live.comments >= 1, "no keep-alive in 17 s");
     }
 }
 
