@@ -152,7 +152,9 @@ async fn events_stream(
     // arrives live, and the ids already sent drop duplicates.
     let live = state.events.subscribe(caller.id);
     let after = resume.unwrap_or_else(|| state.events.current());
+    state.metrics.event_streams.inc();
     let follow = Follow {
+        _open: OpenStream(state.metrics.event_streams.clone()),
         db: state.db.clone(),
         user: caller.id,
         last: after,
@@ -191,8 +193,18 @@ fn sse_event(event: &Published) -> SseEvent {
         .data(&event.json)
 }
 
+/// Counts a stream in `gpuex_event_streams` while it is open.
+struct OpenStream(prometheus::IntGauge);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
 /// One stream's place: the backlog from the table, then live events.
 struct Follow {
+    _open: OpenStream,
     db: Db,
     user: Uuid,
     /// The last id sent.
@@ -261,6 +273,7 @@ mod tests {
         let user = Uuid::now_v7();
         let (sender, live) = broadcast::channel(4);
         let mut follow = Follow {
+            _open: OpenStream(prometheus::IntGauge::new("streams", "open").expect("gauge")),
             db,
             user,
             last: 0,

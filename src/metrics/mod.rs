@@ -34,6 +34,8 @@ pub struct Metrics {
     fleet: FleetGauges,
     /// Webhook attempts by what came of them: `delivered`, `retried`, `failed`.
     pub webhook_deliveries: IntCounterVec,
+    /// `GET /v1/events/stream` responses open now.
+    pub event_streams: IntGauge,
 }
 
 /// What agents report: heartbeats, nodes by status, each GPU's utilization.
@@ -149,8 +151,14 @@ impl Metrics {
             &["outcome"],
         )?;
         registry.register(Box::new(webhook_deliveries.clone()))?;
+        let event_streams = IntGauge::new(
+            "gpuex_event_streams",
+            "Open GET /v1/events/stream responses",
+        )?;
+        registry.register(Box::new(event_streams.clone()))?;
         Ok(Metrics {
             webhook_deliveries,
+            event_streams,
             registry,
             requests,
             latency,

@@ -345,6 +345,7 @@ on_both_databases_with! { short_timeout =>
         assert_eq!(response.status(), 200);
         assert!(response.headers().get("content-encoding").is_none(), "{:?}", response.headers());
         assert_eq!(response.headers()["cache-control"], "no-cache");
+        assert!(app.metrics_text().await.contains("gpuex_event_streams 1"), "one stream open");
         drop(response);
         let mut live = stream(&app, &buyer, None).await;
         // Past the server's 1 s request timeout, the stream still delivers.
