@@ -51,6 +51,9 @@ crate::catalog::text_names!(DeliveryState {
 /// How often the worker looks for due retries and events it was not told of.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
+/// How long the dispatcher waits after being told of new events, for more.
+const GATHER: Duration = Duration::from_millis(100);
+
 /// Starts the webhook worker; abort the handle to stop it.
 pub fn spawn(state: &AppState) -> tokio::task::JoinHandle<()> {
     let db = state.db.clone();
@@ -109,7 +112,13 @@ async fn run(
             }
         }
         tokio::select! {
-            changed = latest.changed(), if hub_open => hub_open = changed.is_ok(),
+            changed = latest.changed(), if hub_open => {
+                hub_open = changed.is_ok();
+                // Under load every market commit moves the hub; gathering
+                // what follows makes one dispatch (four reads and a write
+                // beside the market's) cover many commits.
+                tokio::time::sleep(GATHER).await;
+            }
             Some(done) = in_flight.join_next_with_id() => {
                 let id = match done {
                     Ok((id, ())) => id,
