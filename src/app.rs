@@ -112,6 +112,7 @@ pub async fn serve(
     budget_watch.abort();
     pruner.abort();
     webhooks.abort();
+    state.market.stop().await;
     state.db.close().await;
     Ok(())
 }

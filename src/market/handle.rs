@@ -115,6 +115,8 @@ pub(crate) enum Request {
         reply: Reply,
     },
     Read(Box<dyn FnOnce(&Engine) + Send>),
+    /// Ends the task once what came before is applied (the server stops).
+    Stop(oneshot::Sender<()>),
 }
 
 /// A cheap, clonable handle to the one task that owns the engine.
@@ -162,6 +164,18 @@ impl MarketHandle {
             .await
             .map_err(|_| MarketError::Unavailable)?;
         rx.await.map_err(|_| MarketError::Unavailable)?
+    }
+
+    /// Stops the task after what was sent before; afterwards every command
+    /// is refused as `Unavailable` and the clock stops with it. A server
+    /// whose database is closing must stop its market first: the task would
+    /// otherwise keep ticking and writing on the SQLite writer, beside the
+    /// next server on the same file.
+    pub async fn stop(&self) {
+        let (done, stopped) = oneshot::channel();
+        if self.tx.send(Request::Stop(done)).await.is_ok() {
+            let _ = stopped.await;
+        }
     }
 
     /// Runs a read-only query against the engine's current state.

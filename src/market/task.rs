@@ -151,11 +151,16 @@ struct Pending {
 
 impl MarketTask {
     async fn run(mut self, mut rx: mpsc::Receiver<Request>) {
+        let mut stopped = None;
         while let Some(first) = rx.recv().await {
             let mut batch = Vec::new();
             let mut next = Some(first);
             while let Some(request) = next.take() {
                 match request {
+                    Request::Stop(done) => {
+                        stopped = Some(done);
+                        break;
+                    }
                     Request::Read(job) => {
                         // A read cannot change the engine, so one that panics
                         // costs only its own answer (its sender is dropped).
@@ -184,6 +189,11 @@ impl MarketTask {
             }
             if !batch.is_empty() {
                 self.apply_batch(batch).await;
+            }
+            if let Some(done) = stopped.take() {
+                // What was sent before the stop is committed; nothing after.
+                let _ = done.send(());
+                return;
             }
         }
     }
@@ -625,6 +635,25 @@ mod tests {
         assert_eq!(market.read(|_| 42).await.expect("a read"), 42);
         let (again, meta) = place(buyer, Uuid::now_v7());
         assert!(market.place(again, meta).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
+        let (_dir, db) = fresh_database().await;
+        let hub = EventHub::start(db.clone()).await.expect("hub");
+        let market = start(db, quiet_market(), histogram(), hub, MarketFeed::default())
+            .await
+            .expect("market");
+        assert!(market.command(Command::Tick).await.is_ok());
+        market.stop().await;
+        assert!(matches!(
+            market.command(Command::Tick).await,
+            Err(MarketError::Unavailable)
+        ));
+        assert!(
+            market.tx.is_closed(),
+            "the task is gone, its ticker with it"
+        );
     }
 
     #[tokio::test]
