@@ -89,7 +89,7 @@ pub async fn settle_end(
             Mode::Reserved,
             EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled,
         ) => row.ends_at.unwrap_or(at).max(at),
-        (_, EndReason::NodeLost) => last_heartbeat(flushed, row.node)
+        (_, EndReason::NodeLost) => last_sign_of_life(flushed, row.node)
             .await?
             .unwrap_or(at)
             .min(at),
@@ -112,41 +112,40 @@ pub async fn settle_end(
 
 /// A lost node's lease may have been charged past its last heartbeat (the
 /// billing pass ran before the loss was detected): that gap goes back to
-/// the buyer as a credit line of its own (DESIGN §7).
+/// the buyer as a credit line of its own (DESIGN §7). Billing starts when the
+/// lease runs, so seconds between the last heartbeat and a later start were
+/// never charged and are not credited.
 async fn credit_node_loss_gap(
     flushed: &mut Flushed<'_, '_>,
     row: &ChargeRow,
     last_heartbeat: i64,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
-    let Some(billed_until) = row.billed_until.filter(|b| *b > last_heartbeat) else {
+    let charged_from = row
+        .charge
+        .detail
+        .running_at
+        .map_or(last_heartbeat, |running| running.max(last_heartbeat));
+    let Some(billed_until) = row.billed_until.filter(|b| *b > charged_from) else {
         return Ok(());
     };
-    let seconds = Decimal::from(billed_until - last_heartbeat);
+    let seconds = Decimal::from(billed_until - charged_from);
     let amount =
         crate::pricing::round_money(row.charge.price_per_hour * seconds / Decimal::from(3600));
     if amount <= Decimal::ZERO {
         return Ok(());
     }
-    let tags: Option<String> = dispatch_tx!(flushed.tx(), conn => {
-        sqlx::query_scalar(
-            "SELECT o.tags_json FROM leases l JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
-        )
-        .bind(row.charge.lease)
-        .fetch_optional(conn)
-        .await
-    })?;
     let credit = super::lines::Credit {
         buyer: row.charge.buyer,
         lease: Some(row.charge.lease),
         amount,
         reason: format!(
             "node lost: {} s charged after its last heartbeat",
-            billed_until - last_heartbeat
+            billed_until - charged_from
         ),
-        period_start: last_heartbeat,
+        period_start: charged_from,
         period_end: billed_until,
-        tags_json: tags.unwrap_or_else(|| "{}".into()),
+        tags_json: row.charge.detail.tags_json.clone(),
     };
     super::lines::credit(flushed.tx(), &credit, None, now)
         .await
@@ -163,9 +162,9 @@ pub async fn running_due(
     flushed: &mut Flushed<'_, '_>,
     ts: i64,
 ) -> anyhow::Result<Vec<(Uuid, i64)>> {
-    let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+    let rows: Vec<(Uuid, Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
         sqlx::query_as(
-            "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
+            "SELECT l.id, n.last_heartbeat_at, n.registered_at FROM leases l JOIN nodes n ON n.id = l.node_id \
              WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
              AND l.billed_until IS NOT NULL AND l.billed_until < $1",
         )
@@ -175,7 +174,10 @@ pub async fn running_due(
     })?;
     Ok(rows
         .into_iter()
-        .map(|(id, last_heartbeat)| (id, last_heartbeat.map_or(ts, |hb| hb.timestamp().min(ts))))
+        .map(|(id, heartbeat, registered)| {
+            let alive_at = heartbeat.max(registered);
+            (id, alive_at.map_or(ts, |at| at.timestamp().min(ts)))
+        })
         .collect())
 }
 
@@ -316,12 +318,15 @@ async fn chargeable(
     }))
 }
 
-async fn last_heartbeat(flushed: &mut Flushed<'_, '_>, node: Uuid) -> anyhow::Result<Option<i64>> {
-    let at: Option<Option<DateTime<Utc>>> = dispatch_tx!(flushed.tx(), conn => {
-        sqlx::query_scalar("SELECT last_heartbeat_at FROM nodes WHERE id = $1")
-            .bind(node)
-            .fetch_optional(conn)
-            .await
-    })?;
-    Ok(at.flatten().map(|t| t.timestamp()))
+/// When the node last showed it was alive: its last heartbeat, or its
+/// registration when that came later (the watchdog's view too).
+async fn last_sign_of_life(flushed: &mut Flushed<'_, '_>, node: Uuid) -> anyhow::Result<Option<i64>> {
+    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> =
+        dispatch_tx!(flushed.tx(), conn => {
+            sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
+                .bind(node)
+                .fetch_optional(conn)
+                .await
+        })?;
+    Ok(at.and_then(|(heartbeat, registered)| heartbeat.max(registered)).map(|t| t.timestamp()))
 }

@@ -325,6 +325,31 @@ on_both_databases_fast! {
         assert!(charged > rust_decimal::Decimal::ZERO, "{ended}");
     }
 
+    async fn a_lease_that_started_after_its_nodes_last_sign_of_life_is_neither_charged_nor_credited_when_the_node_is_lost(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "mig")).await;
+        register(&app, &node, &[H100_MIG]).await;
+        let registered: chrono::DateTime<chrono::Utc> = node_view(&app, &m.provider, node.id).await
+            ["registered_at"].as_str().unwrap().parse().unwrap();
+        let lease_id = place(&app, &m.buyer, order("on_demand")).await;
+        // Running (billing starts) a second after the registration, and no
+        // heartbeat ever: the node was last seen alive before the lease ran.
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        report(&app, &node, lease_id, provisioned("MIG-abc")).await;
+        eventually(10, "the lease to end", || async {
+            lease(&app, &m.buyer, lease_id).await["state"] == "ended"
+        })
+        .await;
+        let ended = lease(&app, &m.buyer, lease_id).await;
+        assert_eq!(ended["end_reason"], "node_lost", "{ended}");
+        let sql = format!(
+            "SELECT COUNT(*) FROM charges WHERE period_end > {} OR kind = 'credit'",
+            registered.timestamp()
+        );
+        assert_eq!(fleet::scalar(&app, &sql).await, 0, "{ended}");
+        assert_eq!(ended["usage"]["charged"], "0", "{ended}");
+    }
+
     async fn a_preempted_spot_lease_is_told_to_stop_by_its_deadline(app) {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;

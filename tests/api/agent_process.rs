@@ -325,8 +325,16 @@ on_both_databases_fast! {
         assert_eq!(ended["end_reason"], "node_lost", "{ended}");
         let last_beat: DateTime<Utc> = node_view(&app, &m.provider, node.id).await["last_heartbeat_at"]
             .as_str().unwrap().parse().unwrap();
-        let billed_until: DateTime<Utc> = ended["usage"]["billed_until"].as_str().unwrap().parse().unwrap();
-        assert_eq!(billed_until.timestamp(), last_beat.timestamp(), "{ended}");
+        // The lease may have started running after that heartbeat (then
+        // nothing at all was charged), so it is the charges that tell; this
+        // is the only lease.
+        let sql = format!(
+            "SELECT COUNT(*) FROM charges WHERE period_end > {} OR kind = 'credit'",
+            last_beat.timestamp()
+        );
+        assert_eq!(fleet::scalar(&app, &sql).await, 0, "{ended}");
+        let charged: rust_decimal::Decimal = ended["usage"]["charged"].as_str().unwrap().parse().unwrap();
+        assert!(charged >= rust_decimal::Decimal::ZERO, "{ended}");
     }
 }
 
