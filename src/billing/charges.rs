@@ -86,6 +86,9 @@ pub struct Chargeable {
     pub lease: Uuid,
     pub buyer: Uuid,
     pub provider: Uuid,
+    /// Bought on resale: each charge pays this seller's wallet, not the
+    /// provider (who is paid by the seller's own reservation).
+    pub seller: Option<Uuid>,
     pub hold: Uuid,
     pub price_per_hour: Decimal,
     pub tflops_units: Decimal,
@@ -265,7 +268,11 @@ pub async fn charge(
             }
         }
         let memo = format!("lease {} {}–{}", c.lease, start, end);
-        let entry = ledger::capture(tx, c.hold, total, c.provider, fee_rate, &memo, now).await?;
+        let payee = match c.seller {
+            Some(seller) => ledger::Account::Wallet(seller),
+            None => ledger::Account::Payable(c.provider),
+        };
+        let entry = ledger::capture(tx, c.hold, total, payee, fee_rate, &memo, now).await?;
         split_fee(&mut parts, ledger::platform_fee(total, fee_rate));
         for line in &parts {
             lines::insert(tx, line, entry, now).await?;
@@ -326,6 +333,7 @@ mod tests {
             lease: Uuid::nil(),
             buyer: Uuid::nil(),
             provider: Uuid::nil(),
+            seller: None,
             hold: Uuid::nil(),
             price_per_hour: dec!(1.2),
             tflops_units: dec!(100),

@@ -74,12 +74,13 @@ pub async fn extend_hold(
     set_hold(tx, hold, open.remaining + amount, now).await
 }
 
-/// Pays `amount` out of a hold to a provider, less the platform's fee.
+/// Pays `amount` out of a hold to `payee` (a provider's payable, or a
+/// reseller's wallet), less the platform's fee.
 pub async fn capture(
     tx: &mut Tx<'_>,
     hold: Uuid,
     amount: Decimal,
-    provider: Uuid,
+    payee: Account,
     fee_rate: Decimal,
     memo: &str,
     now: DateTime<Utc>,
@@ -93,10 +94,7 @@ pub async fn capture(
         });
     }
     let fee = platform_fee(amount, fee_rate);
-    let mut postings = vec![
-        (Account::Holds(open.user), -amount),
-        (Account::Payable(provider), amount - fee),
-    ];
+    let mut postings = vec![(Account::Holds(open.user), -amount), (payee, amount - fee)];
     if !fee.is_zero() {
         postings.push((Account::PlatformRevenue, fee));
     }

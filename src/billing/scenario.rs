@@ -160,6 +160,7 @@ async fn lease_once(
         lease,
         buyer,
         provider,
+        seller: None,
         hold,
         price_per_hour: tflops.units * tflops.price + vram.units * vram.price,
         tflops_units: spec.tflops_units,

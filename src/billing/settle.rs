@@ -87,7 +87,10 @@ pub async fn settle_end(
         // buyer's funds ended it.
         (
             Mode::Reserved,
-            EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled,
+            EndReason::Released
+            | EndReason::AgentEnded
+            | EndReason::OrderCancelled
+            | EndReason::Listed,
         ) => row.ends_at.unwrap_or(at).max(at),
         (_, EndReason::NodeLost) => last_sign_of_life(flushed, row.node)
             .await?
@@ -309,6 +312,7 @@ async fn chargeable(
             lease: id,
             buyer,
             provider,
+            seller: engine.resale.as_ref().map(|r| r.seller),
             hold: hold.unwrap_or(Uuid::nil()),
             price_per_hour: price.0,
             tflops_units: engine.placement.units.tflops_h,
@@ -320,13 +324,17 @@ async fn chargeable(
 
 /// When the node last showed it was alive: its last heartbeat, or its
 /// registration when that came later (the watchdog's view too).
-async fn last_sign_of_life(flushed: &mut Flushed<'_, '_>, node: Uuid) -> anyhow::Result<Option<i64>> {
-    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> =
-        dispatch_tx!(flushed.tx(), conn => {
-            sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
-                .bind(node)
-                .fetch_optional(conn)
-                .await
-        })?;
-    Ok(at.and_then(|(heartbeat, registered)| heartbeat.max(registered)).map(|t| t.timestamp()))
+async fn last_sign_of_life(
+    flushed: &mut Flushed<'_, '_>,
+    node: Uuid,
+) -> anyhow::Result<Option<i64>> {
+    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
+            .bind(node)
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(at
+        .and_then(|(heartbeat, registered)| heartbeat.max(registered))
+        .map(|t| t.timestamp()))
 }

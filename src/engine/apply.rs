@@ -16,6 +16,7 @@ impl Engine {
         self.now = self.now.max(now);
         self.refresh_offpeak();
         self.touched.clear();
+        self.touched_listings.clear();
         self.book.clear_changed();
         let mut events = Vec::new();
         // Whatever fell due runs first, so no command sees stale leases.
@@ -39,6 +40,10 @@ impl Engine {
                 lease_id,
                 funded_until,
             } => self.funds_exhausted(lease_id, funded_until, &mut events)?,
+            Command::ListResale(ask) => self.list_resale(ask, &mut events)?,
+            Command::CancelListing { listing_id, seller } => {
+                self.cancel_listing(listing_id, seller, &mut events)?
+            }
             Command::Tick => self.tick(&mut events),
         }
         // Capacity that freed inside a command is offered at once.

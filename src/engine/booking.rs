@@ -215,7 +215,8 @@ impl Engine {
                 EndReason::Released
                 | EndReason::Expired
                 | EndReason::FundsExhausted
-                | EndReason::OrderCancelled => false,
+                | EndReason::OrderCancelled
+                | EndReason::Listed => false,
             };
             let order = lease.order_id;
             if requeue {

@@ -5,7 +5,8 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::placement::PartitionMode;
-use super::types::{BuyerId, LeaseId, NodeId, OrderId, OrderSpec, Ts};
+use super::resale::ListResale;
+use super::types::{BuyerId, LeaseId, ListingId, NodeId, OrderId, OrderSpec, Ts};
 use crate::catalog::Unit;
 
 /// One GPU of a node's inventory.
@@ -95,6 +96,13 @@ pub enum Command {
     FundsExhausted {
         lease_id: LeaseId,
         funded_until: Option<Ts>,
+    },
+    /// List the tail of a reserved lease for resale.
+    ListResale(ListResale),
+    /// Cancel an open listing of `seller`'s.
+    CancelListing {
+        listing_id: ListingId,
+        seller: BuyerId,
     },
     /// Time passed: process every end and notice due, retry waiting orders, clear spot.
     Tick,

@@ -12,7 +12,8 @@ use super::commands::NodeSpec;
 use super::lease::{Lease, LeaseState};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
-use super::types::{LeaseId, NodeId, OrderId, Priority, Ts};
+use super::resale::{Listing, ListingRefusal};
+use super::types::{LeaseId, ListingId, NodeId, OrderId, Priority, Ts};
 use crate::catalog::Unit;
 
 /// Tunables; the defaults are DESIGN's.
@@ -58,6 +59,8 @@ pub enum EngineError {
     InvalidPrice(String),
     #[error("cannot restore: {0}")]
     Restore(String),
+    #[error(transparent)]
+    Listing(#[from] ListingRefusal),
 }
 
 /// A node and the calendars of its GPUs (by position in `spec.gpus`).
@@ -111,6 +114,7 @@ pub(super) enum Timer {
     Notice,
     Ready,
     Expire,
+    ListingEnd,
 }
 
 /// Who preempted whom, kept so `validate` can prove the rules held.
@@ -152,6 +156,10 @@ pub struct Engine {
     pub(super) order_leases: BTreeMap<OrderId, u32>,
     /// Leases whose rows the last command changed (granted, updated or ended).
     pub(super) touched: BTreeSet<LeaseId>,
+    /// Open resale listings.
+    pub(super) listings: BTreeMap<ListingId, Listing>,
+    /// Listings the last command opened or closed.
+    pub(super) touched_listings: BTreeSet<ListingId>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -201,6 +209,8 @@ impl Engine {
             spot_live: BTreeSet::new(),
             order_leases: BTreeMap::new(),
             touched: BTreeSet::new(),
+            listings: BTreeMap::new(),
+            touched_listings: BTreeSet::new(),
         }
     }
 
@@ -269,6 +279,12 @@ impl Engine {
     /// with [`Engine::open_order`] and upsert it (`None`: no longer open).
     pub fn changed_orders(&self) -> impl Iterator<Item = OrderId> + '_ {
         self.book.changed()
+    }
+
+    /// Listings the last command opened or closed: re-read each with
+    /// [`Engine::listing`] (`None`: closed, as its event says).
+    pub fn changed_listings(&self) -> impl Iterator<Item = ListingId> + '_ {
+        self.touched_listings.iter().copied()
     }
 
     /// An open order.

@@ -8,13 +8,36 @@ use super::lease::{EndReason, Lease, LeaseState, NoticeReason};
 use super::placement::{UnitPrices, Units, Why};
 use super::pricing::PriceRule;
 use super::reject::RejectReason;
-use super::types::{LeaseId, OrderId, Ts};
+use super::resale::Listing;
+use super::types::{LeaseId, ListingId, OrderId, Ts};
+
+/// Where a fill's slice came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    #[default]
+    Primary,
+    Resale,
+}
 
 /// Why a fill has its price and its slice (DESIGN §4 fill reports).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FillReport {
-    /// The sources matched against, cheapest first (resale listings come later).
+    /// The sources matched against, cheapest first.
     pub sources_considered: Vec<String>,
+    /// Where the slice came from.
+    #[serde(default)]
+    pub source: Source,
+    /// Resale: the listing taken.
+    #[serde(default)]
+    pub listing_id: Option<ListingId>,
+    /// Resale: what primary capacity would have charged per hour (`None`:
+    /// none was free).
+    #[serde(default)]
+    pub primary_price_per_hour: Option<Decimal>,
+    /// Resale: the primary price per hour less the ask.
+    #[serde(default)]
+    pub saving_per_hour: Option<Decimal>,
     /// List prices of the chosen (region, model).
     pub list_prices: UnitPrices,
     pub rule: PriceRule,
@@ -29,6 +52,18 @@ pub struct FillReport {
     pub preempted: Vec<LeaseId>,
     /// One human sentence.
     pub explanation: String,
+}
+
+/// How a listing closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListingEnd {
+    Sold,
+    Cancelled,
+    /// Its window ran out unsold.
+    Expired,
+    /// Its node or GPUs left the market.
+    Withdrawn,
 }
 
 /// An event out of the engine.
@@ -123,6 +158,27 @@ pub enum Event {
         unit_prices: UnitPrices,
         /// Units granted to winners in this market at this clearing.
         won: Units,
+        at: Ts,
+    },
+    /// A listing opened: the seller listed a tail, or a sale left part of one.
+    ListingCreated {
+        listing: Box<Listing>,
+        at: Ts,
+    },
+    /// `[from, until)` of a listing was sold as the buyer's `lease_id`;
+    /// `amount` is the ask for it (what the seller's proceeds derive from).
+    ListingSold {
+        listing_id: ListingId,
+        lease_id: LeaseId,
+        from: Ts,
+        until: Ts,
+        amount: Decimal,
+        at: Ts,
+    },
+    /// A listing closed unsold.
+    ListingClosed {
+        listing_id: ListingId,
+        end: ListingEnd,
         at: Ts,
     },
     /// The spot clearing index of one (model, region) changed.

@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::core::{lease_id, Engine};
-use super::events::FillReport;
+use super::events::{FillReport, Source};
 use super::lease::{Lease, LeaseState};
 use super::placement::{model_at, Placement, UnitPrices};
 use super::pricing::{self, PriceRule};
@@ -76,6 +76,8 @@ impl Engine {
             hold,
             spec: spec.clone(),
             placement: p,
+            vacate_at: None,
+            resale: None,
         }
     }
 
@@ -107,8 +109,43 @@ impl Engine {
                 format!("; {} lower-priority lease(s) given notice", preempted.len())
             }
         );
+        let resale = lease.resale.as_ref();
+        let explanation = match resale {
+            None => explanation,
+            Some(r) => format!(
+                "resale listing {} on {} GPU(s) of {} in {} at the seller's ask of {} per hour{}",
+                r.listing_id,
+                p.gpus.len(),
+                lease.model,
+                lease.region,
+                lease.price_per_hour,
+                r.primary_price_per_hour.map_or_else(
+                    || ": no primary capacity was free".to_owned(),
+                    |primary| format!(
+                        ", {} per hour under the primary price of {}",
+                        primary - lease.price_per_hour,
+                        primary
+                    )
+                ),
+            ),
+        };
         FillReport {
-            sources_considered: vec!["primary".to_owned()],
+            sources_considered: if resale.is_some() || self.resale_applies(&lease.spec) {
+                vec!["resale".to_owned(), "primary".to_owned()]
+            } else {
+                vec!["primary".to_owned()]
+            },
+            source: if resale.is_some() {
+                Source::Resale
+            } else {
+                Source::Primary
+            },
+            listing_id: resale.map(|r| r.listing_id),
+            primary_price_per_hour: resale.and_then(|r| r.primary_price_per_hour),
+            saving_per_hour: resale.and_then(|r| {
+                r.primary_price_per_hour
+                    .map(|primary| primary - lease.price_per_hour)
+            }),
             list_prices: list,
             rule: lease.rule,
             clearing_index: clearing,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::placement::{Placement, UnitPrices};
 use super::pricing::PriceRule;
 use super::pricing::RESERVED_LEAD_S;
+use super::resale::ResaleSource;
 use crate::catalog::text_names;
 
 use super::types::{BuyerId, LeaseId, Mode, NodeId, OrderId, OrderSpec, Priority, Qos, Ts};
@@ -66,6 +67,8 @@ pub enum EndReason {
     CapacityRemoved,
     /// The spot order was cancelled.
     OrderCancelled,
+    /// Its holder listed the rest of its reserved window for resale.
+    Listed,
 }
 
 /// Why a lease got a preemption notice.
@@ -122,15 +125,22 @@ pub struct Lease {
     pub hold: Decimal,
     /// The order it fills (kept to re-place it when its node is lost).
     pub spec: OrderSpec,
+    /// Listed for resale: the lease gives up its slice here, and its window,
+    /// still owed whole, ends at `ends_at`.
+    #[serde(default)]
+    pub vacate_at: Option<Ts>,
+    /// Bought on resale: the listing it came from and whom it pays.
+    #[serde(default)]
+    pub resale: Option<ResaleSource>,
 }
 
 impl Lease {
     /// The end of its booking in the calendar: the earliest of the window end and the preemption.
     pub fn booked_until(&self) -> Option<Ts> {
-        match (self.ends_at, self.preempt_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.ends_at, self.preempt_at, self.vacate_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The order to re-place this lease elsewhere at `now`: a reserved window

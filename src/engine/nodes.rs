@@ -80,12 +80,7 @@ impl Engine {
                 let Some(l) = self.leases.get(id) else {
                     continue;
                 };
-                let intact = old.spec.region == spec.region && l.placement.gpus.iter().all(|gs| {
-                    let o = old.spec.gpus.iter().find(|o| o.index == gs.index);
-                    let n = spec.gpus.iter().find(|n| n.index == gs.index);
-                    matches!((o, n), (Some(o), Some(n)) if o.model == n.model && o.mode == n.mode)
-                });
-                if intact {
+                if slice_intact(&old.spec, &spec, &l.placement) {
                     keep.insert(*id);
                 } else {
                     ended.push(*id);
@@ -106,8 +101,19 @@ impl Engine {
             keep.remove(&gone);
             ended.push(gone);
         }
+        let intact_listings: BTreeSet<_> = match &old {
+            Some(old) => self
+                .listings
+                .values()
+                .filter(|l| l.node == node_id)
+                .filter(|l| slice_intact(&old.spec, &spec, &l.placement))
+                .map(|l| l.id)
+                .collect(),
+            None => BTreeSet::new(),
+        };
         for cal in &mut calendars {
-            cal.bookings.retain(|b| keep.contains(&b.lease));
+            cal.bookings
+                .retain(|b| keep.contains(&b.lease) || intact_listings.contains(&b.lease));
         }
         let view = self.node_view(&spec, cordoned);
         self.offpeak_hour = None;
@@ -126,6 +132,7 @@ impl Engine {
             // Its bookings are already gone with the old calendars.
             self.end_lease(id, EndReason::CapacityRemoved, self.now, events);
         }
+        self.withdraw_listings(node_id, |l| intact_listings.contains(&l.id), events);
         self.refresh_node(node_id);
         self.capacity_changed = true;
         Ok(())
@@ -157,6 +164,7 @@ impl Engine {
             .ok_or(EngineError::UnknownNode(node))?;
         self.view.remove_node(node);
         let now = self.now;
+        self.withdraw_listings(node, |_| false, events);
         for id in &state.leases {
             let Some(lease) = self.leases.get(id).cloned() else {
                 continue;
@@ -302,4 +310,15 @@ pub(super) fn host_fits(leases: &[&super::lease::Lease], cpu_milli: u64, memory_
             });
         cpu <= cpu_milli && mem <= memory_mib
     })
+}
+
+/// Whether a slice survives a node's new inventory: same region, and each of
+/// its GPUs still there with the same model and partition mode.
+fn slice_intact(old: &NodeSpec, new: &NodeSpec, placement: &super::placement::Placement) -> bool {
+    old.region == new.region
+        && placement.gpus.iter().all(|gs| {
+            let o = old.gpus.iter().find(|o| o.index == gs.index);
+            let n = new.gpus.iter().find(|n| n.index == gs.index);
+            matches!((o, n), (Some(o), Some(n)) if o.model == n.model && o.mode == n.mode)
+        })
 }

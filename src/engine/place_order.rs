@@ -12,6 +12,16 @@ use super::reject::RejectReason;
 use super::types::{BuyerId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
 use rust_decimal::Decimal;
 
+/// The order a listing may fill.
+struct FromListing<'a> {
+    order_id: OrderId,
+    buyer: BuyerId,
+    spec: &'a OrderSpec,
+    funds: Decimal,
+    fill_no: u32,
+    accepted_before: bool,
+}
+
 /// How an attempt to fill a fixed-price order went.
 pub(super) enum Fill {
     Filled,
@@ -121,6 +131,26 @@ impl Engine {
         let now = self.now;
         let priority = Priority::of(spec.mode, spec.qos);
         let rule = PriceRule::fixed(spec.mode);
+        if self.resale_applies(spec) {
+            let until = now + spec.duration_s.unwrap_or(0);
+            let taken = self.fill_from_listing(
+                FromListing {
+                    order_id,
+                    buyer,
+                    spec,
+                    funds,
+                    fill_no,
+                    accepted_before,
+                },
+                req,
+                (now, until),
+                LeaseState::Provisioning,
+                events,
+            );
+            if let Some(fill) = taken {
+                return fill;
+            }
+        }
         if let Some(p) = place(&self.view, req, &self.mix, &self.cfg.policy) {
             let lease = self.build_lease(
                 order_id,
@@ -217,6 +247,21 @@ impl Engine {
         }
         self.refresh_offpeak();
         let end = start + dur;
+        if self.resale_applies(&po.spec) {
+            let order = FromListing {
+                order_id: id,
+                buyer: po.buyer,
+                spec: &po.spec,
+                funds: po.funds_available,
+                fill_no: 0,
+                accepted_before: false,
+            };
+            match self.fill_from_listing(order, req, (start, end), LeaseState::Pending, events) {
+                Some(Fill::Refused(reason)) => return self.reject(id, reason, events),
+                Some(_) => return,
+                None => {}
+            }
+        }
         let Some((p, victims)) = self.plan_preemption(req, Priority::Reserved, start, Some(end))
         else {
             let reason = self.diagnose(req);
@@ -258,6 +303,81 @@ impl Engine {
             report: Box::new(report),
             at: now,
         });
+    }
+
+    /// Fills an order from the cheapest listing that holds it over `window`
+    /// when that beats primary capacity (`None`: no listing does). The
+    /// primary price it beat is what placement would charge now.
+    fn fill_from_listing(
+        &mut self,
+        order: FromListing<'_>,
+        req: &PlacementRequest,
+        (from, until): (Ts, Ts),
+        state: LeaseState,
+        events: &mut Vec<Event>,
+    ) -> Option<Fill> {
+        let listing = self.listing_for(order.buyer, req, from, until)?.clone();
+        let primary = self.primary_price(order.spec, req, from, until);
+        if primary.is_some_and(|p| p <= listing.ask_per_hour) {
+            return None;
+        }
+        let rule = PriceRule::fixed(order.spec.mode);
+        let mut placement = listing.placement.clone();
+        placement.why = Default::default();
+        let mut lease = self.build_lease(
+            order.order_id,
+            order.buyer,
+            order.spec,
+            order.fill_no,
+            placement,
+            rule,
+            state,
+            from,
+        );
+        Engine::price_from_listing(&listing, order.spec, primary, &mut lease);
+        if lease.hold > order.funds {
+            return Some(Fill::Refused(RejectReason::InsufficientFunds));
+        }
+        if !order.accepted_before {
+            events.push(Event::OrderAccepted {
+                order_id: order.order_id,
+                at: self.now,
+            });
+        }
+        self.sell_listing(listing.id, from, until, lease.id, events);
+        let report = self.report(&lease, Vec::new(), None);
+        let lease_id = lease.id;
+        self.grant(lease, events);
+        events.push(Event::OrderFilled {
+            order_id: order.order_id,
+            lease_id,
+            report: Box::new(report),
+            at: self.now,
+        });
+        Some(Fill::Filled)
+    }
+
+    /// What primary capacity would charge per hour for `req` over
+    /// `[from, until)`, without changing anything.
+    fn primary_price(
+        &self,
+        spec: &OrderSpec,
+        req: &PlacementRequest,
+        from: Ts,
+        until: Ts,
+    ) -> Option<Decimal> {
+        let priority = Priority::of(spec.mode, spec.qos);
+        let placement = match spec.mode {
+            Mode::Reserved => self
+                .plan_preemption(req, priority, from, Some(until))
+                .map(|(p, _)| p),
+            _ => place(&self.view, req, &self.mix, &self.cfg.policy).or_else(|| {
+                self.plan_preemption(req, priority, from, None)
+                    .map(|(p, _)| p)
+            }),
+        }?;
+        let prices = pricing::unit_prices(self.list_of(&placement), &PriceRule::fixed(spec.mode));
+        Some(pricing::per_hour(placement.units, prices))
     }
 
     /// Accepts a spot bid into the auction, or refuses it below the floor or

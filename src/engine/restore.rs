@@ -12,6 +12,7 @@ use super::core::{Engine, EngineConfig, EngineError, Timer};
 use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
+use super::resale::Listing;
 use super::types::Ts;
 
 /// A node row.
@@ -62,6 +63,9 @@ pub struct Snapshot {
     /// The recent demand mix, oldest first; empty: rebuilt from the leases.
     #[serde(default)]
     pub demand: Vec<DemandClass>,
+    /// Open resale listings.
+    #[serde(default)]
+    pub listings: Vec<Listing>,
 }
 
 fn dirty_by_default() -> bool {
@@ -115,6 +119,7 @@ impl Engine {
             spot_dirty: self.spot_dirty,
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
+            listings: self.listings.values().cloned().collect(),
         }
     }
 
@@ -176,6 +181,27 @@ impl Engine {
             e.schedule(&lease);
             e.track(&lease, true);
             e.leases.insert(lease.id, lease);
+        }
+        for listing in snap.listings {
+            let node = e.nodes.get_mut(&listing.node).ok_or_else(|| {
+                EngineError::Restore(format!(
+                    "listing {} on unknown node {}",
+                    listing.id, listing.node
+                ))
+            })?;
+            for gs in &listing.placement.gpus {
+                let pos = node.spec.gpus.iter().position(|g| g.index == gs.index);
+                let pos = pos.ok_or_else(|| {
+                    EngineError::Restore(format!(
+                        "listing {} on unknown GPU {}",
+                        listing.id, gs.index
+                    ))
+                })?;
+                node.calendars[pos].bookings.push(listing.booking(&gs.slot));
+            }
+            e.timers
+                .insert((listing.until, Timer::ListingEnd, listing.id));
+            e.listings.insert(listing.id, listing);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
         for id in node_ids {

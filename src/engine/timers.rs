@@ -20,6 +20,7 @@ impl Engine {
                 Timer::Notice => self.due_notice(id, at, events),
                 Timer::Ready => self.due_ready(id, at, events),
                 Timer::Expire => self.expire(id, at, events),
+                Timer::ListingEnd => self.due_listing_end(id, at, events),
             }
         }
     }
@@ -37,6 +38,8 @@ impl Engine {
                 Some(NoticeReason::FundsExhausted) => EndReason::FundsExhausted,
                 _ => EndReason::Preempted,
             }
+        } else if l.vacate_at == Some(at) {
+            EndReason::Listed
         } else {
             EndReason::Expired
         };

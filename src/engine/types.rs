@@ -20,6 +20,9 @@ pub type NodeId = Uuid;
 /// A buyer (user) id.
 pub type BuyerId = Uuid;
 
+/// A resale listing.
+pub type ListingId = Uuid;
+
 /// How an order buys capacity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]

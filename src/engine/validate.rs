@@ -58,7 +58,10 @@ impl Engine {
                     });
                 }
                 for b in &cal.bookings {
-                    if !node.leases.contains(&b.lease) || !self.leases.contains_key(&b.lease) {
+                    let a_lease =
+                        node.leases.contains(&b.lease) && self.leases.contains_key(&b.lease);
+                    let a_listing = self.listings.get(&b.lease).is_some_and(|l| l.node == *id);
+                    if !a_lease && !a_listing {
                         return Err(Invariant::Bookings(b.lease));
                     }
                 }

@@ -54,6 +54,19 @@ pub enum EventType {
     /// The wallet could not fund a lease any further; it is on notice.
     #[serde(rename = "funds.low")]
     FundsLow,
+    /// A listing opened (`parent_id` names the listing a sale left it of).
+    #[serde(rename = "listing.created")]
+    ListingCreated,
+    /// Part of a listing was sold: `from`, `until` and `amount` (the ask
+    /// for it; each charge pays the seller's wallet less the platform fee).
+    #[serde(rename = "listing.sold")]
+    ListingSold,
+    /// The listing's window ran out unsold, or its node left the market
+    /// (`reason`).
+    #[serde(rename = "listing.expired")]
+    ListingExpired,
+    #[serde(rename = "listing.cancelled")]
+    ListingCancelled,
 }
 
 crate::catalog::text_names!(EventType {
@@ -68,6 +81,10 @@ crate::catalog::text_names!(EventType {
     LeaseEnded => "lease.ended",
     BudgetNotice => "budget.notice",
     FundsLow => "funds.low",
+    ListingCreated => "listing.created",
+    ListingSold => "listing.sold",
+    ListingExpired => "listing.expired",
+    ListingCancelled => "listing.cancelled",
 });
 
 /// Deletes events older than `retention_days`, and finished webhook

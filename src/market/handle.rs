@@ -75,6 +75,21 @@ impl From<MarketError> for ApiError {
                 | EngineError::Restore(_),
             )
             | MarketError::Panicked => ApiError::refused("refused", detail),
+            MarketError::Engine(EngineError::Listing(refusal)) => {
+                use crate::engine::ListingRefusal as R;
+                let (status, code) = match refusal {
+                    R::NotHolder | R::UnknownListing => (StatusCode::NOT_FOUND, "not_found"),
+                    R::NotReserved => (StatusCode::UNPROCESSABLE_ENTITY, "not_reserved"),
+                    R::TooSoon { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "listing_too_soon"),
+                    R::OutsideWindow => {
+                        (StatusCode::UNPROCESSABLE_ENTITY, "listing_outside_window")
+                    }
+                    R::AskTooHigh { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "ask_too_high"),
+                    R::AlreadyListed | R::Resold => (StatusCode::CONFLICT, "already_listed"),
+                    R::TooLateToCancel { .. } => (StatusCode::CONFLICT, "too_late_to_cancel"),
+                };
+                refused(status, code)
+            }
             MarketError::AlreadyPlaced(id) => {
                 ApiError::Conflict(format!("this request was already placed as order {id}"))
             }

@@ -14,6 +14,7 @@ pub mod book;
 pub mod history;
 mod leases;
 mod orders;
+pub mod resale;
 pub mod stream;
 mod views;
 
@@ -28,6 +29,7 @@ pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {
         .merge(orders::router())
         .merge(leases::router())
         .merge(book::router())
+        .merge(resale::router())
         .merge(history::router())
         .merge(stream::router())
 }

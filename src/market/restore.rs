@@ -52,6 +52,11 @@ async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
             .fetch_all(pool)
             .await
     })?;
+    let listings: Vec<String> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT engine_json FROM resale_listings WHERE state = 'open'")
+            .fetch_all(pool)
+            .await
+    })?;
     let clearing: Vec<(String, String, Money)> = dispatch!(db, pool => {
         sqlx::query_as("SELECT gpu_model, region, clearing_index FROM spot_clearing").fetch_all(pool).await
     })?;
@@ -119,6 +124,11 @@ async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
         seq: meta.seq,
         demand: meta.demand,
         spot_dirty: meta.spot_dirty,
+        listings: listings
+            .iter()
+            .map(|json| serde_json::from_str(json))
+            .collect::<Result<_, _>>()
+            .context("corrupt listing row")?,
     })
 }
 

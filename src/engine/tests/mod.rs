@@ -5,5 +5,6 @@ mod bounds;
 mod helpers;
 mod market;
 mod props;
+mod resale;
 mod rules;
 mod spot_and_preemption;

@@ -134,6 +134,23 @@ impl Batch {
                 won,
                 at,
             }),
+            Event::ListingCreated { listing, at } => self.listing_created(tx, &listing, at).await?,
+            Event::ListingSold {
+                listing_id,
+                lease_id,
+                from,
+                until,
+                amount,
+                at,
+            } => {
+                self.listing_sold(tx, listing_id, lease_id, (from, until), amount, at)
+                    .await?
+            }
+            Event::ListingClosed {
+                listing_id,
+                end,
+                at,
+            } => self.listing_closed(tx, listing_id, end, at).await?,
             Event::PriceChanged {
                 gpu_model,
                 region,

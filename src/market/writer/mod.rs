@@ -14,6 +14,7 @@
 mod admission;
 mod demand;
 mod events;
+mod listings;
 mod rows;
 
 pub use admission::Admission;
