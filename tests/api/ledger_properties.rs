@@ -172,7 +172,7 @@ async fn run(backend: Backend, ops: Vec<Op>) {
                     &mut tx,
                     *h,
                     cents(c),
-                    users[provider],
+                    ledger::Account::Payable(users[provider]),
                     Decimal::new(5, 2),
                     "t",
                     now,

@@ -22,6 +22,7 @@ mod ops;
 mod orders;
 mod prices;
 mod readme;
+mod resale;
 mod spot_funds;
 mod storage;
 mod validation;
