@@ -320,13 +320,17 @@ async fn chargeable(
 
 /// When the node last showed it was alive: its last heartbeat, or its
 /// registration when that came later (the watchdog's view too).
-async fn last_sign_of_life(flushed: &mut Flushed<'_, '_>, node: Uuid) -> anyhow::Result<Option<i64>> {
-    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> =
-        dispatch_tx!(flushed.tx(), conn => {
-            sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
-                .bind(node)
-                .fetch_optional(conn)
-                .await
-        })?;
-    Ok(at.and_then(|(heartbeat, registered)| heartbeat.max(registered)).map(|t| t.timestamp()))
+async fn last_sign_of_life(
+    flushed: &mut Flushed<'_, '_>,
+    node: Uuid,
+) -> anyhow::Result<Option<i64>> {
+    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
+            .bind(node)
+            .fetch_optional(conn)
+            .await
+    })?;
+    Ok(at
+        .and_then(|(heartbeat, registered)| heartbeat.max(registered))
+        .map(|t| t.timestamp()))
 }
