@@ -99,8 +99,9 @@ impl Engine {
         let reason = match (any, why.offpeak, why.offpeak_over) {
             (false, _, _) => String::new(),
             (true, true, Some(cheaper)) => format!(
-                ", preferred over a slice listed at {cheaper}/h in a region at peak hours \
-                 (follow-the-sun: within 5 % of the cheapest)"
+                ", preferred over a slice listed at {}/h in a region at peak hours \
+                 (follow-the-sun: within 5 % of the cheapest)",
+                cheaper.normalize()
             ),
             (true, true, None) => ", and the cheapest".to_owned(),
             (true, false, _) => {
