@@ -46,7 +46,7 @@ fn fleet_engine() -> Engine {
             T0,
             Command::SetRegion {
                 name: (*r).into(),
-                utc_offset_min: i as i32 * 480,
+                timezone: ["Europe/Paris", "America/New_York", "Asia/Tokyo"][i].into(),
             },
         )
         .unwrap();

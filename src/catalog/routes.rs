@@ -158,12 +158,11 @@ async fn put_region(
     )
     .await?;
     tx.commit().await?;
-    let utc_offset_min = crate::market::restore::utc_offset_min(timezone);
     state
         .market
         .command(crate::engine::Command::SetRegion {
             name: name.clone(),
-            utc_offset_min,
+            timezone: timezone.to_owned(),
         })
         .await?;
     let status = if created {

@@ -26,10 +26,7 @@ impl Engine {
             Command::Cordon { node, cordoned } => self.cordon(node, cordoned)?,
             Command::NodeLost { node } => self.node_lost(node, &mut events)?,
             Command::SetPrices(prices) => self.set_prices(prices)?,
-            Command::SetRegion {
-                name,
-                utc_offset_min,
-            } => self.set_region(name, utc_offset_min),
+            Command::SetRegion { name, timezone } => self.set_region(name, &timezone),
             Command::Place(po) => self.place_order(po, &mut events),
             Command::Cancel { order_id } => self.cancel(order_id, &mut events)?,
             Command::Release { lease_id } => self.release(lease_id, &mut events)?,

@@ -76,10 +76,10 @@ pub enum Command {
         node: NodeId,
     },
     SetPrices(Vec<ListPrice>),
-    /// A region and its UTC offset in minutes (for off-peak tie breaks).
+    /// A region and its IANA time zone (its local off-peak hours, DESIGN §6).
     SetRegion {
         name: String,
-        utc_offset_min: i32,
+        timezone: String,
     },
     Place(PlaceOrder),
     Cancel {

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::calendar::GpuCalendar;
 use super::commands::NodeSpec;
 use super::lease::{Lease, LeaseState};
+use super::offpeak::{LocalTime, RegionClock};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
 use super::resale::{Listing, ListingRefusal};
@@ -131,7 +132,8 @@ pub(super) struct PreemptRecord {
 pub struct Engine {
     pub(super) cfg: EngineConfig,
     pub(super) now: Ts,
-    pub(super) regions: BTreeMap<String, i32>,
+    /// Each region's time zone, for its off-peak hours.
+    pub(super) regions: BTreeMap<String, RegionClock>,
     pub(super) prices: BTreeMap<(String, String, Unit), Decimal>,
     pub(super) nodes: BTreeMap<NodeId, NodeState>,
     pub(super) view: CapacityView,
@@ -147,7 +149,8 @@ pub struct Engine {
     /// Capacity changed since the last spot clearing: clear at the next tick.
     pub(super) spot_dirty: bool,
     pub(super) preempted: Vec<PreemptRecord>,
-    pub(super) offpeak_hour: Option<Ts>,
+    /// The minute of `now` the regions' off-peak flags were last set for.
+    pub(super) offpeak_minute: Option<Ts>,
     /// Live pooled and spot leases: when none, preemption is not even tried.
     pub(super) preemptible_live: usize,
     /// Live spot leases, repriced at every clearing.
@@ -204,7 +207,7 @@ impl Engine {
             capacity_changed: false,
             spot_dirty: false,
             preempted: Vec::new(),
-            offpeak_hour: None,
+            offpeak_minute: None,
             preemptible_live: 0,
             spot_live: BTreeSet::new(),
             order_leases: BTreeMap::new(),
@@ -297,19 +300,27 @@ impl Engine {
         self.seq
     }
 
-    /// Marks regions off-peak (22:00–06:00 local) once per hour of `now`.
+    /// Marks regions off-peak (22:00–08:00 local) once per minute of `now`:
+    /// offsets and daylight saving changes fall on whole minutes, and zones
+    /// like Asia/Kolkata change hour at half past a UTC hour.
     pub(super) fn refresh_offpeak(&mut self) {
-        let hour = self.now.div_euclid(3600);
-        if self.offpeak_hour == Some(hour) {
+        let minute = self.now.div_euclid(60);
+        if self.offpeak_minute == Some(minute) {
             return;
         }
-        self.offpeak_hour = Some(hour);
-        for (name, offset) in &self.regions {
+        self.offpeak_minute = Some(minute);
+        for (name, clock) in &self.regions {
             if let Some(r) = self.view.region_idx(name) {
-                let local = self.now + Ts::from(*offset) * 60;
-                let h = local.rem_euclid(86_400) / 3600;
-                self.view.set_offpeak(r, !(6..22).contains(&h));
+                self.view.set_offpeak(r, clock.local(self.now).is_offpeak());
             }
+        }
+    }
+
+    /// A region's local time now (UTC for a region without a zone).
+    pub(super) fn local_time(&self, region: &str) -> LocalTime {
+        match self.regions.get(region) {
+            Some(clock) => clock.local(self.now),
+            None => RegionClock::utc().local(self.now),
         }
     }
 }

@@ -91,7 +91,7 @@ impl Engine {
         let p = &lease.placement;
         let list = self.list_of(p);
         let explanation = format!(
-            "{} on {} GPU(s) of {} in {} at {} × list: cheapest adequate slice, then least fragmentation (Δ {}){}",
+            "{} on {} GPU(s) of {} in {} at {} × list: cheapest adequate slice, then least fragmentation (Δ {}){}{}",
             match lease.mode {
                 Mode::OnDemand => "on-demand",
                 Mode::Reserved => "reserved",
@@ -103,6 +103,7 @@ impl Engine {
             lease.region,
             lease.rule.multiplier(),
             p.why.frag_delta,
+            self.offpeak_clause(lease),
             if preempted.is_empty() {
                 String::new()
             } else {

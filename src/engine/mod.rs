@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! let mut engine = Engine::new(EngineConfig::default());
-//! engine.apply(now, Command::SetRegion { name, utc_offset_min })?;
+//! engine.apply(now, Command::SetRegion { name, timezone })?;     // IANA zone: off-peak hours
 //! engine.apply(now, Command::SetPrices(rows))?;
 //! engine.apply(now, Command::UpsertNode(spec))?;
 //! let events = engine.apply(now, Command::Place(PlaceOrder { order_id, buyer, funds_available, spec }))?;
@@ -63,6 +63,7 @@ pub mod events;
 mod fill;
 pub mod lease;
 mod nodes;
+mod offpeak;
 pub mod orders;
 mod place_order;
 pub mod placement;

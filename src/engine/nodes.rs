@@ -7,6 +7,7 @@ use super::commands::{ListPrice, NodeSpec};
 use super::core::{Engine, EngineError, NodeState};
 use super::events::Event;
 use super::lease::EndReason;
+use super::offpeak::RegionClock;
 use super::place_order::Fill;
 use super::placement::{model_idx, NodeView, UnitPrices};
 use super::types::{Mode, NodeId};
@@ -61,7 +62,9 @@ impl Engine {
     ) -> Result<(), EngineError> {
         Self::check_node(&spec)?;
         let node_id = spec.id;
-        self.regions.entry(spec.region.clone()).or_insert(0);
+        self.regions
+            .entry(spec.region.clone())
+            .or_insert_with(RegionClock::utc);
         let old = self.nodes.remove(&spec.id);
         let cordoned = old.as_ref().is_some_and(|n| n.cordoned);
         let mut calendars = vec![GpuCalendar::default(); spec.gpus.len()];
@@ -116,7 +119,7 @@ impl Engine {
                 .retain(|b| keep.contains(&b.lease) || intact_listings.contains(&b.lease));
         }
         let view = self.node_view(&spec, cordoned);
-        self.offpeak_hour = None;
+        self.offpeak_minute = None;
         self.refresh_offpeak();
         self.view.upsert_node(view);
         let mut state = NodeState {
@@ -245,10 +248,10 @@ impl Engine {
         });
     }
 
-    pub(super) fn set_region(&mut self, name: String, offset_min: i32) {
+    pub(super) fn set_region(&mut self, name: String, timezone: &str) {
         self.view.region(&name);
-        self.regions.insert(name, offset_min);
-        self.offpeak_hour = None;
+        self.regions.insert(name, RegionClock::new(timezone));
+        self.offpeak_minute = None;
         self.refresh_offpeak();
     }
 
@@ -263,7 +266,9 @@ impl Engine {
         }
         let mut touched = BTreeMap::new();
         for p in prices {
-            self.regions.entry(p.region.clone()).or_insert(0);
+            self.regions
+                .entry(p.region.clone())
+                .or_insert_with(RegionClock::utc);
             self.view.region(&p.region);
             self.prices.insert(
                 (p.region.clone(), p.gpu_model.clone(), p.unit),
@@ -290,7 +295,7 @@ impl Engine {
                 );
             }
         }
-        self.offpeak_hour = None;
+        self.offpeak_minute = None;
         self.refresh_offpeak();
         self.capacity_changed = true;
         Ok(())

@@ -105,9 +105,37 @@ impl Engine {
     /// Why nothing could hold `req`: unsatisfiable, all cordoned, or simply full.
     pub(super) fn diagnose(&self, req: &PlacementRequest) -> RejectReason {
         match placement::adequacy(&self.view, req, &self.cfg.policy) {
-            placement::Adequacy::Nowhere => RejectReason::UnsatisfiableResources,
+            placement::Adequacy::Nowhere => self.nowhere_reason(req),
             placement::Adequacy::OnlyCordoned => RejectReason::NodeCordoned,
             placement::Adequacy::Somewhere { .. } => RejectReason::NoCapacity,
+        }
+    }
+
+    /// No GPU of the request's region could ever hold it. DESIGN §6: a known
+    /// region without capacity for it answers `no_capacity` (a region with no
+    /// nodes, or whose nodes lack what another region has);
+    /// `unsatisfiable_resources` is kept for what no node anywhere could hold.
+    fn nowhere_reason(&self, req: &PlacementRequest) -> RejectReason {
+        let Some(region) = req.region else {
+            return RejectReason::UnsatisfiableResources;
+        };
+        let region_empty = !self
+            .view
+            .buckets()
+            .iter()
+            .any(|b| b.region == region && !b.nodes.is_empty());
+        let anywhere = PlacementRequest {
+            region: None,
+            ..req.clone()
+        };
+        let elsewhere = !matches!(
+            placement::adequacy(&self.view, &anywhere, &self.cfg.policy),
+            placement::Adequacy::Nowhere
+        );
+        if region_empty || elsewhere {
+            RejectReason::NoCapacity
+        } else {
+            RejectReason::UnsatisfiableResources
         }
     }
 
@@ -389,7 +417,7 @@ impl Engine {
         };
         let cheapest = match placement::adequacy(&self.view, req, &self.cfg.policy) {
             placement::Adequacy::Nowhere => {
-                return self.reject(id, RejectReason::UnsatisfiableResources, events)
+                return self.reject(id, self.nowhere_reason(req), events)
             }
             placement::Adequacy::OnlyCordoned => {
                 return self.reject(id, RejectReason::NodeCordoned, events)

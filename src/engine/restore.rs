@@ -22,11 +22,13 @@ pub struct NodeRow {
     pub cordoned: bool,
 }
 
-/// A region row.
+/// A region row: its IANA time zone, from which the engine reads local
+/// off-peak hours at every `now` (so a restore across a daylight saving
+/// change gives the hours the running engine would have).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionRow {
     pub name: String,
-    pub utc_offset_min: i32,
+    pub timezone: String,
 }
 
 /// The last clearing index of a spot market.
@@ -83,7 +85,10 @@ impl Engine {
                 .iter()
                 .map(|r| RegionRow {
                     name: r.name.clone(),
-                    utc_offset_min: self.regions.get(&r.name).copied().unwrap_or(0),
+                    timezone: self
+                        .regions
+                        .get(&r.name)
+                        .map_or_else(|| "UTC".to_owned(), |c| c.timezone.clone()),
                 })
                 .collect(),
             prices: self
@@ -129,7 +134,7 @@ impl Engine {
         e.now = snap.now;
         let mut sink = Vec::new();
         for r in &snap.regions {
-            e.set_region(r.name.clone(), r.utc_offset_min);
+            e.set_region(r.name.clone(), &r.timezone);
         }
         e.set_prices(snap.prices)?;
         for n in snap.nodes {

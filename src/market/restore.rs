@@ -9,7 +9,6 @@ use crate::engine::{
     Snapshot,
 };
 use anyhow::Context;
-use chrono::{Offset, TimeZone, Utc};
 
 /// The engine exactly as the database last committed it. The first tick after
 /// this processes every end and notice that fell due while it was down.
@@ -17,19 +16,6 @@ pub async fn load(db: &Db, config: EngineConfig) -> anyhow::Result<Engine> {
     let snapshot = snapshot(db, config.demand_window).await?;
     Engine::restore(config, snapshot)
         .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))
-}
-
-/// A region's current offset from UTC, for the engine's off-peak tie breaks.
-pub fn utc_offset_min(timezone: &str) -> i32 {
-    timezone
-        .parse::<chrono_tz::Tz>()
-        .map(|tz| {
-            tz.offset_from_utc_datetime(&Utc::now().naive_utc())
-                .fix()
-                .local_minus_utc()
-                / 60
-        })
-        .unwrap_or(0)
 }
 
 async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
@@ -76,10 +62,7 @@ async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
         now: meta.now,
         regions: regions
             .into_iter()
-            .map(|(name, tz)| RegionRow {
-                utc_offset_min: utc_offset_min(&tz),
-                name,
-            })
+            .map(|(name, timezone)| RegionRow { name, timezone })
             .collect(),
         prices: prices
             .into_iter()

@@ -147,10 +147,10 @@ on_both_databases_with! { fast_without_heartbeats =>
         assert_eq!(on_demand.status, 201, "{}", on_demand.body);
         let notice = wait_for(&app, &m.buyer, "lease.preempt_notice", Some(spot_lease)).await;
         assert!(notice["data"]["preempt_at"].is_string(), "{notice}");
-        // No GPU in us-east: refused at once. The one GPU here is taken:
-        // an order that may wait a second expires.
+        // No GPU in us-east: refused at once (the region has no capacity,
+        // DESIGN §6). The one GPU here is taken: an order that may wait a second expires.
         let elsewhere = json!({"mode": "on_demand", "region": "us-east", "resources": {"tflops": 100, "vram_gb": 16}});
-        app.order(&m.buyer, elsewhere).await.assert_code(422, "unsatisfiable_resources");
+        app.order(&m.buyer, elsewhere).await.assert_code(422, "no_capacity");
         let waiting = app.order(&m.buyer, json!({"mode": "on_demand", "region": "eu-west", "max_wait_s": 1, "resources": whole})).await;
         assert_eq!(waiting.body["state"], "open", "{}", waiting.body);
         wait_for(&app, &m.buyer, "order.expired", Some(id_of(&waiting))).await;

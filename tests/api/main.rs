@@ -13,6 +13,7 @@ mod catalog;
 mod contract;
 mod durability;
 mod events;
+mod follow_the_sun;
 mod ledger_properties;
 mod limits;
 mod market_history;

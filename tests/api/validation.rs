@@ -168,9 +168,9 @@ on_both_databases! {
         assert_eq!(app.get("/v1/orders", Some(&buyer)).await.body["items"], json!([]));
         assert_eq!(app.get("/v1/nodes", Some(&provider)).await.body, json!([]));
         // A backslash followed by `u0000` is ordinary text: the order gets
-        // past its fields, to the market (which has no GPUs here).
+        // past its fields, to the market (whose region has no GPUs here).
         app.post("/v1/orders", Some(&buyer), order(json!({"path": "C:\\u0000"}))).await
-            .assert_code(422, "unsatisfiable_resources");
+            .assert_code(422, "no_capacity");
     }
 
     async fn a_price_list_that_is_not_a_list_is_refused(app) {

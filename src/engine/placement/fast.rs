@@ -185,22 +185,75 @@ pub fn place(
     let mut start = 0;
     while start < opts.len() {
         // A group of options with the same cost: the best candidate among them wins.
-        let mut end = start + 1;
-        while end < opts.len() && (!policy.cheapest_first || opts[end].cost == opts[start].cost) {
-            end += 1;
-        }
+        let end = cost_group_end(&opts, start, policy);
         for (i, opt) in opts.iter().enumerate().take(end).skip(start) {
             scan.option(opt, i);
         }
         if let Some(b) = scan.best.take() {
-            return Some(finish(
+            let (b, end, offpeak_over) =
+                match follow_the_sun(&opts, &b, end, req, policy, &mut scan) {
+                    Some((sun, sun_end)) => (sun, sun_end, opts[b.opt].cost),
+                    None => (b, end, None),
+                };
+            let mut p = finish(
                 view,
                 req,
                 &opts,
                 b,
                 u32::try_from(end).unwrap_or(u32::MAX),
                 scan.scored,
-            ));
+            );
+            p.why.offpeak_over = offpeak_over;
+            return Some(p);
+        }
+        start = end;
+    }
+    None
+}
+
+/// The end of the group of options priced like `opts[start]` (every option
+/// when price does not rank).
+fn cost_group_end(opts: &[Opt], start: usize, policy: &Policy) -> usize {
+    let mut end = start + 1;
+    while end < opts.len() && (!policy.cheapest_first || opts[end].cost == opts[start].cost) {
+        end += 1;
+    }
+    end
+}
+
+/// Follow-the-sun (DESIGN §6): `cheapest` is the best free candidate at the
+/// lowest price, in a region at peak hours. A `region: any` request takes the
+/// cheapest off-peak option within the band above it instead, if one is free
+/// (fragmentation decides within its price, as usual). Returns that candidate
+/// and how many options were considered to find it.
+fn follow_the_sun<'v>(
+    opts: &[Opt<'v>],
+    cheapest: &Best,
+    scanned: usize,
+    req: &PlacementRequest,
+    policy: &Policy,
+    scan: &mut Scan<'_, 'v>,
+) -> Option<(Best, usize)> {
+    if req.region.is_some() || !policy.cheapest_first || opts[cheapest.opt].offpeak {
+        return None;
+    }
+    let band = policy.offpeak_band?;
+    let base = opts[cheapest.opt].cost?;
+    let cap = Decimal::ONE
+        .checked_add(band)
+        .and_then(|f| base.checked_mul(f))?;
+    // Options of the cheapest price were all scanned: an off-peak one among
+    // them with a free candidate would have won already.
+    let mut start = scanned;
+    while start < opts.len() && opts[start].cost.is_some_and(|c| c <= cap) {
+        let end = cost_group_end(opts, start, policy);
+        for (i, opt) in opts.iter().enumerate().take(end).skip(start) {
+            if opt.offpeak {
+                scan.option(opt, i);
+            }
+        }
+        if let Some(b) = scan.best.take() {
+            return Some((b, end));
         }
         start = end;
     }
@@ -276,6 +329,7 @@ fn finish(
             partly_used: b.partly_used,
             nvlink_links: b.links,
             offpeak: opt.offpeak,
+            offpeak_over: None,
         },
     }
 }

@@ -40,7 +40,10 @@
 //!    multi-GPU request takes idle GPUs of one (model, mode) on one node.
 //! 2. The cheapest for the buyer: a MIG profile or a whole GPU costs the units
 //!    it holds, a shared slice exactly what was asked.
-//! 3. Among equal prices, off-peak regions first.
+//! 3. Among equal prices, off-peak regions first. Follow-the-sun (DESIGN
+//!    §6): when the cheapest free slice of a `region: any` request is in a
+//!    region at peak hours, an off-peak region's slice at most
+//!    [`Policy::offpeak_band`] dearer is taken instead (the cheapest such).
 //! 4. Then the least fragmentation ([`score`]): smallest increase of the GPU's
 //!    expected fragmentation under the demand mix, partly used GPUs first,
 //!    then the best fit; MIG instances go to high starts to keep large
@@ -60,6 +63,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 pub use fast::{adequacy, place, Adequacy};
@@ -83,7 +87,16 @@ pub struct Policy {
     pub prefer_nvlink: bool,
     /// A lease may ask at most this many times its GPU share of host CPU and memory.
     pub host_cap_factor: Option<u64>,
+    /// Follow-the-sun: how much dearer than the cheapest free slice (a
+    /// fraction of its price) an off-peak region's slice may be and still be
+    /// preferred by a `region: any` request; `None`: off-peak only breaks
+    /// exact price ties.
+    #[serde(default)]
+    pub offpeak_band: Option<Decimal>,
 }
+
+/// DESIGN §6: off-peak capacity within 5 % of the cheapest goes first.
+pub const OFFPEAK_BAND: Decimal = Decimal::from_parts(5, 0, 0, false, 2);
 
 impl Default for Policy {
     fn default() -> Policy {
@@ -93,6 +106,7 @@ impl Default for Policy {
             require_price: true,
             prefer_nvlink: true,
             host_cap_factor: Some(4),
+            offpeak_band: Some(OFFPEAK_BAND),
         }
     }
 }
@@ -106,6 +120,7 @@ impl Policy {
             require_price: false,
             prefer_nvlink: true,
             host_cap_factor: None,
+            offpeak_band: None,
         }
     }
 }

@@ -170,6 +170,11 @@ pub struct Why {
     pub nvlink_links: u32,
     /// Whether the region was off-peak.
     pub offpeak: bool,
+    /// Follow-the-sun chose this off-peak slice over a cheaper one in a
+    /// region at peak hours: that one's list value per hour (at most
+    /// [`super::Policy::offpeak_band`] below this one's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offpeak_over: Option<Decimal>,
 }
 
 /// A concrete slice for a request.

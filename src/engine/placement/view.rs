@@ -218,7 +218,7 @@ impl NodeView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionView {
     pub name: String,
-    /// Whether local time is off-peak now: breaks price ties for `region: any`.
+    /// Whether local time is off-peak now: preferred for `region: any` (follow-the-sun).
     pub offpeak: bool,
 }
 

@@ -66,7 +66,7 @@ pub fn engine_with(nodes: Vec<NodeSpec>) -> Engine {
         T0,
         Command::SetRegion {
             name: "eu".into(),
-            utc_offset_min: 60,
+            timezone: "Europe/Berlin".into(),
         },
     )
     .unwrap();

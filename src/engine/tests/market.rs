@@ -14,7 +14,7 @@ fn two_regions(us_tflops_price: rust_decimal::Decimal) -> Engine {
         T0,
         Command::SetRegion {
             name: "us".into(),
-            utc_offset_min: -300,
+            timezone: "America/New_York".into(),
         },
     );
     run(&mut e, T0, prices("us"));
