@@ -39,6 +39,11 @@ impl Engine {
                 lease_id,
                 funded_until,
             } => self.funds_exhausted(lease_id, funded_until, &mut events)?,
+            Command::Convert {
+                lease_id,
+                to,
+                funds_available,
+            } => self.convert(lease_id, to, funds_available, &mut events)?,
             Command::Tick => self.tick(&mut events),
         }
         // Capacity that freed inside a command is offered at once.

@@ -58,6 +58,9 @@ pub enum EngineError {
     InvalidPrice(String),
     #[error("cannot restore: {0}")]
     Restore(String),
+    /// A mode conversion the rules refuse (DESIGN §3 "Mode changes").
+    #[error("{0}")]
+    Conversion(#[from] super::convert::ConversionRefused),
 }
 
 /// A node and the calendars of its GPUs (by position in `spec.gpus`).
@@ -111,6 +114,8 @@ pub(super) enum Timer {
     Notice,
     Ready,
     Expire,
+    /// An on-demand lease's conversion to reserved takes effect.
+    Convert,
 }
 
 /// Who preempted whom, kept so `validate` can prove the rules held.

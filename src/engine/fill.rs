@@ -76,6 +76,8 @@ impl Engine {
             hold,
             spec: spec.clone(),
             placement: p,
+            conversions: Vec::new(),
+            converts_to_reserved: None,
         }
     }
 

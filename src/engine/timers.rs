@@ -20,6 +20,7 @@ impl Engine {
                 Timer::Notice => self.due_notice(id, at, events),
                 Timer::Ready => self.due_ready(id, at, events),
                 Timer::Expire => self.expire(id, at, events),
+                Timer::Convert => self.due_conversion(id, at, events),
             }
         }
     }

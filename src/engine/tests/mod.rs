@@ -2,6 +2,7 @@
 //! random command sequences, determinism and restore.
 
 mod bounds;
+mod convert;
 mod helpers;
 mod market;
 mod props;
