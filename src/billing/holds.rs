@@ -110,6 +110,35 @@ pub async fn capture(
     Ok(id)
 }
 
+/// Returns part of an open hold to the wallet (a lease whose terms changed
+/// needs less set aside), at most what remains; the hold stays open.
+pub async fn reduce_hold(
+    tx: &mut Tx<'_>,
+    hold: Uuid,
+    amount: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(), LedgerError> {
+    require_positive(amount)?;
+    let open = lock_hold(tx, hold).await?;
+    let amount = amount.min(open.remaining);
+    if amount.is_zero() || amount == open.remaining {
+        // All of it: a hold at zero is closed, and the lease still charges from it.
+        return Ok(());
+    }
+    let entry = Entry {
+        kind: "release",
+        memo: "hold reduced".into(),
+        actor: None,
+        reference: Some(format!("hold:{hold}")),
+        postings: vec![
+            (Account::Holds(open.user), -amount),
+            (Account::Wallet(open.user), amount),
+        ],
+    };
+    post(tx, &entry, now).await?;
+    set_hold(tx, hold, open.remaining - amount, now).await
+}
+
 /// Returns what is left of a hold to the wallet and closes it.
 pub async fn release(
     tx: &mut Tx<'_>,

@@ -100,7 +100,18 @@ pub async fn settle_end(
     };
     // `settle` reads the row again; the credit below needs it as it stood
     // before this last charge.
-    let settled = settle(flushed, lease, owed_until, platform_fee, now).await?;
+    let mut settled = settle(flushed, lease, owed_until, platform_fee, now).await?;
+    let owes_window = matches!(
+        reason,
+        EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled
+    );
+    if let Some(window) = row.converts_to_reserved.filter(|_| owes_window) {
+        if settled.is_none_or(|s| !s.unpaid) {
+            settled = settle_reserved_ahead(flushed, &row, window, platform_fee, now)
+                .await?
+                .or(settled);
+        }
+    }
     if reason == EndReason::NodeLost {
         credit_node_loss_gap(flushed, &row, owed_until, now).await?;
     }
@@ -111,6 +122,45 @@ pub async fn settle_end(
         }
     }
     Ok(settled)
+}
+
+/// An on-demand lease converted to reserved that ends before its reserved
+/// window begins still owes that window whole (DESIGN §3), at the reserved
+/// price and as reserved lines, unused from the end on.
+async fn settle_reserved_ahead(
+    flushed: &mut Flushed<'_, '_>,
+    row: &ChargeRow,
+    window: crate::engine::ReservedWindow,
+    platform_fee: Decimal,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<Settled>> {
+    let mut reserved = row.charge.clone();
+    let multiplier = crate::engine::pricing::RESERVED;
+    reserved.detail.mode = Mode::Reserved;
+    reserved.detail.tflops.price = reserved.detail.tflops.list * multiplier;
+    reserved.detail.vram.price = reserved.detail.vram.list * multiplier;
+    reserved.price_per_hour = reserved.detail.tflops.units * reserved.detail.tflops.price
+        + reserved.detail.vram.units * reserved.detail.vram.price;
+    let outcome = charges::charge(
+        flushed.tx(),
+        &reserved,
+        window.from,
+        window.until,
+        platform_fee,
+        now,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!(e))?;
+    execute_tx!(
+        flushed.tx(),
+        "UPDATE leases SET billed_until = $1 WHERE id = $2",
+        outcome.billed_until,
+        row.charge.lease,
+    )?;
+    Ok(Some(Settled {
+        unpaid: outcome.unpaid,
+        funded_until: outcome.billed_until,
+    }))
 }
 
 /// A lost node's lease may have been charged past its last heartbeat (the
@@ -165,7 +215,7 @@ pub async fn running_due(
     flushed: &mut Flushed<'_, '_>,
     ts: i64,
 ) -> anyhow::Result<Vec<(Uuid, i64)>> {
-    let rows: Vec<(Uuid, Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+    let rows: Vec<RunningRow> = dispatch_tx!(flushed.tx(), conn => {
         sqlx::query_as(
             "SELECT l.id, n.last_heartbeat_at, n.registered_at FROM leases l JOIN nodes n ON n.id = l.node_id \
              WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
@@ -243,6 +293,8 @@ pub async fn renew_hold(
 /// A lease row with what charging it needs.
 struct ChargeRow {
     mode: Mode,
+    /// An on-demand lease converted to reserved, before its window begins.
+    converts_to_reserved: Option<crate::engine::ReservedWindow>,
     node: Uuid,
     billed_until: Option<i64>,
     ends_at: Option<i64>,
@@ -305,6 +357,7 @@ async fn chargeable(
     let detail = ChargeDetail::of_lease(&engine, node, running_at, ended_at, tags_json);
     Ok(Some(ChargeRow {
         mode: engine.mode,
+        converts_to_reserved: engine.converts_to_reserved,
         node,
         billed_until,
         ends_at,
@@ -322,13 +375,19 @@ async fn chargeable(
     }))
 }
 
+/// A running lease, its node's last heartbeat and its registration.
+type RunningRow = (Uuid, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// A node's last heartbeat and its registration.
+type SignsOfLife = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
 /// When the node last showed it was alive: its last heartbeat, or its
 /// registration when that came later (the watchdog's view too).
 async fn last_sign_of_life(
     flushed: &mut Flushed<'_, '_>,
     node: Uuid,
 ) -> anyhow::Result<Option<i64>> {
-    let at: Option<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
+    let at: Option<SignsOfLife> = dispatch_tx!(flushed.tx(), conn => {
         sqlx::query_as("SELECT last_heartbeat_at, registered_at FROM nodes WHERE id = $1")
             .bind(node)
             .fetch_optional(conn)

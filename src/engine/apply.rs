@@ -41,6 +41,11 @@ impl Engine {
             Command::CancelListing { listing_id, seller } => {
                 self.cancel_listing(listing_id, seller, &mut events)?
             }
+            Command::Convert {
+                lease_id,
+                to,
+                funds_available,
+            } => self.convert(lease_id, to, funds_available, &mut events)?,
             Command::Tick => self.tick(&mut events),
         }
         // Capacity that freed inside a command is offered at once.

@@ -97,6 +97,9 @@ impl Engine {
             self.timers
                 .insert((lease.starts_at, Timer::Ready, lease.id));
         }
+        if let Some(w) = lease.converts_to_reserved {
+            self.timers.insert((w.from, Timer::Convert, lease.id));
+        }
     }
 
     /// Changes a live lease's state and says so.

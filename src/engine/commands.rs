@@ -104,6 +104,13 @@ pub enum Command {
         listing_id: ListingId,
         seller: BuyerId,
     },
+    /// Change a live lease's mode in place (DESIGN §3 "Mode changes"), with
+    /// what the buyer's wallet can add to the lease's hold.
+    Convert {
+        lease_id: LeaseId,
+        to: super::convert::ConvertTo,
+        funds_available: Decimal,
+    },
     /// Time passed: process every end and notice due, retry waiting orders, clear spot.
     Tick,
 }

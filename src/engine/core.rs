@@ -62,6 +62,9 @@ pub enum EngineError {
     Restore(String),
     #[error(transparent)]
     Listing(#[from] ListingRefusal),
+    /// A mode conversion the rules refuse (DESIGN §3 "Mode changes").
+    #[error("{0}")]
+    Conversion(#[from] super::convert::ConversionRefused),
 }
 
 /// A node and the calendars of its GPUs (by position in `spec.gpus`).
@@ -116,6 +119,8 @@ pub(super) enum Timer {
     Ready,
     Expire,
     ListingEnd,
+    /// An on-demand lease's conversion to reserved takes effect.
+    Convert,
 }
 
 /// Who preempted whom, kept so `validate` can prove the rules held.

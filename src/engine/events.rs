@@ -9,7 +9,7 @@ use super::placement::{UnitPrices, Units, Why};
 use super::pricing::PriceRule;
 use super::reject::RejectReason;
 use super::resale::Listing;
-use super::types::{LeaseId, ListingId, OrderId, Ts};
+use super::types::{LeaseId, ListingId, Mode, OrderId, Ts};
 
 /// Where a fill's slice came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -140,6 +140,27 @@ pub enum Event {
     LeaseRepriced {
         lease_id: LeaseId,
         price_per_hour: Decimal,
+        at: Ts,
+    },
+    /// The buyer converted the lease's mode (DESIGN §3): recorded at once,
+    /// with the hold the lease needs from now on; the new price applies from
+    /// `effective_at` (now, or a reserved window's `from`), when
+    /// [`Event::LeaseModeChanged`] follows.
+    LeaseConverted {
+        lease_id: LeaseId,
+        from_mode: Mode,
+        to_mode: Mode,
+        price_per_hour_before: Decimal,
+        price_per_hour_after: Decimal,
+        /// What the ledger should hold for the lease from now on.
+        hold: Decimal,
+        at: Ts,
+        effective_at: Ts,
+    },
+    /// A conversion took effect: from `at` the lease is charged as `lease`
+    /// says (mode, price); the seconds before, as it was.
+    LeaseModeChanged {
+        lease: Box<Lease>,
         at: Ts,
     },
     LeaseEnded {

@@ -78,6 +78,8 @@ impl Engine {
             placement: p,
             vacate_at: None,
             resale: None,
+            conversions: Vec::new(),
+            converts_to_reserved: None,
         }
     }
 

@@ -132,6 +132,12 @@ pub struct Lease {
     /// Bought on resale: the listing it came from and whom it pays.
     #[serde(default)]
     pub resale: Option<ResaleSource>,
+    /// Mode conversions so far, oldest first (DESIGN §3 "Mode changes").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversions: Vec<super::convert::Conversion>,
+    /// An on-demand lease converted to reserved: the reserved window it turns into at `from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub converts_to_reserved: Option<super::convert::ReservedWindow>,
 }
 
 impl Lease {

@@ -50,6 +50,7 @@
 //! - [`preemption`]: who makes way for whom, after notice.
 //! - [`pricing`]: list multiples, spot index, holds.
 //! - [`commands`], [`events`], [`reject`], [`lease`], [`orders`]: the engine's interface.
+//! - [`convert`]: mode changes of a running lease (spot → on-demand → reserved).
 //! - [`quote`]: quotes and the market book, read-only.
 //! - [`restore`]: snapshot rows in, the same engine out; `validate.rs`: the invariants.
 
@@ -58,6 +59,7 @@ pub mod auction;
 mod booking;
 pub mod calendar;
 pub mod commands;
+pub mod convert;
 mod core;
 pub mod events;
 mod fill;
@@ -83,6 +85,7 @@ mod validate;
 mod tests;
 
 pub use commands::{AgentReport, Command, GpuSpec, ListPrice, NodeSpec, PlaceOrder};
+pub use convert::{Conversion, ConversionRefused, ConvertTo, ReservedWindow};
 pub use core::{lease_id, Engine, EngineConfig, EngineError};
 pub use events::{Event, FillReport, ListingEnd};
 pub use lease::{EndReason, Lease, LeaseState, NoticeReason};

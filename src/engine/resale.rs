@@ -336,12 +336,14 @@ impl Engine {
         if req.region.is_some_and(|r| r != p.region) || req.node.is_some_and(|n| n != l.node) {
             return false;
         }
-        let isolation_ok = p.gpus.iter().all(|g| match (req.isolation, &g.slot) {
-            (Isolation::Any, _) => true,
-            (Isolation::Mig, Slot::Mig { .. }) => true,
-            (Isolation::Whole, Slot::Whole) => true,
-            (Isolation::Shared, Slot::Shared { .. }) => true,
-            _ => false,
+        let isolation_ok = p.gpus.iter().all(|g| {
+            matches!(
+                (req.isolation, &g.slot),
+                (Isolation::Any, _)
+                    | (Isolation::Mig, Slot::Mig { .. })
+                    | (Isolation::Whole, Slot::Whole)
+                    | (Isolation::Shared, Slot::Shared { .. })
+            )
         });
         if !isolation_ok || (req.nvlink && gpus > 1 && p.why.nvlink_links == 0) {
             return false;

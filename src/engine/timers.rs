@@ -21,6 +21,7 @@ impl Engine {
                 Timer::Ready => self.due_ready(id, at, events),
                 Timer::Expire => self.expire(id, at, events),
                 Timer::ListingEnd => self.due_listing_end(id, at, events),
+                Timer::Convert => self.due_conversion(id, at, events),
             }
         }
     }

@@ -1,9 +1,9 @@
 //! The engine's invariants, written as code: tests call `validate()` after
 //! every step, and debug builds after every command on small states.
 
-use super::core::Engine;
+use super::core::{Engine, Timer};
 use super::lease::NoticeReason;
-use super::types::{LeaseId, NodeId};
+use super::types::{LeaseId, Mode, NodeId};
 
 /// A broken invariant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +26,8 @@ pub enum Invariant {
     NoticeTooShort(LeaseId),
     #[error("the count of live pooled and spot leases is off")]
     PreemptibleCount,
+    #[error("lease {0}'s conversion to reserved is out of step with its mode, end or timer")]
+    Conversion(LeaseId),
 }
 
 impl Engine {
@@ -94,6 +96,12 @@ impl Engine {
             if l.notice_reason == Some(NoticeReason::Priority) && !l.priority.preemptible() {
                 return Err(Invariant::NotPreemptible(l.id));
             }
+            if let Some(w) = l.converts_to_reserved {
+                let timed = self.timers.contains(&(w.from, Timer::Convert, l.id));
+                if l.mode != Mode::OnDemand || l.ends_at != Some(w.until) || !timed {
+                    return Err(Invariant::Conversion(l.id));
+                }
+            }
         }
         let preemptible = self
             .leases
@@ -103,7 +111,7 @@ impl Engine {
         let spot = self
             .leases
             .values()
-            .filter(|l| l.mode == super::types::Mode::Spot)
+            .filter(|l| l.mode == Mode::Spot)
             .count();
         let per_order: u32 = self.order_leases.values().sum();
         if preemptible != self.preemptible_live

@@ -44,6 +44,10 @@ pub enum EventType {
     /// A spot lease's clearing index came within 10 % of its own index.
     #[serde(rename = "lease.rebalance")]
     LeaseRebalance,
+    /// The lease changed mode (DESIGN §3 "Mode changes"): `from_mode`,
+    /// `to_mode`, the prices per hour before and after, and `effective_at`.
+    #[serde(rename = "lease.converted")]
+    LeaseConverted,
     /// The lease is over: `reason`.
     #[serde(rename = "lease.ended")]
     LeaseEnded,
@@ -78,6 +82,7 @@ crate::catalog::text_names!(EventType {
     LeaseRunning => "lease.running",
     LeasePreemptNotice => "lease.preempt_notice",
     LeaseRebalance => "lease.rebalance",
+    LeaseConverted => "lease.converted",
     LeaseEnded => "lease.ended",
     BudgetNotice => "budget.notice",
     FundsLow => "funds.low",

@@ -1,7 +1,7 @@
 //! The handlers' side of the engine task: send a command, get its events
 //! after they are committed.
 
-use crate::engine::{Command, Engine, EngineError, Event};
+use crate::engine::{Command, ConversionRefused, Engine, EngineError, Event};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyError;
 use axum::http::StatusCode;
@@ -68,6 +68,7 @@ impl From<MarketError> for ApiError {
             MarketError::Engine(EngineError::InvalidTransition { .. }) => {
                 ApiError::Conflict(detail)
             }
+            MarketError::Engine(EngineError::Conversion(refused)) => refused_conversion(refused),
             MarketError::Engine(
                 EngineError::UnknownNode(_)
                 | EngineError::InvalidNode(_)
@@ -106,6 +107,23 @@ impl From<MarketError> for ApiError {
             },
             MarketError::Storage(e) => ApiError::Internal(e),
         }
+    }
+}
+
+/// A refused conversion: 409 when another claim or a notice is in the
+/// way, 422 when the request itself cannot be met.
+fn refused_conversion(refused: ConversionRefused) -> ApiError {
+    let status = match refused {
+        ConversionRefused::AlreadyNoticed | ConversionRefused::SliceBooked => StatusCode::CONFLICT,
+        ConversionRefused::NotAllowed
+        | ConversionRefused::NotRunning
+        | ConversionRefused::InvalidWindow
+        | ConversionRefused::InsufficientFunds => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    ApiError::Refused {
+        status,
+        code: refused.code(),
+        detail: refused.to_string(),
     }
 }
 

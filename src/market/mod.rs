@@ -11,6 +11,7 @@ pub use task::{start, MarketConfig};
 pub use writer::Flushed;
 
 pub mod book;
+mod convert;
 pub mod history;
 mod leases;
 mod orders;
@@ -28,6 +29,7 @@ pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {
     utoipa_axum::router::OpenApiRouter::new()
         .merge(orders::router())
         .merge(leases::router())
+        .merge(convert::router())
         .merge(book::router())
         .merge(resale::router())
         .merge(history::router())

@@ -504,6 +504,8 @@ pub struct FillView {
     /// Sources considered, the price rule, clearing index, units and why this slice.
     #[schema(value_type = Object)]
     pub report: serde_json::Value,
+    /// The lease's mode conversions since the fill, oldest first.
+    pub conversions: Vec<super::views::ConversionView>,
     pub created_at: DateTime<Utc>,
 }
 

@@ -340,6 +340,16 @@ impl MarketTask {
                 }
                 place.funds_available = out.available_funds(&mut tx, place.buyer).await?;
             }
+            if let Command::Convert {
+                lease_id,
+                funds_available,
+                ..
+            } = &mut command
+            {
+                if let Some(buyer) = self.engine.lease(*lease_id).map(|l| l.buyer) {
+                    *funds_available = out.available_funds(&mut tx, buyer).await?;
+                }
+            }
             if matches!(command, Command::Tick) {
                 results.push(Ok(Vec::new()));
                 continue;

@@ -141,9 +141,11 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
 }
 
 pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>, ApiError> {
-    let rows: Vec<(Uuid, String, DateTime<Utc>)> = dispatch!(db, pool => {
+    // A fill's lease may have been converted since: its conversions come from the lease row.
+    let rows: Vec<(Uuid, String, DateTime<Utc>, Option<String>)> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT lease_id, report_json, created_at FROM fills WHERE order_id = $1 ORDER BY created_at",
+            "SELECT f.lease_id, f.report_json, f.created_at, l.engine_json FROM fills f \
+             LEFT JOIN leases l ON l.id = f.lease_id WHERE f.order_id = $1 ORDER BY f.created_at",
         )
         .bind(order)
         .fetch_all(pool)
@@ -151,12 +153,48 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
     })?;
     Ok(rows
         .into_iter()
-        .map(|(lease_id, report, created_at)| super::orders::FillView {
-            lease_id,
-            report: serde_json::from_str(&report).unwrap_or_default(),
-            created_at,
-        })
+        .map(
+            |(lease_id, report, created_at, lease)| super::orders::FillView {
+                lease_id,
+                report: serde_json::from_str(&report).unwrap_or_default(),
+                conversions: lease
+                    .and_then(|json| serde_json::from_str::<Lease>(&json).ok())
+                    .map(|l| conversion_views(&l))
+                    .unwrap_or_default(),
+                created_at,
+            },
+        )
         .collect())
+}
+
+/// One mode conversion of a lease (DESIGN §3 "Mode changes").
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversionView {
+    /// When the buyer converted.
+    pub at: DateTime<Utc>,
+    /// When the new price applies: `at`, or a reserved window's `from`.
+    pub effective_at: DateTime<Utc>,
+    pub from_mode: Mode,
+    pub to_mode: Mode,
+    #[schema(value_type = String)]
+    pub price_per_hour_before: Decimal,
+    #[schema(value_type = String)]
+    pub price_per_hour_after: Decimal,
+}
+
+pub fn conversion_views(lease: &Lease) -> Vec<ConversionView> {
+    lease
+        .conversions
+        .iter()
+        .map(|c| ConversionView {
+            at: at(c.at),
+            effective_at: at(c.effective_at),
+            from_mode: c.from_mode,
+            to_mode: c.to_mode,
+            price_per_hour_before: c.price_per_hour_before,
+            price_per_hour_after: c.price_per_hour_after,
+        })
+        .collect()
 }
 
 /// Units a lease holds.
@@ -218,6 +256,8 @@ pub struct LeaseView {
     pub end_reason: Option<String>,
     pub exit_code: Option<i32>,
     pub usage: UsageView,
+    /// Mode conversions, oldest first (`POST /v1/leases/{id}/convert`).
+    pub conversions: Vec<ConversionView>,
 }
 
 fn at(ts: i64) -> DateTime<Utc> {
@@ -300,6 +340,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
             tflops_s: usage.iter().map(|(t, _)| t.0).sum(),
             vram_gb_s: usage.iter().map(|(_, v)| v.0).sum(),
         },
+        conversions: conversion_views(&lease),
     })
 }
 

@@ -11,6 +11,7 @@ mod billing;
 mod bounds;
 mod catalog;
 mod contract;
+mod convert;
 mod durability;
 mod events;
 mod follow_the_sun;

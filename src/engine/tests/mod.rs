@@ -2,6 +2,7 @@
 //! random command sequences, determinism and restore.
 
 mod bounds;
+mod convert;
 mod follow_the_sun;
 mod helpers;
 mod market;

@@ -34,6 +34,14 @@ enum Step {
     Cordon(u8, bool),
     Lost(u8),
     ReAdd(u8),
+    /// Convert a lease: to on-demand, or to reserved `ahead_h` whole hours on for `hours`.
+    Convert {
+        lease: usize,
+        reserved: bool,
+        ahead_h: i64,
+        hours: i64,
+        rich: bool,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -48,6 +56,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3u8, any::<bool>()).prop_map(|(n, c)| Step::Cordon(n, c)),
         1 => (0..3u8).prop_map(Step::Lost),
         1 => (0..3u8).prop_map(Step::ReAdd),
+        2 => (any::<usize>(), any::<bool>(), 0..4i64, 0..4i64, prop::bool::weighted(0.9))
+            .prop_map(|(lease, reserved, ahead_h, hours, rich)| Step::Convert { lease, reserved, ahead_h, hours, rich }),
     ]
 }
 
@@ -145,6 +155,35 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, orders: &[Uuid], leases: &[Uuid]
             node: node_id(u128::from(n)),
         },
         Step::ReAdd(n) => Command::UpsertNode(fleet()[usize::from(n)].clone()),
+        Step::Convert {
+            lease,
+            reserved,
+            ahead_h,
+            hours,
+            rich,
+        } => {
+            // Whole hours from the next one on; `ahead_h` 0 is too soon and `hours` 0 empty,
+            // so refusals are drawn too.
+            let next_hour = (*now / 3600 + 1) * 3600;
+            let to = if reserved {
+                let from = next_hour + ahead_h * 3600;
+                ConvertTo::Reserved {
+                    from,
+                    until: from + hours * 3600,
+                }
+            } else {
+                ConvertTo::OnDemand
+            };
+            Command::Convert {
+                lease_id: pick(leases, lease),
+                to,
+                funds_available: if rich {
+                    Decimal::from(100_000)
+                } else {
+                    Decimal::ZERO
+                },
+            }
+        }
     }
 }
 
@@ -215,6 +254,7 @@ proptest! {
     ) {
         let at = cut.index(steps.len());
         let (cmds, outs, snap) = drive(&steps, at)?;
+
         // Same commands, same events.
         let mut again = engine_with(fleet());
         for ((now, cmd), out) in cmds.iter().zip(&outs) {
@@ -248,4 +288,61 @@ fn a_restored_engine_equals_the_one_that_stopped() {
     let json = serde_json::to_string(&snap).unwrap();
     let back: Snapshot = serde_json::from_str(&json).unwrap();
     assert_eq!(back, snap);
+}
+
+#[test]
+fn the_random_steps_reach_both_conversions() {
+    let place = |mode| Step::Place {
+        mode,
+        tflops: 312,
+        vram4: 20,
+        gpus: 1,
+        iso: 2,
+        wait: false,
+        realtime: false,
+        start_h: 0,
+        dur_m: 1,
+        price_c: 190,
+        rich: true,
+    };
+    let convert = |lease, reserved| Step::Convert {
+        lease,
+        reserved,
+        ahead_h: 1,
+        hours: 2,
+        rich: true,
+    };
+    // A spot bid, its clearing, its run, then spot → on-demand → reserved.
+    let steps = [
+        place(2),
+        Step::Tick(10),
+        Step::Agent(0, 0),
+        convert(0, false),
+        convert(0, true),
+        Step::Tick(4000),
+        Step::Tick(4000),
+        Step::Tick(4000),
+    ];
+    let (_, outs, _) = drive(&steps, 0).expect("the steps keep every invariant");
+    let converted: Vec<(Mode, Mode)> = outs
+        .iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| match e {
+            Event::LeaseConverted {
+                from_mode, to_mode, ..
+            } => Some((*from_mode, *to_mode)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        converted,
+        vec![
+            (Mode::Spot, Mode::OnDemand),
+            (Mode::OnDemand, Mode::Reserved)
+        ]
+    );
+    assert!(outs.iter().flatten().flatten().any(
+        |e| matches!(e, Event::LeaseModeChanged { lease, .. } if lease.mode == Mode::Reserved)
+    ));
 }

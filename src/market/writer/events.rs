@@ -114,6 +114,29 @@ impl Batch {
                 price_per_hour,
                 ..
             } => followups.extend(self.lease_repriced(tx, lease_id, price_per_hour).await?),
+            Event::LeaseConverted {
+                lease_id,
+                from_mode,
+                to_mode,
+                price_per_hour_before,
+                price_per_hour_after,
+                hold,
+                at,
+                effective_at,
+            } => {
+                let data = json!({
+                    "from_mode": from_mode,
+                    "to_mode": to_mode,
+                    "price_per_hour_before": price_per_hour_before,
+                    "price_per_hour_after": price_per_hour_after,
+                    "effective_at": time(effective_at),
+                });
+                self.tell_lease(lease_id, EventType::LeaseConverted, at, data);
+                followups.extend(self.lease_converted(tx, lease_id, hold).await?);
+            }
+            Event::LeaseModeChanged { lease, at } => {
+                followups.extend(self.lease_mode_changed(tx, *lease, at).await?)
+            }
             Event::LeaseEnded {
                 lease_id,
                 reason,

@@ -12,6 +12,7 @@
 //! [`rows::Flushed`], which only writing the buffer gives.
 
 mod admission;
+mod convert;
 mod demand;
 mod events;
 mod listings;
