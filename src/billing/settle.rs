@@ -215,9 +215,9 @@ pub async fn running_due(
     flushed: &mut Flushed<'_, '_>,
     ts: i64,
 ) -> anyhow::Result<Vec<(Uuid, i64)>> {
-    let rows: Vec<RunningRow> = dispatch_tx!(flushed.tx(), conn => {
+    let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
         sqlx::query_as(
-            "SELECT l.id, n.last_heartbeat_at, n.registered_at FROM leases l JOIN nodes n ON n.id = l.node_id \
+            "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
              WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
              AND l.billed_until IS NOT NULL AND l.billed_until < $1",
         )
@@ -227,10 +227,7 @@ pub async fn running_due(
     })?;
     Ok(rows
         .into_iter()
-        .map(|(id, heartbeat, registered)| {
-            let alive_at = heartbeat.max(registered);
-            (id, alive_at.map_or(ts, |at| at.timestamp().min(ts)))
-        })
+        .map(|(id, heartbeat)| (id, heartbeat.map_or(ts, |hb| hb.timestamp().min(ts))))
         .collect())
 }
 
@@ -374,9 +371,6 @@ async fn chargeable(
         },
     }))
 }
-
-/// A running lease, its node's last heartbeat and its registration.
-type RunningRow = (Uuid, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
 
 /// A node's last heartbeat and its registration.
 type SignsOfLife = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
