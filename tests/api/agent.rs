@@ -343,9 +343,10 @@ on_both_databases_fast! {
         let ended = lease(&app, &m.buyer, lease_id).await;
         assert_eq!(ended["end_reason"], "node_lost", "{ended}");
         // Without heartbeats the billing pass charged on; what it charged
-        // past the node's last sign of life is credited back, and no more.
+        // past the node's last sign of life is credited back, and no more
+        // (the charges' lines and the credit are each rounded once).
         let charged: rust_decimal::Decimal = ended["usage"]["charged"].as_str().unwrap().parse().unwrap();
-        assert!(charged.is_zero(), "{ended} (registered at {registered})");
+        assert!(charged.abs() <= rust_decimal::Decimal::new(1, 5), "{ended} (registered at {registered})");
     }
 
     async fn a_preempted_spot_lease_is_told_to_stop_by_its_deadline(app) {
