@@ -70,9 +70,9 @@ pub struct ResaleOffer {
     pub id: Uuid,
     pub gpu_model: String,
     pub region: String,
-    /// `whole`, `mig` or `shared`, per GPU.
-    #[schema(value_type = Object)]
-    pub slots: serde_json::Value,
+    /// What each GPU holds: `{"kind": "whole"}`, a MIG instance or a share.
+    #[schema(value_type = Vec<Object>)]
+    pub slots: Vec<serde_json::Value>,
     pub gpus: u32,
     #[schema(value_type = String)]
     pub tflops_h: Decimal,
@@ -97,10 +97,12 @@ impl From<&Listing> for ResaleOffer {
             id: l.id,
             gpu_model: l.model.clone(),
             region: l.region.clone(),
-            slots: serde_json::to_value(
-                l.placement.gpus.iter().map(|g| &g.slot).collect::<Vec<_>>(),
-            )
-            .unwrap_or_default(),
+            slots: l
+                .placement
+                .gpus
+                .iter()
+                .map(|g| serde_json::to_value(&g.slot).unwrap_or_default())
+                .collect(),
             gpus: u32::try_from(l.placement.gpus.len()).unwrap_or(0),
             tflops_h: l.placement.units.tflops_h,
             vram_h: l.placement.units.vram_h,
