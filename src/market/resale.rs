@@ -281,6 +281,14 @@ async fn open_listings(
     State(state): State<AppState>,
     Query(q): Query<OfferQuery>,
 ) -> Result<Json<Vec<ResaleOffer>>, ApiError> {
+    for (field, value) in [
+        ("query.gpu_model", &q.gpu_model),
+        ("query.region", &q.region),
+    ] {
+        if value.as_ref().is_some_and(|v| v.chars().count() > 64) {
+            return Err(ApiError::field(field, "at most 64 characters"));
+        }
+    }
     Ok(Json(
         state.market.read(move |engine| offers(engine, &q)).await?,
     ))
