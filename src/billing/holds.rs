@@ -51,6 +51,33 @@ async fn set_hold(
     Ok(())
 }
 
+/// Money moved between a user's wallet and holds for one hold.
+struct Move {
+    kind: &'static str,
+    memo: &'static str,
+    from: Account,
+    to: Account,
+    amount: Decimal,
+}
+
+impl Move {
+    async fn post(
+        self,
+        tx: &mut Tx<'_>,
+        hold: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<(), LedgerError> {
+        let entry = Entry {
+            kind: self.kind,
+            memo: self.memo.into(),
+            actor: None,
+            reference: Some(format!("hold:{hold}")),
+            postings: vec![(self.from, -self.amount), (self.to, self.amount)],
+        };
+        post(tx, &entry, now).await.map(|_| ())
+    }
+}
+
 /// Adds `amount` from the wallet to an open hold (a renewal).
 pub async fn extend_hold(
     tx: &mut Tx<'_>,
@@ -60,17 +87,15 @@ pub async fn extend_hold(
 ) -> Result<(), LedgerError> {
     require_positive(amount)?;
     let open = lock_hold(tx, hold).await?;
-    let entry = Entry {
+    let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
+    let moved = Move {
         kind: "hold",
-        memo: "hold renewed".into(),
-        actor: None,
-        reference: Some(format!("hold:{hold}")),
-        postings: vec![
-            (Account::Wallet(open.user), -amount),
-            (Account::Holds(open.user), amount),
-        ],
+        memo: "hold renewed",
+        from: wallet,
+        to: holds,
+        amount,
     };
-    post(tx, &entry, now).await?;
+    moved.post(tx, hold, now).await?;
     set_hold(tx, hold, open.remaining + amount, now).await
 }
 
@@ -125,17 +150,15 @@ pub async fn reduce_hold(
         // All of it: a hold at zero is closed, and the lease still charges from it.
         return Ok(());
     }
-    let entry = Entry {
+    let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
+    let moved = Move {
         kind: "release",
-        memo: "hold reduced".into(),
-        actor: None,
-        reference: Some(format!("hold:{hold}")),
-        postings: vec![
-            (Account::Holds(open.user), -amount),
-            (Account::Wallet(open.user), amount),
-        ],
+        memo: "hold reduced",
+        from: holds,
+        to: wallet,
+        amount,
     };
-    post(tx, &entry, now).await?;
+    moved.post(tx, hold, now).await?;
     set_hold(tx, hold, open.remaining - amount, now).await
 }
 
@@ -147,17 +170,16 @@ pub async fn release(
 ) -> Result<Decimal, LedgerError> {
     let open = lock_hold(tx, hold).await?;
     if !open.remaining.is_zero() {
-        let entry = Entry {
+        let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
+        let amount = open.remaining;
+        let moved = Move {
             kind: "release",
-            memo: "hold released".into(),
-            actor: None,
-            reference: Some(format!("hold:{hold}")),
-            postings: vec![
-                (Account::Holds(open.user), -open.remaining),
-                (Account::Wallet(open.user), open.remaining),
-            ],
+            memo: "hold released",
+            from: holds,
+            to: wallet,
+            amount,
         };
-        post(tx, &entry, now).await?;
+        moved.post(tx, hold, now).await?;
     }
     set_hold(tx, hold, Decimal::ZERO, now).await?;
     Ok(open.remaining)

@@ -4,10 +4,10 @@
 use super::views::{self, LeaseView};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
+use crate::engine::pricing::RESERVED_LEAD_S;
 use crate::engine::{Command, ConvertTo, Mode};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use axum::extract::State;
-use axum::http::StatusCode;
 use chrono::{DateTime, Timelike, Utc};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -18,8 +18,6 @@ use uuid::Uuid;
 
 /// The longest reserved window a conversion books (as orders: 366 days).
 const MAX_WINDOW_S: i64 = 31_622_400;
-/// A reserved window starts at least this far ahead.
-const LEAD_S: i64 = 3600;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(convert_lease))
@@ -71,7 +69,7 @@ impl ConvertRequest {
                     Some(f) if !whole_hour(f) => {
                         errors.push(FieldError::new("from", "must be a whole hour"))
                     }
-                    Some(f) if f.timestamp() < now.timestamp() + LEAD_S => {
+                    Some(f) if f.timestamp() < now.timestamp() + RESERVED_LEAD_S => {
                         errors.push(FieldError::new("from", "must be at least one hour ahead"))
                     }
                     Some(_) => {}
@@ -138,14 +136,7 @@ async fn convert_lease(
 ) -> Result<Json<LeaseView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such lease".into()))?;
-    let view = views::lease(&state.db, caller.id, id).await?;
-    if !view.state.live() {
-        return Err(ApiError::Refused {
-            status: StatusCode::CONFLICT,
-            code: "lease_ended",
-            detail: format!("the lease is already {}", view.state),
-        });
-    }
+    views::live_lease(&state.db, caller.id, id).await?;
     let to = req.target(Utc::now())?;
     // The market task fills in what the wallet can add, inside its batch.
     state

@@ -7,7 +7,6 @@ use crate::auth::{Caller, Role};
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, Json, Path, Problem, Query};
 use axum::extract::State;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -112,14 +111,7 @@ async fn release_lease(
 ) -> Result<Json<LeaseView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = parse_id(&id)?;
-    let view = views::lease(&state.db, caller.id, id).await?;
-    if !view.state.live() {
-        return Err(ApiError::Refused {
-            status: StatusCode::CONFLICT,
-            code: "lease_ended",
-            detail: format!("the lease is already {}", view.state),
-        });
-    }
+    views::live_lease(&state.db, caller.id, id).await?;
     // A lease that ended since the view was read is refused as `lease_ended`.
     state
         .market

@@ -291,6 +291,20 @@ pub async fn lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError
     lease_view(db, row).await
 }
 
+/// One of the buyer's leases that is still live; an ended one is refused as
+/// 409 `lease_ended` (what the engine answers too once it has ended since).
+pub async fn live_lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError> {
+    let view = lease(db, buyer, id).await?;
+    if !view.state.live() {
+        return Err(ApiError::Refused {
+            status: axum::http::StatusCode::CONFLICT,
+            code: "lease_ended",
+            detail: format!("the lease is already {}", view.state),
+        });
+    }
+    Ok(view)
+}
+
 async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
     let (id, state, price, device, end_reason, exit_code, billed_until, json) = row;
     let lease: Lease = serde_json::from_str(&json).map_err(|e| ApiError::Internal(e.into()))?;
