@@ -42,6 +42,16 @@ enum Step {
         hours: i64,
         rich: bool,
     },
+    /// List a lease's tail from `from_h` whole hours on, at `ask_pct` % of
+    /// its price (over 90 % is refused), as its holder or not.
+    List {
+        lease: usize,
+        from_h: i64,
+        ask_pct: u32,
+        holder: bool,
+    },
+    /// Cancel a listing, as its seller or not.
+    Unlist(usize, bool),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -58,6 +68,9 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3u8).prop_map(Step::ReAdd),
         2 => (any::<usize>(), any::<bool>(), 0..4i64, 0..4i64, prop::bool::weighted(0.9))
             .prop_map(|(lease, reserved, ahead_h, hours, rich)| Step::Convert { lease, reserved, ahead_h, hours, rich }),
+        2 => (any::<usize>(), 0..6i64, 50..95u32, prop::bool::weighted(0.9))
+            .prop_map(|(lease, from_h, ask_pct, holder)| Step::List { lease, from_h, ask_pct, holder }),
+        1 => (any::<usize>(), prop::bool::weighted(0.9)).prop_map(|(i, seller)| Step::Unlist(i, seller)),
     ]
 }
 
@@ -87,7 +100,23 @@ fn fleet() -> Vec<NodeSpec> {
 }
 
 /// Turns steps into commands with times, using the ids the engine has produced so far.
-fn to_command(s: &Step, now: &mut Ts, n: usize, orders: &[Uuid], leases: &[Uuid]) -> Command {
+/// What the steps have seen so far, for picking what a step names.
+#[derive(Default)]
+struct Seen {
+    orders: Vec<Uuid>,
+    leases: Vec<Lease>,
+    listings: Vec<Listing>,
+}
+
+/// Two buyers take turns placing, so one may buy what the other lists.
+fn buyer_of_step(n: usize) -> Uuid {
+    Uuid::from_u128(7 + (n % 2) as u128)
+}
+
+fn to_command(s: &Step, now: &mut Ts, n: usize, seen: &Seen) -> Command {
+    let orders = &seen.orders;
+    let leases: Vec<Uuid> = seen.leases.iter().map(|l| l.id).collect();
+    let leases = &leases[..];
     let pick = |v: &[Uuid], i: usize| v.get(i % v.len().max(1)).copied().unwrap_or(Uuid::nil());
     match s.clone() {
         Step::Place {
@@ -123,7 +152,12 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, orders: &[Uuid], leases: &[Uuid]
             } else {
                 Decimal::new(50, 2)
             };
-            place_with_funds(n as u128, sp, funds)
+            Command::Place(PlaceOrder {
+                order_id: order_id(n as u128),
+                buyer: buyer_of_step(n),
+                funds_available: funds,
+                spec: sp,
+            })
         }
         Step::Cancel(i) => Command::Cancel {
             order_id: pick(orders, i),
@@ -184,6 +218,35 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, orders: &[Uuid], leases: &[Uuid]
                 },
             }
         }
+        Step::List {
+            lease,
+            from_h,
+            ask_pct,
+            holder,
+        } => {
+            let picked = seen.leases.get(lease % seen.leases.len().max(1));
+            let (lease_id, buyer, price) = picked
+                .map_or((Uuid::nil(), Uuid::nil(), Decimal::ONE), |l| {
+                    (l.id, l.buyer, l.price_per_hour)
+                });
+            Command::ListResale(ListResale {
+                listing_id: Uuid::from_u128(1_000_000 + n as u128),
+                lease_id,
+                seller: if holder { buyer } else { Uuid::from_u128(99) },
+                from: (*now / 3600 + 1 + from_h) * 3600,
+                ask_per_hour: price * Decimal::from(ask_pct) / Decimal::from(100),
+            })
+        }
+        Step::Unlist(i, seller) => {
+            let picked = seen.listings.get(i % seen.listings.len().max(1));
+            Command::CancelListing {
+                listing_id: picked.map_or(Uuid::nil(), |l| l.id),
+                seller: match (picked, seller) {
+                    (Some(l), true) => l.seller,
+                    _ => Uuid::from_u128(99),
+                },
+            }
+        }
     }
 }
 
@@ -194,7 +257,7 @@ type Run = (Vec<(Ts, Command)>, Vec<Outcome>, Snapshot);
 /// Runs the steps, validating after each; returns commands, outcomes and a mid-run snapshot.
 fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
     let mut e = engine_with(fleet());
-    let (mut orders, mut leases) = (Vec::new(), Vec::new());
+    let mut seen = Seen::default();
     let mut now = T0;
     let mut cmds = Vec::new();
     let mut outs = Vec::new();
@@ -202,19 +265,25 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
     let mut lease_rows: std::collections::BTreeMap<Uuid, Lease> = std::collections::BTreeMap::new();
     let mut order_rows: std::collections::BTreeMap<Uuid, crate::engine::orders::OpenOrder> =
         std::collections::BTreeMap::new();
+    let mut listing_rows: std::collections::BTreeMap<Uuid, Listing> =
+        std::collections::BTreeMap::new();
     for (n, s) in steps.iter().enumerate() {
         if n == snapshot_at {
             snap = e.snapshot();
         }
-        let cmd = to_command(s, &mut now, n, &orders, &leases);
+        let cmd = to_command(s, &mut now, n, &seen);
         if let Command::Place(po) = &cmd {
-            orders.push(po.order_id);
+            seen.orders.push(po.order_id);
         }
         let out = e.apply(now, cmd.clone());
         if let Ok(ev) = &out {
             for x in ev {
-                if let Event::LeaseGranted { lease, .. } = x {
-                    leases.push(lease.id);
+                match x {
+                    Event::LeaseGranted { lease, .. } => seen.leases.push((**lease).clone()),
+                    Event::ListingCreated { listing, .. } => {
+                        seen.listings.push((**listing).clone())
+                    }
+                    _ => {}
                 }
             }
         }
@@ -238,6 +307,19 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
         prop_assert_eq!(leases_now, snap_now.leases, "lease rows after step {}", n);
         let orders_now: Vec<_> = order_rows.values().cloned().collect();
         prop_assert_eq!(orders_now, snap_now.orders, "order rows after step {}", n);
+        for id in e.changed_listings().collect::<Vec<_>>() {
+            match e.listing(id) {
+                Some(l) => listing_rows.insert(id, l.clone()),
+                None => listing_rows.remove(&id),
+            };
+        }
+        let listings_now: Vec<Listing> = listing_rows.values().cloned().collect();
+        prop_assert_eq!(
+            listings_now,
+            snap_now.listings,
+            "listing rows after step {}",
+            n
+        );
         cmds.push((now, cmd));
         outs.push(out);
     }
@@ -345,4 +427,57 @@ fn the_random_steps_reach_both_conversions() {
     assert!(outs.iter().flatten().flatten().any(
         |e| matches!(e, Event::LeaseModeChanged { lease, .. } if lease.mode == Mode::Reserved)
     ));
+}
+
+#[test]
+fn the_random_steps_reach_a_listing_sold_and_one_cancelled() {
+    let reserved = |start_h, dur_m| Step::Place {
+        mode: 1,
+        tflops: 312,
+        vram4: 20,
+        gpus: 1,
+        iso: 2,
+        wait: false,
+        realtime: false,
+        start_h,
+        dur_m,
+        price_c: 190,
+        rich: true,
+    };
+    let list = |lease| Step::List {
+        lease,
+        from_h: 2,
+        ask_pct: 80,
+        holder: true,
+    };
+    // Buyer 7 (even steps) books 5 hours twice and lists both tails; buyer
+    // 8's hour (odd steps) inside them takes the first; the other is cancelled.
+    let steps = [
+        reserved(0, 300),
+        reserved(4, 60),
+        reserved(0, 300),
+        list(0),
+        list(2),
+        reserved(3, 60),
+        Step::Unlist(1, true),
+    ];
+    let (_, outs, _) = drive(&steps, 3).expect("the steps keep every invariant");
+    let events: Vec<&Event> = outs.iter().flatten().flatten().collect();
+    let sold = events
+        .iter()
+        .filter(|e| matches!(e, Event::ListingSold { .. }))
+        .count();
+    let cancelled = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ListingClosed {
+                    end: ListingEnd::Cancelled,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!((sold, cancelled), (1, 1), "{events:?}");
 }
