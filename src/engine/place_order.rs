@@ -4,22 +4,22 @@
 use super::commands::PlaceOrder;
 use super::core::{Engine, Timer};
 use super::events::Event;
-use super::lease::{LeaseState, NoticeReason};
+use super::lease::{Lease, LeaseState, NoticeReason};
 use super::orders::{OpenOrder, OpenState};
 use super::placement::{self, place, PlacementRequest};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
-use super::types::{BuyerId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
+use super::types::{BuyerId, ListingId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
 use rust_decimal::Decimal;
 
 /// The order a listing may fill.
-struct FromListing<'a> {
-    order_id: OrderId,
-    buyer: BuyerId,
-    spec: &'a OrderSpec,
-    funds: Decimal,
-    fill_no: u32,
-    accepted_before: bool,
+pub(super) struct FromListing<'a> {
+    pub order_id: OrderId,
+    pub buyer: BuyerId,
+    pub spec: &'a OrderSpec,
+    pub funds: Decimal,
+    pub fill_no: u32,
+    pub accepted_before: bool,
 }
 
 /// How an attempt to fill a fixed-price order went.
@@ -334,35 +334,16 @@ impl Engine {
     }
 
     /// Fills an order from the cheapest listing that holds it over `window`
-    /// when that beats primary capacity (`None`: no listing does). The
-    /// primary price it beat is what placement would charge now.
+    /// when that beats primary capacity (`None`: no listing does).
     fn fill_from_listing(
         &mut self,
         order: FromListing<'_>,
         req: &PlacementRequest,
-        (from, until): (Ts, Ts),
+        window: (Ts, Ts),
         state: LeaseState,
         events: &mut Vec<Event>,
     ) -> Option<Fill> {
-        let listing = self.listing_for(order.buyer, req, from, until)?.clone();
-        let primary = self.primary_price(order.spec, req, from, until);
-        if primary.is_some_and(|p| p <= listing.ask_per_hour) {
-            return None;
-        }
-        let rule = PriceRule::fixed(order.spec.mode);
-        let mut placement = listing.placement.clone();
-        placement.why = Default::default();
-        let mut lease = self.build_lease(
-            order.order_id,
-            order.buyer,
-            order.spec,
-            order.fill_no,
-            placement,
-            rule,
-            state,
-            from,
-        );
-        Engine::price_from_listing(&listing, order.spec, primary, &mut lease);
+        let (listing_id, lease) = self.offer_from_listing(&order, req, window, state)?;
         if lease.hold > order.funds {
             return Some(Fill::Refused(RejectReason::InsufficientFunds));
         }
@@ -372,7 +353,7 @@ impl Engine {
                 at: self.now,
             });
         }
-        self.sell_listing(listing.id, from, until, lease.id, events);
+        self.sell_listing(listing_id, window.0, window.1, lease.id, events);
         let report = self.report(&lease, Vec::new(), None);
         let lease_id = lease.id;
         self.grant(lease, events);
@@ -383,6 +364,37 @@ impl Engine {
             at: self.now,
         });
         Some(Fill::Filled)
+    }
+
+    /// The lease an order would get from the cheapest listing that holds it
+    /// over `[from, until)`, when its ask beats what primary capacity would
+    /// charge now; changes nothing (quotes ask it too).
+    pub(super) fn offer_from_listing(
+        &self,
+        order: &FromListing<'_>,
+        req: &PlacementRequest,
+        (from, until): (Ts, Ts),
+        state: LeaseState,
+    ) -> Option<(ListingId, Lease)> {
+        let listing = self.listing_for(order.buyer, req, from, until)?;
+        let primary = self.primary_price(order.spec, req, from, until);
+        if primary.is_some_and(|p| p <= listing.ask_per_hour) {
+            return None;
+        }
+        let mut placement = listing.placement.clone();
+        placement.why = Default::default();
+        let mut lease = self.build_lease(
+            order.order_id,
+            order.buyer,
+            order.spec,
+            order.fill_no,
+            placement,
+            PriceRule::fixed(order.spec.mode),
+            state,
+            from,
+        );
+        Engine::price_from_listing(listing, order.spec, primary, &mut lease);
+        Some((listing.id, lease))
     }
 
     /// What primary capacity would charge per hour for `req` over

@@ -7,12 +7,14 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::core::Engine;
+use super::events::Source;
 use super::lease::LeaseState;
 use super::orders::OpenState;
-use super::placement::{model_at, place, Placement, UnitPrices};
+use super::place_order::FromListing;
+use super::placement::{model_at, place, Placement, PlacementRequest, UnitPrices};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
-use super::types::{Mode, OrderId, OrderSpec};
+use super::types::{ListingId, Mode, OrderId, OrderSpec};
 
 /// What an order would get if placed now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +30,12 @@ pub struct Quote {
     pub hold: Decimal,
     /// On-demand: whether it would wait on a preemption notice first.
     pub needs_preemption: bool,
+    /// Where the slice would come from.
+    pub source: Source,
+    /// Resale: the listing, and what primary capacity would charge per hour
+    /// (`None`: none is free).
+    pub listing_id: Option<ListingId>,
+    pub primary_price_per_hour: Option<Decimal>,
 }
 
 /// One (model, region) of the market book.
@@ -53,9 +61,55 @@ pub struct MarketBook {
 }
 
 impl Engine {
-    /// What `spec` would get now, or why it would be refused (funds are not checked).
+    /// What `spec` would get now, or why it would be refused (funds are not
+    /// checked): the cheaper of primary capacity and a resale listing, as
+    /// placing it would choose.
     pub fn quote(&self, spec: &OrderSpec) -> Result<Quote, RejectReason> {
         let req = self.resolve(spec)?;
+        let primary = self.primary_quote(spec, &req);
+        let listing_may_serve = matches!(primary, Ok(_) | Err(RejectReason::NoCapacity));
+        if !listing_may_serve || !self.resale_applies(spec) {
+            return primary;
+        }
+        let from = match spec.mode {
+            Mode::Reserved => spec.start_at.unwrap_or(self.now),
+            _ => self.now,
+        };
+        let until = from + spec.duration_s.unwrap_or(0);
+        let order = FromListing {
+            order_id: OrderId::nil(),
+            buyer: OrderId::nil(),
+            spec,
+            funds: Decimal::ZERO,
+            fill_no: 0,
+            accepted_before: true,
+        };
+        let Some((listing_id, lease)) =
+            self.offer_from_listing(&order, &req, (from, until), LeaseState::Pending)
+        else {
+            return primary;
+        };
+        Ok(Quote {
+            region: lease.region,
+            gpu_model: lease.model,
+            rule: lease.rule,
+            unit_prices: lease.unit_prices,
+            price_per_hour: lease.price_per_hour,
+            hold: lease.hold,
+            needs_preemption: false,
+            source: Source::Resale,
+            listing_id: Some(listing_id),
+            primary_price_per_hour: lease.resale.and_then(|r| r.primary_price_per_hour),
+            placement: lease.placement,
+        })
+    }
+
+    /// What primary capacity would give `spec` now.
+    fn primary_quote(
+        &self,
+        spec: &OrderSpec,
+        req: &PlacementRequest,
+    ) -> Result<Quote, RejectReason> {
         let (p, needs_preemption) = match spec.mode {
             Mode::Reserved => {
                 let start = spec.start_at.ok_or(RejectReason::InvalidWindow)?;
@@ -67,17 +121,17 @@ impl Engine {
                     return Err(RejectReason::ReservedTooSoon);
                 }
                 let (p, victims) = self
-                    .plan_preemption(&req, Mode::Reserved.priority(), start, Some(start + dur))
-                    .ok_or_else(|| self.diagnose(&req))?;
+                    .plan_preemption(req, Mode::Reserved.priority(), start, Some(start + dur))
+                    .ok_or_else(|| self.diagnose(req))?;
                 (p, !victims.is_empty())
             }
-            _ => match place(&self.view, &req, &self.mix, &self.cfg.policy) {
+            _ => match place(&self.view, req, &self.mix, &self.cfg.policy) {
                 Some(p) => (p, false),
-                None if spec.mode == Mode::Spot => return Err(self.diagnose(&req)),
+                None if spec.mode == Mode::Spot => return Err(self.diagnose(req)),
                 None => {
                     let (p, _) = self
-                        .plan_preemption(&req, spec.mode.priority_with(spec.qos), self.now, None)
-                        .ok_or_else(|| self.diagnose(&req))?;
+                        .plan_preemption(req, spec.mode.priority_with(spec.qos), self.now, None)
+                        .ok_or_else(|| self.diagnose(req))?;
                     (p, true)
                 }
             },
@@ -117,6 +171,9 @@ impl Engine {
             price_per_hour: lease.price_per_hour,
             hold: lease.hold,
             needs_preemption,
+            source: Source::Primary,
+            listing_id: None,
+            primary_price_per_hour: None,
             placement: lease.placement,
         })
     }

@@ -213,6 +213,16 @@ pub struct SliceQuote {
     pub hold: Decimal,
     /// Whether it would first wait on a preemption notice.
     pub needs_preemption: bool,
+    /// `primary`, or `resale` when a listing is the cheaper source.
+    pub source: String,
+    /// Resale: the listing it would take.
+    pub listing_id: Option<uuid::Uuid>,
+    /// Resale: what primary capacity would charge per hour (`null`: none is free).
+    #[schema(value_type = Option<String>)]
+    pub primary_price_per_hour: Option<Decimal>,
+    /// Resale: the primary price per hour less this one.
+    #[schema(value_type = Option<String>)]
+    pub saving_per_hour: Option<Decimal>,
 }
 
 /// One line of a quote: one unit for the window.

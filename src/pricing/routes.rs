@@ -234,6 +234,16 @@ async fn slice_quote(
                 price_per_hour: crate::pricing::round_money(q.price_per_hour),
                 hold: q.hold,
                 needs_preemption: q.needs_preemption,
+                source: match q.source {
+                    crate::engine::events::Source::Primary => "primary",
+                    crate::engine::events::Source::Resale => "resale",
+                }
+                .to_owned(),
+                listing_id: q.listing_id,
+                primary_price_per_hour: q.primary_price_per_hour.map(crate::pricing::round_money),
+                saving_per_hour: q
+                    .primary_price_per_hour
+                    .map(|p| crate::pricing::round_money(p - q.price_per_hour)),
             }),
             None,
         ),

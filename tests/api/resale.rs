@@ -83,6 +83,11 @@ on_both_databases_fast! {
         assert!(offer.get("seller").is_none() && offer.get("seller_id").is_none(), "{offer}");
         assert_ledger_balances(&app).await;
 
+        // The quote names the listing before the buyer commits.
+        let q = app.post("/v1/quotes", Some(&other), reserved(from, 1)).await;
+        assert_eq!(q.status, 200, "{}", q.body);
+        assert_eq!(q.body["slice"]["source"], "resale", "{}", q.body);
+        assert_eq!(q.body["slice"]["listing_id"], listing_id.as_str(), "{}", q.body);
         // Another buyer's hour inside it is filled from the listing, at the ask.
         let r = app.order(&other, reserved(from, 1)).await;
         assert_eq!(r.status, 201, "{}", r.body);

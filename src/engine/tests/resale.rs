@@ -139,6 +139,12 @@ fn a_listing_is_cheaper_than_primary_capacity_of_the_same_slice() {
             seller.price_per_hour * dec!(0.9),
         ),
     );
+    // The quote shows the source before the buyer commits.
+    let quote = e.quote(&reserved(START + 2 * HOUR, 2)).unwrap();
+    assert_eq!(quote.source, events::Source::Resale);
+    assert_eq!(quote.listing_id, Some(Uuid::from_u128(100)));
+    assert_eq!(quote.primary_price_per_hour, Some(seller.price_per_hour));
+    assert!(quote.price_per_hour < seller.price_per_hour);
     let ev = run(
         &mut e,
         T0,
