@@ -1,4 +1,4 @@
-//! `/v1/market/book` and `/v1/market/stats`: spot bids, idle capacity,
+//! `/v1/market/book` and `/v1/market/stats`: spot bids, resale asks, idle capacity,
 //! utilization and clearing prices, read from the engine's current state.
 
 use crate::app::AppState;
@@ -60,6 +60,8 @@ pub struct BookEntry {
     pub pool: PoolStats,
     /// Best bids first.
     pub bids: Vec<BidView>,
+    /// Open resale listings of this pool, cheapest ask first.
+    pub resale_asks: Vec<super::resale::ResaleOffer>,
 }
 
 /// The market's figures.
@@ -166,6 +168,7 @@ impl BookEntry {
                 clearing_index: None,
             },
             bids: Vec::new(),
+            resale_asks: Vec::new(),
         }
     }
 }
@@ -198,6 +201,11 @@ pub fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
             winning,
         });
     }
+    let mut asks: BTreeMap<(String, String), Vec<super::resale::ResaleOffer>> = BTreeMap::new();
+    for offer in super::resale::offers(engine, &super::resale::OfferQuery::default()) {
+        let key = (offer.gpu_model.clone(), offer.region.clone());
+        asks.entry(key).or_default().push(offer);
+    }
     let mut entries: Vec<BookEntry> = pools(engine)
         .into_iter()
         .map(|pool| {
@@ -206,7 +214,15 @@ pub fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
                 .unwrap_or_default();
             mine.sort_by_key(|b| std::cmp::Reverse(b.price_index));
             mine.truncate(depth);
-            BookEntry { pool, bids: mine }
+            let mut resale_asks = asks
+                .remove(&(pool.gpu_model.clone(), pool.region.clone()))
+                .unwrap_or_default();
+            resale_asks.truncate(depth);
+            BookEntry {
+                pool,
+                bids: mine,
+                resale_asks,
+            }
         })
         .collect();
     // Bids that name no single pool ("any" model or region) are listed on their own.

@@ -259,7 +259,7 @@ async fn cancel_listing(
     Ok(Json(listing(&state, caller.id, id).await?))
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct OfferQuery {

@@ -81,6 +81,11 @@ on_both_databases_fast! {
         assert_eq!(offer["id"], listing_id.as_str());
         assert_eq!(decimal(&offer["ask_per_hour"]), ask);
         assert!(offer.get("seller").is_none() && offer.get("seller_id").is_none(), "{offer}");
+        // The book shows it as a resale ask of its pool.
+        let book = app.get("/v1/market/book", None).await;
+        let pool = book.body.as_array().unwrap().iter()
+            .find(|p| p["gpu_model"] == "H100-SXM5-80GB" && p["region"] == "eu-west").unwrap();
+        assert_eq!(pool["resale_asks"][0]["id"], listing_id.as_str(), "{pool}");
         assert_ledger_balances(&app).await;
 
         // The quote names the listing before the buyer commits.
