@@ -129,6 +129,9 @@ pub struct Settings {
     /// webhook URL must not reach into the provider's own network.
     #[arg(long, env = "GPUEX_WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: bool,
+    /// The market's clock; tests move it on to see hours pass.
+    #[arg(skip)]
+    pub clock: crate::clock::Clock,
 }
 
 impl Settings {
@@ -165,6 +168,7 @@ impl Settings {
             tick_ms: 1000,
             event_retention_days: 7,
             webhook_allow_private: false,
+            clock: Default::default(),
         }
     }
 
@@ -185,6 +189,7 @@ impl Settings {
             platform_fee: self.platform_fee,
             billing_interval_s: self.billing_interval_s,
             tick: Duration::from_millis(self.tick_ms.max(10)),
+            clock: self.clock.clone(),
         }
     }
 }

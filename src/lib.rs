@@ -23,6 +23,8 @@ pub mod billing;
 #[cfg(feature = "server")]
 pub mod bounds;
 #[cfg(feature = "server")]
+pub mod clock;
+#[cfg(feature = "server")]
 mod columns;
 #[cfg(feature = "server")]
 pub mod config;

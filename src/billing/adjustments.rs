@@ -76,7 +76,7 @@ async fn adjust(
     if reason.is_empty() || reason.chars().count() > 500 {
         errors.push(FieldError::new("reason", "must be 1 to 500 characters"));
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let start = req.period_start.unwrap_or(now).timestamp();
     let end = req.period_end.map_or(start + 1, |t| t.timestamp());
     if end <= start {

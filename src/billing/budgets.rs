@@ -97,7 +97,7 @@ async fn put_budget(
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     if req.monthly_limit.is_zero() {
         dispatch!(state.db, pool => {
             sqlx::query("DELETE FROM budgets WHERE buyer_id = $1 AND tag_key = $2 AND tag_value = $3")
@@ -145,7 +145,7 @@ async fn list_budgets(
     caller: Caller,
 ) -> Result<Json<Vec<BudgetView>>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut out = Vec::new();
     for b in budgets(&state.db, Some(caller.id)).await? {
         out.push(view(&state, &b, now).await?);
@@ -279,11 +279,12 @@ pub async fn check_order(
     buyer: Uuid,
     tags: &BTreeMap<String, String>,
     estimated_cost: Decimal,
+    now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
     if tags.is_empty() {
         return Ok(());
     }
-    let now = Utc::now().timestamp();
+    let now = now.timestamp();
     for b in budgets(db, Some(buyer)).await? {
         if tags.get(&b.tag_key) != Some(&b.tag_value) {
             continue;
@@ -394,7 +395,7 @@ async fn noticed(db: &Db) -> anyhow::Result<Vec<Uuid>> {
 /// One pass of the watcher: gives notice to the leases [`reached`] names.
 /// The first notice a budget causes carries its `budget.notice` event.
 pub async fn enforce(state: &AppState) -> anyhow::Result<usize> {
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let due = reached(&state.db, state.settings.preempt_notice_s, now.timestamp()).await?;
     let already = noticed(&state.db).await?;
     let mut sent = 0;

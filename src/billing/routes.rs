@@ -240,7 +240,7 @@ async fn admin_credit(
     }
     let canonical = serde_json::to_vec(&req).map_err(|e| ApiError::Internal(e.into()))?;
     let key = IdempotencyKey::from_headers(&headers, &canonical)?;
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
     if let Some(key) = &key {
         if let Some(stored) = idempotency::lookup(&mut tx, caller.id, "admin_credit", key).await? {

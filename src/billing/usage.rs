@@ -147,7 +147,7 @@ async fn usage(
             "must be tag:KEY, mode, gpu_model, region or day",
         )
     })?;
-    let (month_start, month_end) = period::month_bounds(Utc::now().timestamp());
+    let (month_start, month_end) = period::month_bounds(state.settings.clock.now().timestamp());
     let from = q.from.or_else(|| DateTime::from_timestamp(month_start, 0));
     let to = q.to.or_else(|| DateTime::from_timestamp(month_end, 0));
     let (from_s, to_s) = window(from, to)?;

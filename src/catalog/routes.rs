@@ -8,7 +8,6 @@ use crate::auth::{Caller, Role};
 use crate::error::{ApiError, Json, Path, Problem};
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::Utc;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -145,7 +144,7 @@ async fn put_region(
             "must be an IANA time zone, e.g. Europe/Paris",
         ));
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
     let (region, created) = regions::upsert(&mut tx, &name, timezone, now).await?;
     audit::record(

@@ -137,7 +137,7 @@ async fn convert_lease(
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such lease".into()))?;
     views::live_lease(&state.db, caller.id, id).await?;
-    let to = req.target(Utc::now())?;
+    let to = req.target(state.settings.clock.now())?;
     // The market task fills in what the wallet can add, inside its batch.
     state
         .market

@@ -279,7 +279,7 @@ async fn place_order(
     if let Some(url) = &req.webhook_url {
         crate::events::webhooks::check_order_webhook(&state, caller.id, url).await?;
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let start_at = match req.mode {
         Mode::Reserved => Some(quotes::window(req.mode, req.start_at, req.duration_s, now)?.0),
         _ => {
@@ -321,7 +321,7 @@ async fn place_order(
             req.max_price,
         )
         .await?;
-        crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate).await?;
+        crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
     }
     let order_id = Uuid::now_v7();
     let command = Command::Place(PlaceOrder {

@@ -31,6 +31,7 @@ pub struct MarketConfig {
     pub billing_interval_s: i64,
     /// How often the engine's clock ticks.
     pub tick: Duration,
+    pub clock: crate::clock::Clock,
 }
 
 /// The most commands committed in one transaction.
@@ -261,7 +262,7 @@ impl MarketTask {
         batch: &[Pending],
     ) -> Result<anyhow::Result<Vec<Result<Committed, MarketError>>>, Panicked> {
         // PostgreSQL keeps microseconds: a reply shows the time as stored.
-        let now = Utc::now().trunc_subsecs(6);
+        let now = self.config.clock.now().trunc_subsecs(6);
         AssertUnwindSafe(self.try_batch(batch, now))
             .catch_unwind()
             .await
@@ -578,6 +579,7 @@ mod tests {
             platform_fee: Decimal::new(5, 2),
             billing_interval_s: 60,
             tick: Duration::from_secs(3600),
+            clock: Default::default(),
         }
     }
 

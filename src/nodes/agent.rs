@@ -16,7 +16,7 @@ use crate::protocol::{
 };
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use rust_decimal::Decimal;
 use std::collections::{BTreeMap, BTreeSet};
 use utoipa_axum::router::OpenApiRouter;
@@ -103,7 +103,7 @@ async fn register(
         tracing::warn!(node = %node.id, leases = ?broken, "GPUs changed under live leases: node quarantined");
     }
     let inventory_json = serde_json::to_string(&req).map_err(anyhow::Error::from)?;
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     store::register(
         &state.db,
         node.id,
@@ -184,7 +184,7 @@ async fn heartbeat(
             detail: "this node is not registered (or was declared lost): register again".into(),
         });
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let metrics_json = serde_json::to_string(&req.gpus).map_err(anyhow::Error::from)?;
     store::heartbeat(&state.db, node.id, &metrics_json, now).await?;
     state.metrics.observe_heartbeat(node.id, &req.gpus);
@@ -443,7 +443,7 @@ async fn usage(
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
-    let applied = store::apply_usage(&state.db, &batch, Utc::now()).await?;
+    let applied = store::apply_usage(&state.db, &batch, state.settings.clock.now()).await?;
     Ok(Json(UsageAck {
         seq: batch.seq,
         duplicate: !applied,

@@ -11,7 +11,6 @@ use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -98,7 +97,7 @@ async fn create_node(
     };
     let token = tokens::new_node_token();
     let token_hash = tokens::hash_secret(&token);
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
     store::insert(
         &mut tx,
@@ -204,7 +203,7 @@ async fn cordon_node(
         other => other,
     }
     .to_owned();
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
     store::set_cordon(&mut tx, id, req.cordoned, quarantined, &new_status).await?;
     audit::record(

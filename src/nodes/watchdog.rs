@@ -18,7 +18,7 @@ pub fn spawn(state: AppState) {
     let timeout_s = state.settings.node_timeout_s.max(1);
     // Check a few times per timeout, at most every 5 s.
     let every = Duration::from_millis((timeout_s as u64 * 1000 / 3).clamp(200, 5000));
-    let started_at = Utc::now();
+    let started_at = state.settings.clock.now();
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(every);
         interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -27,7 +27,7 @@ pub fn spawn(state: AppState) {
             if closed(&state) {
                 break;
             }
-            if let Err(e) = check(&state, started_at, Utc::now()).await {
+            if let Err(e) = check(&state, started_at, state.settings.clock.now()).await {
                 if closed(&state) {
                     break;
                 }

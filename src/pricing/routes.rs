@@ -158,7 +158,7 @@ async fn quote(
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let (start_at, duration_s) = quotes::window(req.mode, req.start_at, req.duration_s, now)?;
     let region = req.region.as_deref().filter(|r| *r != "any");
     if let Some(region) = region {
@@ -336,7 +336,7 @@ async fn put_prices(
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
-    let now = Utc::now();
+    let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
     let mut views = Vec::with_capacity(updates.len());
     for u in updates {

@@ -139,6 +139,17 @@ impl TestApp {
         app
     }
 
+    /// Moves the market's clock on, as if `by` had passed: reservations
+    /// start and listings take over without the test waiting hours.
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        self.settings.clock.advance(by);
+    }
+
+    /// The market's clock now.
+    pub fn market_now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.settings.clock.now()
+    }
+
     async fn wait_ready(&self) {
         for _ in 0..200 {
             if let Ok(r) = self

@@ -15,9 +15,32 @@ impl Agent {
                 end_at,
                 held,
             } => {
-                if !self.leases.contains_key(&id) {
+                if self.leases.contains_key(&id) || self.waiting.contains_key(&id) {
+                    return;
+                }
+                if self.handover_pending(&placement) {
+                    tracing::info!(lease_id = %id, "waiting for the slice's previous workload to stop");
+                    let start = WaitingStart {
+                        placement,
+                        command,
+                        env,
+                        end_at,
+                        held,
+                    };
+                    self.waiting.insert(id, start);
+                } else {
                     self.start(id, placement, command, env, end_at, held);
                 }
+            }
+            action @ (AssignmentAction::Stop | AssignmentAction::Preempt { .. })
+                if self.waiting.remove(&id).is_some() =>
+            {
+                // Never started: nothing runs, so it is over at once.
+                let reason = match action {
+                    AssignmentAction::Preempt { .. } => EndReason::Preempted,
+                    _ => EndReason::Stopped,
+                };
+                self.begin_stop(id, reason, Instant::now());
             }
             AssignmentAction::Stop => {
                 let deadline = Instant::now() + self.cfg.stop_grace;
@@ -184,6 +207,33 @@ impl Agent {
         }
     }
 
+    /// Whether a lease on one of `placement`'s GPUs is still stopping. Its
+    /// workload may hold the GPU (or the MIG instance that overlaps the new
+    /// one) until its grace ends, so the next tenant starts only after it:
+    /// two tenants never share a slice, and the next one's billing, which
+    /// starts at `provisioned`, does not pay for the wait.
+    pub(super) fn handover_pending(&self, placement: &Placement) -> bool {
+        self.leases.values().any(|l| {
+            l.state == LeaseRunState::Stopping
+                && l.placement.gpus.iter().any(|g| placement.gpus.contains(g))
+        })
+    }
+
+    /// Starts the waiting leases whose slices are free now.
+    fn start_waiting(&mut self) {
+        let ready: Vec<Uuid> = self
+            .waiting
+            .iter()
+            .filter(|(_, w)| !self.handover_pending(&w.placement))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ready {
+            if let Some(w) = self.waiting.remove(&id) {
+                self.start(id, w.placement, w.command, w.env, w.end_at, w.held);
+            }
+        }
+    }
+
     /// Workload exits, lease ends, and the load the simulated GPUs see.
     pub(super) fn housekeeping(&mut self) {
         let now = Utc::now();
@@ -204,6 +254,7 @@ impl Agent {
                 self.begin_stop(id, EndReason::LeaseEnd, deadline);
             }
         }
+        self.start_waiting();
         let loads: Vec<SliceLoad> = self
             .leases
             .iter()

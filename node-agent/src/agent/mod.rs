@@ -69,6 +69,17 @@ struct Lease {
     logs_sent_total: u64,
 }
 
+/// A lease whose slice still holds the previous tenant's workload, in its
+/// stop grace: it starts when that workload is gone (see
+/// [`Agent::handover_pending`]).
+struct WaitingStart {
+    placement: Placement,
+    command: Option<String>,
+    env: BTreeMap<String, String>,
+    end_at: Option<DateTime<Utc>>,
+    held: Option<HeldUnits>,
+}
+
 /// A report waiting to reach the server, in order.
 enum Outgoing {
     Status(Uuid, StatusReport),
@@ -88,6 +99,7 @@ pub struct Agent {
     registered: bool,
     inventory: Inventory,
     leases: BTreeMap<Uuid, Lease>,
+    waiting: BTreeMap<Uuid, WaitingStart>,
     outbox: VecDeque<Outgoing>,
     records: Vec<UsageRecord>,
     heartbeat_interval: Duration,
@@ -130,6 +142,7 @@ impl Agent {
             registered: false,
             inventory,
             leases: BTreeMap::new(),
+            waiting: BTreeMap::new(),
             outbox: VecDeque::new(),
             records: Vec::new(),
             last_contact: now,
@@ -270,7 +283,11 @@ impl Agent {
                     self.heartbeat_interval =
                         Duration::from_secs(u64::from(r.heartbeat_interval_s));
                 }
-                for assignment in r.assignments {
+                // Stops first: a slice handed from one lease to the next in
+                // the same answer is seen stopping before it is started.
+                let mut assignments = r.assignments;
+                assignments.sort_by_key(|a| matches!(a.action, AssignmentAction::Start { .. }));
+                for assignment in assignments {
                     self.apply(assignment);
                 }
             }

@@ -167,7 +167,7 @@ async fn history(
     State(state): State<AppState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Vec<HistoryPoint>>, ApiError> {
-    let span = Span::parse(&q, Utc::now())?;
+    let span = Span::parse(&q, state.settings.clock.now())?;
     let buckets = store::range(
         &state.db,
         &q.gpu_model,
