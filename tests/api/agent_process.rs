@@ -8,7 +8,8 @@ use crate::fleet::{
     self, create_node, eventually, lease, market, node_view, on_both_databases_fast, place,
 };
 use crate::helpers::TestApp;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use rust_decimal::Decimal;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -500,7 +501,7 @@ fn hours_pass(settings: &mut gpuex::config::Settings) {
 }
 
 /// Sum of the amounts posted to `account` by ledger entries of `kind`.
-async fn posted(app: &TestApp, account: &str, kind: &str) -> rust_decimal::Decimal {
+async fn posted(app: &TestApp, account: &str, kind: &str) -> Decimal {
     let db = gpuex::db::Db::connect(&app.database_url).await.unwrap();
     let amounts: Vec<gpuex::db::Money> = gpuex::db::dispatch!(db, pool => {
         sqlx::query_scalar(
@@ -517,51 +518,33 @@ async fn posted(app: &TestApp, account: &str, kind: &str) -> rust_decimal::Decim
     amounts.into_iter().map(|m| m.0).sum()
 }
 
-fn decimal_of(v: &serde_json::Value) -> rust_decimal::Decimal {
+fn decimal_of(v: &serde_json::Value) -> Decimal {
     v.as_str()
         .unwrap_or_else(|| panic!("not a decimal: {v}"))
         .parse()
         .unwrap()
 }
 
-mod a_resold_hour_runs_the_buyers_workload_on_the_sellers_slice_after_the_seller_stops {
-    use super::*;
-    use chrono::{Duration, DurationRound};
-    use rust_decimal::Decimal;
+fn reserved(start: DateTime<Utc>, hours: i64, command: &str) -> serde_json::Value {
+    json!({"mode": "reserved", "region": "eu-west", "start_at": start, "duration_s": hours * 3600,
+           "resources": {"tflops": 100, "vram_gb": 16}, "command": command})
+}
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        run(TestApp::spawn_with(crate::helpers::Backend::Sqlite, hours_pass).await).await
-    }
+/// Moves the market's clock to `at` (and a little past, so it is due).
+fn move_clock_to(app: &TestApp, at: DateTime<Utc>) {
+    let ahead = (at - app.market_now()).num_seconds().max(0) + 5;
+    app.advance_clock(std::time::Duration::from_secs(ahead.unsigned_abs()));
+}
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        if crate::helpers::postgres_base_url().is_none() {
-            eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
-            return;
-        }
-        run(TestApp::spawn_with(crate::helpers::Backend::Postgres, hours_pass).await).await
-    }
+async fn logs(app: &TestApp, token: &str, lease: &str) -> String {
+    let r = app
+        .get(&format!("/v1/leases/{lease}/logs"), Some(token))
+        .await;
+    r.body["tail"].as_str().unwrap_or("").to_owned()
+}
 
-    fn reserved(start: DateTime<Utc>, hours: i64, command: &str) -> serde_json::Value {
-        json!({"mode": "reserved", "region": "eu-west", "start_at": start, "duration_s": hours * 3600,
-               "resources": {"tflops": 100, "vram_gb": 16}, "command": command})
-    }
-
-    /// Moves the market's clock to `at` (and a little past, so it is due).
-    fn move_clock_to(app: &TestApp, at: DateTime<Utc>) {
-        let ahead = (at - app.market_now()).num_seconds().max(0) + 5;
-        app.advance_clock(std::time::Duration::from_secs(ahead.unsigned_abs()));
-    }
-
-    async fn logs(app: &TestApp, token: &str, lease: &str) -> String {
-        let r = app
-            .get(&format!("/v1/leases/{lease}/logs"), Some(token))
-            .await;
-        r.body["tail"].as_str().unwrap_or("").to_owned()
-    }
-
-    async fn run(app: TestApp) {
+crate::helpers::on_both_databases_with! { hours_pass =>
+    async fn a_resold_hour_runs_the_buyers_workload_on_the_sellers_slice_after_the_seller_stops(app) {
         let m = market(&app).await;
         let (seller, seller_id) = app.buyer_with(&m.admin, "1000").await;
         let (buyer, buyer_id) = app.buyer_with(&m.admin, "1000").await;
