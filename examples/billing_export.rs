@@ -4,14 +4,18 @@
 //! ```text
 //! billing_export scenario DB_URL OUT [FORMAT]   # fresh database: the realistic scenario, then export it
 //! billing_export seed DB_URL N                   # write N lines for the benchmark
-//! billing_export export DB_URL OUT [FORMAT]      # export every line (OUT `-` is stdout)
+//! billing_export export DB_URL OUT [FORMAT] [EMAIL]  # every line (OUT `-` is stdout), or one user's
 //! ```
+//!
+//! With EMAIL, the export is the one that user downloads (`Scope::Buyer`):
+//! the validator checks the scenario's buyer and reseller on their own too.
 
 use gpuex::billing::export::{self, Format};
 use gpuex::billing::lines::Scope;
 use gpuex::billing::scenario;
 use gpuex::db::Db;
 use std::io::Write;
+use uuid::Uuid;
 
 fn format_of(s: Option<&String>) -> anyhow::Result<Format> {
     Ok(match s.map(String::as_str).unwrap_or("focus-csv") {
@@ -22,7 +26,7 @@ fn format_of(s: Option<&String>) -> anyhow::Result<Format> {
     })
 }
 
-async fn write_to(db: &Db, out: &str, format: Format) -> anyhow::Result<u64> {
+async fn write_to(db: &Db, out: &str, format: Format, scope: Scope) -> anyhow::Result<u64> {
     let w: Box<dyn Write + Send> = if out == "-" {
         Box::new(std::io::BufWriter::new(std::io::stdout()))
     } else {
@@ -30,7 +34,7 @@ async fn write_to(db: &Db, out: &str, format: Format) -> anyhow::Result<u64> {
     };
     export::write_all(
         db.clone(),
-        Scope::All,
+        scope,
         0,
         i64::from(i32::MAX) * 8,
         format,
@@ -38,6 +42,15 @@ async fn write_to(db: &Db, out: &str, format: Format) -> anyhow::Result<u64> {
         w,
     )
     .await
+}
+
+async fn user_id(db: &Db, email: &str) -> anyhow::Result<Option<Uuid>> {
+    Ok(gpuex::db::dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT id FROM users WHERE email = $1")
+            .bind(email)
+            .fetch_optional(pool)
+            .await
+    })?)
 }
 
 #[tokio::main]
@@ -52,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
         "scenario" => {
             let out = args.get(2).map_or("-", String::as_str);
             scenario::build(&db, "").await?;
-            let bytes = write_to(&db, out, format_of(args.get(3))?).await?;
+            let bytes = write_to(&db, out, format_of(args.get(3))?, Scope::All).await?;
             eprintln!("wrote {bytes} bytes");
         }
         "seed" => {
@@ -69,8 +82,15 @@ async fn main() -> anyhow::Result<()> {
         }
         "export" => {
             let out = args.get(2).map_or("-", String::as_str);
+            let scope = match args.get(4) {
+                None => Scope::All,
+                Some(email) => match user_id(&db, email).await? {
+                    Some(id) => Scope::Buyer(id),
+                    None => anyhow::bail!("no user {email}"),
+                },
+            };
             let started = std::time::Instant::now();
-            let bytes = write_to(&db, out, format_of(args.get(3))?).await?;
+            let bytes = write_to(&db, out, format_of(args.get(3))?, scope).await?;
             eprintln!(
                 "exported {bytes} bytes in {:.1} s",
                 started.elapsed().as_secs_f64()

@@ -6,7 +6,9 @@
 //! its amount `unit price × quantity` rounded half-even to 6 decimals, once:
 //! the export's `ContractedCost = ContractedUnitPrice × PricingQuantity`
 //! holds exactly. The lines of one hour are captured together from the
-//! lease's hold to the provider's payable account, less the platform fee.
+//! lease's hold to the provider's payable account, less the platform fee
+//! (a lease bought on resale pays its seller's wallet instead, and the
+//! seller gets a proceeds credit line in the same entry).
 //! Reserved hours are split where the lease started running and where it
 //! ended, so each line is wholly a used or an unused part of the commitment.
 
@@ -86,15 +88,30 @@ pub struct Chargeable {
     pub lease: Uuid,
     pub buyer: Uuid,
     pub provider: Uuid,
-    /// Bought on resale: each charge pays this seller's wallet, not the
+    /// Bought on resale: each charge pays the seller's wallet, not the
     /// provider (who is paid by the seller's own reservation).
-    pub seller: Option<Uuid>,
+    pub resale: Option<Resold>,
     pub hold: Uuid,
     pub price_per_hour: Decimal,
     pub tflops_units: Decimal,
     pub vram_units: Decimal,
     /// What the billing lines say about it (order, mode, SKU, prices, tags).
     pub detail: ChargeDetail,
+}
+
+/// Where a lease bought on resale came from (DESIGN §6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resold {
+    /// The listing it was bought from.
+    pub listing: Uuid,
+    /// Whose wallet each charge pays, less the platform fee.
+    pub seller: Uuid,
+    /// The seller's reserved lease whose tail was sold (`None` when its
+    /// listing row is not found): the seller's proceeds lines name it.
+    pub seller_lease: Option<Uuid>,
+    /// The seller's order's tags (a JSON object): proceeds carry them, so
+    /// the seller's cost by tag nets what the resale brought back.
+    pub seller_tags_json: String,
 }
 
 /// The descriptive side of a [`Chargeable`]: copied onto every line.
@@ -211,9 +228,44 @@ pub fn unit_lines(c: &Chargeable, start: Ts, end: Ts) -> Vec<NewLine> {
             vram_units: c.vram_units,
             amount,
             fee: Decimal::ZERO,
+            resale_listing: c.resale.as_ref().map(|r| r.listing),
         });
     }
     out
+}
+
+/// The seller's line for one capture of a resold lease: a credit of exactly
+/// what the capture paid the seller's wallet (`paid`, the charge less the
+/// fee), in the seller's own export and invoice. No provider: the provider
+/// was paid by the seller's reservation, so its earnings never see it.
+pub fn proceeds_line(resold: &Resold, start: Ts, end: Ts, paid: Decimal) -> NewLine {
+    NewLine {
+        lease: resold.seller_lease,
+        order: None,
+        buyer: resold.seller,
+        provider: None,
+        node: None,
+        kind: Kind::Credit,
+        mode: None,
+        gpu_model: None,
+        region: None,
+        unit: None,
+        quantity: Decimal::ZERO,
+        unit_price: Decimal::ZERO,
+        list_unit_price: Decimal::ZERO,
+        tags_json: resold.seller_tags_json.clone(),
+        memo: Some(format!(
+            "resale proceeds of listing {}, less the platform fee",
+            resold.listing
+        )),
+        period_start: start,
+        period_end: end,
+        tflops_units: Decimal::ZERO,
+        vram_units: Decimal::ZERO,
+        amount: -paid,
+        fee: Decimal::ZERO,
+        resale_listing: Some(resold.listing),
+    }
 }
 
 /// Charges `[from, to)`: the lines of each hour are captured from the hold,
@@ -268,14 +320,20 @@ pub async fn charge(
             }
         }
         let memo = format!("lease {} {}–{}", c.lease, start, end);
-        let payee = match c.seller {
-            Some(seller) => ledger::Account::Wallet(seller),
+        let payee = match &c.resale {
+            Some(resold) => ledger::Account::Wallet(resold.seller),
             None => ledger::Account::Payable(c.provider),
         };
-        let entry = ledger::capture(tx, c.hold, total, payee, fee_rate, &memo, now).await?;
-        split_fee(&mut parts, ledger::platform_fee(total, fee_rate));
+        let captured = ledger::capture(tx, c.hold, total, payee, fee_rate, &memo, now).await?;
+        split_fee(&mut parts, captured.fee);
         for line in &parts {
-            lines::insert(tx, line, entry, now).await?;
+            lines::insert(tx, line, captured.entry, now).await?;
+        }
+        // The seller's proceeds belong to the same ledger entry, so the
+        // seller's export ties out to its wallet as the buyer's does to its holds.
+        if let Some(resold) = c.resale.as_ref().filter(|_| !captured.paid.is_zero()) {
+            let proceeds = proceeds_line(resold, start, end, captured.paid);
+            lines::insert(tx, &proceeds, captured.entry, now).await?;
         }
         charged += total;
         billed_until = end;
@@ -333,7 +391,7 @@ mod tests {
             lease: Uuid::nil(),
             buyer: Uuid::nil(),
             provider: Uuid::nil(),
-            seller: None,
+            resale: None,
             hold: Uuid::nil(),
             price_per_hour: dec!(1.2),
             tflops_units: dec!(100),

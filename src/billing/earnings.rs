@@ -3,7 +3,7 @@
 //! the payable balance.
 
 use super::export::window;
-use super::lines::{self, Scope};
+use super::lines::{self, Scope, Source};
 use super::period;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
@@ -108,7 +108,9 @@ async fn earnings(
     type Key = (Option<Uuid>, Option<String>, Option<String>, String);
     let mut groups: BTreeMap<Key, EarningsGroup> = BTreeMap::new();
     lines::for_each(&state.db, scope, from, to, |l| {
-        if l.provider_id.is_none() {
+        // A resold lease pays its seller, not the provider, who was paid by
+        // the seller's own reservation: counting it too would pay the hours twice.
+        if l.provider_id.is_none() || l.source() == Source::Resale {
             return;
         }
         let period = if daily {

@@ -283,6 +283,10 @@ pub struct PlainRow<'a> {
     pub tags: JsonCell<serde_json::Map<String, serde_json::Value>>,
     /// gpuex's own format has no ASCII rule: the memo as written.
     pub memo: Option<&'a str>,
+    /// `primary` or `resale`, as FOCUS's `x_Source`.
+    pub source: &'a str,
+    /// The resale listing, as FOCUS's `x_ListingId`.
+    pub listing_id: Option<Uuid>,
 }
 
 /// One line in the plain format.
@@ -307,5 +311,7 @@ pub fn plain_row(line: &ChargeLine) -> PlainRow<'_> {
         fee: DecimalCell(line.fee.0),
         tags: focus::tags_of(line),
         memo: line.memo.as_deref(),
+        source: line.source().as_str(),
+        listing_id: line.listing_id,
     }
 }

@@ -6,12 +6,15 @@
 //! VRAM is priced in `GB-Hours` (4 × the `vram_h` quantity), and a reserved
 //! hour is a commitment `Purchase` row (billed) plus a `Usage` row carrying
 //! its amortized cost with `CommitmentDiscountStatus` Used or Unused.
+//! Custom columns (FOCUS wants an `x_` prefix) keep the exact description
+//! and say where the capacity came from: `x_Source` (`primary`, `resale`)
+//! and `x_ListingId`; a seller's resale proceeds are `Credit` rows.
 //!
 //! A row is a struct whose serde names are the column names, so the CSV
 //! header, the CSV fields and the JSON keys cannot drift apart.
 
 use super::cells::{DecimalCell, JsonCell, TimeCell};
-use super::lines::{ChargeLine, Kind, Unit};
+use super::lines::{ChargeLine, Kind, Source, Unit};
 use super::period;
 use crate::pricing::round_money;
 use rust_decimal::Decimal;
@@ -81,6 +84,14 @@ pub struct Row {
     /// text, in UTF-8, is kept beside it in a custom column.
     #[serde(rename = "x_ChargeDescription")]
     pub x_charge_description: String,
+    /// The resale listing a resold lease was bought from (the buyer's rows)
+    /// or whose sale a proceeds credit pays out (the seller's); null otherwise.
+    #[serde(rename = "x_ListingId")]
+    pub x_listing_id: Option<String>,
+    /// `primary`, or `resale` on the rows of a lease bought from a listing
+    /// and on the seller's proceeds (DESIGN §6).
+    #[serde(rename = "x_Source")]
+    pub x_source: Source,
 }
 
 impl Row {
@@ -248,13 +259,20 @@ pub fn rows(line: &ChargeLine, currency: &str) -> Vec<Row> {
         }),
         sku_price_id: unit.map(|u| format!("{gpu_model}:{}:{region_or_any}:{mode}", u.as_str())),
         tags: tags_of(line),
+        x_listing_id: line.listing_id.map(|l| l.to_string()),
+        x_source: line.source(),
         // Commitment columns, PricingCategory and ChargeClass: null unless
         // the kind below says otherwise.
         ..Row::default()
     };
+    let bought = match (line.source(), line.listing_id) {
+        (Source::Resale, Some(listing)) => format!(", bought on resale from listing {listing}"),
+        (Source::Resale, None) => ", bought on resale".to_owned(),
+        (Source::Primary, _) => String::new(),
+    };
     let describe = |what: &str| {
         format!(
-            "{what} {unit_name} on {gpu_model} in {region_or_any} for lease {}",
+            "{what} {unit_name} on {gpu_model} in {region_or_any} for lease {}{bought}",
             lease.as_deref().unwrap_or("-")
         )
     };
@@ -328,7 +346,7 @@ mod tests {
     use rust_decimal_macros::dec;
 
     /// The FOCUS 1.2 columns, in the order the export has always written them.
-    const COLUMNS: [&str; 47] = [
+    const COLUMNS: [&str; 49] = [
         "BilledCost",
         "BillingAccountId",
         "BillingAccountName",
@@ -376,6 +394,8 @@ mod tests {
         "SkuPriceId",
         "Tags",
         "x_ChargeDescription",
+        "x_ListingId",
+        "x_Source",
     ];
 
     fn line(kind: &str, mode: &str, unit: Option<&str>, q: Decimal, price: Decimal) -> ChargeLine {
@@ -401,7 +421,17 @@ mod tests {
             period_end: 1_769_905_800,
             amount: Money(round_money(price * q)),
             fee: Money(Decimal::ZERO),
+            source: "primary".into(),
+            listing_id: None,
         }
+    }
+
+    const LISTING: Uuid = Uuid::from_u128(0x11571);
+
+    fn resold(mut l: ChargeLine) -> ChargeLine {
+        l.source = "resale".into();
+        l.listing_id = Some(LISTING);
+        l
     }
 
     fn csv_text(rows: &[Row]) -> String {
@@ -565,6 +595,122 @@ mod tests {
         let (bs, be) = (r.billing_period_start.0, r.billing_period_end.0);
         assert_eq!(period::rfc3339(bs), "2026-02-01T00:00:00Z");
         assert_eq!(period::rfc3339(be), "2026-03-01T00:00:00Z");
+    }
+
+    #[test]
+    fn primary_rows_say_primary_and_name_no_listing() {
+        for kind in ["usage", "reserved_used", "credit"] {
+            for row in rows(
+                &line(kind, "on_demand", Some("tflops_h"), dec!(1), dec!(1)),
+                "USD",
+            ) {
+                assert_eq!(row.x_source, Source::Primary);
+                assert_eq!(row.x_listing_id, None);
+                assert!(!row.charge_description.contains("resale"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_resold_leases_rows_say_resale_and_name_the_listing() {
+        let reserved = resold(line(
+            "reserved_used",
+            "reserved",
+            Some("vram_h"),
+            dec!(2),
+            dec!(0.04),
+        ));
+        let on_demand = resold(line(
+            "usage",
+            "on_demand",
+            Some("tflops_h"),
+            dec!(5),
+            dec!(0.002),
+        ));
+        for l in [reserved, on_demand] {
+            let r = rows(&l, "USD");
+            assert!(!r.is_empty());
+            for row in &r {
+                assert_eq!(row.x_source, Source::Resale);
+                assert_eq!(row.x_listing_id, Some(LISTING.to_string()));
+                assert!(
+                    row.charge_description
+                        .ends_with(&format!(", bought on resale from listing {LISTING}")),
+                    "{}",
+                    row.charge_description
+                );
+                // A resold hour is still the buyer's usage at its own price.
+                assert_ne!(row.charge_category, ChargeCategory::Credit);
+                assert_eq!(row.contracted_cost.0, l.amount.0);
+            }
+            assert_eq!(
+                r.iter().map(|row| row.billed_cost.0).sum::<Decimal>(),
+                l.amount.0
+            );
+        }
+        let out = csv_text(&rows(
+            &resold(line("usage", "spot", Some("tflops_h"), dec!(1), dec!(1))),
+            "USD",
+        ));
+        assert!(
+            out.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(&format!(",{LISTING},resale")),
+            "{out}"
+        );
+        let mut json = Vec::new();
+        let l = resold(line("usage", "spot", Some("tflops_h"), dec!(1), dec!(1)));
+        write_json(&mut json, &rows(&l, "USD")[0]).unwrap();
+        let parsed: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(parsed["x_Source"], "resale");
+        assert_eq!(parsed["x_ListingId"], LISTING.to_string());
+    }
+
+    #[test]
+    fn a_sellers_proceeds_are_a_negative_one_time_credit_row_of_exactly_what_it_was_paid() {
+        use crate::billing::charges::{proceeds_line, Resold};
+        let seller = Uuid::from_u128(0x5e11e7);
+        let seller_lease = Uuid::from_u128(0x1ea5e);
+        let resale = Resold {
+            listing: LISTING,
+            seller,
+            seller_lease: Some(seller_lease),
+            seller_tags_json: r#"{"business_line":"ads"}"#.into(),
+        };
+        // 0.950001 reached the seller's wallet: 1.000001 less a 5 % fee of 0.05.
+        let new = proceeds_line(&resale, 1_769_904_000, 1_769_907_600, dec!(0.950001));
+        assert_eq!(new.amount, dec!(-0.950001));
+        assert_eq!(
+            (new.buyer, new.provider, new.kind),
+            (seller, None, Kind::Credit)
+        );
+        let mut l = resold(line("credit", "", None, dec!(0), dec!(0)));
+        l.buyer_id = new.buyer;
+        l.lease_id = new.lease;
+        l.mode = None;
+        l.gpu_model = None;
+        l.region = None;
+        l.memo = new.memo.clone();
+        l.tags_json = new.tags_json.clone();
+        l.amount = Money(new.amount);
+        let r = rows(&l, "USD");
+        assert_eq!(r.len(), 1);
+        let row = &r[0];
+        assert_eq!(row.charge_category, ChargeCategory::Credit);
+        assert_eq!(row.charge_frequency, ChargeFrequency::OneTime);
+        assert_eq!(row.billed_cost, DecimalCell(dec!(-0.950001)));
+        assert_eq!(row.effective_cost, DecimalCell(dec!(-0.950001)));
+        assert_eq!(row.billing_account_id, seller.to_string());
+        assert_eq!(row.resource_id, Some(seller_lease.to_string()));
+        assert_eq!((row.pricing_category, row.pricing_unit), (None, None));
+        assert_eq!(row.x_source, Source::Resale);
+        assert_eq!(row.x_listing_id, Some(LISTING.to_string()));
+        assert_eq!(
+            row.charge_description,
+            format!("Credit: resale proceeds of listing {LISTING}, less the platform fee")
+        );
+        assert_eq!(row.tags.0["business_line"], "ads");
     }
 
     #[test]

@@ -99,6 +99,18 @@ pub async fn extend_hold(
     set_hold(tx, hold, open.remaining + amount, now).await
 }
 
+/// What a capture posted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Captured {
+    /// The ledger entry.
+    pub entry: Uuid,
+    /// The platform's fee.
+    pub fee: Decimal,
+    /// What the payee received: the amount less the fee, exactly as posted
+    /// (a reseller's proceeds lines repeat it).
+    pub paid: Decimal,
+}
+
 /// Pays `amount` out of a hold to `payee` (a provider's payable, or a
 /// reseller's wallet), less the platform's fee.
 pub async fn capture(
@@ -109,7 +121,7 @@ pub async fn capture(
     fee_rate: Decimal,
     memo: &str,
     now: DateTime<Utc>,
-) -> Result<Uuid, LedgerError> {
+) -> Result<Captured, LedgerError> {
     require_positive(amount)?;
     let open = lock_hold(tx, hold).await?;
     if amount > open.remaining {
@@ -119,7 +131,8 @@ pub async fn capture(
         });
     }
     let fee = platform_fee(amount, fee_rate);
-    let mut postings = vec![(Account::Holds(open.user), -amount), (payee, amount - fee)];
+    let paid = amount.checked_sub(fee).ok_or(LedgerError::Overflow)?;
+    let mut postings = vec![(Account::Holds(open.user), -amount), (payee, paid)];
     if !fee.is_zero() {
         postings.push((Account::PlatformRevenue, fee));
     }
@@ -130,9 +143,9 @@ pub async fn capture(
         reference: Some(format!("hold:{hold}")),
         postings,
     };
-    let id = post(tx, &entry, now).await?;
+    let entry = post(tx, &entry, now).await?;
     set_hold(tx, hold, open.remaining - amount, now).await?;
-    Ok(id)
+    Ok(Captured { entry, fee, paid })
 }
 
 /// Returns part of an open hold to the wallet (a lease whose terms changed

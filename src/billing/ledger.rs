@@ -5,7 +5,7 @@
 //! never go below zero; the check happens under the account's row lock.
 
 pub use super::account::Account;
-pub use super::holds::{capture, extend_hold, reduce_hold, release};
+pub use super::holds::{capture, extend_hold, reduce_hold, release, Captured};
 use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
 use anyhow::Context;
 use chrono::{DateTime, Utc};

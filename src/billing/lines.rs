@@ -1,5 +1,5 @@
 //! Charge lines: the rows of `charges`, one per (hour, lease, unit), plus
-//! credit lines. Every line points at the ledger entry that moved its money,
+//! credit lines (a resale seller's proceeds among them). Every line points at the ledger entry that moved its money,
 //! so invoices and exports tie out to the ledger.
 
 use super::ledger::{self, Account, Entry, LedgerError};
@@ -45,6 +45,44 @@ impl Kind {
 
 pub use crate::catalog::Unit;
 
+/// Where the capacity a line bills came from (FOCUS `x_Source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// Capacity the market sold from a provider's node.
+    #[default]
+    Primary,
+    /// The tail of a reserved window, sold on from a resale listing: the
+    /// buyer's lines, and the seller's proceeds.
+    Resale,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Primary => "primary",
+            Source::Resale => "resale",
+        }
+    }
+
+    /// A stored source; lines written before resale existed are `primary`.
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "resale" => Source::Resale,
+            _ => Source::Primary,
+        }
+    }
+
+    /// A line's source from the listing it names, if any.
+    pub fn of(listing: Option<Uuid>) -> Source {
+        if listing.is_some() {
+            Source::Resale
+        } else {
+            Source::Primary
+        }
+    }
+}
+
 /// A line about to be written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLine {
@@ -76,6 +114,10 @@ pub struct NewLine {
     pub amount: Decimal,
     /// The platform's share of `amount`.
     pub fee: Decimal,
+    /// The resale listing the capacity was bought from (the buyer's lines)
+    /// or whose sale the line pays out (the seller's proceeds); `None` for
+    /// primary capacity. It alone decides the line's [`Source`].
+    pub resale_listing: Option<Uuid>,
 }
 
 /// Writes one line belonging to ledger entry `entry`.
@@ -89,9 +131,10 @@ pub async fn insert(
         tx,
         "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
              gpu_model, region, unit, quantity, unit_price, list_unit_price, tags_json, memo, \
-             period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at) \
+             period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at, \
+             source, listing_id) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $20, $21, $22, $23)",
+             $18, $19, $20, $21, $22, $23, $24, $25)",
         line.lease,
         line.order,
         line.buyer,
@@ -115,6 +158,8 @@ pub async fn insert(
         Money(line.fee),
         entry,
         now,
+        Source::of(line.resale_listing).as_str(),
+        line.resale_listing,
     )?;
     Ok(())
 }
@@ -180,6 +225,7 @@ pub async fn credit(
         vram_units: Decimal::ZERO,
         amount: -credit.amount,
         fee: Decimal::ZERO,
+        resale_listing: None,
     };
     insert(tx, &line, entry_id, now).await?;
     Ok(entry_id)
@@ -209,11 +255,18 @@ pub struct ChargeLine {
     pub period_end: i64,
     pub amount: Money,
     pub fee: Money,
+    /// `primary` or `resale` ([`Source`]).
+    pub source: String,
+    pub listing_id: Option<Uuid>,
 }
 
 impl ChargeLine {
     pub fn kind(&self) -> Kind {
         Kind::parse(&self.kind)
+    }
+
+    pub fn source(&self) -> Source {
+        Source::parse(&self.source)
     }
 
     pub fn unit(&self) -> Option<Unit> {
@@ -265,7 +318,7 @@ pub async fn page(
     const COLUMNS: &str = "SELECT c.id, c.lease_id, c.order_id, c.buyer_id, u.email AS buyer_email, \
         c.provider_id, c.node_id, c.kind, c.mode, c.gpu_model, c.region, c.unit, c.quantity, \
         c.unit_price, c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, c.amount, \
-        c.fee FROM charges c JOIN users u ON u.id = c.buyer_id";
+        c.fee, c.source, c.listing_id FROM charges c JOIN users u ON u.id = c.buyer_id";
     let (filter, party) = match scope {
         Scope::All => ("", None),
         Scope::Buyer(b) => ("c.buyer_id = $5 AND ", Some(b)),

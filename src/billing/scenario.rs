@@ -1,11 +1,13 @@
 //! A realistic billing scenario written through the real billing functions
 //! (holds, `charges::charge`, `lines::credit`) at chosen times: on-demand
 //! across midnight and a month end, a reserved window with unused hours,
-//! spot, pooled, a node-loss credit, an admin adjustment, several tags, and a
-//! second buyer. The FOCUS validator check, the export benchmark and the
-//! tests build on it; the server never calls it.
+//! spot, pooled, a node-loss credit, an admin adjustment, several tags, a
+//! second buyer, and a resale (the second buyer's reserved tail, bought by
+//! the first: resale rows on one side, proceeds credits on the other). The
+//! FOCUS validator check, the export benchmark and the tests build on it;
+//! the server never calls it.
 
-use super::charges::{self, ChargeDetail, ChargeOutcome, Chargeable, UnitTerms};
+use super::charges::{self, ChargeDetail, ChargeOutcome, Chargeable, Resold, UnitTerms};
 use super::ledger;
 use super::lines::{self, Credit, Kind, NewLine, Unit};
 use crate::auth::{create_user, Role};
@@ -73,6 +75,8 @@ pub struct LeaseSpec {
     pub ended_at: Option<i64>,
     /// The engine's clock when it is charged (defaults to `to`).
     pub now: Option<i64>,
+    /// Bought on resale: charges pay this seller instead of the provider.
+    pub resale: Option<Resold>,
 }
 
 impl LeaseSpec {
@@ -91,6 +95,7 @@ impl LeaseSpec {
             running_at: Some(from),
             ended_at: None,
             now: None,
+            resale: None,
         }
     }
 }
@@ -160,7 +165,7 @@ async fn lease_once(
         lease,
         buyer,
         provider,
-        seller: None,
+        resale: spec.resale.clone(),
         hold,
         price_per_hour: tflops.units * tflops.price + vram.units * vram.price,
         tflops_units: spec.tflops_units,
@@ -207,6 +212,8 @@ pub struct Parties {
     pub buyer: Uuid,
     pub other_buyer: Uuid,
     pub provider: Uuid,
+    /// The listing `other_buyer` sold `buyer` an hour from.
+    pub listing: Uuid,
     /// `[from, to)` covering every line.
     pub from: i64,
     pub to: i64,
@@ -254,6 +261,7 @@ pub async fn build_for(
         running_at: Some(JAN_31 + 21 * H + 30 * 60),
         ended_at: Some(JAN_31 + 26 * H),
         now: Some(JAN_31 + 26 * H),
+        resale: None,
     };
     lease(db, buyer, provider, &reserved).await?;
     // Spot on an L40S at 0.55 × list, a few seconds past the hour.
@@ -312,13 +320,51 @@ pub async fn build_for(
     let mut theirs = LeaseSpec::on_demand(JAN_31 + 23 * H, JAN_31 + 24 * H + 30 * 60);
     theirs.tags = serde_json::json!({"business_line": "secret-project"});
     lease(db, other_buyer, provider, &theirs).await?;
+    let listing = resale(db, buyer, other_buyer, provider).await?;
     Ok(Parties {
         buyer,
         other_buyer,
         provider,
+        listing,
         from: JAN_31,
         to: JAN_31 + 2 * 24 * H,
     })
+}
+
+/// The other buyer reserved an H100 for 06:00–10:00 on Feb 1 and listed the
+/// tail from 08:00 (its lease ended there, the window still owed whole to
+/// the provider); the buyer's reserved 08:00–09:00 was filled from that
+/// listing at 0.8 × the reserved price. Returns the listing.
+async fn resale(db: &Db, buyer: Uuid, seller: Uuid, provider: Uuid) -> anyhow::Result<Uuid> {
+    let window = JAN_31 + 30 * H;
+    let listed_from = window + 2 * H;
+    let seller_tags = serde_json::json!({"business_line": "secret-project"});
+    let reserved = LeaseSpec {
+        mode: Mode::Reserved,
+        multiplier: crate::engine::pricing::RESERVED,
+        tags: seller_tags.clone(),
+        running_at: Some(window),
+        ended_at: Some(listed_from),
+        now: Some(listed_from),
+        ..LeaseSpec::on_demand(window, window + 4 * H)
+    };
+    let (seller_lease, _) = lease(db, seller, provider, &reserved).await?;
+    let listing = Uuid::now_v7();
+    let bought = LeaseSpec {
+        mode: Mode::Reserved,
+        multiplier: crate::engine::pricing::RESERVED * dec!(0.8),
+        tags: serde_json::json!({"business_line": "search", "cost_center": "cc-200"}),
+        running_at: Some(listed_from),
+        resale: Some(Resold {
+            listing,
+            seller,
+            seller_lease: Some(seller_lease),
+            seller_tags_json: seller_tags.to_string(),
+        }),
+        ..LeaseSpec::on_demand(listed_from, listed_from + H)
+    };
+    lease(db, buyer, provider, &bought).await?;
+    Ok(listing)
 }
 
 /// Writes `n` usage lines for `buyer` straight through [`lines::insert`]
@@ -363,6 +409,7 @@ pub async fn bulk_lines(db: &Db, buyer: Uuid, provider: Uuid, n: u64) -> anyhow:
                 vram_units: dec!(2),
                 amount: crate::pricing::round_money(price * quantity),
                 fee: Decimal::ZERO,
+                resale_listing: None,
             };
             lines::insert(&mut tx, &line, entry, Utc::now())
                 .await

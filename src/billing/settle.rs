@@ -4,10 +4,10 @@
 //! Each function says what it decided and changes no engine state: the
 //! market task tells the engine when a lease's funds ran out.
 
-use super::charges::{self, ChargeDetail, Chargeable};
+use super::charges::{self, ChargeDetail, Chargeable, Resold};
 use super::ledger::{self, LedgerError};
 use crate::db::{dispatch_tx, execute_tx, Money};
-use crate::engine::{EndReason, Lease, Mode};
+use crate::engine::{EndReason, Lease, Mode, ResaleSource};
 use crate::market::Flushed;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -352,6 +352,10 @@ async fn chargeable(
     };
     let engine: Lease = serde_json::from_str(&json).context("corrupt lease row")?;
     let detail = ChargeDetail::of_lease(&engine, node, running_at, ended_at, tags_json);
+    let resale = match &engine.resale {
+        Some(source) => Some(resold(flushed, source).await?),
+        None => None,
+    };
     Ok(Some(ChargeRow {
         mode: engine.mode,
         converts_to_reserved: engine.converts_to_reserved,
@@ -362,7 +366,7 @@ async fn chargeable(
             lease: id,
             buyer,
             provider,
-            seller: engine.resale.as_ref().map(|r| r.seller),
+            resale,
             hold: hold.unwrap_or(Uuid::nil()),
             price_per_hour: price.0,
             tflops_units: engine.placement.units.tflops_h,
@@ -370,6 +374,27 @@ async fn chargeable(
             detail,
         },
     }))
+}
+
+/// The seller's side of a lease bought on resale: the lease its listing
+/// cut the tail from, and that lease's order's tags.
+async fn resold(flushed: &mut Flushed<'_, '_>, source: &ResaleSource) -> anyhow::Result<Resold> {
+    let row: Option<(Uuid, Option<String>)> = dispatch_tx!(flushed.tx(), conn => {
+        sqlx::query_as(
+            "SELECT r.lease_id, o.tags_json FROM resale_listings r JOIN leases l ON l.id = r.lease_id \
+             LEFT JOIN orders o ON o.id = l.order_id WHERE r.id = $1",
+        )
+        .bind(source.listing_id)
+        .fetch_optional(conn)
+        .await
+    })?;
+    let (seller_lease, tags_json) = row.unzip();
+    Ok(Resold {
+        listing: source.listing_id,
+        seller: source.seller,
+        seller_lease,
+        seller_tags_json: tags_json.flatten().unwrap_or_else(|| "{}".to_owned()),
+    })
 }
 
 /// A node's last heartbeat and its registration.

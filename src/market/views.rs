@@ -309,7 +309,14 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
     let (id, state, price, device, end_reason, exit_code, billed_until, json) = row;
     let lease: Lease = serde_json::from_str(&json).map_err(|e| ApiError::Internal(e.into()))?;
     let charged: Vec<Money> = dispatch!(db, pool => {
-        sqlx::query_scalar("SELECT amount FROM charges WHERE lease_id = $1").bind(id).fetch_all(pool).await
+        // A seller's resale proceeds name the lease they were cut from, but
+        // they are income, not a charge of it.
+        sqlx::query_scalar(
+            "SELECT amount FROM charges WHERE lease_id = $1 AND NOT (kind = 'credit' AND source = 'resale')",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await
     })?;
     let usage: Vec<(Money, Money)> = dispatch!(db, pool => {
         sqlx::query_as("SELECT tflops_s, vram_gb_s FROM usage_records WHERE lease_id = $1")

@@ -20,7 +20,7 @@ use std::str::FromStr;
 use uuid::Uuid;
 
 /// Parses CSV with quoted fields (RFC 4180) into maps by header.
-fn parse_csv(text: &str) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn parse_csv(text: &str) -> Vec<BTreeMap<String, String>> {
     let mut records: Vec<Vec<String>> = Vec::new();
     let (mut field, mut record) = (String::new(), Vec::new());
     let mut quoted = false;
@@ -54,7 +54,8 @@ fn dec(row: &BTreeMap<String, String>, col: &str) -> Option<Decimal> {
     (!v.is_empty()).then(|| Decimal::from_str(v).unwrap_or_else(|e| panic!("{col}={v}: {e}")))
 }
 
-async fn text(app: &TestApp, path: &str, token: &str) -> (u16, String, String) {
+/// A GET's status, content type and body as text.
+pub(crate) async fn text(app: &TestApp, path: &str, token: &str) -> (u16, String, String) {
     let r = app
         .client
         .request(Method::GET, format!("{}{}", app.address, path))
@@ -164,6 +165,32 @@ on_both_databases! {
         let plain = parse_csv(&plain);
         let sum: Decimal = plain.iter().map(|r| dec(r, "amount").unwrap()).sum();
         assert_eq!(sum, ledger);
+    }
+
+    async fn the_scenarios_resale_is_resale_rows_for_the_buyer_and_proceeds_credits_for_the_seller(app) {
+        let w = world(&app).await;
+        let path = format!("/v1/billing/export?format=focus-csv&{RANGE}");
+        let listing = w.parties.listing.to_string();
+        let (_, _, mine) = text(&app, &path, &w.buyer).await;
+        let mine = parse_csv(&mine);
+        let resold: Vec<_> = mine.iter().filter(|r| r["x_Source"] == "resale").collect();
+        // One reserved hour, two units: a purchase and an amortized usage row each.
+        assert_eq!(resold.len(), 4, "{resold:?}");
+        assert!(resold.iter().all(|r| r["x_ListingId"] == listing && r["PricingCategory"] == "Committed"));
+        assert!(mine.iter().filter(|r| r["x_Source"] != "resale").all(|r| r["x_Source"] == "primary" && r["x_ListingId"].is_empty()));
+        let paid: Decimal = resold.iter().map(|r| dec(r, "BilledCost").unwrap()).sum();
+        let (_, _, theirs) = text(&app, &path, &w.other).await;
+        let theirs = parse_csv(&theirs);
+        let proceeds: Vec<_> = theirs.iter().filter(|r| r["x_Source"] == "resale").collect();
+        assert_eq!(proceeds.len(), 1, "{proceeds:?}");
+        assert_eq!(proceeds[0]["ChargeCategory"], "Credit");
+        assert_eq!(proceeds[0]["x_ListingId"], listing);
+        let credited = dec(proceeds[0], "BilledCost").unwrap();
+        assert_eq!(-credited, paid - gpuex::billing::ledger::platform_fee(paid, scenario::FEE));
+        // Each side ties out to its own ledger movements.
+        let billed: Decimal = theirs.iter().map(|r| dec(r, "BilledCost").unwrap()).sum();
+        let ledger = lines::ledger_total(&w.db, w.parties.other_buyer, w.parties.from, w.parties.to).await.unwrap();
+        assert_eq!(billed, ledger);
     }
 
     async fn a_gzip_client_gets_every_export_whole_byte_for_byte_the_identity_answer(app) {
@@ -444,6 +471,39 @@ on_both_databases! {
         assert_eq!(g["gpu_model"], "H100-SXM5-80GB");
         assert_eq!(g["mode"], "on_demand");
         assert_eq!(Decimal::from_str(g["gross"].as_str().unwrap()).unwrap(), billed);
+    }
+
+    async fn a_line_written_before_resale_existed_is_primary_in_every_export(app) {
+        let (buyer, buyer_id) = app.user("buyer").await;
+        let db = Db::connect(&app.database_url).await.unwrap();
+        // The columns a line had before migration 0011, and no more.
+        let (zero, amount) = (gpuex::db::Money(Decimal::ZERO), gpuex::db::Money(Decimal::new(-75, 2)));
+        gpuex::db::dispatch!(db, pool => {
+            sqlx::query(
+                "INSERT INTO charges (buyer_id, kind, memo, period_start, period_end, tflops_units, \
+                 vram_units, amount, fee, entry_id, created_at) \
+                 VALUES ($1, 'credit', 'old goodwill', $2, $3, $4, $4, $5, $4, $6, $7)",
+            )
+            .bind(buyer_id)
+            .bind(JAN_31)
+            .bind(JAN_31 + 3600)
+            .bind(zero)
+            .bind(amount)
+            .bind(Uuid::now_v7())
+            .bind(chrono::Utc::now())
+            .execute(pool)
+            .await
+            .map(|_| ())
+        })
+        .unwrap();
+        let (_, _, body) = text(&app, &format!("/v1/billing/export?format=focus-csv&{RANGE}"), &buyer).await;
+        let rows = parse_csv(&body);
+        assert_eq!(rows.len(), 1, "{body}");
+        assert_eq!((rows[0]["x_Source"].as_str(), rows[0]["x_ListingId"].as_str()), ("primary", ""));
+        let (_, _, plain) = text(&app, &format!("/v1/billing/export?format=csv&{RANGE}"), &buyer).await;
+        let plain = parse_csv(&plain);
+        assert_eq!((plain[0]["source"].as_str(), plain[0]["listing_id"].as_str()), ("primary", ""));
+        db.close().await;
     }
 
     async fn an_admin_adjustment_is_a_credit_line_with_its_reason(app) {

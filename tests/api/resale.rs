@@ -1,17 +1,23 @@
 //! Resale over HTTP (DESIGN §6): a seller lists the tail of its reservation,
 //! another buyer's reserved order takes part of it at the ask, what is left
-//! stays listed, and every refusal has its code.
+//! stays listed, and every refusal has its code; the resold hours show in
+//! both parties' FOCUS exports.
 
+use crate::billing::{parse_csv, text};
 use crate::fleet::{self, create_node, h100_node, on_both_databases_fast, register};
 use crate::helpers::*;
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use gpuex::billing::{ledger, lines, Account};
 use gpuex::db::{dispatch, Db, Money};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 use uuid::Uuid;
 
 const H100: (&str, bool) = ("H100-SXM5-80GB", false);
+/// Every line, whenever its hours fall.
+const WHOLE: &str = "from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z";
 
 /// The first whole hour at least two hours from now.
 fn window_start() -> DateTime<Utc> {
@@ -150,5 +156,127 @@ on_both_databases_fast! {
         assert_eq!(r.status, 200, "{}", r.body);
         app.post("/v1/resale-listings", Some(&m.buyer), body).await.assert_code(409, "lease_ended");
         app.post("/v1/resale-listings", Some(&m.buyer), json!({"lease_id": lease, "from": from})).await.assert_problem(422, None);
+    }
+}
+
+/// Postings to `account` in the ledger's capture entries: what the resold
+/// hours paid into a seller's wallet, read from the ledger alone.
+async fn captured_into(db: &Db, account: Account) -> Decimal {
+    let amounts: Vec<Money> = dispatch!(db, pool => {
+        sqlx::query_scalar(
+            "SELECT p.amount FROM postings p JOIN journal_entries e ON e.id = p.entry_id \
+             WHERE p.account = $1 AND e.kind = 'capture'",
+        )
+        .bind(account)
+        .fetch_all(pool)
+        .await
+    })
+    .unwrap();
+    amounts.into_iter().map(|m| m.0).sum()
+}
+
+fn cost(row: &BTreeMap<String, String>, column: &str) -> Decimal {
+    Decimal::from_str(&row[column]).unwrap_or_else(|e| panic!("{column}={}: {e}", row[column]))
+}
+
+on_both_databases_fast! {
+    async fn a_resold_hour_is_resale_in_the_buyers_focus_export_and_proceeds_credits_in_the_sellers(app) {
+        let m = fleet::market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
+        register(&app, &node, &[H100]).await;
+        let (buyer, buyer_id) = app.buyer_with(&m.admin, "1000").await;
+        let seller = &m.buyer;
+        let seller_id: Uuid = app.get("/v1/me", Some(seller)).await.body["id"].as_str().unwrap().parse().unwrap();
+        let start = window_start();
+        let mut order = reserved(start, 4);
+        order["tags"] = json!({"business_line": "resold-capacity"});
+        let r = app.order(seller, order).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let seller_lease = r.body["lease_id"].as_str().unwrap().to_owned();
+        let reserved_price = decimal(&app.get(&format!("/v1/leases/{seller_lease}"), Some(seller)).await.body["price_per_hour"]);
+        let ask = (reserved_price * Decimal::from_str("0.8").unwrap()).round_dp(6);
+        let from = start + Duration::hours(2);
+        let r = app.post("/v1/resale-listings", Some(seller), json!({"lease_id": seller_lease, "from": from, "ask_per_hour": ask.to_string()})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let listing_id = r.body["id"].as_str().unwrap().to_owned();
+        let r = app.order(&buyer, reserved(from, 1)).await;
+        assert_eq!(r.body["state"], "filled", "{}", r.body);
+        let bought = r.body["lease_id"].as_str().unwrap().to_owned();
+
+        let db = Db::connect(&app.database_url).await.unwrap();
+        let earnings = || async { app.get(&format!("/v1/provider/earnings?{WHOLE}"), Some(&m.provider)).await.body };
+        let earned_before = earnings().await;
+        let wallet_before = captured_into(&db, Account::Wallet(seller_id)).await;
+        // A reserved window is owed whole: released before it begins, the
+        // buyer's hour is charged now, and the charge pays the seller.
+        let r = app.post(&format!("/v1/leases/{bought}/release"), Some(&buyer), json!({})).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let charged = decimal(&app.get(&format!("/v1/leases/{bought}"), Some(&buyer)).await.body["usage"]["charged"]);
+        assert!(charged > Decimal::ZERO && charged <= ask, "{charged} vs {ask}");
+        let seller_gain = captured_into(&db, Account::Wallet(seller_id)).await - wallet_before;
+        assert_eq!(seller_gain, charged - ledger::platform_fee(charged, Decimal::new(5, 2)));
+
+        // The buyer's export: every row of the resold lease says resale and
+        // names the listing; CSV and JSON agree; the seller never appears.
+        let (status, _, csv) = text(&app, &format!("/v1/billing/export?format=focus-csv&{WHOLE}"), &buyer).await;
+        assert_eq!(status, 200, "{csv}");
+        assert!(!csv.contains(&seller_id.to_string()) && !csv.contains(&seller_lease));
+        let rows = parse_csv(&csv);
+        let resold: Vec<_> = rows.iter().filter(|r| r["ResourceId"] == bought).collect();
+        assert!(!resold.is_empty(), "{csv}");
+        for row in &resold {
+            assert_eq!(row["x_Source"], "resale", "{row:?}");
+            assert_eq!(row["x_ListingId"], listing_id, "{row:?}");
+            assert_ne!(row["ChargeCategory"], "Credit", "{row:?}");
+        }
+        assert_eq!(resold.iter().map(|r| cost(r, "BilledCost")).sum::<Decimal>(), charged);
+        let billed: Decimal = rows.iter().map(|r| cost(r, "BilledCost")).sum();
+        assert_eq!(billed, lines::ledger_total(&db, buyer_id, 0, i64::MAX / 4).await.unwrap());
+        let (_, _, json_body) = text(&app, &format!("/v1/billing/export?format=focus-json&{WHOLE}"), &buyer).await;
+        let json_rows: Vec<Value> = serde_json::from_str(&json_body).unwrap();
+        let json_resold: Vec<_> = json_rows.iter().filter(|r| r["ResourceId"] == bought.as_str()).collect();
+        assert_eq!(json_resold.len(), resold.len());
+        assert!(json_resold.iter().all(|r| r["x_Source"] == "resale" && r["x_ListingId"] == listing_id.as_str()));
+
+        // The seller's export: its proceeds are Credit rows, negative, for
+        // exactly what its wallet got, on its own lease and tags.
+        let (_, _, csv) = text(&app, &format!("/v1/billing/export?format=focus-csv&{WHOLE}"), seller).await;
+        assert!(!csv.contains(&buyer_id.to_string()) && !csv.contains(&bought), "{csv}");
+        let rows = parse_csv(&csv);
+        let proceeds: Vec<_> = rows.iter().filter(|r| r["x_Source"] == "resale").collect();
+        assert!(!proceeds.is_empty(), "{csv}");
+        for row in &proceeds {
+            assert_eq!(row["ChargeCategory"], "Credit", "{row:?}");
+            assert_eq!(row["BillingAccountId"], seller_id.to_string());
+            assert_eq!(row["ResourceId"], seller_lease);
+            assert_eq!(row["x_ListingId"], listing_id);
+            assert_eq!(cost(row, "BilledCost"), cost(row, "EffectiveCost"));
+            assert!(cost(row, "BilledCost") < Decimal::ZERO, "{row:?}");
+            let tags: Value = serde_json::from_str(&row["Tags"]).unwrap();
+            assert_eq!(tags["business_line"], "resold-capacity");
+        }
+        let credited: Decimal = proceeds.iter().map(|r| cost(r, "BilledCost")).sum();
+        assert_eq!(-credited, seller_gain);
+        // The seller's own reservation stays primary.
+        assert!(rows.iter().filter(|r| r["x_Source"] != "resale").all(|r| r["x_Source"] == "primary"));
+        let billed: Decimal = rows.iter().map(|r| cost(r, "BilledCost")).sum();
+        assert_eq!(billed, lines::ledger_total(&db, seller_id, 0, i64::MAX / 4).await.unwrap());
+        let (_, _, json_body) = text(&app, &format!("/v1/billing/export?format=focus-json&{WHOLE}"), seller).await;
+        let json_rows: Vec<Value> = serde_json::from_str(&json_body).unwrap();
+        let json_credited: Decimal = json_rows
+            .iter()
+            .filter(|r| r["x_Source"] == "resale" && r["ChargeCategory"] == "Credit")
+            .map(|r| Decimal::from_str(&r["BilledCost"].to_string()).unwrap())
+            .sum();
+        assert_eq!(json_credited, credited);
+        // Proceeds are income, not a charge of the seller's lease.
+        let seller_view = app.get(&format!("/v1/leases/{seller_lease}"), Some(seller)).await;
+        assert!(decimal(&seller_view.body["usage"]["charged"]) >= Decimal::ZERO, "{}", seller_view.body);
+
+        // The provider was paid by the seller's reservation: the resale
+        // changes neither its earnings nor its payable balance.
+        assert_eq!(earnings().await, earned_before);
+        assert_ledger_balances(&app).await;
+        db.close().await;
     }
 }
