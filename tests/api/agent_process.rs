@@ -518,6 +518,19 @@ async fn posted(app: &TestApp, account: &str, kind: &str) -> Decimal {
     amounts.into_iter().map(|m| m.0).sum()
 }
 
+/// Every row of `token`'s FOCUS JSON export.
+async fn focus_rows(app: &TestApp, token: &str) -> Vec<serde_json::Value> {
+    let whole = "from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z";
+    let r = app
+        .get(
+            &format!("/v1/billing/export?format=focus-json&{whole}"),
+            Some(token),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body.as_array().cloned().unwrap_or_default()
+}
+
 fn decimal_of(v: &serde_json::Value) -> Decimal {
     v.as_str()
         .unwrap_or_else(|| panic!("not a decimal: {v}"))
@@ -717,12 +730,19 @@ crate::helpers::on_both_databases_with! { hours_pass =>
             "the whole window is owed: {seller_charged} vs {window}"
         );
 
-        // Both parties' FOCUS exports answer with the resale in them.
-        for token in [&buyer, &seller] {
-            let r = app
-                .get("/v1/billing/export?format=focus-json", Some(token))
-                .await;
-            assert_eq!(r.status, 200, "{}", r.body);
-        }
+        // Both parties' FOCUS exports carry it: the buyer's rows of the bought
+        // lease say `resale`, and the seller's proceeds are Credit rows for
+        // exactly what its wallet got.
+        let buyer_rows = focus_rows(&app, &buyer).await;
+        let resold: Vec<_> = buyer_rows.iter().filter(|r| r["ResourceId"] == bought.as_str()).collect();
+        assert!(!resold.is_empty(), "{buyer_rows:?}");
+        assert!(resold.iter().all(|r| r["x_Source"] == "resale" && r["x_ListingId"] == listing.as_str()), "{resold:?}");
+        let seller_rows = focus_rows(&app, &seller).await;
+        let credited: Decimal = seller_rows
+            .iter()
+            .filter(|r| r["x_Source"] == "resale" && r["ChargeCategory"] == "Credit")
+            .map(|r| r["BilledCost"].to_string().parse::<Decimal>().unwrap())
+            .sum();
+        assert_eq!(-credited, seller_wallet, "{seller_rows:?}");
     }
 }
