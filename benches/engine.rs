@@ -518,6 +518,7 @@ fn bench_resale(_c: &mut Criterion) {
     let batch: usize = std::env::var("GPUEX_BENCH_RESALE_BATCH")
         .ok()
         .and_then(|b| b.parse().ok())
+        .filter(|b| *b > 0)
         .unwrap_or(60);
     let warm_up = batch / 5;
     let mut samples: [[Vec<Duration>; 3]; 2] = Default::default();
