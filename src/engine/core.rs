@@ -13,7 +13,7 @@ use super::lease::{Lease, LeaseState};
 use super::offpeak::{LocalTime, RegionClock};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
-use super::resale::{Listing, ListingRefusal};
+use super::resale::{Listing, ListingFit, ListingRefusal};
 use super::types::{LeaseId, ListingId, NodeId, OrderId, Priority, Ts};
 use crate::catalog::Unit;
 
@@ -164,8 +164,14 @@ pub struct Engine {
     pub(super) order_leases: BTreeMap<OrderId, u32>,
     /// Leases whose rows the last command changed (granted, updated or ended).
     pub(super) touched: BTreeSet<LeaseId>,
-    /// Open resale listings.
+    /// Open resale listings. Change through `file_listing` and
+    /// `unfile_listing`, which keep `listing_asks` in step.
     pub(super) listings: BTreeMap<ListingId, Listing>,
+    /// The open listings by how many GPUs their slice has, cheapest ask then
+    /// id first, each with what an order checks of it: a buyer's order looks
+    /// only at listings of its GPU count and stops at the first that holds
+    /// it, which is the cheapest.
+    pub(super) listing_asks: BTreeMap<u8, BTreeMap<(Decimal, ListingId), ListingFit>>,
     /// Listings the last command opened or closed.
     pub(super) touched_listings: BTreeSet<ListingId>,
 }
@@ -218,6 +224,7 @@ impl Engine {
             order_leases: BTreeMap::new(),
             touched: BTreeSet::new(),
             listings: BTreeMap::new(),
+            listing_asks: BTreeMap::new(),
             touched_listings: BTreeSet::new(),
         }
     }

@@ -6,10 +6,10 @@ use super::core::{Engine, Timer};
 use super::events::Event;
 use super::lease::{Lease, LeaseState, NoticeReason};
 use super::orders::{OpenOrder, OpenState};
-use super::placement::{self, place, PlacementRequest};
+use super::placement::{self, place, Placement, PlacementRequest};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
-use super::types::{BuyerId, ListingId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
+use super::types::{BuyerId, LeaseId, ListingId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
 use rust_decimal::Decimal;
 
 /// The order a listing may fill.
@@ -20,6 +20,22 @@ pub(super) struct FromListing<'a> {
     pub funds: Decimal,
     pub fill_no: u32,
     pub accepted_before: bool,
+}
+
+/// Where primary capacity would put an on-demand or pooled order now.
+enum PrimarySlot {
+    /// On free capacity.
+    Free(Placement),
+    /// On capacity that these lower-priority leases give up after notice.
+    AfterNotice(Placement, Vec<LeaseId>),
+}
+
+impl PrimarySlot {
+    fn placement(&self) -> &Placement {
+        match self {
+            PrimarySlot::Free(p) | PrimarySlot::AfterNotice(p, _) => p,
+        }
+    }
 }
 
 /// How an attempt to fill a fixed-price order went.
@@ -159,6 +175,14 @@ impl Engine {
         let now = self.now;
         let priority = Priority::of(spec.mode, spec.qos);
         let rule = PriceRule::fixed(spec.mode);
+        // Found once: a listing is taken only when it beats this, and
+        // otherwise this is what the order gets.
+        let primary = match place(&self.view, req, &self.mix, &self.cfg.policy) {
+            Some(p) => Some(PrimarySlot::Free(p)),
+            None => self
+                .plan_preemption(req, priority, now, None)
+                .map(|(p, victims)| PrimarySlot::AfterNotice(p, victims)),
+        };
         if self.resale_applies(spec) {
             let until = now + spec.duration_s.unwrap_or(0);
             let taken = self.fill_from_listing(
@@ -173,42 +197,44 @@ impl Engine {
                 req,
                 (now, until),
                 LeaseState::Provisioning,
+                primary.as_ref().map(PrimarySlot::placement),
                 events,
             );
             if let Some(fill) = taken {
                 return fill;
             }
         }
-        if let Some(p) = place(&self.view, req, &self.mix, &self.cfg.policy) {
-            let lease = self.build_lease(
-                order_id,
-                buyer,
-                spec,
-                fill_no,
-                p,
-                rule,
-                LeaseState::Provisioning,
-                now,
-            );
-            if lease.hold > funds {
-                return Fill::Refused(RejectReason::InsufficientFunds);
+        let (p, victims) = match primary {
+            None => return Fill::NoCapacity,
+            Some(PrimarySlot::AfterNotice(p, victims)) => (p, victims),
+            Some(PrimarySlot::Free(p)) => {
+                let lease = self.build_lease(
+                    order_id,
+                    buyer,
+                    spec,
+                    fill_no,
+                    p,
+                    rule,
+                    LeaseState::Provisioning,
+                    now,
+                );
+                if lease.hold > funds {
+                    return Fill::Refused(RejectReason::InsufficientFunds);
+                }
+                if !accepted_before {
+                    events.push(Event::OrderAccepted { order_id, at: now });
+                }
+                let report = self.report(&lease, Vec::new(), None);
+                let lease_id = lease.id;
+                self.grant(lease, events);
+                events.push(Event::OrderFilled {
+                    order_id,
+                    lease_id,
+                    report: Box::new(report),
+                    at: now,
+                });
+                return Fill::Filled;
             }
-            if !accepted_before {
-                events.push(Event::OrderAccepted { order_id, at: now });
-            }
-            let report = self.report(&lease, Vec::new(), None);
-            let lease_id = lease.id;
-            self.grant(lease, events);
-            events.push(Event::OrderFilled {
-                order_id,
-                lease_id,
-                report: Box::new(report),
-                at: now,
-            });
-            return Fill::Filled;
-        }
-        let Some((p, victims)) = self.plan_preemption(req, priority, now, None) else {
-            return Fill::NoCapacity;
         };
         // Ready when the last victim is gone: a full notice from now, or sooner
         // where a victim already had notice.
@@ -275,6 +301,8 @@ impl Engine {
         }
         self.refresh_offpeak();
         let end = start + dur;
+        // Found once: a listing is taken only when it beats this.
+        let planned = self.plan_preemption(req, Priority::Reserved, start, Some(end));
         if self.resale_applies(&po.spec) {
             let order = FromListing {
                 order_id: id,
@@ -284,14 +312,21 @@ impl Engine {
                 fill_no: 0,
                 accepted_before: false,
             };
-            match self.fill_from_listing(order, req, (start, end), LeaseState::Pending, events) {
+            let primary = planned.as_ref().map(|(p, _)| p);
+            match self.fill_from_listing(
+                order,
+                req,
+                (start, end),
+                LeaseState::Pending,
+                primary,
+                events,
+            ) {
                 Some(Fill::Refused(reason)) => return self.reject(id, reason, events),
                 Some(_) => return,
                 None => {}
             }
         }
-        let Some((p, victims)) = self.plan_preemption(req, Priority::Reserved, start, Some(end))
-        else {
+        let Some((p, victims)) = planned else {
             let reason = self.diagnose(req);
             return self.reject(id, reason, events);
         };
@@ -334,16 +369,18 @@ impl Engine {
     }
 
     /// Fills an order from the cheapest listing that holds it over `window`
-    /// when that beats primary capacity (`None`: no listing does).
+    /// when that beats `primary`, the slice primary capacity would give it
+    /// (`None`: no listing does).
     fn fill_from_listing(
         &mut self,
         order: FromListing<'_>,
         req: &PlacementRequest,
         window: (Ts, Ts),
         state: LeaseState,
+        primary: Option<&Placement>,
         events: &mut Vec<Event>,
     ) -> Option<Fill> {
-        let (listing_id, lease) = self.offer_from_listing(&order, req, window, state)?;
+        let (listing_id, lease) = self.offer_from_listing(&order, req, window, state, primary)?;
         if lease.hold > order.funds {
             return Some(Fill::Refused(RejectReason::InsufficientFunds));
         }
@@ -367,20 +404,21 @@ impl Engine {
     }
 
     /// The lease an order would get from the cheapest listing that holds it
-    /// over `[from, until)`, when its ask beats what primary capacity would
-    /// charge now; changes nothing (quotes ask it too).
+    /// over `[from, until)`, when its ask beats what `primary` (the slice
+    /// primary capacity would give the order, `None`: none is free) would
+    /// charge; changes nothing (quotes ask it too).
     pub(super) fn offer_from_listing(
         &self,
         order: &FromListing<'_>,
         req: &PlacementRequest,
         (from, until): (Ts, Ts),
         state: LeaseState,
+        primary: Option<&Placement>,
     ) -> Option<(ListingId, Lease)> {
-        let listing = self.listing_for(order.buyer, req, from, until)?;
-        let primary = self.primary_price(order.spec, req, from, until);
-        if primary.is_some_and(|p| p <= listing.ask_per_hour) {
-            return None;
-        }
+        // Only a listing asking less than primary capacity would charge is
+        // taken, so none dearer is looked at.
+        let primary = primary.map(|p| self.primary_price(order.spec.mode, p));
+        let listing = self.listing_for(order.buyer, req, (from, until), primary)?;
         let mut placement = listing.placement.clone();
         placement.why = Default::default();
         let mut lease = self.build_lease(
@@ -397,27 +435,10 @@ impl Engine {
         Some((listing.id, lease))
     }
 
-    /// What primary capacity would charge per hour for `req` over
-    /// `[from, until)`, without changing anything.
-    fn primary_price(
-        &self,
-        spec: &OrderSpec,
-        req: &PlacementRequest,
-        from: Ts,
-        until: Ts,
-    ) -> Option<Decimal> {
-        let priority = Priority::of(spec.mode, spec.qos);
-        let placement = match spec.mode {
-            Mode::Reserved => self
-                .plan_preemption(req, priority, from, Some(until))
-                .map(|(p, _)| p),
-            _ => place(&self.view, req, &self.mix, &self.cfg.policy).or_else(|| {
-                self.plan_preemption(req, priority, from, None)
-                    .map(|(p, _)| p)
-            }),
-        }?;
-        let prices = pricing::unit_prices(self.list_of(&placement), &PriceRule::fixed(spec.mode));
-        Some(pricing::per_hour(placement.units, prices))
+    /// What primary capacity charges per hour for a slice in `mode`.
+    fn primary_price(&self, mode: Mode, placement: &Placement) -> Decimal {
+        let prices = pricing::unit_prices(self.list_of(placement), &PriceRule::fixed(mode));
+        pricing::per_hour(placement.units, prices)
     }
 
     /// Accepts a spot bid into the auction, or refuses it below the floor or

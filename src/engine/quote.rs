@@ -84,9 +84,14 @@ impl Engine {
             fill_no: 0,
             accepted_before: true,
         };
-        let Some((listing_id, lease)) =
-            self.offer_from_listing(&order, &req, (from, until), LeaseState::Pending)
-        else {
+        let primary_slice = primary.as_ref().ok().map(|q| &q.placement);
+        let Some((listing_id, lease)) = self.offer_from_listing(
+            &order,
+            &req,
+            (from, until),
+            LeaseState::Pending,
+            primary_slice,
+        ) else {
             return primary;
         };
         Ok(Quote {

@@ -5,6 +5,7 @@
 //! slice's primary price), and what is left of it either side stays listed
 //! when at least an hour long.
 
+use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,9 @@ use super::calendar::Booking;
 use super::core::{lease_id, Engine, EngineError, Timer};
 use super::events::{Event, ListingEnd};
 use super::lease::Lease;
-use super::placement::{model_at, Placement, PlacementRequest, Slot, UnitPrices};
+use super::placement::{
+    model_at, ModelIdx, Placement, PlacementRequest, RegionIdx, Slot, UnitPrices,
+};
 use super::pricing::{self, PriceRule};
 use super::types::{BuyerId, Isolation, LeaseId, ListingId, Mode, NodeId, OrderSpec, Priority, Ts};
 use crate::catalog::UNIT_VRAM_GB;
@@ -58,6 +61,11 @@ impl Listing {
             until: Some(self.until),
             priority: Priority::Reserved,
         }
+    }
+
+    /// How many GPUs the slice has (0 for more than any node has).
+    pub fn gpu_count(&self) -> u8 {
+        u8::try_from(self.placement.gpus.len()).unwrap_or(0)
     }
 
     /// Hours on sale, whole or not.
@@ -228,6 +236,13 @@ impl Engine {
 
     /// Books a listing's slice and says so.
     fn open_listing(&mut self, listing: Listing, events: &mut Vec<Event>) {
+        let node = listing.node;
+        self.book_listing(listing, events);
+        self.refresh_node(node);
+    }
+
+    /// `open_listing` but for the view, which the caller refreshes.
+    fn book_listing(&mut self, listing: Listing, events: &mut Vec<Event>) {
         if let Some(node) = self.nodes.get_mut(&listing.node) {
             for gs in &listing.placement.gpus {
                 if let Some(pos) = node.spec.gpus.iter().position(|g| g.index == gs.index) {
@@ -235,7 +250,6 @@ impl Engine {
                 }
             }
         }
-        self.refresh_node(listing.node);
         self.timers
             .insert((listing.until, Timer::ListingEnd, listing.id));
         events.push(Event::ListingCreated {
@@ -243,7 +257,29 @@ impl Engine {
             at: self.now,
         });
         self.touched_listings.insert(listing.id);
+        self.file_listing(listing);
+    }
+
+    /// Puts a listing in the book and its ask and fit in `listing_asks`.
+    pub(super) fn file_listing(&mut self, listing: Listing) {
+        self.listing_asks
+            .entry(listing.gpu_count())
+            .or_default()
+            .insert((listing.ask_per_hour, listing.id), ListingFit::of(&listing));
         self.listings.insert(listing.id, listing);
+    }
+
+    /// Takes a listing out of the book and its ask out of `listing_asks`.
+    fn unfile_listing(&mut self, id: ListingId) -> Option<Listing> {
+        let listing = self.listings.remove(&id)?;
+        let gpus = listing.gpu_count();
+        if let Some(asks) = self.listing_asks.get_mut(&gpus) {
+            asks.remove(&(listing.ask_per_hour, id));
+            if asks.is_empty() {
+                self.listing_asks.remove(&gpus);
+            }
+        }
+        Some(listing)
     }
 
     /// Takes a listing out of the book and the calendars.
@@ -254,14 +290,26 @@ impl Engine {
         at: Ts,
         events: &mut Vec<Event>,
     ) -> Option<Listing> {
-        let listing = self.listings.remove(&id)?;
+        let listing = self.unbook_listing(id, end, at, events)?;
+        self.refresh_node(listing.node);
+        Some(listing)
+    }
+
+    /// `close_listing` but for the view, which the caller refreshes.
+    fn unbook_listing(
+        &mut self,
+        id: ListingId,
+        end: ListingEnd,
+        at: Ts,
+        events: &mut Vec<Event>,
+    ) -> Option<Listing> {
+        let listing = self.unfile_listing(id)?;
         self.touched_listings.insert(id);
         if let Some(node) = self.nodes.get_mut(&listing.node) {
             for cal in &mut node.calendars {
                 cal.remove(id);
             }
         }
-        self.refresh_node(listing.node);
         self.capacity_changed = true;
         if end != ListingEnd::Sold {
             events.push(Event::ListingClosed {
@@ -310,53 +358,27 @@ impl Engine {
     }
 
     /// The cheapest open listing, not the buyer's own, whose slice holds
-    /// `req` over all of `[from, until)`.
+    /// `req` over all of `[from, until)`, when it asks less than `below`:
+    /// the first in `listing_asks` order (ask, then id) that does, so the
+    /// dearer ones are never looked at.
     pub(super) fn listing_for(
         &self,
         buyer: BuyerId,
         req: &PlacementRequest,
-        from: Ts,
-        until: Ts,
+        (from, until): (Ts, Ts),
+        below: Option<Decimal>,
     ) -> Option<&Listing> {
-        self.listings
-            .values()
-            .filter(|l| l.seller != buyer && l.from <= from && until <= l.until)
-            .filter(|l| self.listing_holds(l, req))
-            .min_by_key(|l| (l.ask_per_hour, l.id))
-    }
-
-    /// Whether a listed slice holds what `req` asks for.
-    fn listing_holds(&self, l: &Listing, req: &PlacementRequest) -> bool {
-        let p = &l.placement;
-        let model = model_at(p.model);
-        let gpus = u8::try_from(p.gpus.len()).unwrap_or(0);
-        if gpus != req.gpus || !req.models.contains(p.model) {
-            return false;
-        }
-        if req.region.is_some_and(|r| r != p.region) || req.node.is_some_and(|n| n != l.node) {
-            return false;
-        }
-        let isolation_ok = p.gpus.iter().all(|g| {
-            matches!(
-                (req.isolation, &g.slot),
-                (Isolation::Any, _)
-                    | (Isolation::Mig, Slot::Mig { .. })
-                    | (Isolation::Whole, Slot::Whole)
-                    | (Isolation::Shared, Slot::Shared { .. })
-            )
-        });
-        if !isolation_ok || (req.nvlink && gpus > 1 && p.why.nvlink_links == 0) {
-            return false;
-        }
-        let Some(milli) = req.milli_per_gpu(model) else {
-            return false;
+        let mut wants = Wants::new(req);
+        let asks = self.listing_asks.get(&req.gpus)?;
+        // Every (ask, id) below (`below`, the least id) asks less than `below`.
+        let mut cheaper = match below {
+            Some(b) => asks.range(..(b, ListingId::nil())),
+            None => asks.range(..),
         };
-        let memory_held_mb = p.units.vram_h * Decimal::from(u64::from(UNIT_VRAM_GB) * 1000)
-            / Decimal::from(gpus.max(1));
-        p.gpus.iter().all(|g| g.slot.milli() >= milli)
-            && Decimal::from(req.memory_per_gpu()) <= memory_held_mb
-            && req.cpu_milli.is_none_or(|c| c <= p.cpu_milli)
-            && req.memory_mib.is_none_or(|m| m <= p.memory_mib)
+        let ((_, id), _) = cheaper.find(|(_, f)| {
+            wants.held_by(f) && f.seller != buyer && f.from <= from && until <= f.until
+        })?;
+        self.listings.get(id)
     }
 
     /// Sells `[from, until)` of a listing: the listing closes, the parts either
@@ -371,7 +393,8 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Option<Listing> {
         let now = self.now;
-        let sold = self.close_listing(id, ListingEnd::Sold, now, events)?;
+        // The node's view is refreshed once, when the parts are listed again.
+        let sold = self.unbook_listing(id, ListingEnd::Sold, now, events)?;
         let amount =
             pricing::money(sold.ask_per_hour * Decimal::from(until - from) / Decimal::from(3600));
         events.push(Event::ListingSold {
@@ -394,9 +417,10 @@ impl Engine {
                     listed_at: now,
                     ..sold.clone()
                 };
-                self.open_listing(rest, events);
+                self.book_listing(rest, events);
             }
         }
+        self.refresh_node(sold.node);
         Some(sold)
     }
 
@@ -434,5 +458,118 @@ impl Engine {
             seller: listing.seller,
             primary_price_per_hour,
         });
+    }
+}
+
+/// What a buyer's order checks of an open listing, worked out when it is
+/// listed and kept beside its ask in `listing_asks`: looking for a listing
+/// then reads neither the listing nor any decimal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ListingFit {
+    seller: BuyerId,
+    from: Ts,
+    until: Ts,
+    node: NodeId,
+    region: RegionIdx,
+    model: ModelIdx,
+    every_mig: bool,
+    every_whole: bool,
+    every_shared: bool,
+    nvlinked: bool,
+    cpu_milli: u64,
+    memory_mib: u64,
+    /// The least compute any of its GPUs holds, milli-GPU.
+    least_slot_milli: u32,
+    /// GPU memory held per GPU, MB, rounded down: orders ask whole MB, so
+    /// `asked <= this` is `asked <= the exact figure`.
+    memory_per_gpu_mb: i128,
+}
+
+impl ListingFit {
+    pub(super) fn of(l: &Listing) -> ListingFit {
+        let p = &l.placement;
+        let every = |kind: fn(&Slot) -> bool| p.gpus.iter().all(|g| kind(&g.slot));
+        let held_mb = p
+            .units
+            .vram_h
+            .checked_mul(Decimal::from(u64::from(UNIT_VRAM_GB) * 1000))
+            .and_then(|mb| mb.checked_div(Decimal::from(l.gpu_count().max(1))));
+        ListingFit {
+            seller: l.seller,
+            from: l.from,
+            until: l.until,
+            node: l.node,
+            region: p.region,
+            model: p.model,
+            every_mig: every(|s| matches!(s, Slot::Mig { .. })),
+            every_whole: every(|s| matches!(s, Slot::Whole)),
+            every_shared: every(|s| matches!(s, Slot::Shared { .. })),
+            nvlinked: p.why.nvlink_links > 0,
+            cpu_milli: p.cpu_milli,
+            memory_mib: p.memory_mib,
+            least_slot_milli: p
+                .gpus
+                .iter()
+                .map(|g| g.slot.milli())
+                .min()
+                .unwrap_or(u32::MAX),
+            // Too large to count: it holds whatever an order asks.
+            memory_per_gpu_mb: held_mb
+                .and_then(|mb| mb.floor().to_i128())
+                .unwrap_or(i128::MAX),
+        }
+    }
+}
+
+/// What one request needs of a listed slice of its GPU count. The compute
+/// per GPU takes decimal arithmetic and depends on the model, so it is
+/// worked out once per model rather than once per listing looked at.
+struct Wants<'r> {
+    req: &'r PlacementRequest,
+    memory_per_gpu_mb: i128,
+    /// Per model index: `None` not worked out yet, `Some(None)` not expressible on it.
+    milli_per_gpu: [Option<Option<u32>>; 32],
+}
+
+impl<'r> Wants<'r> {
+    fn new(req: &'r PlacementRequest) -> Wants<'r> {
+        Wants {
+            req,
+            memory_per_gpu_mb: i128::from(req.memory_per_gpu()),
+            milli_per_gpu: [None; 32],
+        }
+    }
+
+    /// The request's compute per GPU of `model`.
+    fn milli_on(&mut self, model: ModelIdx) -> Option<u32> {
+        let req = self.req;
+        let work_out = || req.milli_per_gpu(model_at(model));
+        match self.milli_per_gpu.get_mut(usize::from(model)) {
+            Some(known) => *known.get_or_insert_with(work_out),
+            None => work_out(),
+        }
+    }
+
+    /// Whether a listed slice of the request's GPU count holds what it asks for.
+    fn held_by(&mut self, f: &ListingFit) -> bool {
+        let req = self.req;
+        let isolation_ok = match req.isolation {
+            Isolation::Any => true,
+            Isolation::Mig => f.every_mig,
+            Isolation::Whole => f.every_whole,
+            Isolation::Shared => f.every_shared,
+        };
+        // Size first: it is what turns most listings down.
+        self.memory_per_gpu_mb <= f.memory_per_gpu_mb
+            && req.models.contains(f.model)
+            && self
+                .milli_on(f.model)
+                .is_some_and(|m| m <= f.least_slot_milli)
+            && req.region.is_none_or(|r| r == f.region)
+            && req.node.is_none_or(|n| n == f.node)
+            && isolation_ok
+            && !(req.nvlink && req.gpus > 1 && !f.nvlinked)
+            && req.cpu_milli.is_none_or(|c| c <= f.cpu_milli)
+            && req.memory_mib.is_none_or(|m| m <= f.memory_mib)
     }
 }

@@ -206,7 +206,7 @@ impl Engine {
             }
             e.timers
                 .insert((listing.until, Timer::ListingEnd, listing.id));
-            e.listings.insert(listing.id, listing);
+            e.file_listing(listing);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
         for id in node_ids {

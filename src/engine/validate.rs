@@ -28,13 +28,15 @@ pub enum Invariant {
     PreemptibleCount,
     #[error("lease {0}'s conversion to reserved is out of step with its mode, end or timer")]
     Conversion(LeaseId),
+    #[error("the index of listing asks is out of step with the open listings")]
+    ListingAsks,
 }
 
 impl Engine {
     /// Checks every invariant: no slice over-committed at any instant
     /// (reserved windows disjoint follows), the view equals the calendars,
     /// every lease booked where it says, only pooled and spot preempted and
-    /// only after a full notice.
+    /// only after a full notice, every open listing indexed once with its fit.
     pub fn validate(&self) -> Result<(), Invariant> {
         for (id, node) in &self.nodes {
             for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
@@ -119,6 +121,16 @@ impl Engine {
             || per_order as usize != self.leases.len()
         {
             return Err(Invariant::PreemptibleCount);
+        }
+        let filed: usize = self.listing_asks.values().map(|asks| asks.len()).sum();
+        let every_listing_filed = self.listings.values().all(|l| {
+            self.listing_asks
+                .get(&l.gpu_count())
+                .and_then(|asks| asks.get(&(l.ask_per_hour, l.id)))
+                .is_some_and(|fit| *fit == super::resale::ListingFit::of(l))
+        });
+        if filed != self.listings.len() || !every_listing_filed {
+            return Err(Invariant::ListingAsks);
         }
         for r in &self.preempted {
             if !r.priority.preemptible() {

@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::helpers::*;
-use crate::engine::placement::PartitionMode;
+use crate::engine::placement::{model_at, PartitionMode, PlacementRequest, Slot};
 use crate::engine::*;
 
 /// One random step; indices pick among ids seen so far.
@@ -250,6 +250,70 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, seen: &Seen) -> Command {
     }
 }
 
+/// The listing an order could take, found by looking at every open one:
+/// what `listing_for`, which looks through the asks index, must agree with.
+fn listing_by_scan(
+    e: &Engine,
+    buyer: Uuid,
+    req: &PlacementRequest,
+    (from, until): (Ts, Ts),
+) -> Option<Uuid> {
+    let holds = |l: &Listing| {
+        let p = &l.placement;
+        let gpus = u8::try_from(p.gpus.len()).unwrap_or(0);
+        let iso = p.gpus.iter().all(|g| {
+            matches!(
+                (req.isolation, &g.slot),
+                (Isolation::Any, _)
+                    | (Isolation::Mig, Slot::Mig { .. })
+                    | (Isolation::Whole, Slot::Whole)
+                    | (Isolation::Shared, Slot::Shared { .. })
+            )
+        });
+        let Some(milli) = req.milli_per_gpu(model_at(p.model)) else {
+            return false;
+        };
+        let memory_held_mb = p.units.vram_h
+            * Decimal::from(u64::from(crate::catalog::UNIT_VRAM_GB) * 1000)
+            / Decimal::from(gpus.max(1));
+        gpus == req.gpus
+            && req.models.contains(p.model)
+            && req.region.is_none_or(|r| r == p.region)
+            && req.node.is_none_or(|n| n == l.node)
+            && iso
+            && !(req.nvlink && gpus > 1 && p.why.nvlink_links == 0)
+            && p.gpus.iter().all(|g| g.slot.milli() >= milli)
+            && Decimal::from(req.memory_per_gpu()) <= memory_held_mb
+            && req.cpu_milli.is_none_or(|c| c <= p.cpu_milli)
+            && req.memory_mib.is_none_or(|m| m <= p.memory_mib)
+    };
+    e.listings()
+        .filter(|l| l.seller != buyer && l.from <= from && until <= l.until && holds(l))
+        .min_by_key(|l| (l.ask_per_hour, l.id))
+        .map(|l| l.id)
+}
+
+/// Before an order is placed: the listing the engine would look at for it
+/// is the one a scan of every open listing finds, with no price to beat and
+/// with the order's `max_price` as one.
+fn same_listing_as_a_scan(e: &Engine, po: &PlaceOrder, now: Ts) -> Result<(), TestCaseError> {
+    let Ok(req) = e.resolve(&po.spec) else {
+        return Ok(());
+    };
+    let from = po.spec.start_at.unwrap_or(now);
+    let window = (from, from + po.spec.duration_s.unwrap_or(0));
+    let scanned = listing_by_scan(e, po.buyer, &req, window);
+    for below in [None, po.spec.max_price] {
+        let indexed = e.listing_for(po.buyer, &req, window, below).map(|l| l.id);
+        let expected = scanned.filter(|id| {
+            let ask = e.listing(*id).map(|l| l.ask_per_hour);
+            below.is_none_or(|b| ask.is_some_and(|a| a < b))
+        });
+        prop_assert_eq!(indexed, expected, "below {:?}", below);
+    }
+    Ok(())
+}
+
 type Outcome = Result<Vec<Event>, EngineError>;
 /// Commands with their times, their outcomes, and the snapshot taken mid-run.
 type Run = (Vec<(Ts, Command)>, Vec<Outcome>, Snapshot);
@@ -274,6 +338,7 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
         let cmd = to_command(s, &mut now, n, &seen);
         if let Command::Place(po) = &cmd {
             seen.orders.push(po.order_id);
+            same_listing_as_a_scan(&e, po, now)?;
         }
         let out = e.apply(now, cmd.clone());
         if let Ok(ev) = &out {

@@ -159,6 +159,53 @@ fn a_listing_is_cheaper_than_primary_capacity_of_the_same_slice() {
 }
 
 #[test]
+fn the_cheapest_listing_that_covers_the_order_is_taken_and_equal_asks_go_by_id() {
+    let gpus = [(A100, PartitionMode::Whole); 4];
+    let mut e = engine_with(vec![node(1, "eu", &gpus)]);
+    let sellers: Vec<Lease> = (1..=4)
+        .map(|n| grant(&mut e, T0, place_by(SELLER, n, reserved(START, 6))))
+        .collect();
+    let p = sellers[0].price_per_hour;
+    // The cheapest ends before the order does; two equal asks follow it.
+    run(
+        &mut e,
+        T0,
+        list(400, &sellers[0], START + 4 * HOUR, p * dec!(0.4)),
+    );
+    run(
+        &mut e,
+        T0,
+        list(300, &sellers[1], START + 2 * HOUR, p * dec!(0.6)),
+    );
+    run(
+        &mut e,
+        T0,
+        list(200, &sellers[2], START + 2 * HOUR, p * dec!(0.6)),
+    );
+    run(
+        &mut e,
+        T0,
+        list(100, &sellers[3], START + 2 * HOUR, p * dec!(0.7)),
+    );
+    let order = reserved(START + 3 * HOUR, 2);
+    let quote = e.quote(&order).unwrap();
+    assert_eq!(quote.listing_id, Some(Uuid::from_u128(200)));
+    let lease = granted(&run(&mut e, T0, place_by(BUYER, 9, order)))
+        .pop()
+        .unwrap();
+    let source = lease.resale.expect("bought on resale");
+    assert_eq!(source.listing_id, Uuid::from_u128(200));
+    assert_eq!(source.primary_price_per_hour, None, "every GPU is listed");
+    // What is left of 200 either side is listed again; the others are untouched.
+    let open: Vec<(Uuid, Ts, Ts)> = e.listings().map(|l| (l.id, l.from, l.until)).collect();
+    assert_eq!(open.len(), 5);
+    for id in [100, 300, 400] {
+        assert!(open.iter().any(|l| l.0 == Uuid::from_u128(id)));
+    }
+    assert_eq!(e.validate(), Ok(()));
+}
+
+#[test]
 fn an_on_demand_order_with_a_duration_takes_a_listing_once_it_has_begun() {
     let (mut e, _, _) = listed();
     let mut od = spec(Mode::OnDemand, whole_a100());
