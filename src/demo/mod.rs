@@ -399,11 +399,11 @@ async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String
 fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token: &str) {
     println!();
     println!("gpuex demo is running at http://{addr}");
-    println!("  API docs (dashboard for now): http://{addr}/docs");
-    println!(
-        "  metrics:                      curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics"
-    );
+    println!("  dashboard: http://{addr}/   (sign in with a login below)");
+    println!("  API docs:  http://{addr}/docs");
+    println!("  metrics:   curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics");
     println!();
+    println!("  dashboard logins:");
     println!("  admin     {} / {}", ADMIN.0, ADMIN.1);
     println!("  provider  {} / {}", PROVIDER.0, PROVIDER.1);
     println!("  buyer     {} / {}", BUYER.0, BUYER.1);

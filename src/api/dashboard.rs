@@ -1,0 +1,129 @@
+//! The web dashboard (DESIGN §16): the committed build in `frontend/dist`,
+//! embedded in the binary so a fresh checkout serves it without Node. Every
+//! GET that is not the API, the docs or an ops endpoint gets a file from the
+//! build or, for the single-page app's own routes, its `index.html`.
+
+use crate::error::ApiError;
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use rust_embed::RustEmbed;
+
+/// `debug-embed` embeds in debug builds too, so tests see what release serves.
+#[derive(RustEmbed)]
+#[folder = "frontend/dist"]
+struct Dist;
+
+/// Paths that belong to the server, not the dashboard: an unknown one there
+/// stays a problem+json 404.
+const SERVER_PREFIXES: [&str; 6] = [
+    "/v1",
+    "/docs",
+    "/openapi.json",
+    "/metrics",
+    "/healthz",
+    "/readyz",
+];
+
+/// Hashed build output never changes under its name; `index.html` names the
+/// current hashes, so it is checked every time.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+const REVALIDATE: &str = "no-cache";
+
+fn belongs_to_server(path: &str) -> bool {
+    SERVER_PREFIXES.iter().any(|prefix| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js" | "mjs") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("json" | "map") => "application/json",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("ico") => "image/x-icon",
+        Some("woff2") => "font/woff2",
+        Some("txt") => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+fn file(path: &str, cache: &'static str) -> Option<Response> {
+    let found = Dist::get(path)?;
+    let mut response = (StatusCode::OK, found.data.into_owned()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(path)),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    Some(response)
+}
+
+/// The router's fallback: a dashboard file, the dashboard's `index.html` for
+/// its client-side routes, or the API's 404.
+pub async fn fallback(method: Method, uri: Uri) -> Response {
+    let path = uri.path();
+    if !(method == Method::GET || method == Method::HEAD) || belongs_to_server(path) {
+        return ApiError::NotFound("no such endpoint".into()).into_response();
+    }
+    let relative = path.trim_start_matches('/');
+    if !relative.is_empty() && relative != "index.html" {
+        let cache = if relative.starts_with("assets/") {
+            IMMUTABLE
+        } else {
+            REVALIDATE
+        };
+        if let Some(response) = file(relative, cache) {
+            return response;
+        }
+        // A missing hashed asset is a stale page asking for an old build:
+        // answering index.html there would hand it HTML for a script.
+        if relative.starts_with("assets/") {
+            return ApiError::NotFound("no such dashboard asset".into()).into_response();
+        }
+    }
+    file("index.html", REVALIDATE).unwrap_or_else(|| {
+        ApiError::NotFound("the dashboard is not built into this binary".into()).into_response()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_paths_are_told_from_dashboard_routes() {
+        for path in [
+            "/v1",
+            "/v1/nope",
+            "/docs",
+            "/docs/",
+            "/openapi.json",
+            "/metrics",
+            "/healthz",
+            "/readyz",
+        ] {
+            assert!(belongs_to_server(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/leases",
+            "/v1x",
+            "/docsearch",
+            "/assets/index.js",
+            "/market",
+        ] {
+            assert!(!belongs_to_server(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn the_build_is_embedded() {
+        assert!(Dist::get("index.html").is_some());
+        assert!(Dist::iter().any(|f| f.starts_with("assets/") && f.ends_with(".js")));
+    }
+}
