@@ -8,6 +8,7 @@ import { SignIn } from './pages/SignIn';
 import { Leases } from './pages/Leases';
 import { LeaseDetail } from './pages/LeaseDetail';
 import { Buy } from './pages/Buy';
+import { Billing } from './pages/Billing';
 
 // Darker shades than Mantine's default 6 keep white-on-colour text above the
 // WCAG AA contrast ratio; the system font stack loads nothing.
@@ -22,6 +23,7 @@ type Role = SessionUser['role'];
 const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/buy', label: 'Buy', roles: ['buyer'] },
   { href: '/leases', label: 'Leases', roles: ['buyer'] },
+  { href: '/billing', label: 'Billing', roles: ['buyer'] },
 ];
 
 /** A page for signed-in users of the given roles; others go to sign in. */
@@ -67,7 +69,7 @@ export function App() {
         </AppShell.Header>
         <AppShell.Navbar p="xs" component="nav" aria-label="Pages">
           {NAV.filter((n) => n.roles === 'all' || (role && n.roles.includes(role))).map((n) => (
-            <NavLink key={n.href} component={Link} href={n.href} label={n.label} active={location.startsWith(n.href)} />
+            <NavLink key={n.href} component={Link} href={n.href} label={n.label} active={location.startsWith(n.href)} variant="filled" />
           ))}
         </AppShell.Navbar>
         <AppShell.Main>
@@ -90,6 +92,11 @@ export function App() {
                     <LeaseDetail id={p.id} />
                   </Guard>
                 )}
+              </Route>
+              <Route path="/billing">
+                <Guard roles={['buyer']}>
+                  <Billing />
+                </Guard>
               </Route>
               <Route>
                 <Text>There is no page here.</Text>

@@ -43,6 +43,8 @@ export function TimeChart({
             points: { show: times.length < 3 },
           })),
         ],
+        // One point would make uPlot span years around it: pad it by a day.
+        scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - 86400, max + 86400] : [min, max]) } },
         axes: [{}, { size: 70 }],
         legend: { show: true },
       },

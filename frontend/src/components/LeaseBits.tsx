@@ -3,17 +3,18 @@ import { useEffect, useState } from 'react';
 import { countdown } from '../lib/format';
 
 const STATE_COLORS: Record<string, string> = {
-  pending: 'gray',
-  provisioning: 'violet',
-  running: 'green',
-  preempting: 'red',
-  ended: 'dark',
-  failed: 'red',
+  // Dark enough for white text at WCAG AA.
+  pending: '#495057',
+  provisioning: '#5f3dc4',
+  running: '#1b5e20',
+  preempting: '#c92a2a',
+  ended: '#343a40',
+  failed: '#a61e1e',
 };
 
 export function StateBadge({ state }: { state: string }) {
   return (
-    <Badge color={STATE_COLORS[state] ?? 'gray'} variant="filled" data-testid="lease-state">
+    <Badge color={STATE_COLORS[state] ?? '#495057'} variant="filled" data-testid="lease-state">
       {state}
     </Badge>
   );

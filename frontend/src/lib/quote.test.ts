@@ -27,7 +27,7 @@ describe('quote summary', () => {
           region: 'eu-west',
           node_id: 'n',
           placement: {},
-          units: { held: { tflops: '141.29', vram_gb: '10' }, asked: { tflops: '100', vram_gb: '8' } },
+          units: { held: { tflops_h: '141.286', vram_h: '2.5' }, asked: { tflops_h: '100', vram_h: '2' } },
           price_per_hour: '0.714',
           source: 'primary',
         },
@@ -35,8 +35,8 @@ describe('quote summary', () => {
       [h100],
     )!;
     expect(s.source).toBe('primary');
-    expect(s.held).toEqual({ tflops: '141.29', vramGb: '10' });
-    expect(s.asked).toEqual({ tflops: '100', vramGb: '8' });
+    expect(s.held).toEqual({ tflops: '141.286', vram: '2.5' });
+    expect(s.asked).toEqual({ tflops: '100', vram: '2' });
     expect(s.pricePerHour).toBe('0.714');
     expect(s.wholeNodeSaving).toEqual({ amount: '43.59336', percent: '98.4' });
     expect(s.resale).toBeNull();

@@ -35,10 +35,10 @@ export interface QuoteSummary {
   gpuModel: string;
   region: string;
   pricePerHour: string;
-  /** What the slice holds (and is charged for): standard TFLOPS and GB of GPU memory. */
-  held: { tflops: string; vramGb: string } | null;
-  /** What was asked for, when the slice holds more (a MIG profile rounds up). */
-  asked: { tflops: string; vramGb: string } | null;
+  /** Units the slice holds per hour (what is charged): TFLOPS-hours and 4 GB VRAM-hours. */
+  held: { tflops: string; vram: string } | null;
+  /** Units asked for; a MIG profile or whole GPU can hold more. */
+  asked: { tflops: string; vram: string } | null;
   source: 'primary' | 'resale' | 'estimate';
   /** The primary price a cheaper resale listing beats, and by how much. */
   resale: { listingId: string | null; primary: string | null; saving: string | null } | null;
@@ -73,9 +73,9 @@ export function summarize(
   const model = catalog.find((m) => m.name === gpuModel);
   const pricePerHour = slice?.price_per_hour ?? option.price_per_hour;
   const whole = option ? wholeNodePrice(option, model) : null;
-  const units = (slice?.units ?? {}) as Record<string, { tflops?: unknown; vram_gb?: unknown } | undefined>;
-  const pair = (u: { tflops?: unknown; vram_gb?: unknown } | undefined) =>
-    u && u.tflops !== undefined && u.vram_gb !== undefined ? { tflops: String(u.tflops), vramGb: String(u.vram_gb) } : null;
+  const units = (slice?.units ?? {}) as Record<string, { tflops_h?: unknown; vram_h?: unknown } | undefined>;
+  const pair = (u: { tflops_h?: unknown; vram_h?: unknown } | undefined) =>
+    u && u.tflops_h !== undefined && u.vram_h !== undefined ? { tflops: String(u.tflops_h), vram: String(u.vram_h) } : null;
   return {
     gpuModel,
     region: slice?.region ?? option.region,

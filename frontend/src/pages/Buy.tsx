@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { api, type Schemas } from '../api/client';
 import { ErrorNotice, Loading } from '../components/States';
-import { placementText } from './LeaseDetail';
+import { placementText } from '../lib/placement';
 import { hourLabel, wholeHours } from '../lib/hours';
 import { useLoad } from '../lib/load';
 import { formatMoney, formatQuantity } from '../lib/money';
@@ -242,7 +242,7 @@ export function Buy() {
                 </Text>
                 {quote.slice ? (
                   <Text size="sm" data-testid="quote-slice">
-                    Slice: {placementText({ gpus: (quote.slice.placement as { gpus?: number[] }).gpus, partition: (quote.slice.placement as { mode?: unknown }).mode })}
+                    Slice: {placementText(quote.slice.placement)}
                   </Text>
                 ) : (
                   <Text size="sm" c="dimmed">
@@ -251,8 +251,10 @@ export function Buy() {
                 )}
                 {summary.held && (
                   <Text size="sm" data-testid="quote-units">
-                    Holds {formatQuantity(summary.held.tflops)} standard TFLOPS and {formatQuantity(summary.held.vramGb)} GB
-                    {summary.asked && summary.asked.tflops !== summary.held.tflops ? ` (asked ${formatQuantity(summary.asked.tflops)} TFLOPS)` : ''}
+                    Holds {formatQuantity(summary.held.tflops)} TFLOPS-h and {formatQuantity(summary.held.vram)} VRAM-h (4 GB) per hour
+                    {summary.asked && summary.asked.tflops !== summary.held.tflops
+                      ? ` (asked ${formatQuantity(summary.asked.tflops)} and ${formatQuantity(summary.asked.vram)}: the slice rounds up)`
+                      : ''}
                   </Text>
                 )}
                 {summary.resale && (

@@ -8,20 +8,12 @@ import { useEvents } from '../lib/events';
 import { formatTime, MODE_LABELS, shortId } from '../lib/format';
 import { hourLabel, wholeHours } from '../lib/hours';
 import { useLoad } from '../lib/load';
+import { placementText } from '../lib/placement';
 import { formatMoney, formatQuantity, multiply } from '../lib/money';
 import { asProblem, fieldError, type Problem } from '../lib/problem';
 
 type Lease = Schemas['LeaseView'];
 const LIVE = ['pending', 'provisioning', 'running', 'preempting'];
-
-export function placementText(placement: Record<string, unknown>): string {
-  const gpus = (placement.gpus as number[] | undefined) ?? [];
-  const p = placement.partition as { kind?: string; profile?: string; start?: number; milli?: number; memory_mb?: number } | undefined;
-  const where = `GPU ${gpus.join(', ')}`;
-  if (p?.kind === 'mig') return `${where}, MIG ${p.profile} at slice ${p.start}`;
-  if (p?.kind === 'shared') return `${where}, ${(p.milli ?? 0) / 10}% share, ${p.memory_mb} MB`;
-  return `${where}, whole`;
-}
 
 export function LeaseDetail({ id }: { id: string }) {
   const lease = useLoad(() => api.GET('/v1/leases/{id}', { params: { path: { id } } }), [id]);
