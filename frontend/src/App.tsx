@@ -9,6 +9,8 @@ import { Leases } from './pages/Leases';
 import { LeaseDetail } from './pages/LeaseDetail';
 import { Buy } from './pages/Buy';
 import { Billing } from './pages/Billing';
+import { Provider } from './pages/Provider';
+import { NodePage } from './pages/NodePage';
 
 // Darker shades than Mantine's default 6 keep white-on-colour text above the
 // WCAG AA contrast ratio; the system font stack loads nothing.
@@ -24,6 +26,7 @@ const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/buy', label: 'Buy', roles: ['buyer'] },
   { href: '/leases', label: 'Leases', roles: ['buyer'] },
   { href: '/billing', label: 'Billing', roles: ['buyer'] },
+  { href: '/provider', label: 'Nodes', roles: ['provider'] },
 ];
 
 /** A page for signed-in users of the given roles; others go to sign in. */
@@ -97,6 +100,18 @@ export function App() {
                 <Guard roles={['buyer']}>
                   <Billing />
                 </Guard>
+              </Route>
+              <Route path="/provider">
+                <Guard roles={['provider']}>
+                  <Provider />
+                </Guard>
+              </Route>
+              <Route path="/provider/nodes/:id">
+                {(p) => (
+                  <Guard roles={['provider']}>
+                    <NodePage id={p.id} />
+                  </Guard>
+                )}
               </Route>
               <Route>
                 <Text>There is no page here.</Text>

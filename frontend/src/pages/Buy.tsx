@@ -225,7 +225,7 @@ export function Buy() {
               </Title>
               {quoting && <Text size="xs" c="dimmed">updating…</Text>}
             </Group>
-            {quoteProblem && !quote && <Text c="red.8">{quoteProblem.detail}</Text>}
+            {quoteProblem && !quote && <Text c="red.9">{quoteProblem.detail}</Text>}
             {quote && !summary && <Text c="dimmed">No model in any region can serve this request.</Text>}
             {quote && summary && (
               <Stack gap="xs">

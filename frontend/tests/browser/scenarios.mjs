@@ -57,4 +57,79 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   await page.context().close();
 }
 
-export const scenarios = [['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled]];
+async function aProviderSeesTheBuyersLeaseOnItsMigSlot({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const order = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'on_demand',
+    region: 'eu-west',
+    resources: { tflops: 50, vram_gb: 8, gpu_model: 'H100-SXM5-80GB', isolation: 'mig' },
+    command: 'sleep 600',
+  });
+  assert.equal(order.status, 201, JSON.stringify(order.body));
+  const lease = await apiCall(base, 'GET', `/v1/leases/${order.body.lease_id}`, buyer);
+  const [gpu] = lease.body.placement.gpus;
+  assert.equal(gpu.slot.kind, 'mig');
+
+  const page = await newPage(browser);
+  await signIn(page, base, 'provider');
+  await page.waitForURL('**/provider');
+  await page.getByTestId('node-table').waitFor();
+  await checkPage(page, 'provider');
+  await page.getByRole('link', { name: 'h100-mig' }).click();
+  // The lease's slot is drawn at its GPU and first memory slice.
+  const slot = page.locator(`.slot[data-gpu="${gpu.index}"][data-start="${gpu.slot.start}"]`);
+  await slot.waitFor();
+  assert.equal(await slot.getAttribute('data-lease'), order.body.lease_id);
+  assert.equal(await slot.getAttribute('data-held'), 'true');
+  await checkPage(page, 'provider-node');
+  await apiCall(base, 'POST', `/v1/leases/${order.body.lease_id}/release`, buyer);
+  await page.context().close();
+}
+
+async function aSpotLeasesPreemptionNoticeCountsDownLive({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const V100 = 'V100-SXM2-32GB';
+  const spot = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'spot',
+    region: 'us-east',
+    max_price: '5.00',
+    resources: { tflops: 100, vram_gb: 16, gpu_model: V100, isolation: 'whole', gpus: 2 },
+    command: 'trap "echo got SIGTERM" TERM; while true; do sleep 1; done',
+  });
+  assert.equal(spot.status, 201, JSON.stringify(spot.body));
+  // A spot bid fills at the next auction (every 10 s).
+  const leaseId = await waitFor(async () => {
+    const o = await apiCall(base, 'GET', `/v1/orders/${spot.body.id}`, buyer);
+    return o.body.lease_id;
+  }, 'the spot bid to fill', 40_000, 1000);
+
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(`${base}/leases/${leaseId}`);
+  await page.getByTestId('lease-state').filter({ hasText: 'running' }).waitFor({ timeout: 30_000 });
+
+  // On-demand capacity outranks spot: taking a V100 gives the spot lease notice.
+  const onDemand = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'on_demand',
+    region: 'us-east',
+    max_wait_s: 600,
+    resources: { tflops: 50, vram_gb: 8, gpu_model: V100, isolation: 'whole' },
+    command: 'sleep 600',
+  });
+  assert.ok(onDemand.status < 300, JSON.stringify(onDemand.body));
+  await page.getByTestId('preempt-notice').waitFor({ timeout: 30_000 });
+  const first = await page.getByTestId('countdown').textContent();
+  assert.match(first, /ends in \d/);
+  await page.waitForTimeout(2100);
+  const later = await page.getByTestId('countdown').textContent();
+  assert.notEqual(later, first, 'the countdown moves');
+  await checkPage(page, 'lease-preempting');
+  if (onDemand.body.lease_id) await apiCall(base, 'POST', `/v1/leases/${onDemand.body.lease_id}/release`, buyer);
+  await page.context().close();
+}
+
+export const scenarios = [
+  ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
+  ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
+  ['a spot lease’s preemption notice counts down live', aSpotLeasesPreemptionNoticeCountsDownLive],
+];
