@@ -9,6 +9,8 @@ import { Leases } from './pages/Leases';
 import { LeaseDetail } from './pages/LeaseDetail';
 import { Buy } from './pages/Buy';
 import { Billing } from './pages/Billing';
+import { Market } from './pages/Market';
+import { Admin } from './pages/Admin';
 import { Provider } from './pages/Provider';
 import { NodePage } from './pages/NodePage';
 
@@ -23,10 +25,12 @@ const theme = createTheme({
 
 type Role = SessionUser['role'];
 const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
+  { href: '/market', label: 'Market', roles: 'all' },
   { href: '/buy', label: 'Buy', roles: ['buyer'] },
   { href: '/leases', label: 'Leases', roles: ['buyer'] },
   { href: '/billing', label: 'Billing', roles: ['buyer'] },
   { href: '/provider', label: 'Nodes', roles: ['provider'] },
+  { href: '/admin', label: 'Admin', roles: ['admin'] },
 ];
 
 /** A page for signed-in users of the given roles; others go to sign in. */
@@ -79,6 +83,7 @@ export function App() {
             <Switch>
               <Route path="/">{s.user ? <Redirect to={home(role)} /> : <Redirect to="/signin" />}</Route>
               <Route path="/signin" component={SignIn} />
+              <Route path="/market" component={Market} />
               <Route path="/buy">
                 <Guard roles={['buyer']}>
                   <Buy />
@@ -112,6 +117,11 @@ export function App() {
                     <NodePage id={p.id} />
                   </Guard>
                 )}
+              </Route>
+              <Route path="/admin">
+                <Guard roles={['admin']}>
+                  <Admin />
+                </Guard>
               </Route>
               <Route>
                 <Text>There is no page here.</Text>

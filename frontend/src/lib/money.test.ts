@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { add, compare, formatMoney, formatQuantity, multiply, percent, saving, subtract } from './money';
+import { add, compare, formatMoney, formatUnitPrice, formatQuantity, multiply, percent, saving, subtract } from './money';
 
 describe('money as decimal strings', () => {
   it('adds without binary floating-point error', () => {
@@ -27,6 +27,13 @@ describe('money as decimal strings', () => {
     expect(formatMoney('0.0021')).toBe('$0.0021');
     expect(formatMoney('0.00105')).toBe('$0.00105');
     expect(formatMoney('0.0012626628')).toBe('$0.001263');
+  });
+
+  it('shows unit prices exactly to six decimals', () => {
+    expect(formatUnitPrice('0.0513')).toBe('$0.0513');
+    expect(formatUnitPrice('0.05')).toBe('$0.05');
+    expect(formatUnitPrice('0.0012626628')).toBe('$0.001263');
+    expect(formatUnitPrice('2')).toBe('$2.00');
   });
 
   it('names other currencies and shows missing values as a dash', () => {

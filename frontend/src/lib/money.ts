@@ -49,6 +49,21 @@ export function formatMoney(value: DecimalString | null | undefined, currency = 
   return symbol ? `${sign}${symbol}${body}` : `${sign}${body} ${currency}`;
 }
 
+/**
+ * A price per unit-hour: exact to six decimals (what the API quotes), at
+ * least two, trailing zeros dropped — "$0.0513", never a rounded "$0.05".
+ */
+export function formatUnitPrice(value: DecimalString | null | undefined, currency = 'USD'): string {
+  const d = parse(value);
+  if (!d) return '—';
+  let text = d.abs().toDecimalPlaces(6, Decimal.ROUND_HALF_EVEN).toFixed();
+  const [int, frac = ''] = text.split('.');
+  text = int + '.' + frac.padEnd(2, '0');
+  const symbol = SYMBOLS[currency];
+  const sign = d.isNegative() && !d.isZero() ? '-' : '';
+  return symbol ? `${sign}${symbol}${group(text)}` : `${sign}${group(text)} ${currency}`;
+}
+
 /** A quantity (units, TFLOPS) with at most `places` decimals, trailing zeros dropped. */
 export function formatQuantity(value: DecimalString | null | undefined, places = 2): string {
   const d = parse(value);

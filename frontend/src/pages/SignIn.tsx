@@ -1,4 +1,4 @@
-import { Alert, Button, Card, PasswordInput, SegmentedControl, Stack, Tabs, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, PasswordInput, SegmentedControl, Stack, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { useLocation, useSearch } from 'wouter';
 import { api } from '../api/client';
@@ -22,7 +22,7 @@ export function SignIn() {
   const [, navigate] = useLocation();
   const search = useSearch();
   const next = new URLSearchParams(search).get('next');
-  const [tab, setTab] = useState<string | null>('signin');
+  const [tab, setTab] = useState<string>('signin');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
@@ -59,12 +59,20 @@ export function SignIn() {
           {s.notice}
         </Alert>
       )}
-      <Tabs value={tab} onChange={(t) => { setTab(t); setProblem(null); }} mb="md">
-        <Tabs.List>
-          <Tabs.Tab value="signin">Sign in</Tabs.Tab>
-          <Tabs.Tab value="register">Register</Tabs.Tab>
-        </Tabs.List>
-      </Tabs>
+      <SegmentedControl
+        fullWidth
+        mb="md"
+        aria-label="Sign in or register"
+        value={tab}
+        onChange={(t) => {
+          setTab(t);
+          setProblem(null);
+        }}
+        data={[
+          { value: 'signin', label: 'Sign in' },
+          { value: 'register', label: 'Register' },
+        ]}
+      />
       <form onSubmit={submit} noValidate>
         <Stack>
           {tab === 'register' && (

@@ -128,8 +128,93 @@ async function aSpotLeasesPreemptionNoticeCountsDownLive({ browser, base }) {
   await page.context().close();
 }
 
+async function theMarketIsPublicAndLive({ browser, base }) {
+  const page = await newPage(browser);
+  await page.goto(base + '/signin');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await checkPage(page, 'signin');
+  await page.goto(base + '/market');
+  await page.getByTestId('prices').waitFor();
+  await page.getByTestId('book').waitFor();
+  // An auction runs every 10 s and its clearing arrives on the stream.
+  await waitFor(async () => (await page.getByTestId('market-live').textContent())?.startsWith('Live:'), 'a market stream event', 30_000);
+  await page.getByTestId('spot-price').waitFor({ timeout: 30_000 });
+  await checkPage(page, 'market');
+  await page.context().close();
+}
+
+/** Chromium logs each 4xx a test provokes on purpose; those are not the page's errors. */
+function withoutProvoked(page, statuses) {
+  page.consoleErrors = page.consoleErrors.filter(
+    (e) => !statuses.some((s) => e.includes(`Failed to load resource: the server responded with a status of ${s}`)),
+  );
+}
+
+async function anAdminSetsPricesAndCreditsWithErrorsBesideTheField({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const me = await apiCall(base, 'GET', '/v1/me', buyer);
+  const page = await newPage(browser);
+  await signIn(page, base, 'admin');
+  await page.waitForURL('**/admin');
+  await page.getByTestId('admin-prices').waitFor();
+  const credit = page.getByRole('form', { name: 'Credit a user' });
+  await credit.getByLabel('User id').fill(me.body.id);
+  await credit.getByLabel('Amount').fill('12.5x');
+  await credit.getByRole('button', { name: 'Credit' }).click();
+  // The problem's errors[].field lands under its input.
+  const amount = credit.getByLabel('Amount');
+  await waitFor(async () => (await amount.getAttribute('aria-invalid')) === 'true', 'the amount to be marked invalid');
+  withoutProvoked(page, [422]);
+  await checkPage(page, 'admin-field-error');
+  await amount.fill('12.50');
+  await credit.getByRole('button', { name: 'Credit' }).click();
+  await page.getByTestId('credit-done').waitFor();
+  assert.match(await page.getByTestId('credit-done').textContent(), /Credited \$12\.50/);
+  await checkPage(page, 'admin');
+  await page.context().close();
+}
+
+async function aBuyersFormShowsTheProblemBesideItsField({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/buy');
+  await page.getByLabel('GPU memory (GB)').fill('6');
+  const vram = page.getByLabel('GPU memory (GB)');
+  await waitFor(async () => (await vram.getAttribute('aria-invalid')) === 'true', 'the VRAM field to show the quote’s problem');
+  withoutProvoked(page, [422]);
+  await checkPage(page, 'buy-field-error');
+  await page.context().close();
+}
+
+async function aSessionThatStopsWorkingGoesBackToSignIn({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.waitForURL('**/leases');
+  // As if the token expired or was revoked: the next call answers 401.
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('gpuex.session'));
+    s.token = 'expired-token';
+    sessionStorage.setItem('gpuex.session', JSON.stringify(s));
+  });
+  await page.goto(base + '/billing');
+  await page.getByTestId('session-notice').waitFor();
+  assert.match(page.url(), /\/signin\?next=%2Fbilling/);
+  assert.match(await page.getByTestId('session-notice').textContent(), /sign in again/);
+  await page.screenshot({ path: join(screenshots, 'session-ended.png') });
+  // Signing in again returns to the page that was asked for.
+  await page.getByLabel('Email').fill('buyer@gpuex.demo');
+  await page.locator('input[type=password]').fill('demo-buyer-password');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/billing');
+  await page.context().close();
+}
+
 export const scenarios = [
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
   ['a spot lease’s preemption notice counts down live', aSpotLeasesPreemptionNoticeCountsDownLive],
+  ['the market page is public and live', theMarketIsPublicAndLive],
+  ['an admin credits a buyer, with the problem beside its field', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
+  ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
+  ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
 ];
