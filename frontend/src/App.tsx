@@ -1,18 +1,24 @@
 import { AppShell, Burger, Button, Group, MantineProvider, NavLink, Text, createTheme } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import type { ReactNode } from 'react';
+import { lazy, Suspense, type ReactNode } from 'react';
+import { Loading } from './components/States';
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { session, useSession, type SessionUser } from './lib/session';
 import { home } from './lib/nav';
 import { SignIn } from './pages/SignIn';
-import { Leases } from './pages/Leases';
-import { LeaseDetail } from './pages/LeaseDetail';
-import { Buy } from './pages/Buy';
-import { Billing } from './pages/Billing';
-import { Market } from './pages/Market';
-import { Admin } from './pages/Admin';
-import { Provider } from './pages/Provider';
-import { NodePage } from './pages/NodePage';
+
+// Each page is its own chunk: the first page loads React, Mantine and the
+// sign-in form, not the charts.
+const page = <K extends string>(load: () => Promise<Record<K, React.ComponentType<any>>>, name: K) =>
+  lazy(() => load().then((m) => ({ default: m[name] })));
+const Leases = page(() => import('./pages/Leases'), 'Leases');
+const LeaseDetail = page(() => import('./pages/LeaseDetail'), 'LeaseDetail');
+const Buy = page(() => import('./pages/Buy'), 'Buy');
+const Billing = page(() => import('./pages/Billing'), 'Billing');
+const Market = page(() => import('./pages/Market'), 'Market');
+const Admin = page(() => import('./pages/Admin'), 'Admin');
+const Provider = page(() => import('./pages/Provider'), 'Provider');
+const NodePage = page(() => import('./pages/NodePage'), 'NodePage');
 
 // Darker shades than Mantine's default 6 keep white-on-colour text above the
 // WCAG AA contrast ratio; the system font stack loads nothing.
@@ -80,6 +86,7 @@ export function App() {
           ))}
         </AppShell.Navbar>
         <AppShell.Main>
+            <Suspense fallback={<Loading />}>
             <Switch>
               <Route path="/">{s.user ? <Redirect to={home(role)} /> : <Redirect to="/signin" />}</Route>
               <Route path="/signin" component={SignIn} />
@@ -127,6 +134,7 @@ export function App() {
                 <Text>There is no page here.</Text>
               </Route>
             </Switch>
+            </Suspense>
         </AppShell.Main>
       </AppShell>
     </MantineProvider>

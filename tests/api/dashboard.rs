@@ -36,6 +36,25 @@ on_both_databases! {
         assert_eq!(asset.status(), 200);
         assert_eq!(asset.headers()["cache-control"], "public, max-age=31536000, immutable");
         assert!(asset.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+        // Sent as the build's own gzip where the client takes it (a client
+        // that does not unpack it, to see the encoding).
+        let raw = reqwest::Client::builder().no_gzip().build().unwrap();
+        let gzipped = raw
+            .get(format!("{}{script}", app.address))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+        assert_eq!(gzipped.headers()["vary"], "accept-encoding");
+        let plain = raw
+            .get(format!("{}{script}", app.address))
+            .header("accept-encoding", "identity")
+            .send()
+            .await
+            .unwrap();
+        assert!(plain.headers().get("content-encoding").is_none());
+        assert!(plain.text().await.unwrap().len() > gzipped.bytes().await.unwrap().len());
         // A stale page asking for an old build gets a 404, not HTML as script.
         fetch(&app, "/assets/gone-0000.js").await.error_for_status().unwrap_err();
     }
