@@ -3,7 +3,7 @@
 // Debian's Chromium driven by playwright-core.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -35,6 +35,7 @@ function freePort() {
 
 export async function startDemo() {
   const bin = process.env.GPUEX_BIN ?? join(repo, 'target/debug/gpuex');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --workspace --bins\` first (or set GPUEX_BIN)`);
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), 'gpuex-browser-'));
   const child = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--data-dir', data], {
@@ -84,8 +85,12 @@ export async function startDemo() {
 
 export async function launch() {
   mkdirSync(screenshots, { recursive: true });
+  const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+  if (!existsSync(executablePath)) {
+    throw new Error(`${executablePath} is missing: install Debian's Chromium (apt-get install -y chromium) or set CHROMIUM`);
+  }
   return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    executablePath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
 }
