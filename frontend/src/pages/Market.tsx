@@ -185,7 +185,7 @@ export function Market() {
             </Title>
             <Loadable loaded={resale} isEmpty={(d) => d.length === 0} empty="No open resale listings.">
               {(d) => (
-                <Table>
+                <Table data-testid="resale-offers">
                   <Table.Thead>
                     <Table.Tr>
                       <Table.Th>Market</Table.Th>

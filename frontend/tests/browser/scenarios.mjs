@@ -4,7 +4,8 @@ import { apiCall, apiLogin, axeViolations, newPage, screenshots, signIn, waitFor
 
 /** Every page visit ends here: no serious axe violation, no console error, a screenshot. */
 async function checkPage(page, name) {
-  await page.waitForLoadState('networkidle').catch(() => undefined);
+  // Live pages keep a stream open, so the network is never idle for long: wait a little at most.
+  await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined);
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
   const violations = await axeViolations(page);
   assert.deepEqual(violations, [], `${name}: serious accessibility violations`);
@@ -139,6 +140,8 @@ async function theMarketIsPublicAndLive({ browser, base }) {
   // An auction runs every 10 s and its clearing arrives on the stream.
   await waitFor(async () => (await page.getByTestId('market-live').textContent())?.startsWith('Live:'), 'a market stream event', 30_000);
   await page.getByTestId('spot-price').waitFor({ timeout: 30_000 });
+  // The demo lists the tail of a reservation: the offer is on the market.
+  await page.getByTestId('resale-offers').locator('tbody tr').first().waitFor();
   await checkPage(page, 'market');
   await page.context().close();
 }
@@ -209,6 +212,24 @@ async function aSessionThatStopsWorkingGoesBackToSignIn({ browser, base }) {
   await page.context().close();
 }
 
+async function aReservedLeaseShowsItsResaleAskCap({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const leases = await apiCall(base, 'GET', '/v1/leases?limit=100', buyer);
+  const reserved = leases.body.items.find(
+    (l) => l.mode === 'reserved' && Date.parse(l.ends_at) - Date.parse(l.starts_at) >= 4 * 3600_000,
+  );
+  assert.ok(reserved, 'the demo has a four-hour reservation');
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(`${base}/leases/${reserved.id}`);
+  const cap = page.getByTestId('ask-cap');
+  await cap.waitFor();
+  // 0.9 × the reserved price per hour, computed as decimals.
+  assert.match(await cap.textContent(), /^At most \$\d+\.\d+ \(0\.9 × \$\d+\.\d+\)$/);
+  await checkPage(page, 'lease-reserved');
+  await page.context().close();
+}
+
 export const scenarios = [
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
@@ -217,4 +238,5 @@ export const scenarios = [
   ['an admin credits a buyer, with the problem beside its field', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
   ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
+  ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
 ];
