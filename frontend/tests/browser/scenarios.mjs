@@ -230,6 +230,33 @@ async function aReservedLeaseShowsItsResaleAskCap({ browser, base }) {
   await page.context().close();
 }
 
+async function theBuyFormQuotesACheaperResaleOffer({ browser, base }) {
+  const offers = await apiCall(base, 'GET', '/v1/market/resale', null);
+  const offer = offers.body[0];
+  assert.ok(offer, 'the demo lists a resale offer');
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/buy');
+  await page.getByText('Reserved', { exact: true }).click();
+  await page.getByRole('textbox', { name: 'Region' }).click();
+  await page.getByRole('option', { name: offer.region, exact: true }).click();
+  // The start hour list shows local times: pick the offer's start by its label.
+  const label = await page.evaluate(
+    (iso) => new Date(iso).toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' }),
+    offer.from,
+  );
+  await page.getByRole('textbox', { name: 'Starts' }).click();
+  await page.getByRole('option', { name: label, exact: true }).click();
+  await page.getByLabel('Hours').fill('1');
+  await page.getByLabel('TFLOPS').fill(offer.tflops_h);
+  await page.getByLabel('GPU memory (GB)').fill(String(Number(offer.vram_h) * 4));
+  const resale = page.getByTestId('quote-resale');
+  await resale.waitFor({ timeout: 15_000 });
+  assert.match(await resale.textContent(), /A resale listing is cheaper: primary \$[\d.]+\/h, you save \$[\d.]+\/h/);
+  await checkPage(page, 'buy-resale-quote');
+  await page.context().close();
+}
+
 export const scenarios = [
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
@@ -239,4 +266,5 @@ export const scenarios = [
   ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
+  ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
 ];
