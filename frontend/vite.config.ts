@@ -41,7 +41,4 @@ export default defineConfig({
       '/openapi.json': 'http://127.0.0.1:8080',
     },
   },
-  test: {
-    include: ['src/**/*.test.ts'],
-  },
-} as any);
+});

@@ -72,23 +72,23 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 /// them when the client takes gzip (compressing 600 KB on every request
 /// costs a debug build a quarter of a second).
 fn file(path: &str, cache: &'static str, gzip: bool) -> Option<Response> {
-    let compressed = gzip.then(|| Dist::get(&format!("{path}.gz"))).flatten();
-    let is_compressed = compressed.is_some();
-    let found = match compressed {
-        Some(found) => found,
-        None => Dist::get(path)?,
+    let precompressed = Dist::get(&format!("{path}.gz"));
+    let has_gzip = precompressed.is_some();
+    let (body, encoded) = match precompressed.filter(|_| gzip) {
+        Some(found) => (found.data, true),
+        None => (Dist::get(path)?.data, false),
     };
-    let mut response = (StatusCode::OK, found.data.into_owned()).into_response();
+    let mut response = (StatusCode::OK, body.into_owned()).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(content_type(path)),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
-    if is_compressed {
+    if encoded {
         headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
-    if Dist::get(&format!("{path}.gz")).is_some() {
+    if has_gzip {
         headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     Some(response)

@@ -35,7 +35,6 @@ export function useLoad<T>(
       })
       .catch((e) => mine === generation.current && setError(asProblem(e)))
       .finally(() => mine === generation.current && setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
     setLoading(true);

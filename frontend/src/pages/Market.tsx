@@ -29,7 +29,6 @@ function useMarketStream(onEvent: (type: string, data: unknown) => void) {
     };
     for (const type of ['clearing', 'price', 'book']) source.addEventListener(type, handle(type) as EventListener);
     return () => source.close();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 }
 

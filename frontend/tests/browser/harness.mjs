@@ -141,7 +141,6 @@ export async function signIn(page, base, who) {
 export async function axeViolations(page) {
   await page.addScriptTag({ path: axePath });
   const result = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
     const r = await axe.run(document, { resultTypes: ['violations'] });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
   });
