@@ -46,6 +46,12 @@ function connect(token: string) {
         // A keep-alive or a line this version does not know: nothing to show.
       }
     },
+    onclose() {
+      // The server ends a stream when its client falls behind or the token
+      // expires; fetch-event-source would stop there, so reconnect (resuming
+      // with Last-Event-ID) unless the session is over.
+      throw new Error('event stream closed');
+    },
     onerror(error) {
       if (error instanceof Fatal) throw error;
       // The stream ends when the token expires; the session timer handles that.
