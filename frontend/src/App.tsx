@@ -19,6 +19,7 @@ const Market = page(() => import('./pages/Market'), 'Market');
 const Admin = page(() => import('./pages/Admin'), 'Admin');
 const Provider = page(() => import('./pages/Provider'), 'Provider');
 const NodePage = page(() => import('./pages/NodePage'), 'NodePage');
+const Account = page(() => import('./pages/Account'), 'Account');
 
 // Darker shades than Mantine's default 6 keep white-on-colour text above the
 // WCAG AA contrast ratio; the system font stack loads nothing.
@@ -37,6 +38,7 @@ const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/billing', label: 'Billing', roles: ['buyer'] },
   { href: '/provider', label: 'Nodes', roles: ['provider'] },
   { href: '/admin', label: 'Admin', roles: ['admin'] },
+  { href: '/account', label: 'Account', roles: ['buyer', 'provider'] },
 ];
 
 /** A page for signed-in users of the given roles; others go to sign in. */
@@ -128,6 +130,11 @@ export function App() {
               <Route path="/admin">
                 <Guard roles={['admin']}>
                   <Admin />
+                </Guard>
+              </Route>
+              <Route path="/account">
+                <Guard roles={['buyer', 'provider']}>
+                  <Account />
                 </Guard>
               </Route>
               <Route>

@@ -257,6 +257,27 @@ async function theBuyFormQuotesACheaperResaleOffer({ browser, base }) {
   await page.context().close();
 }
 
+async function aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/account');
+  await page.getByTestId('wallet-available').waitFor();
+  await page.getByLabel('Key name').fill('browser-ci');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const created = page.getByTestId('api-key-created');
+  await created.waitFor();
+  const key = (await created.locator('pre').textContent()).trim();
+  // The key works as a bearer token.
+  const me = await apiCall(base, 'GET', '/v1/me', key);
+  assert.equal(me.status, 200, JSON.stringify(me.body));
+  await checkPage(page, 'account');
+  await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Revoke browser-ci' }).click();
+  await page.getByRole('button', { name: 'Revoke browser-ci' }).waitFor({ state: 'detached' });
+  assert.equal((await apiCall(base, 'GET', '/v1/me', key)).status, 401);
+  await page.context().close();
+}
+
 export const scenarios = [
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
@@ -267,4 +288,5 @@ export const scenarios = [
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
+  ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],
 ];
