@@ -2,13 +2,13 @@
 //! OpenAPI document and the middleware stack. Domain logic lives elsewhere.
 
 mod contract;
+mod dashboard;
 mod limit;
 mod ops;
 
 pub use limit::Limit;
 
 use crate::app::AppState;
-use crate::error::ApiError;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -117,7 +117,9 @@ pub fn router(state: AppState) -> Router {
             axum::routing::get(move || async move { axum::Json(spec_json.clone()) }),
         )
         .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
-        .fallback(not_found)
+        // The dashboard's files and client-side routes; an unknown API path
+        // still answers problem+json 404.
+        .fallback(dashboard::fallback)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::limits::limit,
@@ -173,10 +175,6 @@ fn cors(origins: &[String]) -> CorsLayer {
             .collect();
         layer.allow_origin(list)
     }
-}
-
-async fn not_found() -> ApiError {
-    ApiError::NotFound("no such endpoint".into())
 }
 
 /// Errors produced below the handlers (405, 408, 413 …) come without a body;

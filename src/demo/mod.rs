@@ -1,7 +1,8 @@
 //! `gpuex demo`: the whole loop on one machine. A fresh SQLite server, an
 //! admin, two priced regions, a provider with three simulated `gpuex-agent`
 //! processes (H100 with MIG, A100, L40S and V100), and a credited buyer whose
-//! leases run small shell loops; then it waits for Ctrl-C.
+//! leases (one of each mode) run small shell loops and who offers the tail of
+//! a reservation for resale; then it waits for Ctrl-C.
 //!
 //! Everything after start-up goes through the public HTTP API, as a real
 //! provider and buyer would use it.
@@ -363,6 +364,11 @@ async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String
             "region": "eu-west", "max_price": "2.00", "command": workload("batch")}),
         ),
         (
+            "small (pooled, eu-west)",
+            json!({"mode": "pooled", "resources": {"tflops": 20, "vram_gb": 4},
+            "region": "eu-west", "max_wait_s": 600, "command": workload("small")}),
+        ),
+        (
             "nightly (reserved, us-east, starts in 1 h)",
             json!({"mode": "reserved", "resources": {"tflops": 80, "vram_gb": 24},
             "region": "us-east", "start_at": start, "duration_s": 3600, "command": workload("nightly")}),
@@ -393,17 +399,75 @@ async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String
         };
         lines.push(line);
     }
+    lines.push(match resale_offer(client, buyer).await {
+        Ok(line) => line,
+        Err(e) => format!("resale offer: not listed: {e:#}"),
+    });
     Ok(lines)
+}
+
+/// A resale offer for the market: a four-hour reservation from the next whole
+/// hour at least an hour ahead, its last two hours listed at 0.8 × its price.
+async fn resale_offer(client: &Client, buyer: &str) -> anyhow::Result<String> {
+    const HOUR: i64 = 3600;
+    let earliest = chrono::Utc::now().timestamp() + HOUR + 60;
+    let start = (earliest + HOUR - 1) / HOUR * HOUR;
+    let at = |t: i64| {
+        chrono::DateTime::from_timestamp(t, 0)
+            .context("a time out of range")
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    };
+    let order = client
+        .ok(
+            "POST",
+            "/v1/orders",
+            Some(buyer),
+            Some(
+                &json!({"mode": "reserved", "resources": {"tflops": 100, "vram_gb": 16},
+                "region": "eu-west", "start_at": at(start)?, "duration_s": 4 * HOUR,
+                "command": workload("resold")}),
+            ),
+        )
+        .await?;
+    let lease_id = order["lease_id"]
+        .as_str()
+        .context("the reservation got no lease")?;
+    let lease = client
+        .ok("GET", &format!("/v1/leases/{lease_id}"), Some(buyer), None)
+        .await?;
+    let price: rust_decimal::Decimal = lease["price_per_hour"]
+        .as_str()
+        .context("no price per hour")?
+        .parse()?;
+    let ask = price
+        .checked_mul(rust_decimal::Decimal::new(8, 1))
+        .context("ask overflow")?
+        .round_dp(6)
+        .normalize();
+    let from = at(start + 2 * HOUR)?;
+    let listing = client
+        .ok(
+            "POST",
+            "/v1/resale-listings",
+            Some(buyer),
+            Some(&json!({"lease_id": lease_id, "from": from, "ask_per_hour": ask.to_string()})),
+        )
+        .await?;
+    Ok(format!(
+        "resold (reserved, eu-west, 4 h from {}): lease {lease_id}, its last 2 h listed for resale at {ask}/h (listing {})",
+        at(start)?,
+        listing["id"].as_str().unwrap_or("?")
+    ))
 }
 
 fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token: &str) {
     println!();
     println!("gpuex demo is running at http://{addr}");
-    println!("  API docs (dashboard for now): http://{addr}/docs");
-    println!(
-        "  metrics:                      curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics"
-    );
+    println!("  dashboard: http://{addr}/   (sign in with a login below)");
+    println!("  API docs:  http://{addr}/docs");
+    println!("  metrics:   curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics");
     println!();
+    println!("  dashboard logins:");
     println!("  admin     {} / {}", ADMIN.0, ADMIN.1);
     println!("  provider  {} / {}", PROVIDER.0, PROVIDER.1);
     println!("  buyer     {} / {}", BUYER.0, BUYER.1);

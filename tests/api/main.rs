@@ -12,6 +12,7 @@ mod bounds;
 mod catalog;
 mod contract;
 mod convert;
+mod dashboard;
 mod durability;
 mod events;
 mod follow_the_sun;

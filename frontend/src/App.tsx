@@ -1,0 +1,149 @@
+import { AppShell, Burger, Button, Group, MantineProvider, NavLink, Text, createTheme } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { lazy, Suspense, type ReactNode } from 'react';
+import { Loading } from './components/States';
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
+import { session, useSession, type SessionUser } from './lib/session';
+import { home } from './lib/nav';
+import { SignIn } from './pages/SignIn';
+
+// Each page is its own chunk: the first page loads React, Mantine and the
+// sign-in form, not the charts.
+const page = <K extends string>(load: () => Promise<Record<K, React.ComponentType<any>>>, name: K) =>
+  lazy(() => load().then((m) => ({ default: m[name] })));
+const Leases = page(() => import('./pages/Leases'), 'Leases');
+const LeaseDetail = page(() => import('./pages/LeaseDetail'), 'LeaseDetail');
+const Buy = page(() => import('./pages/Buy'), 'Buy');
+const Billing = page(() => import('./pages/Billing'), 'Billing');
+const Market = page(() => import('./pages/Market'), 'Market');
+const Admin = page(() => import('./pages/Admin'), 'Admin');
+const Provider = page(() => import('./pages/Provider'), 'Provider');
+const NodePage = page(() => import('./pages/NodePage'), 'NodePage');
+const Account = page(() => import('./pages/Account'), 'Account');
+
+// Darker shades than Mantine's default 6 keep white-on-colour text above the
+// WCAG AA contrast ratio; the system font stack loads nothing.
+const theme = createTheme({
+  primaryColor: 'blue',
+  primaryShade: 8,
+  fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
+  fontFamilyMonospace: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+});
+
+type Role = SessionUser['role'];
+const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
+  { href: '/market', label: 'Market', roles: 'all' },
+  { href: '/buy', label: 'Buy', roles: ['buyer'] },
+  { href: '/leases', label: 'Leases', roles: ['buyer'] },
+  { href: '/billing', label: 'Billing', roles: ['buyer'] },
+  { href: '/provider', label: 'Nodes', roles: ['provider'] },
+  { href: '/admin', label: 'Admin', roles: ['admin'] },
+  { href: '/account', label: 'Account', roles: ['buyer', 'provider'] },
+];
+
+/** A page for signed-in users of the given roles; others go to sign in. */
+function Guard({ roles, children }: { roles: Role[]; children: ReactNode }) {
+  const s = useSession();
+  const [location] = useLocation();
+  if (!s.user) return <Redirect to={`/signin?next=${encodeURIComponent(location)}`} />;
+  if (!roles.includes(s.user.role)) return <Redirect to={home(s.user.role)} />;
+  return <>{children}</>;
+}
+
+export function App() {
+  const s = useSession();
+  const [opened, { toggle }] = useDisclosure();
+  const [location] = useLocation();
+  const role = s.user?.role;
+  return (
+    <MantineProvider theme={theme}>
+      <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+        <AppShell.Header>
+          <Group h="100%" px="md" justify="space-between">
+            <Group>
+              <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Menu" />
+              <Text fw={700} size="lg" component={Link} href="/">
+                gpuex
+              </Text>
+            </Group>
+            {s.user ? (
+              <Group gap="sm">
+                <Text size="sm" data-testid="whoami">
+                  {s.user.email} ({s.user.role})
+                </Text>
+                <Button size="xs" variant="default" onClick={() => session.signOut()}>
+                  Sign out
+                </Button>
+              </Group>
+            ) : (
+              <Button size="xs" component={Link} href="/signin">
+                Sign in
+              </Button>
+            )}
+          </Group>
+        </AppShell.Header>
+        <AppShell.Navbar p="xs" component="nav" aria-label="Pages">
+          {NAV.filter((n) => n.roles === 'all' || (role && n.roles.includes(role))).map((n) => (
+            <NavLink key={n.href} component={Link} href={n.href} label={n.label} active={location.startsWith(n.href)} variant="filled" />
+          ))}
+        </AppShell.Navbar>
+        <AppShell.Main>
+            <Suspense fallback={<Loading />}>
+            <Switch>
+              <Route path="/">{s.user ? <Redirect to={home(role)} /> : <Redirect to="/signin" />}</Route>
+              <Route path="/signin" component={SignIn} />
+              <Route path="/market" component={Market} />
+              <Route path="/buy">
+                <Guard roles={['buyer']}>
+                  <Buy />
+                </Guard>
+              </Route>
+              <Route path="/leases">
+                <Guard roles={['buyer']}>
+                  <Leases />
+                </Guard>
+              </Route>
+              <Route path="/leases/:id">
+                {(p) => (
+                  <Guard roles={['buyer']}>
+                    <LeaseDetail id={p.id} />
+                  </Guard>
+                )}
+              </Route>
+              <Route path="/billing">
+                <Guard roles={['buyer']}>
+                  <Billing />
+                </Guard>
+              </Route>
+              <Route path="/provider">
+                <Guard roles={['provider']}>
+                  <Provider />
+                </Guard>
+              </Route>
+              <Route path="/provider/nodes/:id">
+                {(p) => (
+                  <Guard roles={['provider']}>
+                    <NodePage id={p.id} />
+                  </Guard>
+                )}
+              </Route>
+              <Route path="/admin">
+                <Guard roles={['admin']}>
+                  <Admin />
+                </Guard>
+              </Route>
+              <Route path="/account">
+                <Guard roles={['buyer', 'provider']}>
+                  <Account />
+                </Guard>
+              </Route>
+              <Route>
+                <Text>There is no page here.</Text>
+              </Route>
+            </Switch>
+            </Suspense>
+        </AppShell.Main>
+      </AppShell>
+    </MantineProvider>
+  );
+}

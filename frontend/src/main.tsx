@@ -1,0 +1,12 @@
+import '@mantine/core/styles.css';
+import 'uplot/dist/uPlot.min.css';
+import './app.css';
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -1,0 +1,292 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { apiCall, apiLogin, axeViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
+
+/** Every page visit ends here: no serious axe violation, no console error, a screenshot. */
+async function checkPage(page, name) {
+  // Live pages keep a stream open, so the network is never idle for long: wait a little at most.
+  await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined);
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+  const violations = await axeViolations(page);
+  assert.deepEqual(violations, [], `${name}: serious accessibility violations`);
+  assert.deepEqual(page.consoleErrors, [], `${name}: console errors`);
+}
+
+async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.waitForURL('**/leases');
+  await page.getByTestId('lease-table').waitFor();
+  await checkPage(page, 'leases');
+
+  await page.goto(base + '/buy');
+  await page.getByLabel('TFLOPS').fill('50');
+  await page.getByLabel('GPU memory (GB)').fill('8');
+  await page.getByLabel('Command').fill('echo hello-from-the-browser; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done');
+  await page.getByLabel('Tags').fill('team=browser');
+  // The quote follows the form.
+  await waitFor(async () => (await page.getByTestId('quote-price').textContent())?.includes('/ hour'), 'a quote');
+  await page.getByTestId('quote-slice').waitFor();
+  await checkPage(page, 'buy');
+  await page.getByRole('button', { name: 'Place order' }).click();
+  await page.waitForURL(/\/leases\/[0-9a-f-]{36}$/);
+  const leaseId = page.url().split('/').pop();
+
+  // running, with no reload: the event stream moves the badge.
+  const navigations = [];
+  page.on('framenavigated', (f) => f === page.mainFrame() && navigations.push(f.url()));
+  await page.getByTestId('lease-state').filter({ hasText: 'running' }).waitFor({ timeout: 30_000 });
+  await waitFor(async () => (await page.getByTestId('logs').textContent().catch(() => ''))?.includes('hello-from-the-browser'), 'the logs', 30_000);
+  assert.deepEqual(navigations, [], 'the page was not reloaded');
+  await checkPage(page, 'lease-running');
+
+  await page.getByRole('button', { name: 'Release' }).click();
+  await page.getByRole('button', { name: 'Yes, release' }).click();
+  await page.getByTestId('lease-state').filter({ hasText: 'ended' }).waitFor({ timeout: 30_000 });
+  await checkPage(page, 'lease-ended');
+
+  // The bill: usage reports arrive every 10 s and billing runs every 10 s.
+  const token = await apiLogin(base, 'buyer');
+  await waitFor(async () => {
+    const lease = await apiCall(base, 'GET', `/v1/leases/${leaseId}`, token);
+    return lease.body.usage && lease.body.usage.charged !== '0' && Number(lease.body.usage.charged) > 0;
+  }, 'the lease to be charged', 60_000, 1000);
+  await page.goto(base + '/billing');
+  await page.getByTestId('billing-total').waitFor();
+  await waitFor(async () => (await page.getByTestId('cost-by-tag').textContent())?.includes('browser'), 'the tag in the bill');
+  await checkPage(page, 'billing');
+  await page.context().close();
+}
+
+async function aProviderSeesTheBuyersLeaseOnItsMigSlot({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const order = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'on_demand',
+    region: 'eu-west',
+    resources: { tflops: 50, vram_gb: 8, gpu_model: 'H100-SXM5-80GB', isolation: 'mig' },
+    command: 'sleep 600',
+  });
+  assert.equal(order.status, 201, JSON.stringify(order.body));
+  const lease = await apiCall(base, 'GET', `/v1/leases/${order.body.lease_id}`, buyer);
+  const [gpu] = lease.body.placement.gpus;
+  assert.equal(gpu.slot.kind, 'mig');
+
+  const page = await newPage(browser);
+  await signIn(page, base, 'provider');
+  await page.waitForURL('**/provider');
+  await page.getByTestId('node-table').waitFor();
+  await checkPage(page, 'provider');
+  await page.getByRole('link', { name: 'h100-mig' }).click();
+  // The lease's slot is drawn at its GPU and first memory slice.
+  const slot = page.locator(`.slot[data-gpu="${gpu.index}"][data-start="${gpu.slot.start}"]`);
+  await slot.waitFor();
+  assert.equal(await slot.getAttribute('data-lease'), order.body.lease_id);
+  assert.equal(await slot.getAttribute('data-held'), 'true');
+  await checkPage(page, 'provider-node');
+  await apiCall(base, 'POST', `/v1/leases/${order.body.lease_id}/release`, buyer);
+  await page.context().close();
+}
+
+async function aSpotLeasesPreemptionNoticeCountsDownLive({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const V100 = 'V100-SXM2-32GB';
+  const spot = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'spot',
+    region: 'us-east',
+    max_price: '5.00',
+    resources: { tflops: 100, vram_gb: 16, gpu_model: V100, isolation: 'whole', gpus: 2 },
+    command: 'trap "echo got SIGTERM" TERM; while true; do sleep 1; done',
+  });
+  assert.equal(spot.status, 201, JSON.stringify(spot.body));
+  // A spot bid fills at the next auction (every 10 s).
+  const leaseId = await waitFor(async () => {
+    const o = await apiCall(base, 'GET', `/v1/orders/${spot.body.id}`, buyer);
+    return o.body.lease_id;
+  }, 'the spot bid to fill', 40_000, 1000);
+
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(`${base}/leases/${leaseId}`);
+  await page.getByTestId('lease-state').filter({ hasText: 'running' }).waitFor({ timeout: 30_000 });
+
+  // On-demand capacity outranks spot: taking a V100 gives the spot lease notice.
+  const onDemand = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'on_demand',
+    region: 'us-east',
+    max_wait_s: 600,
+    resources: { tflops: 50, vram_gb: 8, gpu_model: V100, isolation: 'whole' },
+    command: 'sleep 600',
+  });
+  assert.ok(onDemand.status < 300, JSON.stringify(onDemand.body));
+  await page.getByTestId('preempt-notice').waitFor({ timeout: 30_000 });
+  const first = await page.getByTestId('countdown').textContent();
+  assert.match(first, /ends in \d/);
+  await page.waitForTimeout(2100);
+  const later = await page.getByTestId('countdown').textContent();
+  assert.notEqual(later, first, 'the countdown moves');
+  await checkPage(page, 'lease-preempting');
+  if (onDemand.body.lease_id) await apiCall(base, 'POST', `/v1/leases/${onDemand.body.lease_id}/release`, buyer);
+  await page.context().close();
+}
+
+async function theMarketIsPublicAndLive({ browser, base }) {
+  const page = await newPage(browser);
+  await page.goto(base + '/signin');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await checkPage(page, 'signin');
+  await page.goto(base + '/market');
+  await page.getByTestId('prices').waitFor();
+  await page.getByTestId('book').waitFor();
+  // An auction runs every 10 s and its clearing arrives on the stream.
+  await waitFor(async () => (await page.getByTestId('market-live').textContent())?.startsWith('Live:'), 'a market stream event', 30_000);
+  await page.getByTestId('spot-price').waitFor({ timeout: 30_000 });
+  // The demo lists the tail of a reservation: the offer is on the market.
+  await page.getByTestId('resale-offers').locator('tbody tr').first().waitFor();
+  await checkPage(page, 'market');
+  await page.context().close();
+}
+
+/** Chromium logs each 4xx a test provokes on purpose; those are not the page's errors. */
+function withoutProvoked(page, statuses) {
+  page.consoleErrors = page.consoleErrors.filter(
+    (e) => !statuses.some((s) => e.includes(`Failed to load resource: the server responded with a status of ${s}`)),
+  );
+}
+
+async function anAdminSetsPricesAndCreditsWithErrorsBesideTheField({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const me = await apiCall(base, 'GET', '/v1/me', buyer);
+  const page = await newPage(browser);
+  await signIn(page, base, 'admin');
+  await page.waitForURL('**/admin');
+  await page.getByTestId('admin-prices').waitFor();
+  const credit = page.getByRole('form', { name: 'Credit a user' });
+  await credit.getByLabel('User id').fill(me.body.id);
+  await credit.getByLabel('Amount').fill('12.5x');
+  await credit.getByRole('button', { name: 'Credit' }).click();
+  // The problem's errors[].field lands under its input.
+  const amount = credit.getByLabel('Amount');
+  await waitFor(async () => (await amount.getAttribute('aria-invalid')) === 'true', 'the amount to be marked invalid');
+  withoutProvoked(page, [422]);
+  await checkPage(page, 'admin-field-error');
+  await amount.fill('12.50');
+  await credit.getByRole('button', { name: 'Credit' }).click();
+  await page.getByTestId('credit-done').waitFor();
+  assert.match(await page.getByTestId('credit-done').textContent(), /Credited \$12\.50/);
+  await checkPage(page, 'admin');
+  await page.context().close();
+}
+
+async function aBuyersFormShowsTheProblemBesideItsField({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/buy');
+  await page.getByLabel('GPU memory (GB)').fill('6');
+  const vram = page.getByLabel('GPU memory (GB)');
+  await waitFor(async () => (await vram.getAttribute('aria-invalid')) === 'true', 'the VRAM field to show the quote’s problem');
+  withoutProvoked(page, [422]);
+  await checkPage(page, 'buy-field-error');
+  await page.context().close();
+}
+
+async function aSessionThatStopsWorkingGoesBackToSignIn({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.waitForURL('**/leases');
+  // As if the token expired or was revoked: the next call answers 401.
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('gpuex.session'));
+    s.token = 'expired-token';
+    sessionStorage.setItem('gpuex.session', JSON.stringify(s));
+  });
+  await page.goto(base + '/billing');
+  await page.getByTestId('session-notice').waitFor();
+  assert.match(page.url(), /\/signin\?next=%2Fbilling/);
+  assert.match(await page.getByTestId('session-notice').textContent(), /sign in again/);
+  await page.screenshot({ path: join(screenshots, 'session-ended.png') });
+  // Signing in again returns to the page that was asked for.
+  await page.getByLabel('Email').fill('buyer@gpuex.demo');
+  await page.locator('input[type=password]').fill('demo-buyer-password');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/billing');
+  await page.context().close();
+}
+
+async function aReservedLeaseShowsItsResaleAskCap({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const leases = await apiCall(base, 'GET', '/v1/leases?limit=100', buyer);
+  const reserved = leases.body.items.find(
+    (l) => l.mode === 'reserved' && Date.parse(l.ends_at) - Date.parse(l.starts_at) >= 4 * 3600_000,
+  );
+  assert.ok(reserved, 'the demo has a four-hour reservation');
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(`${base}/leases/${reserved.id}`);
+  const cap = page.getByTestId('ask-cap');
+  await cap.waitFor();
+  // 0.9 × the reserved price per hour, computed as decimals.
+  assert.match(await cap.textContent(), /^At most \$\d+\.\d+ \(0\.9 × \$\d+\.\d+\)$/);
+  await checkPage(page, 'lease-reserved');
+  await page.context().close();
+}
+
+async function theBuyFormQuotesACheaperResaleOffer({ browser, base }) {
+  const offers = await apiCall(base, 'GET', '/v1/market/resale', null);
+  const offer = offers.body[0];
+  assert.ok(offer, 'the demo lists a resale offer');
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/buy');
+  await page.getByText('Reserved', { exact: true }).click();
+  await page.getByRole('textbox', { name: 'Region' }).click();
+  await page.getByRole('option', { name: offer.region, exact: true }).click();
+  // The start hour list shows local times: pick the offer's start by its label.
+  const label = await page.evaluate(
+    (iso) => new Date(iso).toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' }),
+    offer.from,
+  );
+  await page.getByRole('textbox', { name: 'Starts' }).click();
+  await page.getByRole('option', { name: label, exact: true }).click();
+  await page.getByLabel('Hours').fill('1');
+  await page.getByLabel('TFLOPS').fill(offer.tflops_h);
+  await page.getByLabel('GPU memory (GB)').fill(String(Number(offer.vram_h) * 4));
+  const resale = page.getByTestId('quote-resale');
+  await resale.waitFor({ timeout: 15_000 });
+  assert.match(await resale.textContent(), /A resale listing is cheaper: primary \$[\d.]+\/h, you save \$[\d.]+\/h/);
+  await checkPage(page, 'buy-resale-quote');
+  await page.context().close();
+}
+
+async function aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(base + '/account');
+  await page.getByTestId('wallet-available').waitFor();
+  await page.getByLabel('Key name').fill('browser-ci');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const created = page.getByTestId('api-key-created');
+  await created.waitFor();
+  const key = (await created.locator('pre').textContent()).trim();
+  // The key works as a bearer token.
+  const me = await apiCall(base, 'GET', '/v1/me', key);
+  assert.equal(me.status, 200, JSON.stringify(me.body));
+  await checkPage(page, 'account');
+  await page.getByRole('button', { name: 'Done' }).click();
+  await page.getByRole('button', { name: 'Revoke browser-ci' }).click();
+  await page.getByRole('button', { name: 'Revoke browser-ci' }).waitFor({ state: 'detached' });
+  assert.equal((await apiCall(base, 'GET', '/v1/me', key)).status, 401);
+  await page.context().close();
+}
+
+export const scenarios = [
+  ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
+  ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
+  ['a spot lease’s preemption notice counts down live', aSpotLeasesPreemptionNoticeCountsDownLive],
+  ['the market page is public and live', theMarketIsPublicAndLive],
+  ['an admin credits a buyer, with the problem beside its field', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
+  ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
+  ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
+  ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
+  ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
+  ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],
+];
