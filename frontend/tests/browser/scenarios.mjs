@@ -54,6 +54,21 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   await page.goto(base + '/billing');
   await page.getByTestId('billing-total').waitFor();
   await waitFor(async () => (await page.getByTestId('cost-by-tag').textContent())?.includes('browser'), 'the tag in the bill');
+
+  // A budget on the tag shows its progress.
+  await page.getByLabel('Tag value').fill('browser');
+  await page.getByLabel('Monthly limit').fill('1');
+  await page.getByRole('button', { name: 'Set budget' }).click();
+  await page.getByRole('progressbar', { name: /^Budget team=browser: [\d.]+ % used$/ }).waitFor({ state: 'attached' });
+
+  // The FOCUS export downloads; the printable invoice opens in a tab.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /Download FOCUS CSV/ }).click()]);
+  const csv = await (await download.createReadStream()).toArray();
+  assert.match(Buffer.concat(csv).toString('utf8').split('\n')[0], /BilledCost/);
+  const [invoice] = await Promise.all([page.waitForEvent('popup'), page.getByRole('button', { name: /^Open / }).first().click()]);
+  await invoice.waitForLoadState();
+  await waitFor(async () => (await invoice.content().catch(() => '')).includes('GPUEX-'), 'the printable invoice');
+  await invoice.close();
   await checkPage(page, 'billing');
   await page.context().close();
 }
