@@ -134,7 +134,13 @@ impl Span {
                 return Err(ApiError::field("query.from", "must be before `to`"))
             }
             Some(from) => from.timestamp(),
-            None => to_s - DEFAULT_SPAN_S.min(step * MAX_INTERVALS),
+            // Whole intervals back from the one holding `to`: counting back
+            // from `to` itself would begin mid-interval and, rounded down,
+            // span one interval more than the limit.
+            None => {
+                let intervals = (DEFAULT_SPAN_S / step).clamp(1, MAX_INTERVALS);
+                interval.start_of(to_s - 1) - step * (intervals - 1)
+            }
         };
         let from_s = interval.start_of(from_s);
         let intervals = (to_s - from_s + step - 1) / step;
@@ -215,6 +221,16 @@ mod tests {
         assert_eq!(hours.to - hours.from, 24 * 3600);
         let minutes = Span::parse(&query(None, None, Some(Interval::Minute)), now).expect("valid");
         assert_eq!(minutes.to - minutes.from, 1000 * 60);
+    }
+
+    #[test]
+    fn the_default_span_between_interval_starts_is_still_within_the_limit() {
+        let now = "2026-12-01T12:00:30.25Z".parse().expect("a time");
+        let minutes = Span::parse(&query(None, None, Some(Interval::Minute)), now).expect("valid");
+        assert_eq!((minutes.to - minutes.from + 59) / 60, MAX_INTERVALS);
+        assert_eq!(minutes.from % 60, 0);
+        let hours = Span::parse(&query(None, None, None), now).expect("valid");
+        assert_eq!((hours.to - hours.from + 3599) / 3600, 24);
     }
 
     #[test]
