@@ -120,7 +120,7 @@ impl Span {
             ("query.gpu_model", &q.gpu_model),
             ("query.region", &q.region),
         ] {
-            if value.is_empty() || value.len() > MAX_NAME {
+            if value.is_empty() || value.chars().count() > MAX_NAME {
                 return Err(ApiError::field(field, "must be 1 to 64 characters"));
             }
         }
