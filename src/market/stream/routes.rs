@@ -66,7 +66,10 @@ async fn market_stream(
         ("query.gpu_model", &q.gpu_model),
         ("query.region", &q.region),
     ] {
-        if value.as_ref().is_some_and(|v| v.is_empty() || v.chars().count() > 64) {
+        if value
+            .as_ref()
+            .is_some_and(|v| v.is_empty() || v.chars().count() > 64)
+        {
             return Err(ApiError::field(field, "must be 1 to 64 characters"));
         }
     }
