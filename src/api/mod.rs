@@ -78,6 +78,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::events::router())
         .merge(crate::events::webhooks::router())
         .merge(crate::nodes::router())
+        .merge(crate::audit::router())
         .merge(ops::router())
 }
 

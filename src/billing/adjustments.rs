@@ -102,7 +102,7 @@ async fn adjust(
     audit::record(
         &mut tx,
         caller.id,
-        "billing_adjustment",
+        audit::Action::BillingAdjustment,
         &format!("user:{}", req.user_id),
         serde_json::json!({ "amount": req.amount.to_string(), "reason": reason }),
         now,

@@ -263,7 +263,7 @@ async fn admin_credit(
     audit::record(
         &mut tx,
         caller.id,
-        "credit",
+        audit::Action::Credit,
         &format!("user:{}", req.user_id),
         serde_json::json!({ "amount": req.amount.to_string(), "memo": memo }),
         now,

@@ -150,7 +150,7 @@ async fn put_region(
     audit::record(
         &mut tx,
         caller.id,
-        "put_region",
+        audit::Action::PutRegion,
         &format!("region:{name}"),
         serde_json::json!({ "timezone": timezone }),
         now,

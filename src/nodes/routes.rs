@@ -210,9 +210,9 @@ async fn cordon_node(
         &mut tx,
         caller.id,
         if req.cordoned {
-            "cordon_node"
+            audit::Action::CordonNode
         } else {
-            "uncordon_node"
+            audit::Action::UncordonNode
         },
         &format!("node:{id}"),
         serde_json::json!({ "cordoned": req.cordoned, "was_quarantined": node.quarantined }),

@@ -352,7 +352,7 @@ async fn put_prices(
         audit::record(
             &mut tx,
             caller.id,
-            "set_price",
+            audit::Action::SetPrice,
             &format!("price:{}:{}:{}", price.region, price.gpu_model, price.unit),
             serde_json::json!({
                 "list_price": price.list_price.to_string(),

@@ -6,6 +6,7 @@ mod sse;
 
 mod agent;
 mod agent_process;
+mod audit;
 mod auth;
 mod billing;
 mod bounds;

@@ -55,6 +55,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log, newest first. */
+        get: operations["audit_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/billing/adjustments": {
         parameters: {
             query?: never;
@@ -992,6 +1009,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description What an admin did.
+         * @enum {string}
+         */
+        Action: "set_price" | "put_region" | "credit" | "billing_adjustment" | "cordon_node" | "uncordon_node";
         AdjustmentRequest: {
             /** @description Positive: what the buyer gets back. */
             amount: components["schemas"]["Amount"];
@@ -1182,6 +1204,30 @@ export interface components {
              * @description The receiver's HTTP status; `null` when none came (see `error`).
              */
             status?: number | null;
+        };
+        /** @description One admin action. */
+        AuditEntry: {
+            action: components["schemas"]["Action"];
+            /** @description The actor's email; absent when the account is gone. */
+            actor_email?: string | null;
+            /** Format: uuid */
+            actor_id?: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The change itself, as the action recorded it. */
+            details: Record<string, never>;
+            /** Format: int64 */
+            id: number;
+            /** @description What was changed, e.g. `price:eu-west:H100-SXM:tflops_h` or `node:<id>`. */
+            target: string;
+        };
+        AuditPage: {
+            items: components["schemas"]["AuditEntry"][];
+            /**
+             * Format: int64
+             * @description Pass as `cursor` for the next (older) page; absent on the last page.
+             */
+            next_cursor?: number | null;
         };
         /**
          * @description Which backend the agent runs.
@@ -2907,6 +2953,100 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    audit_page: {
+        parameters: {
+            query?: {
+                /** @description Only this kind of action. */
+                action?: components["schemas"]["Action"];
+                /** @description Only actions at or after this time (RFC 3339). */
+                from?: string;
+                /** @description Only actions before this time (RFC 3339). */
+                to?: string;
+                /** @description Page size, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of admin actions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description Invalid query */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     adjust: {
