@@ -204,60 +204,26 @@ impl Engine {
                 return fill;
             }
         }
-        let (p, victims) = match primary {
+        let (p, victims, state, starts_at) = match primary {
             None => return Fill::NoCapacity,
-            Some(PrimarySlot::AfterNotice(p, victims)) => (p, victims),
-            Some(PrimarySlot::Free(p)) => {
-                let lease = self.build_lease(
-                    order_id,
-                    buyer,
-                    spec,
-                    fill_no,
-                    p,
-                    rule,
-                    LeaseState::Provisioning,
-                    now,
-                );
-                if lease.hold > funds {
-                    return Fill::Refused(RejectReason::InsufficientFunds);
-                }
-                if !accepted_before {
-                    events.push(Event::OrderAccepted { order_id, at: now });
-                }
-                let report = self.report(&lease, Vec::new(), None);
-                let lease_id = lease.id;
-                self.grant(lease, events);
-                events.push(Event::OrderFilled {
-                    order_id,
-                    lease_id,
-                    report: Box::new(report),
-                    at: now,
-                });
-                return Fill::Filled;
+            Some(PrimarySlot::Free(p)) => (p, Vec::new(), LeaseState::Provisioning, now),
+            Some(PrimarySlot::AfterNotice(p, victims)) => {
+                // Ready when the last victim is gone: a full notice from now,
+                // or sooner where a victim already had notice.
+                let ready_at = victims
+                    .iter()
+                    .filter_map(|v| self.leases.get(v))
+                    .map(|l| {
+                        l.preempt_at
+                            .unwrap_or(now + self.cfg.notice_s)
+                            .min(now + self.cfg.notice_s)
+                    })
+                    .max()
+                    .unwrap_or(now);
+                (p, victims, LeaseState::Pending, ready_at)
             }
         };
-        // Ready when the last victim is gone: a full notice from now, or sooner
-        // where a victim already had notice.
-        let ready_at = victims
-            .iter()
-            .filter_map(|v| self.leases.get(v))
-            .map(|l| {
-                l.preempt_at
-                    .unwrap_or(now + self.cfg.notice_s)
-                    .min(now + self.cfg.notice_s)
-            })
-            .max()
-            .unwrap_or(now);
-        let lease = self.build_lease(
-            order_id,
-            buyer,
-            spec,
-            fill_no,
-            p,
-            rule,
-            LeaseState::Pending,
-            ready_at,
-        );
+        let lease = self.build_lease(order_id, buyer, spec, fill_no, p, rule, state, starts_at);
         if lease.hold > funds {
             return Fill::Refused(RejectReason::InsufficientFunds);
         }
