@@ -27,6 +27,7 @@ impl Engine {
             Command::NodeLost { node } => self.node_lost(node, &mut events)?,
             Command::SetPrices(prices) => self.set_prices(prices)?,
             Command::SetRegion { name, timezone } => self.set_region(name, &timezone),
+            Command::SetForecast(markets) => self.set_forecast(markets),
             Command::Place(po) => self.place_order(po, &mut events),
             Command::Cancel { order_id } => self.cancel(order_id, &mut events)?,
             Command::Release { lease_id } => self.release(lease_id, &mut events)?,

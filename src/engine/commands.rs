@@ -111,6 +111,9 @@ pub enum Command {
         to: super::convert::ConvertTo,
         funds_available: Decimal,
     },
+    /// The demand forecast's expected primary demand per market within the
+    /// notice period (DESIGN §17); replaces the previous one.
+    SetForecast(Vec<super::forecast::DemandForecast>),
     /// Time passed: process every end and notice due, retry waiting orders, clear spot.
     Tick,
 }

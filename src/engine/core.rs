@@ -27,6 +27,9 @@ pub struct EngineConfig {
     /// Requests remembered in the demand mix.
     pub demand_window: usize,
     pub policy: Policy,
+    /// Keep idle capacity the demand forecast expects primary orders to ask
+    /// for within the notice period away from spot (off: measure without).
+    pub forecast_holdback: bool,
 }
 
 impl Default for EngineConfig {
@@ -36,6 +39,7 @@ impl Default for EngineConfig {
             spot_interval_s: 10,
             demand_window: 512,
             policy: Policy::default(),
+            forecast_holdback: true,
         }
     }
 }
@@ -174,6 +178,9 @@ pub struct Engine {
     pub(super) listing_asks: BTreeMap<u8, BTreeMap<(Decimal, ListingId), ListingFit>>,
     /// Listings the last command opened or closed.
     pub(super) touched_listings: BTreeSet<ListingId>,
+    /// Standard TFLOPS primary orders are expected to ask for within the
+    /// notice period, per (model, region): not sold to spot.
+    pub(super) forecast: BTreeMap<(String, String), Decimal>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -226,6 +233,7 @@ impl Engine {
             listings: BTreeMap::new(),
             listing_asks: BTreeMap::new(),
             touched_listings: BTreeSet::new(),
+            forecast: BTreeMap::new(),
         }
     }
 

@@ -63,6 +63,7 @@ pub mod convert;
 mod core;
 pub mod events;
 mod fill;
+pub mod forecast;
 pub mod lease;
 mod nodes;
 mod offpeak;
@@ -88,6 +89,7 @@ pub use commands::{AgentReport, Command, GpuSpec, ListPrice, NodeSpec, PlaceOrde
 pub use convert::{Conversion, ConversionRefused, ConvertTo, ReservedWindow};
 pub use core::{lease_id, Engine, EngineConfig, EngineError};
 pub use events::{Event, FillReport, ListingEnd};
+pub use forecast::DemandForecast;
 pub use lease::{EndReason, Lease, LeaseState, NoticeReason};
 pub use quote::{MarketBook, MarketLevel, Quote};
 pub use reject::RejectReason;

@@ -48,6 +48,7 @@ impl Engine {
                 Some((b.order, (req, o.spec.max_price.unwrap_or_default())))
             })
             .collect();
+        let mut spot_room = self.spot_room();
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
         // one that found no room finds none either: skip its placement.
@@ -73,6 +74,11 @@ impl Engine {
                 losers_req.push((bid.order, req.clone()));
                 return false;
             };
+            // Capacity the forecast keeps for primary orders: lost for lack of it.
+            if !spot_room.take(&p) {
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            }
             if view.allocate(&p).is_err() {
                 return false;
             }

@@ -61,7 +61,12 @@ pub fn prices(region: &str) -> Command {
 
 /// An engine with prices in `eu` and the given nodes, validated after every step.
 pub fn engine_with(nodes: Vec<NodeSpec>) -> Engine {
-    let mut e = Engine::new(EngineConfig::default());
+    engine_configured(EngineConfig::default(), nodes)
+}
+
+/// [`engine_with`] under `cfg`.
+pub fn engine_configured(cfg: EngineConfig, nodes: Vec<NodeSpec>) -> Engine {
+    let mut e = Engine::new(cfg);
     e.apply(
         T0,
         Command::SetRegion {

@@ -4,6 +4,7 @@
 mod bounds;
 mod convert;
 mod follow_the_sun;
+mod forecast;
 mod helpers;
 mod market;
 mod props;

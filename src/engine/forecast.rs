@@ -1,0 +1,97 @@
+//! What the demand forecast (DESIGN §17) changes in the engine: idle capacity
+//! that on-demand and reserved orders are expected to ask for within the
+//! preemption notice is not sold to spot, so fewer spot leases start only to
+//! be preempted minutes later.
+//!
+//! The forecast itself is computed outside (floats, a time-series library)
+//! and arrives as [`Command::SetForecast`](super::Command::SetForecast) in
+//! standard TFLOPS units, so the engine stays pure and deterministic.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::core::Engine;
+use super::placement::{model_at, model_idx, ModelIdx, Placement, RegionIdx};
+
+/// Primary demand expected in one (model, region) within the notice period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandForecast {
+    pub gpu_model: String,
+    pub region: String,
+    /// Standard TFLOPS that on-demand and reserved orders are expected to ask for.
+    pub tflops: Decimal,
+}
+
+/// Idle TFLOPS each forecast market may still sell to spot in one clearing.
+pub(super) struct SpotRoom {
+    room: BTreeMap<(RegionIdx, ModelIdx), Decimal>,
+}
+
+impl SpotRoom {
+    /// Whether `p` fits in what its market may sell to spot; takes it if so.
+    pub fn take(&mut self, p: &Placement) -> bool {
+        let Some(room) = self.room.get_mut(&(p.region, p.model)) else {
+            return true;
+        };
+        if *room < p.units.tflops_h {
+            return false;
+        }
+        *room -= p.units.tflops_h;
+        true
+    }
+}
+
+impl Engine {
+    /// Replaces the forecast; markets not named expect no primary demand.
+    pub(super) fn set_forecast(&mut self, markets: Vec<DemandForecast>) {
+        self.forecast = markets
+            .into_iter()
+            .filter(|f| f.tflops > Decimal::ZERO && model_idx(&f.gpu_model).is_some())
+            .map(|f| ((f.gpu_model, f.region), f.tflops))
+            .collect();
+    }
+
+    /// The expected primary demand per (model, region) the engine holds now.
+    pub fn forecast(&self) -> &BTreeMap<(String, String), Decimal> {
+        &self.forecast
+    }
+
+    /// Each forecast market's idle TFLOPS less its expected primary demand:
+    /// what one spot clearing may take there. Markets without a forecast are
+    /// not limited, and neither is anything when the holdback is off.
+    pub(super) fn spot_room(&self) -> SpotRoom {
+        let mut room = BTreeMap::new();
+        if !self.cfg.forecast_holdback {
+            return SpotRoom { room };
+        }
+        for ((model, region), expected) in &self.forecast {
+            let (Some(m), Some(r)) = (model_idx(model), self.view.region_idx(region)) else {
+                continue;
+            };
+            let per_gpu = model_at(m).fp16;
+            let mut idle = Decimal::ZERO;
+            for b in self.view.buckets() {
+                if b.model != m || b.region != r {
+                    continue;
+                }
+                for node in b.nodes.iter().filter_map(|&pos| self.view.node_at(pos)) {
+                    if node.cordoned {
+                        continue;
+                    }
+                    for gpu in node
+                        .gpus
+                        .iter()
+                        .filter(|g| g.model == m && g.mode == b.mode)
+                    {
+                        idle += per_gpu * Decimal::from(gpu.free.free_milli(gpu.mode))
+                            / Decimal::ONE_THOUSAND;
+                    }
+                }
+            }
+            room.insert((r, m), (idle - expected).max(Decimal::ZERO));
+        }
+        SpotRoom { room }
+    }
+}
