@@ -31,6 +31,8 @@ pub struct AppState {
     pub events: crate::events::EventHub,
     /// The public market stream's feed: clearings, list prices, book depth.
     pub market_feed: crate::market::MarketFeed,
+    /// The latest demand forecast (DESIGN §17).
+    pub forecasts: crate::forecast::Forecasts,
 }
 
 impl AppState {
@@ -68,6 +70,7 @@ impl AppState {
             market,
             market_feed,
             events,
+            forecasts: Default::default(),
             regions: Default::default(),
             db,
             keys: Arc::new(keys),
@@ -93,6 +96,7 @@ pub async fn serve(
         crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
     let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
     let webhooks = crate::events::webhooks::spawn(&state);
+    let forecast = crate::forecast::spawn(state.clone());
     // Streams never end on their own: close them when shutdown begins, or
     // the graceful shutdown would wait for their clients.
     let (feed, events) = (state.market_feed.clone(), state.events.clone());
@@ -112,6 +116,9 @@ pub async fn serve(
     budget_watch.abort();
     pruner.abort();
     webhooks.abort();
+    if let Some(forecast) = forecast {
+        forecast.abort();
+    }
     state.market.stop().await;
     state.db.close().await;
     Ok(())

@@ -120,6 +120,15 @@ pub struct Settings {
     /// Milliseconds between engine clock ticks.
     #[arg(long, env = "GPUEX_TICK_MS", default_value_t = 1000)]
     pub tick_ms: u64,
+    /// How often the demand forecast is refitted and handed to the engine
+    /// (DESIGN §17); 0 turns the forecast off.
+    #[arg(long, env = "GPUEX_FORECAST_INTERVAL_S", default_value_t = 60)]
+    pub forecast_interval_s: u64,
+    /// Minutes of order history each forecast fits (the hourly season needs
+    /// 120, the daily one 2,880).
+    #[arg(long, env = "GPUEX_FORECAST_HISTORY_MINUTES", default_value_t = 360,
+          value_parser = clap::value_parser!(u32).range(1..=20_160))]
+    pub forecast_history_minutes: u32,
     /// Days events are kept for `GET /v1/events` and resuming streams; at least 7.
     #[arg(long, env = "GPUEX_EVENT_RETENTION_DAYS", default_value_t = 7,
           value_parser = clap::value_parser!(u32).range(7..))]
@@ -166,6 +175,8 @@ impl Settings {
             node_timeout_s: 30,
             heartbeat_interval_s: 5,
             tick_ms: 1000,
+            forecast_interval_s: 60,
+            forecast_history_minutes: 360,
             event_retention_days: 7,
             webhook_allow_private: false,
             clock: Default::default(),

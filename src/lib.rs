@@ -35,6 +35,8 @@ pub mod error;
 #[cfg(feature = "server")]
 pub mod events;
 #[cfg(feature = "server")]
+pub mod forecast;
+#[cfg(feature = "server")]
 pub mod idempotency;
 #[cfg(feature = "server")]
 pub mod limits;

@@ -79,6 +79,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::events::webhooks::router())
         .merge(crate::nodes::router())
         .merge(crate::audit::router())
+        .merge(crate::forecast::router())
         .merge(ops::router())
 }
 

@@ -36,6 +36,8 @@ pub struct Metrics {
     pub webhook_deliveries: IntCounterVec,
     /// `GET /v1/events/stream` responses open now.
     pub event_streams: IntGauge,
+    /// The demand forecast's next minute per market, in standard TFLOPS.
+    pub forecast_units: GaugeVec,
 }
 
 /// What agents report: heartbeats, nodes by status, each GPU's utilization.
@@ -156,9 +158,18 @@ impl Metrics {
             "Open GET /v1/events/stream responses",
         )?;
         registry.register(Box::new(event_streams.clone()))?;
+        let forecast_units = GaugeVec::new(
+            Opts::new(
+                "gpuex_forecast_units",
+                "Standard TFLOPS on-demand and reserved orders are forecast to ask for in the next minute",
+            ),
+            &["gpu_model", "region"],
+        )?;
+        registry.register(Box::new(forecast_units.clone()))?;
         Ok(Metrics {
             webhook_deliveries,
             event_streams,
+            forecast_units,
             registry,
             requests,
             latency,

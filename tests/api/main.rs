@@ -17,6 +17,7 @@ mod dashboard;
 mod durability;
 mod events;
 mod follow_the_sun;
+mod forecast;
 mod ledger_properties;
 mod limits;
 mod market_history;

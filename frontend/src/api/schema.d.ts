@@ -575,6 +575,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/market/forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demand forecast per (GPU model, region): on-demand and reserved
+         *     demand per minute, 15 minutes ahead, refitted every minute.
+         */
+        get: operations["forecast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/market/history": {
         parameters: {
             query?: never;
@@ -1501,6 +1521,45 @@ export interface components {
             /** @description Sources considered, the price rule, clearing index, units and why this slice. */
             report: Record<string, never>;
         };
+        /** @description One forecast minute. */
+        ForecastPoint: {
+            /**
+             * Format: date-time
+             * @description The minute's start.
+             */
+            at: string;
+            /**
+             * Format: double
+             * @description The prediction interval's bounds (see `level`).
+             */
+            lower: number;
+            /**
+             * Format: double
+             * @description Standard TFLOPS on-demand and reserved orders are expected to ask for.
+             */
+            tflops: number;
+            /** Format: double */
+            upper: number;
+        };
+        ForecastView: {
+            /**
+             * Format: date-time
+             * @description When the forecast was last refitted; absent before the first refresh.
+             */
+            generated_at?: string | null;
+            /**
+             * Format: uint32
+             * @description Minutes ahead each market is forecast.
+             */
+            horizon_minutes: number;
+            /**
+             * Format: double
+             * @description The prediction intervals' confidence.
+             */
+            level: number;
+            /** @description Markets with on-demand or reserved orders in the fitted history. */
+            markets: components["schemas"]["MarketForecastView"][];
+        };
         /**
          * @description Device-level metrics, each under its DCGM field name in JSON. Every field
          *     is optional: absent means "not supported here", never zero.
@@ -2002,6 +2061,24 @@ export interface components {
              */
             total_bytes: number;
         };
+        /** @description One market's forecast. */
+        MarketForecastView: {
+            gpu_model: string;
+            /**
+             * Format: uint32
+             * @description Minutes of order history it was fitted on.
+             */
+            history_minutes: number;
+            /** @description The model that produced it. */
+            method: components["schemas"]["Method"];
+            points: components["schemas"]["ForecastPoint"][];
+            region: string;
+            /**
+             * @description Standard TFLOPS of idle capacity the spot auction leaves for primary
+             *     orders: the forecast over the preemption notice period.
+             */
+            spot_holdback_tflops: string;
+        };
         /** @description The market's figures. */
         MarketStats: {
             /**
@@ -2025,6 +2102,11 @@ export interface components {
              */
             utilization: number;
         };
+        /**
+         * @description Which model produced a forecast.
+         * @enum {string}
+         */
+        Method: "mstl_ets" | "ets" | "recent_mean";
         /** @description One MIG GPU instance that exists on a GPU. */
         MigInstanceInventory: {
             /**
@@ -6207,6 +6289,58 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             /** @description Invalid depth */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    forecast: {
+        parameters: {
+            query?: {
+                /** @description Only this GPU model, as `GET /v1/catalog/gpus` names it. */
+                gpu_model?: string;
+                /** @description Only this region. */
+                region?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest forecast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForecastView"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,117 @@
+//! Each market's primary demand per minute, from the orders table: the
+//! standard TFLOPS on-demand and reserved orders asked for, by the minute they
+//! arrived, in the (model, region) they were placed in, or named when they
+//! found no capacity. Orders for any model or region that were not placed
+//! belong to no one market and are left out.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use serde::Deserialize;
+
+use crate::db::{dispatch, Db};
+
+/// A market: (GPU model, region).
+pub type Market = (String, String);
+
+/// The part of an order's request the series reads.
+#[derive(Deserialize)]
+struct Request {
+    region: Option<String>,
+    resources: RequestResources,
+}
+
+#[derive(Deserialize)]
+struct RequestResources {
+    /// A number or a decimal string, as the API takes it.
+    tflops: Option<serde_json::Value>,
+    gpu_model: Option<String>,
+}
+
+/// The part of a lease's engine record the series reads: the standard units it asked.
+#[derive(Deserialize)]
+struct LeaseRecord {
+    placement: LeasePlacement,
+}
+
+#[derive(Deserialize)]
+struct LeasePlacement {
+    asked: LeaseUnits,
+}
+
+#[derive(Deserialize)]
+struct LeaseUnits {
+    tflops_h: Decimal,
+}
+
+type OrderRow = (
+    DateTime<Utc>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// `minutes` values per market, oldest first, the last for the minute
+/// before `until`'s.
+pub async fn demand_by_minute(
+    db: &Db,
+    until: DateTime<Utc>,
+    minutes: u32,
+) -> anyhow::Result<BTreeMap<Market, Vec<f64>>> {
+    let end = until.timestamp().div_euclid(60) * 60;
+    let start = end - i64::from(minutes) * 60;
+    let since = DateTime::from_timestamp(start, 0).unwrap_or(until);
+    let before = DateTime::from_timestamp(end, 0).unwrap_or(until);
+    let rows: Vec<OrderRow> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT o.created_at, o.request_json, l.gpu_model, l.region, l.engine_json \
+             FROM orders o LEFT JOIN leases l ON l.id = o.lease_id \
+             WHERE o.created_at >= $1 AND o.created_at < $2 AND o.mode IN ('on_demand', 'reserved')",
+        )
+        .bind(since)
+        .bind(before)
+        .fetch_all(pool)
+        .await
+    })?;
+    let len = minutes as usize;
+    let mut series: BTreeMap<Market, Vec<f64>> = BTreeMap::new();
+    for (created_at, request_json, lease_model, lease_region, lease_json) in rows {
+        let Ok(request) = serde_json::from_str::<Request>(&request_json) else {
+            continue;
+        };
+        let placed = lease_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str::<LeaseRecord>(j).ok())
+            .and_then(|l| l.placement.asked.tflops_h.to_f64());
+        let market = match (lease_model, lease_region) {
+            (Some(model), Some(region)) => (model, region),
+            _ => match (request.resources.gpu_model, request.region) {
+                (Some(model), Some(region)) if region != "any" => (model, region),
+                _ => continue,
+            },
+        };
+        // An unplaced order's TFLOPS are at its own precision; FP16, the
+        // standard, is what nearly every order asks in.
+        let asked = request.resources.tflops.and_then(|t| match t {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::String(s) => s.parse().ok(),
+            _ => None,
+        });
+        let Some(tflops) = placed.or(asked) else {
+            continue;
+        };
+        let minute = (created_at.timestamp() - start).div_euclid(60);
+        let Ok(at) = usize::try_from(minute) else {
+            continue;
+        };
+        if at >= len {
+            continue;
+        }
+        let values = series.entry(market).or_insert_with(|| vec![0.0; len]);
+        values[at] += tflops;
+    }
+    Ok(series)
+}
