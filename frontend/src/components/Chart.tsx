@@ -3,6 +3,7 @@
 // came from stays a decimal string everywhere else.
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
+import { timeRange } from '../lib/time';
 
 export interface Series {
   label: string;
@@ -16,12 +17,15 @@ export function TimeChart({
   times,
   series,
   height = 220,
+  days = false,
 }: {
   title: string;
-  /** Unix seconds. */
+  /** Unix seconds (uPlot's time unit), not Date's milliseconds: see lib/time. */
   times: number[];
   series: Series[];
   height?: number;
+  /** One point per UTC day (billing days): the axis reads UTC dates and each bar gets its day's width. */
+  days?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -40,11 +44,11 @@ export function TimeChart({
             fill: s.bars ? s.color : undefined,
             width: 2,
             paths: s.bars ? bars : undefined,
-            points: { show: times.length < 3 },
+            points: { show: !s.bars && times.length < 3 },
           })),
         ],
-        // One point would make uPlot span years around it: pad it by a day.
-        scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - 86400, max + 86400] : [min, max]) } },
+        scales: { x: { time: true, range: (_u, min, max) => timeRange(times, min, max, days) } },
+        ...(days ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
         axes: [{}, { size: 70 }],
         legend: { show: true },
       },
@@ -57,35 +61,6 @@ export function TimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [times, series, height]);
+  }, [times, series, height, days]);
   return <div ref={box} role="img" aria-label={title} />;
-}
-
-/** Categories as horizontal bars: the cost by tag, mode or model. */
-export function BarList({
-  title,
-  rows,
-}: {
-  title: string;
-  rows: { key: string; label: string; share: number; value: string }[];
-}) {
-  return (
-    <table style={{ width: '100%', borderCollapse: 'collapse' }} aria-label={title}>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.key}>
-            <th scope="row" style={{ textAlign: 'left', fontWeight: 500, padding: '4px 8px 4px 0', width: '30%' }}>
-              {r.label}
-            </th>
-            <td style={{ width: '50%' }}>
-              <div className="bar-track">
-                <div className="bar-fill" style={{ width: `${Math.max(r.share * 100, 1)}%` }} />
-              </div>
-            </td>
-            <td style={{ textAlign: 'right', padding: '4px 0 4px 8px', fontVariantNumeric: 'tabular-nums' }}>{r.value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
 }

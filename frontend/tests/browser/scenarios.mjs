@@ -188,7 +188,38 @@ async function anAdminSetsPricesAndCreditsWithErrorsBesideTheField({ browser, ba
   await credit.getByRole('button', { name: 'Credit' }).click();
   await page.getByTestId('credit-done').waitFor();
   assert.match(await page.getByTestId('credit-done').textContent(), /Credited \$12\.50/);
+
+  // The audit log: the demo's own admin actions (it seeds list prices), and the
+  // credit just made, which the log reads again after the change.
+  const audit = page.getByTestId('audit-table');
+  const rows = audit.locator('tbody tr');
+  await rows.filter({ hasText: 'Set list price' }).first().waitFor();
+  await rows.filter({ hasText: 'Credit' }).filter({ hasText: '$12.50' }).first().waitFor();
+  assert.match(await rows.filter({ hasText: '$12.50' }).first().textContent(), /admin@gpuex\.demo/);
   await checkPage(page, 'admin');
+
+  // Paging: "Older" appends the next page, until there is none.
+  const token = await apiLogin(base, 'admin');
+  const all = await apiCall(base, 'GET', '/v1/admin/audit?limit=500', token);
+  assert.equal(all.status, 200, JSON.stringify(all.body));
+  const total = all.body.items.length;
+  const shown = await rows.count();
+  if (total > shown) {
+    await page.getByRole('button', { name: 'Older' }).click();
+    await waitFor(async () => (await rows.count()) === Math.min(total, shown * 2), 'the older page to be appended');
+  } else {
+    assert.equal(await page.getByRole('button', { name: 'Older' }).count(), 0, 'no Older button on the last page');
+  }
+
+  // The filter: only credits, the one just made among them.
+  await page.getByRole('textbox', { name: 'Filter by action' }).click();
+  await page.getByRole('option', { name: 'Credit', exact: true }).click();
+  await waitFor(async () => {
+    const texts = await rows.allTextContents();
+    return texts.length > 0 && texts.every((t) => t.includes('Credit') && !t.includes('Set list price'));
+  }, 'the log to show only credits');
+  await rows.filter({ hasText: '$12.50' }).first().waitFor();
+  await checkPage(page, 'admin-audit-credits');
   await page.context().close();
 }
 
@@ -298,7 +329,7 @@ export const scenarios = [
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
   ['a spot lease’s preemption notice counts down live', aSpotLeasesPreemptionNoticeCountsDownLive],
   ['the market page is public and live', theMarketIsPublicAndLive],
-  ['an admin credits a buyer, with the problem beside its field', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
+  ['an admin credits a buyer, with the problem beside its field, and reads the audit log', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
   ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
