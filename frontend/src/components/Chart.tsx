@@ -5,6 +5,10 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import { timeRange } from '../lib/time';
 
+const DAY = 86400;
+const DAY_STEPS = [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY];
+const dayLabel = (s: number) => new Date(s * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
 export interface Series {
   label: string;
   values: (number | null)[];
@@ -18,6 +22,7 @@ export function TimeChart({
   series,
   height = 220,
   days = false,
+  span,
 }: {
   title: string;
   /** Unix seconds (uPlot's time unit), not Date's milliseconds: see lib/time. */
@@ -26,6 +31,8 @@ export function TimeChart({
   height?: number;
   /** One point per UTC day (billing days): the axis reads UTC dates and each bar gets its day's width. */
   days?: boolean;
+  /** The span asked for (Unix seconds), drawn even where the data starts later: an hour's range shows an hour. */
+  span?: [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -47,9 +54,10 @@ export function TimeChart({
             points: { show: !s.bars && times.length < 3 },
           })),
         ],
-        scales: { x: { time: true, range: (_u, min, max) => timeRange(times, min, max, days) } },
+        scales: { x: { time: true, range: (_u, min, max) => timeRange(times, min, max, days, span) } },
         ...(days ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
-        axes: [{}, { size: 70 }],
+        // Day bars tick whole days, labelled by date only.
+        axes: [days ? { incrs: DAY_STEPS, values: (_u, splits) => splits.map(dayLabel) } : {}, { size: 70 }],
         legend: { show: true },
       },
       [times, ...series.map((s) => s.values)] as uPlot.AlignedData,
@@ -61,6 +69,6 @@ export function TimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [times, series, height, days]);
+  }, [times, series, height, days, span?.[0], span?.[1]]);
   return <div ref={box} role="img" aria-label={title} />;
 }

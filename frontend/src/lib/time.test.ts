@@ -28,6 +28,12 @@ describe('chart times', () => {
     expect(timeRange([1000000], 1000000, 1000000 + 86400000, false)).toEqual([1000000 - 3600, 1000000 + 3600]);
   });
 
+  it('draws the whole span asked for when the data covers only its end', () => {
+    const now = 1796169600;
+    expect(timeRange([now - 60, now], now - 60, now, false, [now - 3600, now])).toEqual([now - 3600, now]);
+    expect(timeRange([], 0, 1, false, [now - 3600, now])).toEqual([now - 3600, now]);
+  });
+
   it('keeps a drag-zoom as chosen', () => {
     expect(timeRange([0, 100, 200], 50, 150, false)).toEqual([50, 150]);
   });

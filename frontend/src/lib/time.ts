@@ -22,13 +22,22 @@ const DAY = 86400;
  * half a day either side so the first and last bars are not cut in half; a
  * single point elsewhere gets an hour.
  */
-export function timeRange(times: readonly number[], min: number, max: number, days: boolean): [number, number] {
-  if (times.length === 0) return [min, max];
+export function timeRange(
+  times: readonly number[],
+  min: number,
+  max: number,
+  days: boolean,
+  span?: readonly [number, number],
+): [number, number] {
+  if (times.length === 0) return span ? [span[0], span[1]] : [min, max];
   const first = Math.min(...times);
   const last = Math.max(...times);
   const zoomed = min > first || max < last;
   if (zoomed) return [min, max];
-  if (days) return [first - DAY / 2, last + DAY / 2];
-  if (first === last) return [first - HOUR, last + HOUR];
-  return [first, last];
+  let range: [number, number];
+  if (days) range = [first - DAY / 2, last + DAY / 2];
+  else if (first === last) range = [first - HOUR, last + HOUR];
+  else range = [first, last];
+  // The span asked for (the market's 1h / 24h / 30d) is drawn whole.
+  return span ? [Math.min(range[0], span[0]), Math.max(range[1], span[1])] : range;
 }

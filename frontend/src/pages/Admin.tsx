@@ -1,4 +1,4 @@
-import { Button, Code, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Button, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, type Schemas } from '../api/client';
 import { DataTable } from '../components/DataTable';
@@ -235,7 +235,7 @@ function AuditLog({ changes }: { changes: number }) {
                 { header: 'Time', cell: (a) => formatTime(a.created_at) },
                 { header: 'Actor', cell: (a) => a.actor_email ?? a.actor_id ?? '—' },
                 { header: 'Action', cell: (a) => ACTION_LABELS[a.action] ?? a.action },
-                { header: 'Target', cell: (a) => <Code style={{ whiteSpace: 'normal', wordBreak: 'break-all' }}>{auditTarget(a.target)}</Code> },
+                { header: 'Target', cell: (a) => <span style={{ overflowWrap: 'anywhere' }}>{auditTarget(a.target)}</span> },
                 { header: 'Details', cell: (a) => auditDetails(a) },
               ]}
             />

@@ -147,7 +147,7 @@ export function Billing() {
                 {
                   header: 'Printable',
                   cell: (i) => (
-                    <Anchor component="button" type="button" onClick={() => openInvoice(i.id)}>
+                    <Anchor component="button" type="button" onClick={() => openInvoice(i.id)} style={{ whiteSpace: 'nowrap' }}>
                       Open {i.id}
                     </Anchor>
                   ),

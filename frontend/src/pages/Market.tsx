@@ -116,6 +116,7 @@ export function Market() {
           {() => (
             <TimeChart
               title={`Spot clearing index and TFLOPS-hour price for ${model} in ${region}`}
+              span={[toSeconds(from), Math.max(toSeconds(from) + RANGES[range].ms / 1000, points[points.length - 1]?.t ?? 0)]}
               times={points.map((p) => p.t)}
               series={[
                 { label: 'Clearing index (× list)', values: points.map((p) => toChartNumber(p.index)), color: '#1971c2' },
