@@ -56,6 +56,18 @@ const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/account', label: 'Account', roles: ['buyer', 'provider'] },
 ];
 
+/** The pages behind sign-in, with the roles that see them; `:id` reaches the page as its `id` prop. */
+const GUARDED: { path: string; roles: Role[]; Page: React.ComponentType<any> }[] = [
+  { path: '/buy', roles: ['buyer'], Page: Buy },
+  { path: '/leases', roles: ['buyer'], Page: Leases },
+  { path: '/leases/:id', roles: ['buyer'], Page: LeaseDetail },
+  { path: '/billing', roles: ['buyer'], Page: Billing },
+  { path: '/provider', roles: ['provider'], Page: Provider },
+  { path: '/provider/nodes/:id', roles: ['provider'], Page: NodePage },
+  { path: '/admin', roles: ['admin'], Page: Admin },
+  { path: '/account', roles: ['buyer', 'provider'], Page: Account },
+];
+
 /** A page for signed-in users of the given roles; others go to sign in. */
 function Guard({ roles, children }: { roles: Role[]; children: ReactNode }) {
   const s = useSession();
@@ -108,50 +120,15 @@ export function App() {
               <Route path="/">{s.user ? <Redirect to={home(role)} /> : <Redirect to="/signin" />}</Route>
               <Route path="/signin" component={SignIn} />
               <Route path="/market" component={Market} />
-              <Route path="/buy">
-                <Guard roles={['buyer']}>
-                  <Buy />
-                </Guard>
-              </Route>
-              <Route path="/leases">
-                <Guard roles={['buyer']}>
-                  <Leases />
-                </Guard>
-              </Route>
-              <Route path="/leases/:id">
-                {(p) => (
-                  <Guard roles={['buyer']}>
-                    <LeaseDetail id={p.id} />
-                  </Guard>
-                )}
-              </Route>
-              <Route path="/billing">
-                <Guard roles={['buyer']}>
-                  <Billing />
-                </Guard>
-              </Route>
-              <Route path="/provider">
-                <Guard roles={['provider']}>
-                  <Provider />
-                </Guard>
-              </Route>
-              <Route path="/provider/nodes/:id">
-                {(p) => (
-                  <Guard roles={['provider']}>
-                    <NodePage id={p.id} />
-                  </Guard>
-                )}
-              </Route>
-              <Route path="/admin">
-                <Guard roles={['admin']}>
-                  <Admin />
-                </Guard>
-              </Route>
-              <Route path="/account">
-                <Guard roles={['buyer', 'provider']}>
-                  <Account />
-                </Guard>
-              </Route>
+              {GUARDED.map(({ path, roles, Page }) => (
+                <Route key={path} path={path}>
+                  {(params: Record<string, string>) => (
+                    <Guard roles={roles}>
+                      <Page {...params} />
+                    </Guard>
+                  )}
+                </Route>
+              ))}
               <Route>
                 <Text>There is no page here.</Text>
               </Route>
