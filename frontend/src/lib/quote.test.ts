@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heldText, summarize, unitsText, wholeNodePrice } from './quote';
+import { heldText, ruleText, summarize, unitsText, wholeNodePrice } from './quote';
 
 const h100 = { name: 'H100-SXM5-80GB', tflops_units: '989', vram_units: '20' };
 const option = {
@@ -89,5 +89,13 @@ describe('units held', () => {
     );
     // Memory alone rounding up counts too.
     expect(heldText({ held: { tflops: '50', vram: '3' }, asked: { tflops: '50', vram: '2' } })).toMatch(/you asked for 50 TFLOPS and 8 GB/);
+  });
+});
+
+describe('the pricing rule', () => {
+  it('names the mode as the form does', () => {
+    expect(ruleText('on_demand: 1.8 × list price')).toBe('On-demand: 1.8 × list price');
+    expect(ruleText('reserved: 0.85 × list price; the whole window is owed')).toBe('Reserved: 0.85 × list price; the whole window is owed');
+    expect(ruleText('something else')).toBe('something else');
   });
 });

@@ -1,6 +1,7 @@
 // What the buy form shows from a quote. Pure, so the arithmetic is tested
 // without a browser; every amount stays a decimal string.
 import { add, compare, formatQuantity, multiply, saving } from './money';
+import { MODE_LABELS } from './format';
 
 export interface QuoteLineLike {
   unit: string;
@@ -108,4 +109,9 @@ export function heldText(summary: Pick<QuoteSummary, 'held' | 'asked'>): string 
   const asked = summary.asked;
   const roundsUp = asked && (compare(asked.tflops, held.tflops) !== 0 || compare(asked.vram, held.vram) !== 0);
   return roundsUp ? `${text}; you asked for ${unitsText(asked)}: the slice rounds up.` : `${text}.`;
+}
+
+/** The pricing rule the server states ("on_demand: 1.8 × list price") with the mode named as the form names it. */
+export function ruleText(rule: string): string {
+  return rule.replace(/^(on_demand|reserved|spot|pooled):/, (_m, mode: string) => `${MODE_LABELS[mode]}:`);
 }

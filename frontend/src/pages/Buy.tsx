@@ -9,7 +9,7 @@ import { hourLabel, wholeHours } from '../lib/hours';
 import { useLoad } from '../lib/load';
 import { formatMoney } from '../lib/money';
 import { asProblem, fieldError, unclaimed, type Problem } from '../lib/problem';
-import { heldText, summarize } from '../lib/quote';
+import { heldText, ruleText, summarize } from '../lib/quote';
 import { useAction } from '../lib/action';
 
 type Mode = Schemas['Mode'];
@@ -264,7 +264,7 @@ export function Buy() {
                   <Text size="sm">Held from your wallet: {formatMoney(quote.slice.hold, quote.currency)}</Text>
                 )}
                 <Text size="xs" c="dimmed">
-                  {quote.rule}
+                  {ruleText(quote.rule)}
                 </Text>
               </Stack>
             )}

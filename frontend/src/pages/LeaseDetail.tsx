@@ -90,7 +90,8 @@ function Facts({ lease: l }: { lease: Lease }) {
     ['Mode', MODE_LABELS[l.mode] ?? l.mode],
     ['GPU', `${l.gpu_model} in ${l.region}`],
     ['Slice', placementText(l.placement)],
-    ['Device', l.device ?? '—'],
+    // A lease on several GPUs lists their devices comma-separated: let them wrap.
+    ['Device', l.device ? l.device.split(',').join(', ') : '—'],
     ['Units held', `${unitsText({ tflops: l.units.tflops_h, vram: l.units.vram_h })} of GPU memory per hour (${formatQuantity(l.units.vram_h)} × 4 GB VRAM units)`],
     ['Price per hour', formatMoney(l.price_per_hour)],
     ['Charged so far', formatMoney(l.usage.charged)],

@@ -140,7 +140,7 @@ export function Market() {
                   rows={bookRows}
                   rowKey={(b) => `${b.gpu_model}|${b.region}`}
                   columns={[
-                    { header: 'Market', cell: (b) => `${b.gpu_model} · ${b.region}` },
+                    { header: 'Market', cell: (b) => `${b.gpu_model === 'any' ? 'Any model' : b.gpu_model} · ${b.region === 'any' ? 'any region' : b.region}` },
                     { header: 'GPUs (idle)', cell: (b) => `${b.gpus} (${b.idle_gpus})` },
                     { header: 'Used', cell: (b) => `${b.utilization.toFixed(0)} %` },
                     { header: 'Clearing', cell: (b) => (b.clearing_index ? `${formatQuantity(b.clearing_index, 4)} ×` : '—') },
