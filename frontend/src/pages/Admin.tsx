@@ -1,5 +1,5 @@
 import { Button, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useEffect, useReducer, useState, type FormEvent } from 'react';
+import { useReducer, useState, type FormEvent } from 'react';
 import { api, type Schemas } from '../api/client';
 import { DataTable } from '../components/DataTable';
 import { ModelSelect, PRICE_COLUMNS, priceKey, RegionSelect } from '../components/Pickers';
@@ -192,16 +192,17 @@ function AuditLog({ changes }: { changes: number }) {
     ...(cursor !== undefined ? { cursor } : {}),
   });
   const first = useLoad(() => api.GET('/v1/admin/audit', { params: { query: query() } }), [action, changes]);
-  const [older, setOlder] = useState<{ items: AuditEntry[]; next: number | null } | null>(null);
-  // A new first page (filter changed, something was recorded) starts the list again.
-  useEffect(() => setOlder(null), [first.data]);
+  // Older pages belong to the first page they follow: a new first page
+  // (filter changed, something was recorded) starts the list again.
+  const [appended, setAppended] = useState<{ after: unknown; items: AuditEntry[]; next: number | null } | null>(null);
+  const older = appended && appended.after === first.data ? appended : null;
   const more = useAction();
   const next = older ? older.next : (first.data?.next_cursor ?? null);
 
   async function loadOlder() {
     if (next === null) return;
     const r = await more.run(() => api.GET('/v1/admin/audit', { params: { query: query(next) } }));
-    if (r?.data) setOlder({ items: [...(older?.items ?? []), ...r.data.items], next: r.data.next_cursor ?? null });
+    if (r?.data) setAppended({ after: first.data, items: [...(older?.items ?? []), ...r.data.items], next: r.data.next_cursor ?? null });
   }
 
   return (
