@@ -3,6 +3,11 @@
 // came from stays a decimal string everywhere else.
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
+import { timeRange } from '../lib/time';
+
+const DAY = 86400;
+const DAY_STEPS = [DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY];
+const dayLabel = (s: number) => new Date(s * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 export interface Series {
   label: string;
@@ -16,12 +21,18 @@ export function TimeChart({
   times,
   series,
   height = 220,
+  days = false,
+  span,
 }: {
   title: string;
-  /** Unix seconds. */
+  /** Unix seconds (uPlot's time unit), not Date's milliseconds: see lib/time. */
   times: number[];
   series: Series[];
   height?: number;
+  /** One point per UTC day (billing days): the axis reads UTC dates and each bar gets its day's width. */
+  days?: boolean;
+  /** The span asked for (Unix seconds), drawn even where the data starts later: an hour's range shows an hour. */
+  span?: [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -40,12 +51,13 @@ export function TimeChart({
             fill: s.bars ? s.color : undefined,
             width: 2,
             paths: s.bars ? bars : undefined,
-            points: { show: times.length < 3 },
+            points: { show: !s.bars && times.length < 3 },
           })),
         ],
-        // One point would make uPlot span years around it: pad it by a day.
-        scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - 86400, max + 86400] : [min, max]) } },
-        axes: [{}, { size: 70 }],
+        scales: { x: { time: true, range: (_u, min, max) => timeRange(times, min, max, days, span) } },
+        ...(days ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
+        // Day bars tick whole days, labelled by date only.
+        axes: [days ? { incrs: DAY_STEPS, values: (_u, splits) => splits.map(dayLabel) } : {}, { size: 70 }],
         legend: { show: true },
       },
       [times, ...series.map((s) => s.values)] as uPlot.AlignedData,
@@ -57,35 +69,6 @@ export function TimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [times, series, height]);
+  }, [times, series, height, days, span?.[0], span?.[1]]);
   return <div ref={box} role="img" aria-label={title} />;
-}
-
-/** Categories as horizontal bars: the cost by tag, mode or model. */
-export function BarList({
-  title,
-  rows,
-}: {
-  title: string;
-  rows: { key: string; label: string; share: number; value: string }[];
-}) {
-  return (
-    <table style={{ width: '100%', borderCollapse: 'collapse' }} aria-label={title}>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.key}>
-            <th scope="row" style={{ textAlign: 'left', fontWeight: 500, padding: '4px 8px 4px 0', width: '30%' }}>
-              {r.label}
-            </th>
-            <td style={{ width: '50%' }}>
-              <div className="bar-track">
-                <div className="bar-fill" style={{ width: `${Math.max(r.share * 100, 1)}%` }} />
-              </div>
-            </td>
-            <td style={{ textAlign: 'right', padding: '4px 0 4px 8px', fontVariantNumeric: 'tabular-nums' }}>{r.value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
 }

@@ -23,10 +23,10 @@ export function Empty({ children }: { children: ReactNode }) {
   );
 }
 
-export function ErrorNotice({ problem, title = 'Could not load' }: { problem: Problem | null; title?: string }) {
+export function ErrorNotice({ problem, title = 'Could not load', mt }: { problem: Problem | null; title?: string; mt?: string }) {
   if (!problem) return null;
   return (
-    <Alert color="red" title={title} role="alert">
+    <Alert color="red" title={title} role="alert" mt={mt}>
       {problem.detail ?? problem.title ?? 'Something went wrong.'}
       {problem.errors && problem.errors.length > 0 && (
         <ul>
@@ -39,6 +39,15 @@ export function ErrorNotice({ problem, title = 'Could not load' }: { problem: Pr
       )}
     </Alert>
   );
+}
+
+/**
+ * A refused form's problem, when no input claims it: a problem whose
+ * `errors[]` name fields shows them under those inputs instead.
+ */
+export function FormProblem({ problem, title = 'Refused' }: { problem: Problem | null; title?: string }) {
+  if (!problem || problem.errors?.length) return null;
+  return <ErrorNotice problem={problem} title={title} mt="xs" />;
 }
 
 /** The usual three states around a loaded value. */

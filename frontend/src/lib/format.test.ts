@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { countdown } from './format';
+import { countdown, memoText, shortId } from './format';
+
+describe('ids and memos', () => {
+  it('tells UUIDv7 ids made in the same minute apart', () => {
+    expect(shortId('01a234c8-61b0-8a9a-bf0e-5302e4b18bb6')).toBe('e4b18bb6');
+    expect(shortId('01a234c8-61b6-8fb4-bd90-237950e56ad1')).toBe('50e56ad1');
+  });
+  it('shows a memo’s Unix-second period as times', () => {
+    const text = memoText('lease 01a2 1796181956–1796181964', 'en-GB');
+    expect(text).toMatch(/^lease 01a2 \d{2}:\d{2}:\d{2}–\d{2}:\d{2}:\d{2}$/);
+    expect(memoText('admin credit')).toBe('admin credit');
+    expect(memoText(null)).toBe('');
+  });
+});
 
 describe('countdown', () => {
   const now = Date.parse('2026-12-01T10:00:00Z');

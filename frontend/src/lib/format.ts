@@ -18,8 +18,25 @@ export function countdown(iso: string, now: number): string {
   return h > 0 ? `${h}h ${pad(m)}m ${pad(s)}s` : m > 0 ? `${m}m ${pad(s)}s` : `${s}s`;
 }
 
+/**
+ * Eight hex digits that tell ids apart. Ids are UUIDv7, whose first digits
+ * are the creation time: leases made in the same minute shared their first
+ * eight, so the last eight (random) are shown instead.
+ */
 export function shortId(id: string): string {
-  return id.slice(0, 8);
+  return id.replace(/-/g, '').slice(-8);
+}
+
+/**
+ * A ledger memo for people: the server writes a charge's period as Unix
+ * seconds (`lease <id> 1796181956–1796181964`); those become local times.
+ */
+export function memoText(memo: string | null | undefined, locale?: string): string {
+  if (!memo) return '';
+  return memo.replace(/\b(\d{10})[–-](\d{10})\b/g, (_m, a: string, b: string) => {
+    const time = (s: string) => new Date(Number(s) * 1000).toLocaleTimeString(locale, { timeStyle: 'medium' });
+    return `${time(a)}–${time(b)}`;
+  });
 }
 
 export const MODE_LABELS: Record<string, string> = {
@@ -27,4 +44,10 @@ export const MODE_LABELS: Record<string, string> = {
   reserved: 'Reserved',
   spot: 'Spot',
   pooled: 'Pooled',
+};
+
+/** What a list price is per: the API's unit names for people. */
+export const UNIT_LABELS: Record<string, string> = {
+  tflops_h: 'TFLOPS-hour',
+  vram_h: '4 GB VRAM-hour',
 };

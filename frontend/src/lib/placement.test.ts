@@ -7,11 +7,12 @@ describe('placementText', () => {
       'GPU 0 (MIG 1g.10gb at slice 6)',
     );
     expect(placementText({ gpus: [{ index: 1, slot: { kind: 'shared', milli: 642, memory_mb: 40000 } }] })).toBe(
-      'GPU 1 (64.2 % share, 40000 MB)',
+      'GPU 1 (64.2 % share, 40 GB)',
     );
     expect(placementText({ gpus: [{ index: 2, slot: { kind: 'whole' } }, { index: 3, slot: { kind: 'whole' } }] })).toBe(
       'GPU 2 (whole), GPU 3 (whole)',
     );
+    expect(placementText({ gpus: [{ index: 1, slot: { kind: 'shared', milli: 100, memory_mb: 1500 } }] })).toBe('GPU 1 (10.0 % share, 1500 MB)');
     expect(placementText({})).toBe('—');
   });
 });

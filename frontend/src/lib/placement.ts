@@ -18,12 +18,17 @@ export function placedGpus(placement: unknown): PlacedGpu[] {
   return gpus.map((g) => (typeof g === 'number' ? { index: g } : (g as PlacedGpu)));
 }
 
+/** The API counts a share's memory in decimal MB (vram_gb × 1000): whole GB read as GB. */
+function memory(mb: number): string {
+  return mb % 1000 === 0 ? `${mb / 1000} GB` : `${mb} MB`;
+}
+
 function slotText(slot: Slot | undefined): string {
   switch (slot?.kind) {
     case 'mig':
       return `MIG ${slot.profile} at slice ${slot.start}`;
     case 'shared':
-      return `${((slot.milli ?? 0) / 10).toFixed(1)} % share, ${slot.memory_mb} MB`;
+      return `${((slot.milli ?? 0) / 10).toFixed(1)} % share, ${memory(slot.memory_mb ?? 0)}`;
     default:
       return 'whole';
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize, wholeNodePrice } from './quote';
+import { heldText, ruleText, summarize, unitsText, wholeNodePrice } from './quote';
 
 const h100 = { name: 'H100-SXM5-80GB', tflops_units: '989', vram_units: '20' };
 const option = {
@@ -71,5 +71,31 @@ describe('quote summary', () => {
     expect(s.source).toBe('estimate');
     expect(s.wholeNodePerHour).toBeNull();
     expect(summarize({ options: [], slice: null }, [])).toBeNull();
+  });
+});
+
+describe('units held', () => {
+  it('shows the GPU memory the order holds in GB, not the size of one unit', () => {
+    // vram_gb 16 is 4 units of 4 GB.
+    expect(unitsText({ tflops: '100', vram: '4' })).toBe('100 TFLOPS and 16 GB');
+    expect(heldText({ held: { tflops: '100', vram: '4' }, asked: { tflops: '100', vram: '4' } })).toBe(
+      'Holds 100 TFLOPS and 16 GB of GPU memory (4 × 4 GB VRAM units) per hour.',
+    );
+  });
+
+  it('says what was asked when the slice rounds up, in the same units', () => {
+    expect(heldText({ held: { tflops: '141.286', vram: '2.5' }, asked: { tflops: '100', vram: '2' } })).toBe(
+      'Holds 141.29 TFLOPS and 10 GB of GPU memory (2.5 × 4 GB VRAM units) per hour; you asked for 100 TFLOPS and 8 GB: the slice rounds up.',
+    );
+    // Memory alone rounding up counts too.
+    expect(heldText({ held: { tflops: '50', vram: '3' }, asked: { tflops: '50', vram: '2' } })).toMatch(/you asked for 50 TFLOPS and 8 GB/);
+  });
+});
+
+describe('the pricing rule', () => {
+  it('names the mode as the form does', () => {
+    expect(ruleText('on_demand: 1.8 × list price')).toBe('On-demand: 1.8 × list price');
+    expect(ruleText('reserved: 0.85 × list price; the whole window is owed')).toBe('Reserved: 0.85 × list price; the whole window is owed');
+    expect(ruleText('something else')).toBe('something else');
   });
 });

@@ -1,6 +1,7 @@
 // What the buy form shows from a quote. Pure, so the arithmetic is tested
 // without a browser; every amount stays a decimal string.
-import { add, multiply, saving } from './money';
+import { add, compare, formatQuantity, multiply, saving } from './money';
+import { MODE_LABELS } from './format';
 
 export interface QuoteLineLike {
   unit: string;
@@ -90,4 +91,27 @@ export function summarize(
     wholeNodePerHour: whole,
     wholeNodeSaving: saving(pricePerHour, whole),
   };
+}
+
+/** GB of GPU memory per VRAM unit: the API counts memory in 4 GB units. */
+export const GB_PER_VRAM_UNIT = '4';
+
+/** Units per hour as people read them: "100 TFLOPS and 16 GB" (16 GB is 4 units of 4 GB), not "4 VRAM-h (4 GB)". */
+export function unitsText(units: { tflops: string; vram: string }): string {
+  return `${formatQuantity(units.tflops)} TFLOPS and ${formatQuantity(multiply(units.vram, GB_PER_VRAM_UNIT))} GB`;
+}
+
+/** What the quote's slice holds per hour, and what was asked when the slice rounds up. */
+export function heldText(summary: Pick<QuoteSummary, 'held' | 'asked'>): string {
+  const held = summary.held;
+  if (!held) return '';
+  const text = `Holds ${unitsText(held)} of GPU memory (${formatQuantity(held.vram)} × 4 GB VRAM units) per hour`;
+  const asked = summary.asked;
+  const roundsUp = asked && (compare(asked.tflops, held.tflops) !== 0 || compare(asked.vram, held.vram) !== 0);
+  return roundsUp ? `${text}; you asked for ${unitsText(asked)}: the slice rounds up.` : `${text}.`;
+}
+
+/** The pricing rule the server states ("on_demand: 1.8 × list price") with the mode named as the form names it. */
+export function ruleText(rule: string): string {
+  return rule.replace(/^(on_demand|reserved|spot|pooled):/, (_m, mode: string) => `${MODE_LABELS[mode]}:`);
 }

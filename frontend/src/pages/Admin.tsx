@@ -1,80 +1,62 @@
-import { Alert, Button, Card, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { Button, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useReducer, useState, type FormEvent } from 'react';
 import { api, type Schemas } from '../api/client';
-import { Loadable } from '../components/States';
-import { formatTime } from '../lib/format';
+import { DataTable } from '../components/DataTable';
+import { ModelSelect, PRICE_COLUMNS, priceKey, RegionSelect } from '../components/Pickers';
+import { Section } from '../components/Section';
+import { ErrorNotice, FormProblem, Loadable } from '../components/States';
+import { useAction } from '../lib/action';
+import { ACTION_LABELS, auditDetails, auditTarget } from '../lib/audit';
+import { formatTime, UNIT_LABELS } from '../lib/format';
 import { useLoad } from '../lib/load';
-import { formatMoney, formatUnitPrice } from '../lib/money';
-import { asProblem, fieldError, type Problem } from '../lib/problem';
-
-function FormProblem({ problem }: { problem: Problem | null }) {
-  if (!problem || problem.errors?.length) return null;
-  return (
-    <Alert color="red" role="alert" mt="xs">
-      {problem.detail}
-    </Alert>
-  );
-}
+import { formatMoney } from '../lib/money';
+import { fieldError } from '../lib/problem';
 
 export function Admin() {
+  // Each change below is an audit entry: the log reads itself again after one.
+  const [changes, changed] = useReducer((n: number) => n + 1, 0);
   return (
     <Stack>
       <Title order={1} size="h2">
         Admin
       </Title>
-      <Prices />
-      <Regions />
-      <Credits />
+      <Prices onChange={changed} />
+      <Regions onChange={changed} />
+      <Credits onChange={changed} />
+      <AuditLog changes={changes} />
     </Stack>
   );
 }
 
-function Prices() {
+function Prices({ onChange }: { onChange: () => void }) {
   const prices = useLoad(() => api.GET('/v1/prices'), []);
-  const regions = useLoad(() => api.GET('/v1/regions'), []);
-  const catalog = useLoad(() => api.GET('/v1/catalog/gpus'), []);
   const [region, setRegion] = useState<string | null>(null);
   const [model, setModel] = useState<string | null>(null);
   const [unit, setUnit] = useState<string | null>('tflops_h');
   const [price, setPrice] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    const { error } = await api.PUT('/v1/admin/prices', {
-      body: [{ region: region ?? '', gpu_model: model ?? '', unit: unit as Schemas['Unit'], list_price: price.trim() }],
-    });
-    setBusy(false);
-    if (error) setProblem(asProblem(error));
-    else {
+    const done = await run(() =>
+      api.PUT('/v1/admin/prices', {
+        body: [{ region: region ?? '', gpu_model: model ?? '', unit: unit as Schemas['Unit'], list_price: price.trim() }],
+      }),
+    );
+    if (done) {
       setPrice('');
       prices.reload();
+      onChange();
     }
   }
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        List prices
-      </Title>
+    <Section title="List prices">
       <form onSubmit={submit} aria-label="Set a list price">
         <Group align="flex-start" mb="md">
-          <Select label="Region" data={(regions.data ?? []).map((r) => r.name)} value={region} onChange={setRegion} error={fieldError(problem, 'region')} />
-          <Select
-            label="GPU model"
-            searchable
-            data={(catalog.data ?? []).map((m) => m.name)}
-            value={model}
-            onChange={setModel}
-            error={fieldError(problem, 'gpu_model')}
-          />
+          <RegionSelect value={region} onChange={setRegion} error={fieldError(problem, 'region')} />
+          <ModelSelect value={model} onChange={setModel} error={fieldError(problem, 'gpu_model')} />
           <Select
             label="Unit"
-            data={[
-              { value: 'tflops_h', label: 'TFLOPS-hour' },
-              { value: 'vram_h', label: '4 GB VRAM-hour' },
-            ]}
+            data={Object.entries(UNIT_LABELS).map(([value, label]) => ({ value, label }))}
             value={unit}
             onChange={setUnit}
             error={fieldError(problem, 'unit')}
@@ -88,74 +70,48 @@ function Prices() {
       </form>
       <Loadable loaded={prices} isEmpty={(d) => d.length === 0} empty="No list prices yet: set the first above.">
         {(list) => (
-          <Table striped data-testid="admin-prices">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Region</Table.Th>
-                <Table.Th>GPU</Table.Th>
-                <Table.Th>Unit</Table.Th>
-                <Table.Th>List</Table.Th>
-                <Table.Th>Updated</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.map((p) => (
-                <Table.Tr key={`${p.region}|${p.gpu_model}|${p.unit}`}>
-                  <Table.Td>{p.region}</Table.Td>
-                  <Table.Td>{p.gpu_model}</Table.Td>
-                  <Table.Td>{p.unit}</Table.Td>
-                  <Table.Td>{formatUnitPrice(p.list, p.currency)}</Table.Td>
-                  <Table.Td>{formatTime(p.updated_at)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable
+            striped
+            data-testid="admin-prices"
+            rows={list}
+            rowKey={priceKey}
+            columns={[
+              ...PRICE_COLUMNS,
+              { header: 'Updated', cell: (p) => formatTime(p.updated_at) },
+            ]}
+          />
         )}
       </Loadable>
-    </Card>
+    </Section>
   );
 }
 
-function Regions() {
+function Regions({ onChange }: { onChange: () => void }) {
   const regions = useLoad(() => api.GET('/v1/regions'), []);
   const [name, setName] = useState('');
   const [timezone, setTimezone] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    const { error } = await api.PUT('/v1/admin/regions/{name}', { params: { path: { name } }, body: { timezone } });
-    setBusy(false);
-    if (error) setProblem(asProblem(error));
-    else regions.reload();
+    if (await run(() => api.PUT('/v1/admin/regions/{name}', { params: { path: { name } }, body: { timezone } }))) {
+      regions.reload();
+      onChange();
+    }
   }
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Regions
-      </Title>
+    <Section title="Regions">
       <Loadable loaded={regions} isEmpty={(d) => d.length === 0} empty="No regions yet.">
         {(list) => (
-          <Table mb="md">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Region</Table.Th>
-                <Table.Th>Time zone</Table.Th>
-                <Table.Th>Updated</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.map((r) => (
-                <Table.Tr key={r.name}>
-                  <Table.Td>{r.name}</Table.Td>
-                  <Table.Td>{r.timezone}</Table.Td>
-                  <Table.Td>{formatTime(r.updated_at)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable
+            mb="md"
+            rows={list}
+            rowKey={(r) => r.name}
+            columns={[
+              { header: 'Region', cell: (r) => r.name },
+              { header: 'Time zone', cell: (r) => r.timezone },
+              { header: 'Updated', cell: (r) => formatTime(r.updated_at) },
+            ]}
+          />
         )}
       </Loadable>
       <form onSubmit={submit} aria-label="Add or change a region">
@@ -174,54 +130,127 @@ function Regions() {
         </Group>
         <FormProblem problem={problem} />
       </form>
-    </Card>
+    </Section>
   );
 }
 
-function Credits() {
+function Credits({ onChange }: { onChange: () => void }) {
   const [userId, setUserId] = useState('');
   const [amount, setAmount] = useState('');
   const [memo, setMemo] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
   const [done, setDone] = useState<Schemas['CreditView'] | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   // One key per intended credit: a retried click cannot credit twice.
   const [key, setKey] = useState(() => crypto.randomUUID());
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
     setDone(null);
-    const { data, error } = await api.POST('/v1/admin/credits', {
-      body: { user_id: userId.trim(), amount: amount.trim(), ...(memo.trim() ? { memo } : {}) },
-      headers: { 'Idempotency-Key': key },
-    });
-    setBusy(false);
-    if (error || !data) setProblem(asProblem(error));
-    else {
-      setDone(data);
+    const r = await run(() =>
+      api.POST('/v1/admin/credits', {
+        body: { user_id: userId.trim(), amount: amount.trim(), ...(memo.trim() ? { memo } : {}) },
+        headers: { 'Idempotency-Key': key },
+      }),
+    );
+    if (r?.data) {
+      setDone(r.data);
       setKey(crypto.randomUUID());
+      onChange();
     }
   }
   return (
-    <Card withBorder component="form" onSubmit={submit} aria-label="Credit a user">
-      <Title order={2} size="h4" mb="xs">
-        Credits
-      </Title>
-      <Group align="flex-start">
-        <TextInput label="User id" w={340} value={userId} onChange={(e) => setUserId(e.currentTarget.value)} error={fieldError(problem, 'user_id')} />
-        <TextInput label="Amount" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.currentTarget.value)} error={fieldError(problem, 'amount')} />
-        <TextInput label="Memo" value={memo} onChange={(e) => setMemo(e.currentTarget.value)} error={fieldError(problem, 'memo')} />
-        <Button type="submit" mt={24} loading={busy}>
-          Credit
-        </Button>
-      </Group>
-      <FormProblem problem={problem} />
-      {done && (
-        <Text mt="xs" data-testid="credit-done">
-          Credited {formatMoney(done.amount, done.currency)}; available now {formatMoney(done.available, done.currency)}.
-        </Text>
-      )}
-    </Card>
+    <Section title="Credits">
+      <form onSubmit={submit} aria-label="Credit a user">
+        <Group align="flex-start">
+          <TextInput label="User id" w={340} value={userId} onChange={(e) => setUserId(e.currentTarget.value)} error={fieldError(problem, 'user_id')} />
+          <TextInput label="Amount" inputMode="decimal" value={amount} onChange={(e) => setAmount(e.currentTarget.value)} error={fieldError(problem, 'amount')} />
+          <TextInput label="Memo" value={memo} onChange={(e) => setMemo(e.currentTarget.value)} error={fieldError(problem, 'memo')} />
+          <Button type="submit" mt={24} loading={busy}>
+            Credit
+          </Button>
+        </Group>
+        <FormProblem problem={problem} />
+        {done && (
+          <Text mt="xs" data-testid="credit-done">
+            Credited {formatMoney(done.amount, done.currency)}; available now {formatMoney(done.available, done.currency)}.
+          </Text>
+        )}
+      </form>
+    </Section>
+  );
+}
+
+type AuditEntry = Schemas['AuditEntry'];
+type AuditAction = Schemas['Action'];
+const AUDIT_PAGE = 20;
+
+/** The audit log, newest first: the first page follows the filter, "Older" appends the next. */
+function AuditLog({ changes }: { changes: number }) {
+  const [action, setAction] = useState<string | null>(null);
+  const query = (cursor?: number) => ({
+    limit: AUDIT_PAGE,
+    ...(action ? { action: action as AuditAction } : {}),
+    ...(cursor !== undefined ? { cursor } : {}),
+  });
+  const first = useLoad(() => api.GET('/v1/admin/audit', { params: { query: query() } }), [action, changes]);
+  // Older pages belong to the first page they follow: a new first page
+  // (filter changed, something was recorded) starts the list again.
+  const [appended, setAppended] = useState<{ after: unknown; items: AuditEntry[]; next: number | null } | null>(null);
+  const older = appended && appended.after === first.data ? appended : null;
+  const more = useAction();
+  const next = older ? older.next : (first.data?.next_cursor ?? null);
+
+  async function loadOlder() {
+    if (next === null) return;
+    const r = await more.run(() => api.GET('/v1/admin/audit', { params: { query: query(next) } }));
+    if (r?.data) setAppended({ after: first.data, items: [...(older?.items ?? []), ...r.data.items], next: r.data.next_cursor ?? null });
+  }
+
+  return (
+    <Section
+      title="Audit log"
+      data-testid="audit-log"
+      aside={
+        <Select
+          aria-label="Filter by action"
+          placeholder="Every action"
+          clearable
+          value={action}
+          onChange={setAction}
+          data={Object.entries(ACTION_LABELS).map(([value, label]) => ({ value, label }))}
+        />
+      }
+    >
+      <Loadable
+        loaded={first}
+        isEmpty={(p) => p.items.length === 0}
+        empty={action ? `No “${ACTION_LABELS[action] ?? action}” entries.` : 'No admin actions recorded yet.'}
+      >
+        {(p) => (
+          <>
+            <DataTable
+              striped
+              data-testid="audit-table"
+              rows={[...p.items, ...(older?.items ?? [])]}
+              rowKey={(a) => a.id}
+              columns={[
+                { header: 'Time', cell: (a) => formatTime(a.created_at) },
+                { header: 'Actor', cell: (a) => a.actor_email ?? a.actor_id ?? '—' },
+                { header: 'Action', cell: (a) => ACTION_LABELS[a.action] ?? a.action },
+                { header: 'Target', cell: (a) => <span style={{ overflowWrap: 'anywhere' }}>{auditTarget(a.target)}</span> },
+                { header: 'Details', cell: (a) => auditDetails(a) },
+              ]}
+            />
+            <ErrorNotice problem={more.problem} title="Could not load older entries" mt="xs" />
+            {next !== null && (
+              <Group justify="center" mt="sm">
+                <Button variant="default" onClick={loadOlder} loading={more.busy}>
+                  Older
+                </Button>
+              </Group>
+            )}
+          </>
+        )}
+      </Loadable>
+    </Section>
   );
 }

@@ -1,12 +1,17 @@
-import { Alert, Anchor, Button, Card, Grid, Group, Progress, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Button, Grid, Group, Progress, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMemo, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
-import { BarList, TimeChart } from '../components/Chart';
-import { ErrorNotice, Loadable } from '../components/States';
+import { BarList } from '../components/BarList';
+import { TimeChart } from '../components/LazyChart';
+import { DataTable } from '../components/DataTable';
+import { Figure, Section } from '../components/Section';
+import { ErrorNotice, FormProblem, Loadable } from '../components/States';
+import { useAction } from '../lib/action';
 import { formatTime, MODE_LABELS } from '../lib/format';
 import { useLoad } from '../lib/load';
 import { compare, formatMoney, percent, toChartNumber } from '../lib/money';
 import { asProblem, fieldError, type Problem } from '../lib/problem';
+import { dayStartSeconds } from '../lib/time';
 import { session } from '../lib/session';
 
 function monthStart(): string {
@@ -83,130 +88,75 @@ export function Billing() {
       </Group>
       <ErrorNotice problem={downloadProblem} title="Could not download" />
       <SimpleGrid cols={{ base: 1, sm: 3 }}>
-        <Card withBorder>
-          <Text size="sm" c="dimmed">
-            This month
-          </Text>
-          <Loadable loaded={byMode}>
-            {(u) => (
-              <Text size="xl" fw={700} data-testid="billing-total">
-                {formatMoney(u.total, u.currency)}
-              </Text>
-            )}
-          </Loadable>
-        </Card>
-        <Card withBorder>
-          <Text size="sm" c="dimmed">
-            Wallet available
-          </Text>
-          <Loadable loaded={wallet}>
-            {(w) => (
-              <Text size="xl" fw={700}>
-                {formatMoney(w.available, w.currency)}
-              </Text>
-            )}
-          </Loadable>
-        </Card>
-        <Card withBorder>
-          <Text size="sm" c="dimmed">
-            Held for running leases
-          </Text>
-          <Loadable loaded={wallet}>
-            {(w) => (
-              <Text size="xl" fw={700}>
-                {formatMoney(w.held, w.currency)}
-              </Text>
-            )}
-          </Loadable>
-        </Card>
+        <Figure label="This month" loaded={byMode} value={(u) => formatMoney(u.total, u.currency)} testId="billing-total" />
+        <Figure label="Wallet available" loaded={wallet} value={(w) => formatMoney(w.available, w.currency)} />
+        <Figure label="Held for running leases" loaded={wallet} value={(w) => formatMoney(w.held, w.currency)} />
       </SimpleGrid>
-      <Card withBorder>
-        <Title order={2} size="h4" mb="xs">
-          Cost by day
-        </Title>
+      <Section title="Cost by day">
         <Loadable loaded={byDay} isEmpty={(u) => u.groups.length === 0} empty="No charges this month.">
           {(u) => (
             <TimeChart
               title="Cost by day"
-              times={u.groups.map((g) => Date.parse(g.key) / 1000)}
+              days
+              times={u.groups.map((g) => dayStartSeconds(g.key))}
               series={[{ label: `Cost (${u.currency})`, values: u.groups.map((g) => toChartNumber(g.cost)), color: '#1971c2', bars: true }]}
             />
           )}
         </Loadable>
-      </Card>
+      </Section>
       <Grid>
         <Grid.Col span={{ base: 12, md: 4 }}>
-          <Card withBorder h="100%">
-            <Title order={2} size="h4" mb="xs">
-              By mode
-            </Title>
+          <Section title="By mode" h="100%">
             <Loadable loaded={byMode} isEmpty={(u) => u.groups.length === 0} empty="No charges yet.">
               {(u) => <BarList title="Cost by mode" rows={rows(u.groups, (k) => MODE_LABELS[k] ?? k)} />}
             </Loadable>
-          </Card>
+          </Section>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 4 }}>
-          <Card withBorder h="100%">
-            <Title order={2} size="h4" mb="xs">
-              By GPU model
-            </Title>
+          <Section title="By GPU model" h="100%">
             <Loadable loaded={byModel} isEmpty={(u) => u.groups.length === 0} empty="No charges yet.">
               {(u) => <BarList title="Cost by GPU model" rows={rows(u.groups)} />}
             </Loadable>
-          </Card>
+          </Section>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 4 }}>
-          <Card withBorder h="100%" data-testid="cost-by-tag">
-            <Group justify="space-between" mb="xs">
-              <Title order={2} size="h4">
-                By tag
-              </Title>
-              <TextInput size="xs" aria-label="Tag key" value={tagKey} onChange={(e) => setTagKey(e.currentTarget.value)} w={110} />
-            </Group>
+          <Section
+            title="By tag"
+            h="100%"
+            data-testid="cost-by-tag"
+            aside={<TextInput size="xs" aria-label="Tag key" value={tagKey} onChange={(e) => setTagKey(e.currentTarget.value)} w={110} />}
+          >
             <Loadable loaded={byTag} isEmpty={(u) => u.groups.length === 0} empty="No charges yet.">
               {(u) => <BarList title={`Cost by tag ${tagKey}`} rows={rows(u.groups, (k) => k || '(untagged)')} />}
             </Loadable>
-          </Card>
+          </Section>
         </Grid.Col>
       </Grid>
       <Budgets budgets={budgets} />
-      <Card withBorder>
-        <Title order={2} size="h4" mb="xs">
-          Invoices
-        </Title>
+      <Section title="Invoices">
         <Loadable loaded={invoices} isEmpty={(d) => d.length === 0} empty="No invoices yet.">
           {(list) => (
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Invoice</Table.Th>
-                  <Table.Th>Period</Table.Th>
-                  <Table.Th>Lines</Table.Th>
-                  <Table.Th>Total</Table.Th>
-                  <Table.Th>Printable</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((i) => (
-                  <Table.Tr key={i.id}>
-                    <Table.Td>{i.invoice_id}</Table.Td>
-                    <Table.Td>
-                      {formatTime(i.period_start)} – {formatTime(i.period_end)}
-                    </Table.Td>
-                    <Table.Td>{i.lines}</Table.Td>
-                    <Table.Td>{formatMoney(i.total, i.currency)}</Table.Td>
-                    <Table.Td>
-                      <Anchor component="button" type="button" onClick={() => openInvoice(i.id)}>
-                        Open {i.id}
-                      </Anchor>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              rows={list}
+              rowKey={(i) => i.id}
+              columns={[
+                { header: 'Invoice', cell: (i) => i.invoice_id },
+                { header: 'Period', cell: (i) => `${formatTime(i.period_start)} – ${formatTime(i.period_end)}` },
+                { header: 'Lines', cell: (i) => i.lines },
+                { header: 'Total', cell: (i) => formatMoney(i.total, i.currency) },
+                {
+                  header: 'Printable',
+                  cell: (i) => (
+                    <Anchor component="button" type="button" onClick={() => openInvoice(i.id)} style={{ whiteSpace: 'nowrap' }}>
+                      Open {i.id}
+                    </Anchor>
+                  ),
+                },
+              ]}
+            />
           )}
         </Loadable>
-      </Card>
+      </Section>
     </Stack>
   );
 }
@@ -215,25 +165,16 @@ function Budgets({ budgets }: { budgets: ReturnType<typeof useLoad<import('../ap
   const [tagKey, setTagKey] = useState('team');
   const [tagValue, setTagValue] = useState('');
   const [limit, setLimit] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    const { error } = await api.PUT('/v1/budgets', { body: { tag_key: tagKey, tag_value: tagValue, monthly_limit: limit.trim() } });
-    setBusy(false);
-    if (error) setProblem(asProblem(error));
-    else {
+    if (await run(() => api.PUT('/v1/budgets', { body: { tag_key: tagKey, tag_value: tagValue, monthly_limit: limit.trim() } }))) {
       setLimit('');
       budgets.reload();
     }
   }
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Budgets
-      </Title>
+    <Section title="Budgets">
       <Loadable loaded={budgets} isEmpty={(d) => d.length === 0} empty="No budgets: set one below to get a notice before a tag overspends.">
         {(list) => (
           <Stack gap="sm" mb="md">
@@ -247,7 +188,7 @@ function Budgets({ budgets }: { budgets: ReturnType<typeof useLoad<import('../ap
                       {b.tag_key}={b.tag_value}
                     </Text>
                     <Text size="sm">
-                      {formatMoney(b.spent, b.currency)} of {formatMoney(b.monthly_limit, b.currency)} ({used} %)
+                      {formatMoney(b.spent, b.currency)} of {formatMoney(b.monthly_limit, b.currency)} ({used === '0' && compare(b.spent, '0') > 0 ? 'under 0.1' : used} %)
                     </Text>
                   </Group>
                   <Progress
@@ -276,12 +217,8 @@ function Budgets({ budgets }: { budgets: ReturnType<typeof useLoad<import('../ap
             Set budget
           </Button>
         </Group>
-        {problem && !problem.errors?.length && (
-          <Alert color="red" mt="xs" role="alert">
-            {problem.detail}
-          </Alert>
-        )}
+        <FormProblem problem={problem} />
       </form>
-    </Card>
+    </Section>
   );
 }

@@ -7,9 +7,10 @@ import { ErrorNotice, Loading } from '../components/States';
 import { placementText } from '../lib/placement';
 import { hourLabel, wholeHours } from '../lib/hours';
 import { useLoad } from '../lib/load';
-import { formatMoney, formatQuantity } from '../lib/money';
+import { formatMoney } from '../lib/money';
 import { asProblem, fieldError, unclaimed, type Problem } from '../lib/problem';
-import { summarize } from '../lib/quote';
+import { heldText, ruleText, summarize } from '../lib/quote';
+import { useAction } from '../lib/action';
 
 type Mode = Schemas['Mode'];
 const MODES: { value: Mode; label: string }[] = [
@@ -48,8 +49,7 @@ export function Buy() {
   const [maxWait, setMaxWait] = useState<string | number>(300);
   const [command, setCommand] = useState('');
   const [tags, setTags] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
 
   const durationS = hoursLong === '' ? (mode === 'reserved' ? 3600 : null) : Math.round(Number(hoursLong) * 3600);
   const resources = {
@@ -93,24 +93,19 @@ export function Buy() {
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
     const body = {
       ...quoteBody,
       ...(mode === 'pooled' ? { max_wait_s: Number(maxWait) || 0 } : {}),
       ...(command.trim() ? { command } : {}),
       ...(parseTags(tags) ? { tags: parseTags(tags) } : {}),
     };
-    const { data, error } = await api.POST('/v1/orders', {
-      body: body as Schemas['OrderRequest'],
-      headers: { 'Idempotency-Key': crypto.randomUUID() },
-    });
-    setBusy(false);
-    if (error || !data) {
-      setProblem(asProblem(error));
-      return;
-    }
-    navigate(data.lease_id ? `/leases/${data.lease_id}` : '/leases');
+    const r = await run(() =>
+      api.POST('/v1/orders', {
+        body: body as Schemas['OrderRequest'],
+        headers: { 'Idempotency-Key': crypto.randomUUID() },
+      }),
+    );
+    if (r) navigate(r.data?.lease_id ? `/leases/${r.data.lease_id}` : '/leases');
   }
 
   if (regions.loading || catalog.loading) return <Loading />;
@@ -251,10 +246,7 @@ export function Buy() {
                 )}
                 {summary.held && (
                   <Text size="sm" data-testid="quote-units">
-                    Holds {formatQuantity(summary.held.tflops)} TFLOPS-h and {formatQuantity(summary.held.vram)} VRAM-h (4 GB) per hour
-                    {summary.asked && summary.asked.tflops !== summary.held.tflops
-                      ? ` (asked ${formatQuantity(summary.asked.tflops)} and ${formatQuantity(summary.asked.vram)}: the slice rounds up)`
-                      : ''}
+                    {heldText(summary)}
                   </Text>
                 )}
                 {summary.resale && (
@@ -272,7 +264,7 @@ export function Buy() {
                   <Text size="sm">Held from your wallet: {formatMoney(quote.slice.hold, quote.currency)}</Text>
                 )}
                 <Text size="xs" c="dimmed">
-                  {quote.rule}
+                  {ruleText(quote.rule)}
                 </Text>
               </Stack>
             )}

@@ -3,14 +3,17 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { api, type Schemas } from '../api/client';
 import { Countdown, StateBadge } from '../components/LeaseBits';
-import { ErrorNotice, Loadable } from '../components/States';
+import { Section } from '../components/Section';
+import { ErrorNotice, FormProblem, Loadable } from '../components/States';
+import { useAction } from '../lib/action';
 import { useEvents } from '../lib/events';
 import { formatTime, MODE_LABELS, shortId } from '../lib/format';
 import { hourLabel, wholeHours } from '../lib/hours';
 import { useLoad } from '../lib/load';
 import { placementText } from '../lib/placement';
+import { unitsText } from '../lib/quote';
 import { formatMoney, formatQuantity, multiply } from '../lib/money';
-import { asProblem, fieldError, type Problem } from '../lib/problem';
+import { fieldError } from '../lib/problem';
 
 type Lease = Schemas['LeaseView'];
 const LIVE = ['pending', 'provisioning', 'running', 'preempting'];
@@ -64,10 +67,7 @@ export function LeaseDetail({ id }: { id: string }) {
           </>
         )}
       </Loadable>
-      <Card withBorder>
-        <Title order={2} size="h4" mb="xs">
-          Logs
-        </Title>
+      <Section title="Logs">
         <Loadable loaded={logs} isEmpty={(d) => d.tail === ''} empty="No output yet.">
           {(d) => (
             <>
@@ -80,7 +80,7 @@ export function LeaseDetail({ id }: { id: string }) {
             </>
           )}
         </Loadable>
-      </Card>
+      </Section>
     </Stack>
   );
 }
@@ -90,8 +90,9 @@ function Facts({ lease: l }: { lease: Lease }) {
     ['Mode', MODE_LABELS[l.mode] ?? l.mode],
     ['GPU', `${l.gpu_model} in ${l.region}`],
     ['Slice', placementText(l.placement)],
-    ['Device', l.device ?? '—'],
-    ['Units held', `${formatQuantity(l.units.tflops_h)} TFLOPS-h/h, ${formatQuantity(l.units.vram_h)} VRAM-h/h`],
+    // A lease on several GPUs lists their devices comma-separated: let them wrap.
+    ['Device', l.device ? l.device.split(',').join(', ') : '—'],
+    ['Units held', `${unitsText({ tflops: l.units.tflops_h, vram: l.units.vram_h })} of GPU memory per hour (${formatQuantity(l.units.vram_h)} × 4 GB VRAM units)`],
     ['Price per hour', formatMoney(l.price_per_hour)],
     ['Charged so far', formatMoney(l.usage.charged)],
     ['Starts', formatTime(l.starts_at)],
@@ -122,40 +123,27 @@ function Facts({ lease: l }: { lease: Lease }) {
 }
 
 function Actions({ lease: l, onChange }: { lease: Lease; onChange: () => void }) {
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
+  const { busy, problem, run } = useAction();
+  const [doing, setDoing] = useState<'release' | 'convert' | null>(null);
   const [confirming, setConfirming] = useState(false);
 
-  async function release() {
-    setBusy('release');
-    setProblem(null);
-    const { error } = await api.POST('/v1/leases/{id}/release', { params: { path: { id: l.id } } });
-    setBusy(null);
+  async function act(what: 'release' | 'convert', call: Parameters<typeof run>[0]) {
+    setDoing(what);
+    await run(call);
     setConfirming(false);
-    if (error) setProblem(asProblem(error));
     onChange();
   }
-
-  async function toOnDemand() {
-    setBusy('convert');
-    setProblem(null);
-    const { error } = await api.POST('/v1/leases/{id}/convert', { params: { path: { id: l.id } }, body: { to: 'on_demand' } });
-    setBusy(null);
-    if (error) setProblem(asProblem(error));
-    onChange();
-  }
+  const release = () => act('release', () => api.POST('/v1/leases/{id}/release', { params: { path: { id: l.id } } }));
+  const toOnDemand = () => act('convert', () => api.POST('/v1/leases/{id}/convert', { params: { path: { id: l.id } }, body: { to: 'on_demand' } }));
 
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Actions
-      </Title>
+    <Section title="Actions">
       <Stack>
         <Group>
           {confirming ? (
             <>
               <Text>Release this lease now? The workload stops.</Text>
-              <Button color="red" onClick={release} loading={busy === 'release'}>
+              <Button color="red" onClick={release} loading={busy && doing === 'release'}>
                 Yes, release
               </Button>
               <Button variant="default" onClick={() => setConfirming(false)}>
@@ -168,7 +156,7 @@ function Actions({ lease: l, onChange }: { lease: Lease; onChange: () => void })
             </Button>
           )}
           {l.mode === 'spot' && l.state === 'running' && (
-            <Button variant="outline" onClick={toOnDemand} loading={busy === 'convert'}>
+            <Button variant="outline" onClick={toOnDemand} loading={busy && doing === 'convert'}>
               Convert to on-demand
             </Button>
           )}
@@ -177,7 +165,7 @@ function Actions({ lease: l, onChange }: { lease: Lease; onChange: () => void })
         {l.mode === 'on_demand' && l.state === 'running' && <ToReserved lease={l} onChange={onChange} />}
         {l.mode === 'reserved' && <ListForResale lease={l} />}
       </Stack>
-    </Card>
+    </Section>
   );
 }
 
@@ -185,19 +173,10 @@ function ToReserved({ lease: l, onChange }: { lease: Lease; onChange: () => void
   const hours = wholeHours(Date.now(), Date.now() + 8 * 86400_000, 3600_000);
   const [from, setFrom] = useState<string | null>(hours[0] ?? null);
   const [until, setUntil] = useState<string | null>(hours[8] ?? null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    const { error } = await api.POST('/v1/leases/{id}/convert', {
-      params: { path: { id: l.id } },
-      body: { to: 'reserved', from, until },
-    });
-    setBusy(false);
-    if (error) setProblem(asProblem(error));
-    else onChange();
+    if (await run(() => api.POST('/v1/leases/{id}/convert', { params: { path: { id: l.id } }, body: { to: 'reserved', from, until } }))) onChange();
   }
   const options = hours.map((h) => ({ value: h, label: hourLabel(h) }));
   return (
@@ -212,7 +191,7 @@ function ToReserved({ lease: l, onChange }: { lease: Lease; onChange: () => void
           Convert
         </Button>
       </Group>
-      {problem && !problem.errors?.length && <ErrorNotice problem={problem} title="Refused" />}
+      <FormProblem problem={problem} />
     </form>
   );
 }
@@ -223,19 +202,13 @@ function ListForResale({ lease: l }: { lease: Lease }) {
   const cap = multiply(l.price_per_hour, '0.9');
   const [from, setFrom] = useState<string | null>(hours[0] ?? null);
   const [ask, setAsk] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, run } = useAction();
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    const { data, error } = await api.POST('/v1/resale-listings', {
-      body: { lease_id: l.id, from: from ?? '', ask_per_hour: ask.trim() },
-    });
-    setBusy(false);
-    if (error) setProblem(asProblem(error));
-    else if (data) setDone(`Listed from ${formatTime(data.from)} to ${formatTime(data.until)} at ${formatMoney(data.ask_per_hour)}/h.`);
+    const r = await run(() => api.POST('/v1/resale-listings', { body: { lease_id: l.id, from: from ?? '', ask_per_hour: ask.trim() } }));
+    const data = r?.data;
+    if (data) setDone(`Listed from ${formatTime(data.from)} to ${formatTime(data.until)} at ${formatMoney(data.ask_per_hour)}/h.`);
   }
   if (hours.length === 0) return <Text c="dimmed">Too little of the window is left to list for resale.</Text>;
   return (
@@ -261,7 +234,7 @@ function ListForResale({ lease: l }: { lease: Lease }) {
           List
         </Button>
       </Group>
-      {problem && !problem.errors?.length && <ErrorNotice problem={problem} title="Refused" />}
+      <FormProblem problem={problem} />
       {done && <Alert color="green">{done}</Alert>}
     </form>
   );

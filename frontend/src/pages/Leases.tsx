@@ -1,8 +1,9 @@
-import { Anchor, Button, Group, Select, Table, Title } from '@mantine/core';
+import { Anchor, Button, Group, Select, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api } from '../api/client';
 import { Countdown, StateBadge } from '../components/LeaseBits';
+import { DataTable } from '../components/DataTable';
 import { Loadable } from '../components/States';
 import { useEvents } from '../lib/events';
 import { formatTime, MODE_LABELS, shortId } from '../lib/format';
@@ -43,44 +44,40 @@ export function Leases() {
       </Group>
       <Loadable loaded={leases} isEmpty={(d) => d.items.length === 0} empty="No leases yet: buy capacity to get one.">
         {(page) => (
-          <Table striped highlightOnHover data-testid="lease-table">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Lease</Table.Th>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Mode</Table.Th>
-                <Table.Th>GPU</Table.Th>
-                <Table.Th>Region</Table.Th>
-                <Table.Th>Per hour</Table.Th>
-                <Table.Th>Charged</Table.Th>
-                <Table.Th>Starts</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {page.items.map((l) => (
-                <Table.Tr key={l.id} data-lease={l.id}>
-                  <Table.Td>
-                    <Anchor component={Link} href={`/leases/${l.id}`} ff="monospace">
-                      {shortId(l.id)}
-                    </Anchor>
-                  </Table.Td>
-                  <Table.Td>
-                    <Group gap="xs">
-                      <StateBadge state={l.state} />
-                      {l.preempt_at && l.state === 'preempting' && <Countdown to={l.preempt_at} label="ends in" />}
-                      {l.rebalance_at && l.state === 'running' && !l.preempt_at && <span>rebalance warning</span>}
-                    </Group>
-                  </Table.Td>
-                  <Table.Td>{MODE_LABELS[l.mode] ?? l.mode}</Table.Td>
-                  <Table.Td>{l.gpu_model}</Table.Td>
-                  <Table.Td>{l.region}</Table.Td>
-                  <Table.Td>{formatMoney(l.price_per_hour)}</Table.Td>
-                  <Table.Td>{formatMoney(l.usage.charged)}</Table.Td>
-                  <Table.Td>{formatTime(l.starts_at)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable
+            striped
+            highlightOnHover
+            data-testid="lease-table"
+            rows={page.items}
+            rowKey={(l) => l.id}
+            rowProps={(l) => ({ 'data-lease': l.id })}
+            columns={[
+              {
+                header: 'Lease',
+                cell: (l) => (
+                  <Anchor component={Link} href={`/leases/${l.id}`} ff="monospace">
+                    {shortId(l.id)}
+                  </Anchor>
+                ),
+              },
+              {
+                header: 'State',
+                cell: (l) => (
+                  <Group gap="xs">
+                    <StateBadge state={l.state} />
+                    {l.preempt_at && l.state === 'preempting' && <Countdown to={l.preempt_at} label="ends in" />}
+                    {l.rebalance_at && l.state === 'running' && !l.preempt_at && <span>rebalance warning</span>}
+                  </Group>
+                ),
+              },
+              { header: 'Mode', cell: (l) => MODE_LABELS[l.mode] ?? l.mode },
+              { header: 'GPU', cell: (l) => l.gpu_model },
+              { header: 'Region', cell: (l) => l.region },
+              { header: 'Per hour', cell: (l) => formatMoney(l.price_per_hour) },
+              { header: 'Charged', cell: (l) => formatMoney(l.usage.charged) },
+              { header: 'Starts', cell: (l) => formatTime(l.starts_at) },
+            ]}
+          />
         )}
       </Loadable>
     </>

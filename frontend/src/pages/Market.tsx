@@ -1,10 +1,15 @@
-import { Badge, Card, Grid, Group, SegmentedControl, Select, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Grid, Group, SegmentedControl, Select, Stack, Text, Title } from '@mantine/core';
 import { useEffect, useMemo, useState } from 'react';
 import { api, type Schemas } from '../api/client';
-import { TimeChart } from '../components/Chart';
+import { TimeChart } from '../components/LazyChart';
+import { DataTable } from '../components/DataTable';
+import { PRICE_COLUMNS, priceKey } from '../components/Pickers';
+import { Section } from '../components/Section';
 import { Loadable } from '../components/States';
 import { formatTime } from '../lib/format';
+import { toSeconds } from '../lib/time';
 import { useLoad } from '../lib/load';
+import { MARKET_READS, prefetched } from '../lib/prefetch';
 import { formatMoney, formatQuantity, formatUnitPrice, toChartNumber } from '../lib/money';
 
 type Book = Schemas['BookEntry'];
@@ -33,9 +38,9 @@ function useMarketStream(onEvent: (type: string, data: unknown) => void) {
 }
 
 export function Market() {
-  const prices = useLoad(() => api.GET('/v1/prices'), []);
-  const book = useLoad(() => api.GET('/v1/market/book', { params: { query: { depth: 10 } } }), []);
-  const resale = useLoad(() => api.GET('/v1/market/resale'), []);
+  const prices = useLoad(() => prefetched('prices', MARKET_READS.prices), []);
+  const book = useLoad(() => prefetched('book', MARKET_READS.book), []);
+  const resale = useLoad(() => prefetched('resale', MARKET_READS.resale), []);
   const markets = useMemo(
     () => [...new Set((prices.data ?? []).map((p) => `${p.gpu_model}|${p.region}`))].sort(),
     [prices.data],
@@ -74,11 +79,11 @@ export function Market() {
   const priceRows = (prices.data ?? []).map((p) => livePrices[`${p.region}|${p.gpu_model}|${p.unit}`] ?? p);
   const bookRows = (book.data ?? []).map((b) => liveBook[`${b.gpu_model}|${b.region}`] ?? b);
   const live = clearings.filter((c) => c.gpu_model === model && c.region === region);
-  const points = (history.data ?? []).map((h) => ({ t: Date.parse(h.start) / 1000, index: h.close, tflops: h.prices.tflops_h.close }));
+  const points = (history.data ?? []).map((h) => ({ t: toSeconds(h.start), index: h.close, tflops: h.prices.tflops_h.close }));
   // The live clearings extend the history (the history is per interval, the stream per auction).
   const last = points.length ? points[points.length - 1].t : 0;
   for (const c of live) {
-    const t = Date.parse(c.at) / 1000;
+    const t = toSeconds(c.at);
     if (t > last) points.push({ t, index: c.clearing_index, tflops: c.unit_prices.tflops_h });
   }
 
@@ -92,25 +97,26 @@ export function Market() {
           {lastEvent ? `Live: last update ${formatTime(lastEvent)}` : 'Connecting to the live stream…'}
         </Text>
       </Group>
-      <Card withBorder>
-        <Group justify="space-between" mb="xs">
-          <Title order={2} size="h4">
-            Spot clearing price
-          </Title>
+      <Section
+        title="Spot clearing price"
+        aside={
           <Group>
             <Select
               aria-label="Market"
+              w={270}
               data={markets.map((m) => ({ value: m, label: m.replace('|', ' in ') }))}
               value={chosen}
               onChange={setMarket}
             />
             <SegmentedControl aria-label="Range" value={range} onChange={setRange} data={Object.keys(RANGES)} />
           </Group>
-        </Group>
+        }
+      >
         <Loadable loaded={history} isEmpty={() => points.length === 0} empty="No auction has cleared in this market in this range yet.">
           {() => (
             <TimeChart
               title={`Spot clearing index and TFLOPS-hour price for ${model} in ${region}`}
+              span={[toSeconds(from), Math.max(toSeconds(from) + RANGES[range].ms / 1000, points[points.length - 1]?.t ?? 0)]}
               times={points.map((p) => p.t)}
               series={[
                 { label: 'Clearing index (× list)', values: points.map((p) => toChartNumber(p.index)), color: '#1971c2' },
@@ -123,135 +129,87 @@ export function Market() {
             Now: {formatQuantity(points[points.length - 1].index, 4)} × list, {formatUnitPrice(points[points.length - 1].tflops)} per TFLOPS-hour
           </Text>
         )}
-      </Card>
+      </Section>
       <Grid>
         <Grid.Col span={{ base: 12, lg: 7 }}>
-          <Card withBorder>
-            <Title order={2} size="h4" mb="xs">
-              Book depth
-            </Title>
+          <Section title="Book depth">
             <Loadable loaded={book} isEmpty={(d) => d.length === 0} empty="No capacity on the market yet.">
               {() => (
-                <Table data-testid="book">
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Market</Table.Th>
-                      <Table.Th>GPUs (idle)</Table.Th>
-                      <Table.Th>Used</Table.Th>
-                      <Table.Th>Clearing</Table.Th>
-                      <Table.Th>Bids</Table.Th>
-                      <Table.Th>Resale asks</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {bookRows.map((b) => (
-                      <Table.Tr key={`${b.gpu_model}|${b.region}`}>
-                        <Table.Td>
-                          {b.gpu_model} · {b.region}
-                        </Table.Td>
-                        <Table.Td>
-                          {b.gpus} ({b.idle_gpus})
-                        </Table.Td>
-                        <Table.Td>{b.utilization.toFixed(0)} %</Table.Td>
-                        <Table.Td>{b.clearing_index ? `${formatQuantity(b.clearing_index, 4)} ×` : '—'}</Table.Td>
-                        <Table.Td>
-                          {b.bids.length === 0
-                            ? 'none'
-                            : b.bids.slice(0, 3).map((bid, i) => (
-                                <div key={i}>
-                                  {formatQuantity(bid.tflops)} TFLOPS at {bid.price_index ? `${formatQuantity(bid.price_index, 4)} ×` : '—'}
-                                  {bid.winning && (
-                                    <Badge ml={4} size="xs" color="#1b5e20">
-                                      winning
-                                    </Badge>
-                                  )}
-                                </div>
-                              ))}
-                        </Table.Td>
-                        <Table.Td>{b.resale_asks.length}</Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
+                <DataTable
+                  data-testid="book"
+                  rows={bookRows}
+                  rowKey={(b) => `${b.gpu_model}|${b.region}`}
+                  columns={[
+                    { header: 'Market', cell: (b) => `${b.gpu_model === 'any' ? 'Any model' : b.gpu_model} · ${b.region === 'any' ? 'any region' : b.region}` },
+                    { header: 'GPUs (idle)', cell: (b) => `${b.gpus} (${b.idle_gpus})` },
+                    { header: 'Used', cell: (b) => `${b.utilization.toFixed(0)} %` },
+                    { header: 'Clearing', cell: (b) => (b.clearing_index ? `${formatQuantity(b.clearing_index, 4)} ×` : '—') },
+                    { header: 'Bids', cell: (b) => <Bids bids={b.bids} /> },
+                    { header: 'Resale asks', cell: (b) => b.resale_asks.length },
+                  ]}
+                />
               )}
             </Loadable>
-          </Card>
+          </Section>
         </Grid.Col>
         <Grid.Col span={{ base: 12, lg: 5 }}>
-          <Card withBorder>
-            <Title order={2} size="h4" mb="xs">
-              Resale offers
-            </Title>
+          <Section title="Resale offers">
             <Loadable loaded={resale} isEmpty={(d) => d.length === 0} empty="No open resale listings.">
               {(d) => (
-                <Table data-testid="resale-offers">
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Market</Table.Th>
-                      <Table.Th>Window</Table.Th>
-                      <Table.Th>Ask / h</Table.Th>
-                      <Table.Th>Reserved / h</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {d.map((o) => (
-                      <Table.Tr key={o.id}>
-                        <Table.Td>
-                          {o.gpu_model} · {o.region}
-                        </Table.Td>
-                        <Table.Td>
-                          {formatTime(o.from)} – {formatTime(o.until)}
-                        </Table.Td>
-                        <Table.Td>{formatMoney(o.ask_per_hour)}</Table.Td>
-                        <Table.Td>{formatMoney(o.reserved_price_per_hour)}</Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
+                <DataTable
+                  data-testid="resale-offers"
+                  rows={d}
+                  rowKey={(o) => o.id}
+                  columns={[
+                    { header: 'Market', cell: (o) => `${o.gpu_model} · ${o.region}` },
+                    { header: 'Window', cell: (o) => `${formatTime(o.from)} – ${formatTime(o.until)}` },
+                    { header: 'Ask / h', cell: (o) => formatMoney(o.ask_per_hour) },
+                    { header: 'Reserved / h', cell: (o) => formatMoney(o.reserved_price_per_hour) },
+                  ]}
+                />
               )}
             </Loadable>
-          </Card>
+          </Section>
         </Grid.Col>
       </Grid>
-      <Card withBorder>
-        <Title order={2} size="h4" mb="xs">
-          List prices per unit-hour
-        </Title>
+      <Section title="List prices per unit-hour">
         <Loadable loaded={prices} isEmpty={(d) => d.length === 0} empty="No list prices yet.">
           {() => (
-            <Table data-testid="prices" striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Region</Table.Th>
-                  <Table.Th>GPU</Table.Th>
-                  <Table.Th>Unit</Table.Th>
-                  <Table.Th>List</Table.Th>
-                  <Table.Th>On-demand</Table.Th>
-                  <Table.Th>Reserved</Table.Th>
-                  <Table.Th>Spot</Table.Th>
-                  <Table.Th>Pooled</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {priceRows.map((p) => (
-                  <Table.Tr key={`${p.region}|${p.gpu_model}|${p.unit}`}>
-                    <Table.Td>{p.region}</Table.Td>
-                    <Table.Td>{p.gpu_model}</Table.Td>
-                    <Table.Td>{p.unit === 'tflops_h' ? 'TFLOPS-h' : '4 GB VRAM-h'}</Table.Td>
-                    <Table.Td>{formatUnitPrice(p.list, p.currency)}</Table.Td>
-                    <Table.Td>{formatUnitPrice(p.on_demand, p.currency)}</Table.Td>
-                    <Table.Td>{formatUnitPrice(p.reserved, p.currency)}</Table.Td>
-                    <Table.Td>
-                      {formatUnitPrice(p.spot_floor, p.currency)}–{formatUnitPrice(p.spot_cap, p.currency)}
-                    </Table.Td>
-                    <Table.Td>{formatUnitPrice(p.pooled, p.currency)}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              data-testid="prices"
+              striped
+              rows={priceRows}
+              rowKey={priceKey}
+              columns={[
+                ...PRICE_COLUMNS,
+                { header: 'On-demand', cell: (p) => formatUnitPrice(p.on_demand, p.currency) },
+                { header: 'Reserved', cell: (p) => formatUnitPrice(p.reserved, p.currency) },
+                { header: 'Spot', cell: (p) => `${formatUnitPrice(p.spot_floor, p.currency)}–${formatUnitPrice(p.spot_cap, p.currency)}` },
+                { header: 'Pooled', cell: (p) => formatUnitPrice(p.pooled, p.currency) },
+              ]}
+            />
           )}
         </Loadable>
-      </Card>
+      </Section>
     </Stack>
+  );
+}
+
+/** The best bids of a pool, the winners marked. */
+function Bids({ bids }: { bids: Book['bids'] }) {
+  if (bids.length === 0) return <>none</>;
+  return (
+    <>
+      {bids.slice(0, 3).map((bid, i) => (
+        <div key={i}>
+          {formatQuantity(bid.tflops)} TFLOPS at {bid.price_index ? `${formatQuantity(bid.price_index, 4)} ×` : '—'}
+          {bid.winning && (
+            <Badge ml={4} size="xs" color="#1b5e20">
+              winning
+            </Badge>
+          )}
+        </div>
+      ))}
+    </>
   );
 }

@@ -3,9 +3,10 @@ import { useState, type FormEvent } from 'react';
 import { useLocation, useSearch } from 'wouter';
 import { api } from '../api/client';
 import { home } from '../lib/nav';
-import { asProblem, fieldError, type Problem } from '../lib/problem';
+import { asProblem, fieldError } from '../lib/problem';
+import { useAction } from '../lib/action';
 import { session, useSession, type SessionUser } from '../lib/session';
-import { ErrorNotice } from '../components/States';
+import { FormProblem } from '../components/States';
 
 async function signIn(email: string, password: string): Promise<SessionUser> {
   const { data, error } = await api.POST('/v1/auth/login', { body: { email, password } });
@@ -27,26 +28,20 @@ export function SignIn() {
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
   const [role, setRole] = useState<'buyer' | 'provider'>('buyer');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, setProblem, run } = useAction();
 
   const go = (user: SessionUser) => navigate(next && next.startsWith('/') && next !== '/signin' ? next : home(user.role));
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    try {
+    const r = await run(async () => {
       if (tab === 'register') {
         const { error } = await api.POST('/v1/auth/register', { body: { email, password, name, role } });
-        if (error) throw asProblem(error);
+        if (error) return { error };
       }
-      go(await signIn(email, password));
-    } catch (err) {
-      setProblem(asProblem(err));
-    } finally {
-      setBusy(false);
-    }
+      return { data: await signIn(email, password) };
+    });
+    if (r?.data) go(r.data);
   }
 
   return (
@@ -107,7 +102,7 @@ export function SignIn() {
               ]}
             />
           )}
-          {problem && !problem.errors?.length && <ErrorNotice problem={problem} title={tab === 'register' ? 'Could not register' : 'Could not sign in'} />}
+          <FormProblem problem={problem} title={tab === 'register' ? 'Could not register' : 'Could not sign in'} />
           <Button type="submit" loading={busy}>
             {tab === 'register' ? 'Register and sign in' : 'Sign in'}
           </Button>

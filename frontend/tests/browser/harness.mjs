@@ -33,8 +33,7 @@ function freePort() {
   });
 }
 
-export async function startDemo() {
-  const bin = process.env.GPUEX_BIN ?? join(repo, 'target/debug/gpuex');
+export async function startDemo(bin = process.env.GPUEX_BIN ?? join(repo, 'target/debug/gpuex')) {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --workspace --bins\` first (or set GPUEX_BIN)`);
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), 'gpuex-browser-'));
