@@ -92,8 +92,9 @@ pub struct AuditEntry {
     pub action: Action,
     /// What was changed, e.g. `price:eu-west:H100-SXM:tflops_h` or `node:<id>`.
     pub target: String,
-    /// The change itself, as the action recorded it.
-    #[schema(value_type = Object)]
+    /// The change itself, as the action recorded it (a JSON object whose
+    /// fields depend on `action`).
+    #[schema(value_type = std::collections::BTreeMap<String, serde_json::Value>)]
     pub details: serde_json::Value,
     pub created_at: DateTime<Utc>,
 }
@@ -162,9 +163,11 @@ async fn audit_page(
         let action = action
             .parse()
             .map_err(|e| anyhow::anyhow!("audit row {id}: {e}"))?;
-        // Rows are written by `record` from a serde_json::Value, so they parse;
-        // a hand-edited row is shown as its text rather than failing the page.
-        let details = serde_json::from_str(&details).unwrap_or(serde_json::Value::String(details));
+        // Rows are written by `record` from a JSON object, so they parse; a
+        // hand-edited row is shown as its text rather than failing the page.
+        let details = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&details)
+            .map(serde_json::Value::Object)
+            .unwrap_or_else(|_| serde_json::json!({ "text": details }));
         items.push(AuditEntry {
             id,
             actor_id,

@@ -1090,18 +1090,18 @@ export interface components {
              */
             agent_id: string;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Seconds between heartbeats the server expects (default 5).
              */
             heartbeat_interval_s: number;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description The highest usage `seq` the server has applied for this agent, if any: the
              *     agent continues above it and drops spooled batches at or below it.
              */
             last_usage_seq?: number | null;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Seconds without a heartbeat after which the server declares the node lost
              *     (default 30). Informational: the agent stops its workloads after its own
              *     `--node-timeout`, which the operator keeps equal to this.
@@ -1220,7 +1220,7 @@ export interface components {
             /** @description Why no status came (timeout, refused address, connection error). */
             error?: string | null;
             /**
-             * Format: uint16
+             * Format: u-int16
              * @description The receiver's HTTP status; `null` when none came (see `error`).
              */
             status?: number | null;
@@ -1234,8 +1234,13 @@ export interface components {
             actor_id?: string | null;
             /** Format: date-time */
             created_at: string;
-            /** @description The change itself, as the action recorded it. */
-            details: Record<string, never>;
+            /**
+             * @description The change itself, as the action recorded it (a JSON object whose
+             *     fields depend on `action`).
+             */
+            details: {
+                [key: string]: unknown;
+            };
             /** Format: int64 */
             id: number;
             /** @description What was changed, e.g. `price:eu-west:H100-SXM:tflops_h` or `node:<id>`. */
@@ -1260,7 +1265,7 @@ export interface components {
             /** @description max_price ÷ list value of the bid's resources per hour. */
             price_index?: string | null;
             tflops: string;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             vram_gb: number;
             /** @description Whether the bid holds capacity now. */
             winning: boolean;
@@ -1336,14 +1341,14 @@ export interface components {
         /** @description A new node, optionally with its inventory declared ahead of its agent. */
         CreateNodeRequest: {
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host CPU in milli-CPU (default 16 000 per GPU).
              */
             cpu_milli?: number | null;
             /** @description The GPUs, until the agent registers its own inventory. */
             gpus?: components["schemas"]["DeclaredGpu"][];
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host memory in MiB (default 128 GiB per GPU).
              */
             memory_mib?: number | null;
@@ -1385,12 +1390,12 @@ export interface components {
         /** @description One GPU a provider declares before its agent registers. */
         DeclaredGpu: {
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Index on the node (default: its position in the list).
              */
             index?: number | null;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description GPU memory in MiB; must not exceed the model's.
              */
             memory_mib?: number | null;
@@ -1470,7 +1475,7 @@ export interface components {
             gpu_model?: string | null;
             /** @description What buyers paid. */
             gross: string;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             lines: number;
             mode?: string | null;
             /** @description What the provider earns: gross − fee. */
@@ -1548,7 +1553,7 @@ export interface components {
              */
             generated_at?: string | null;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Minutes ahead each market is forecast.
              */
             horizon_minutes: number;
@@ -1636,12 +1641,12 @@ export interface components {
             /** @description Kernel driver version, e.g. `550.54.15`. */
             driver_version: string;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description NVML / `nvidia-smi` index on this node; placements name GPUs by it.
              */
             index: number;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Memory the driver reports, in MiB, at most 2⁴⁰.
              */
             memory_mib: number;
@@ -1672,7 +1677,7 @@ export interface components {
         GpuMetrics: {
             /** @description Device-level fields; an absent field is one the GPU or driver does not support. */
             fields: components["schemas"]["GpuFields"];
-            /** Format: uint32 */
+            /** Format: u-int32 */
             index: number;
             /** @description Per MIG instance, when MIG is enabled. */
             mig_instances?: components["schemas"]["MigInstanceMetrics"][];
@@ -1688,7 +1693,7 @@ export interface components {
         /** @description A catalog GPU model. */
         GpuModelView: {
             architecture: string;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             memory_gb: number;
             mig_capable: boolean;
             mig_profiles: components["schemas"]["MigProfileView"][];
@@ -1704,13 +1709,13 @@ export interface components {
         GpuView: {
             driver_version?: string | null;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Milli-GPU of compute held by live leases (1000 = the whole GPU).
              */
             held_milli: number;
-            /** Format: uint8 */
+            /** Format: u-int8 */
             index: number;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             memory_mib?: number | null;
             /** @description The latest heartbeat's sample: DCGM fields, MIG instances, processes. */
             metrics?: Record<string, never> | null;
@@ -1744,7 +1749,7 @@ export interface components {
             /** @description What to change, in order. */
             assignments?: components["schemas"]["Assignment"][];
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Seconds until the next heartbeat.
              */
             heartbeat_interval_s: number;
@@ -1790,12 +1795,12 @@ export interface components {
         /** @description Host resources. */
         HostInventory: {
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Logical CPUs × 1000.
              */
             cpu_milli: number;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host memory in MiB, at most 2⁴⁰ (an exbibyte).
              */
             memory_mib: number;
@@ -1827,7 +1832,7 @@ export interface components {
             kind: string;
             /** Format: uuid */
             lease_id?: string | null;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             lines: number;
             /** @description Credits: why. */
             memo?: string | null;
@@ -1849,7 +1854,7 @@ export interface components {
             id: string;
             /** @description The InvoiceId the FOCUS export carries. */
             invoice_id: string;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             lines: number;
             /** Format: date-time */
             period_end: string;
@@ -2056,7 +2061,7 @@ export interface components {
              */
             tail: string;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Bytes the workload wrote in all; more than the tail when output was dropped.
              */
             total_bytes: number;
@@ -2065,7 +2070,7 @@ export interface components {
         MarketForecastView: {
             gpu_model: string;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Minutes of order history it was fitted on.
              */
             history_minutes: number;
@@ -2087,7 +2092,7 @@ export interface components {
              */
             frag_ratio: number;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Compute held beyond what was asked (MIG profiles, whole GPUs), milli-GPU.
              */
             internal_waste_milli: number;
@@ -2110,14 +2115,14 @@ export interface components {
         /** @description One MIG GPU instance that exists on a GPU. */
         MigInstanceInventory: {
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description NVML GPU-instance id.
              */
             gpu_instance_id?: number | null;
             /** @description Catalog profile name, e.g. `1g.10gb`, when the backend knows it. */
             profile?: string | null;
             /**
-             * Format: uint8
+             * Format: u-int8
              * @description First memory slice of the placement, when the backend knows it.
              */
             start?: number | null;
@@ -2136,7 +2141,7 @@ export interface components {
              * @description `DCGM_FI_DEV_FB_USED` of the instance, MiB.
              */
             fb_used_mib?: number | null;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             gpu_instance_id?: number | null;
             /**
              * Format: double
@@ -2147,7 +2152,7 @@ export interface components {
             /** @description Catalog profile name, when the backend knows it. */
             profile?: string | null;
             /**
-             * Format: uint8
+             * Format: u-int8
              * @description First memory slice, when the backend knows it.
              */
             start?: number | null;
@@ -2161,11 +2166,11 @@ export interface components {
         MigMode: "disabled" | "enabled";
         /** @description A MIG profile and the units it holds. */
         MigProfileView: {
-            /** Format: uint8 */
+            /** Format: u-int8 */
             compute_slices: number;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             memory_gb: number;
-            /** Format: uint8 */
+            /** Format: u-int8 */
             memory_slices: number;
             name: string;
             /** @description Memory slices where an instance may start. */
@@ -2193,13 +2198,13 @@ export interface components {
             agent_version?: string | null;
             backend?: string | null;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host CPU (milli-CPU) shared out to leases with the GPUs.
              */
             cpu_milli: number;
             gpus: components["schemas"]["GpuView"][];
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host memory (MiB).
              */
             memory_mib: number;
@@ -2253,7 +2258,7 @@ export interface components {
             /** @description A shell command the agent runs on the slice. */
             command?: string | null;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Window length, 60 s to 366 days; absent on on-demand and spot means until released.
              */
             duration_s?: number | null;
@@ -2262,7 +2267,7 @@ export interface components {
             } | null;
             max_price?: null | components["schemas"]["PricePerHour"];
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description How long to wait for capacity (default 0: refused at once; at most 7 days).
              */
             max_wait_s?: number | null;
@@ -2324,14 +2329,14 @@ export interface components {
             /** @enum {string} */
             kind: "mig";
             profile: string;
-            /** Format: uint8 */
+            /** Format: u-int8 */
             start: number;
         } | {
             /** @enum {string} */
             kind: "shared";
-            /** Format: uint64 */
+            /** Format: u-int64 */
             memory_mb: number;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             milli: number;
         } | {
             /** @enum {string} */
@@ -2346,21 +2351,21 @@ export interface components {
         };
         /** @description Capacity of one (GPU model, region). */
         PoolStats: {
-            /** Format: uint64 */
+            /** Format: u-int64 */
             allocated_milli: number;
             /** @description The spot auction's last clearing index (× list), if it has cleared. */
             clearing_index?: string | null;
             gpu_model: string;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             gpus: number;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description GPUs with nothing on them.
              */
             idle_gpus: number;
             region: string;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Compute, in milli-GPU (1000 per GPU).
              */
             total_milli: number;
@@ -2413,7 +2418,7 @@ export interface components {
             detail: string;
             /** @description Each bad field, for validation problems. */
             errors?: components["schemas"]["FieldError"][];
-            /** Format: uint16 */
+            /** Format: u-int16 */
             status: number;
             title: string;
             /** @description A URI naming the kind of problem. */
@@ -2422,7 +2427,7 @@ export interface components {
         /** @description One compute process on a GPU. */
         ProcessMetrics: {
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description The MIG GPU instance it runs in.
              */
             gpu_instance_id?: number | null;
@@ -2431,7 +2436,7 @@ export interface components {
              * @description The lease whose workload this process belongs to, when the agent knows.
              */
             lease_id?: string | null;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             pid: number;
             /**
              * Format: double
@@ -2455,7 +2460,7 @@ export interface components {
         Qos: "realtime" | "batch";
         Quote: {
             currency: string;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             duration_s: number;
             mode: components["schemas"]["Mode"];
             /** @description Every adequate (model, region), cheapest first. */
@@ -2492,7 +2497,7 @@ export interface components {
         };
         QuoteRequest: {
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Length of the window in seconds (default 3600; required for reserved).
              */
             duration_s?: number | null;
@@ -2536,7 +2541,7 @@ export interface components {
             /** Format: date-time */
             from: string;
             gpu_model: string;
-            /** Format: uint32 */
+            /** Format: u-int32 */
             gpus: number;
             /** Format: uuid */
             id: string;
@@ -2553,14 +2558,14 @@ export interface components {
         /** @description What an order asks for (DESIGN §4). */
         Resources: {
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Host CPU in milli-cores (default: the share matching the GPU share).
              */
             cpu_milli?: number | null;
             /** @description Restrict to one catalog model. */
             gpu_model?: string | null;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Number of GPUs (1–8, default 1); more than one takes whole GPUs of one node.
              */
             gpus?: number | null;
@@ -2568,7 +2573,7 @@ export interface components {
             interconnect?: string | null;
             isolation?: null | components["schemas"]["Isolation"];
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Host memory in MiB (default: the share matching the GPU share).
              */
             memory_mib?: number | null;
@@ -2578,7 +2583,7 @@ export interface components {
             /** @description Total TFLOPS at `precision` across all GPUs. */
             tflops: components["schemas"]["Tflops"];
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Total GPU memory in GB, a multiple of 4.
              */
             vram_gb: number;
@@ -2625,18 +2630,18 @@ export interface components {
             /** Format: uuid */
             lease_id: string;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Shared slices: GPU memory held, MB.
              */
             memory_mb?: number | null;
             /**
-             * Format: uint32
+             * Format: u-int32
              * @description Compute held, milli-GPU.
              */
             milli: number;
             /** @description MIG profile and first memory slice. */
             profile?: string | null;
-            /** Format: uint8 */
+            /** Format: u-int8 */
             start?: number | null;
             /** @description The lease's state (`pending`, `provisioning`, `running`, `preempting`). */
             state: components["schemas"]["LeaseState"];
@@ -2682,7 +2687,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Seconds until the token expires.
              */
             expires_in: number;
@@ -2704,7 +2709,7 @@ export interface components {
             /** @description `true` when this `(agent_id, seq)` had been applied before. */
             duplicate: boolean;
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description The batch acknowledged; the agent deletes it from its spool.
              */
             seq: number;
@@ -2719,7 +2724,7 @@ export interface components {
             agent_id: string;
             records: components["schemas"]["UsageRecord"][];
             /**
-             * Format: uint64
+             * Format: u-int64
              * @description Monotonic per agent, starting at 1.
              */
             seq: number;
@@ -2729,7 +2734,7 @@ export interface components {
             /** @description What the lines cost (credits net it). */
             cost: string;
             key: string;
-            /** Format: uint64 */
+            /** Format: u-int64 */
             lines: number;
             /** @description Unit-hours per unit (`tflops_h`, `vram_h`). */
             units: {
@@ -2808,61 +2813,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The path does not take this method */
-        MethodNotAllowed: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "method_not_allowed",
-                 *       "detail": "this endpoint does not take this method",
-                 *       "status": 405,
-                 *       "title": "Method Not Allowed",
-                 *       "type": "https://gpuex.dev/problems/method-not-allowed"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The body is larger than `--body-limit` */
-        PayloadTooLarge: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "payload_too_large",
-                 *       "detail": "the request body is too large",
-                 *       "status": 413,
-                 *       "title": "Payload Too Large",
-                 *       "type": "https://gpuex.dev/problems/payload-too-large"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The request took longer than `--request-timeout-s` */
-        RequestTimeout: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "request_timeout",
-                 *       "detail": "the request took too long",
-                 *       "status": 408,
-                 *       "title": "Request Timeout",
-                 *       "type": "https://gpuex.dev/problems/request-timeout"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description Too many requests; `Retry-After` says when to try again */
+        /** @description Too many requests from this caller or address */
         TooManyRequests: {
             headers: {
                 /** @description Requests allowed at once */
@@ -2876,33 +2827,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "too_many_requests",
-                 *       "detail": "too many requests; retry in 60 s",
-                 *       "status": 429,
-                 *       "title": "Too Many Requests",
-                 *       "type": "https://gpuex.dev/problems/too-many-requests"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The body is not `application/json` (or `application/…+json`) */
-        UnsupportedMediaType: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "unsupported_media_type",
-                 *       "detail": "expected a body with Content-Type: application/json",
-                 *       "status": 415,
-                 *       "title": "Unsupported Media Type",
-                 *       "type": "https://gpuex.dev/problems/unsupported-media-type"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2932,9 +2856,6 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
         };
     };
     metrics: {
@@ -2961,15 +2882,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2979,21 +2891,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
         };
     };
     readyz: {
@@ -3014,24 +2914,12 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            429: components["responses"]["TooManyRequests"];
             /** @description The database is unreachable or the market is not running */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_ready",
-                     *       "detail": "the database is unreachable",
-                     *       "status": 503,
-                     *       "title": "Service Unavailable",
-                     *       "type": "https://gpuex.dev/problems/not-ready"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3066,65 +2954,21 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not an admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3159,39 +3003,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3201,43 +3012,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields or unknown user */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3275,39 +3058,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3317,43 +3067,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, unknown user, or a reused Idempotency-Key */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3388,39 +3110,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3430,43 +3119,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid entries, named by index */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3513,39 +3174,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3555,43 +3183,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid name or time zone */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3628,21 +3228,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3652,15 +3237,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3670,15 +3246,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3688,43 +3255,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3761,21 +3300,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3785,15 +3309,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3803,15 +3318,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3821,61 +3327,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description The lease cannot take this report in its state */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3902,74 +3371,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "assignments": [
-                     *         {
-                     *           "action": "start",
-                     *           "command": "python train.py --epochs 3",
-                     *           "end_at": "2026-11-30T06:00:00Z",
-                     *           "env": {
-                     *             "WANDB_MODE": "offline"
-                     *           },
-                     *           "held": {
-                     *             "tflops": "423.857",
-                     *             "vram_gb": "40"
-                     *           },
-                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000002",
-                     *           "placement": {
-                     *             "gpus": [
-                     *               0
-                     *             ],
-                     *             "partition": {
-                     *               "kind": "mig",
-                     *               "profile": "3g.40gb",
-                     *               "start": 4
-                     *             }
-                     *           }
-                     *         },
-                     *         {
-                     *           "action": "start",
-                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000003",
-                     *           "placement": {
-                     *             "gpus": [
-                     *               4
-                     *             ],
-                     *             "partition": {
-                     *               "kind": "shared",
-                     *               "memory_mb": 8000,
-                     *               "milli": 250
-                     *             }
-                     *           }
-                     *         },
-                     *         {
-                     *           "action": "start",
-                     *           "command": "torchrun --nproc-per-node 2 train.py",
-                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000004",
-                     *           "placement": {
-                     *             "gpus": [
-                     *               6,
-                     *               7
-                     *             ],
-                     *             "partition": {
-                     *               "kind": "whole"
-                     *             }
-                     *           }
-                     *         },
-                     *         {
-                     *           "action": "preempt",
-                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000005",
-                     *           "preempt_at": "2026-11-30T05:02:05Z"
-                     *         },
-                     *         {
-                     *           "action": "stop",
-                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000006"
-                     *         }
-                     *       ],
-                     *       "heartbeat_interval_s": 5,
-                     *       "server_time": "2026-11-30T05:00:05Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["HeartbeatResponse"];
                 };
             };
@@ -3979,21 +3380,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4003,15 +3389,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4021,61 +3398,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Not registered, or declared lost: register again */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4102,15 +3442,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "agent_id": "0190f6a2-7c1e-7b3d-9e4f-5a6b7c8d9e0f",
-                     *       "heartbeat_interval_s": 5,
-                     *       "last_usage_seq": 41,
-                     *       "node_timeout_s": 30,
-                     *       "server_time": "2026-11-30T05:00:00Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["AgentRegisterResponse"];
                 };
             };
@@ -4120,21 +3451,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4144,15 +3460,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4162,43 +3469,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4225,12 +3504,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "duplicate": false,
-                     *       "seq": 42
-                     *     }
-                     */
                     "application/json": components["schemas"]["UsageAck"];
                 };
             };
@@ -4240,21 +3513,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4264,15 +3522,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4282,43 +3531,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, each named */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4343,44 +3564,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyView"][];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no keys */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4412,39 +3604,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4454,43 +3613,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4516,63 +3647,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no keys */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4582,20 +3662,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4627,21 +3696,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4651,43 +3705,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4697,15 +3723,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "too_many_requests",
-                     *       "detail": "too many requests; retry in 60 s",
-                     *       "status": 429,
-                     *       "title": "Too Many Requests",
-                     *       "type": "https://gpuex.dev/problems/too-many-requests"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4739,67 +3756,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Email already registered */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4809,15 +3783,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "too_many_requests",
-                     *       "detail": "too many requests; retry in 60 s",
-                     *       "status": 429,
-                     *       "title": "Too Many Requests",
-                     *       "type": "https://gpuex.dev/problems/too-many-requests"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4845,26 +3810,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown[];
                     "text/csv": string;
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": unknown[];
                 };
             };
             /** @description Node tokens have no charges */
@@ -4873,41 +3820,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4932,44 +3853,15 @@ export interface operations {
                     "application/json": components["schemas"]["InvoiceSummary"][];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no invoices */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5002,63 +3894,12 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no invoices */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5068,41 +3909,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5134,65 +3949,21 @@ export interface operations {
                     "application/json": components["schemas"]["UsageReport"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no charges */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query (e.g. an unknown `group_by`) */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5217,44 +3988,15 @@ export interface operations {
                     "application/json": components["schemas"]["BudgetView"][];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5286,39 +4028,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5328,43 +4037,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5389,8 +4070,6 @@ export interface operations {
                     "application/json": components["schemas"]["GpuModelView"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5420,65 +4099,21 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no events */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5512,65 +4147,21 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no events */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid `after` or `Last-Event-ID` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5602,65 +4193,21 @@ export interface operations {
                     "application/json": components["schemas"]["LeasePage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5688,63 +4235,12 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseView"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5754,20 +4250,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5802,39 +4287,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5844,15 +4296,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5862,61 +4305,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields (`from`, `until`), or refused: `conversion_not_allowed` (not spot → on_demand or on_demand → reserved, or the lease is not running), `invalid_window`, `insufficient_funds` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5944,63 +4350,12 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseLogs"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6010,41 +4365,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid id */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6072,63 +4401,12 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseView"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6138,35 +4416,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `lease_ended`: already ended */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6200,65 +4458,21 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerPage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no ledger */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6286,29 +4500,12 @@ export interface operations {
                     "application/json": components["schemas"]["BookEntry"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid depth */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6338,29 +4535,12 @@ export interface operations {
                     "application/json": components["schemas"]["ForecastView"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6399,29 +4579,12 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryPoint"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description A missing market, an unknown interval, `from` not before `to`, or more than 1,000 intervals */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6451,29 +4614,12 @@ export interface operations {
                     "application/json": components["schemas"]["ResaleOffer"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6498,8 +4644,6 @@ export interface operations {
                     "application/json": components["schemas"]["MarketStats"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -6526,29 +4670,12 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description An invalid filter */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6573,44 +4700,15 @@ export interface operations {
                     "application/json": components["schemas"]["UserView"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -6632,44 +4730,15 @@ export interface operations {
                     "application/json": components["schemas"]["NodeSummary"][];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a provider or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -6701,39 +4770,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6743,43 +4779,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, each named */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6807,63 +4815,12 @@ export interface operations {
                     "application/json": components["schemas"]["NodeDetail"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a provider or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6873,41 +4830,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description The id is not a UUID */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6945,39 +4876,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -6987,15 +4885,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7005,43 +4894,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7075,65 +4936,21 @@ export interface operations {
                     "application/json": components["schemas"]["OrderPage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7171,39 +4988,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7213,61 +4997,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `duplicate_client_order_id` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7295,63 +5042,12 @@ export interface operations {
                     "application/json": components["schemas"]["OrderView"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7361,20 +5057,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7399,63 +5084,12 @@ export interface operations {
                     "application/json": components["schemas"]["OrderView"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7465,35 +5099,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `not_cancellable`: filled, rejected or already ended */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7521,63 +5135,12 @@ export interface operations {
                     "application/json": components["schemas"]["FillView"][];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7587,20 +5150,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7625,29 +5177,12 @@ export interface operations {
                     "application/json": components["schemas"]["PriceView"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7681,29 +5216,12 @@ export interface operations {
                     "application/json": components["schemas"]["PriceChangeView"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7735,65 +5253,21 @@ export interface operations {
                     "application/json": components["schemas"]["Earnings"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a provider */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7828,49 +5302,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields; `reserved_too_soon`; `unsatisfiable_resources`; `no_price` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -7895,8 +5335,6 @@ export interface operations {
                     "application/json": components["schemas"]["Region"][];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7923,65 +5361,21 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8010,63 +5404,12 @@ export interface operations {
                     "application/json": components["schemas"]["ListingView"];
                 };
             };
-            /** @description Malformed JSON, or a path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8076,61 +5419,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `already_listed` (or bought on resale), `lease_ended` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description `not_reserved`, `listing_too_soon`, `listing_outside_window`, `ask_too_high` (naming the cap), or invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8158,63 +5464,12 @@ export interface operations {
                     "application/json": components["schemas"]["ListingView"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8224,35 +5479,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `too_late_to_cancel`, or the listing is no longer open (`listing_closed`) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8277,44 +5512,15 @@ export interface operations {
                     "application/json": components["schemas"]["WalletView"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no wallet */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8336,44 +5542,15 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"][];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8405,39 +5582,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8447,61 +5591,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description `too_many_webhooks`: the account has 20 already */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "conflict",
-                     *       "detail": "the resource is not in a state that allows this",
-                     *       "status": 409,
-                     *       "title": "Conflict",
-                     *       "type": "https://gpuex.dev/problems/conflict"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid `url` (not http(s), too long, unresolvable or private) or `events` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8526,44 +5633,15 @@ export interface operations {
                     "application/json": components["schemas"]["DefaultSecret"];
                 };
             };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8586,63 +5664,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8652,20 +5679,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8695,63 +5711,12 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
-            /** @description A path parameter that is not UTF-8 */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "malformed_request",
-                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
-                     *       "errors": [
-                     *         {
-                     *           "field": "body",
-                     *           "message": "EOF while parsing an object"
-                     *         }
-                     *       ],
-                     *       "status": 400,
-                     *       "title": "Bad Request",
-                     *       "type": "https://gpuex.dev/problems/malformed-request"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not authenticated */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "unauthorized",
-                     *       "detail": "missing Authorization: Bearer token",
-                     *       "status": 401,
-                     *       "title": "Unauthorized",
-                     *       "type": "https://gpuex.dev/problems/unauthorized"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "forbidden",
-                     *       "detail": "this endpoint is not for this role",
-                     *       "status": 403,
-                     *       "title": "Forbidden",
-                     *       "type": "https://gpuex.dev/problems/forbidden"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -8761,41 +5726,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "detail": "no such resource",
-                     *       "status": 404,
-                     *       "title": "Not Found",
-                     *       "type": "https://gpuex.dev/problems/not-found"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
