@@ -314,8 +314,11 @@ fn spawn_agent(
     std::fs::create_dir_all(&spool)?;
     let log = std::fs::File::create(data.join(format!("demo-agent-{n}.log")))?;
     Command::new(bin)
-        .args(["--server", &format!("http://{addr}"), "--token", token])
+        .args(["--server", &format!("http://{addr}")])
+        .env("GPUEX_AGENT_TOKEN", token)
         .args(["--backend", "simulated"])
+        // Each agent its own users: a pool is one agent's alone.
+        .args(["--uid-pool", &format!("{}-{}", 62000 + n * 1000, 62999 + n * 1000)])
         .arg("--fleet")
         .arg(fleet)
         .args(["--hostname", &format!("demo-{name}")])

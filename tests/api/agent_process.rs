@@ -70,7 +70,8 @@ impl Agent {
         fleet: &std::path::Path,
     ) -> Agent {
         let child = Command::new(agent_binary())
-            .args(["--server", &app.address, "--token", token])
+            .args(["--server", &app.address])
+            .env("GPUEX_AGENT_TOKEN", token)
             .args(["--backend", "simulated", "--hostname", "test-agent"])
             .arg("--fleet")
             .arg(fleet)

@@ -61,7 +61,8 @@ fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProces
         .open(spool.with_extension("log"))
         .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gpuex-agent"))
-        .args(["--server", &server.url(), "--token", "node-token"])
+        .args(["--server", &server.url()])
+        .env("GPUEX_AGENT_TOKEN", "node-token")
         .args(["--backend", "simulated"])
         .arg("--fleet")
         .arg(fleet("h100-mig.toml"))
@@ -115,6 +116,10 @@ fn start(lease: Uuid, partition: Partition, gpu: u32, command: &str) -> Assignme
             env: BTreeMap::from([("LEASE_NAME".to_string(), "demo".to_string())]),
             end_at: None,
             held: None,
+            artifacts: Vec::new(),
+            image: None,
+            network: false,
+            limits: None,
         },
     }
 }
