@@ -239,7 +239,10 @@ mod tests {
         let dir = temp_dir();
         let mut spool = Spool::open(&dir).unwrap();
         spool.push(Uuid::nil(), vec![record()]).unwrap();
-        assert_eq!(fs::metadata(&*dir).unwrap().permissions().mode() & 0o777, 0o711);
+        assert_eq!(
+            fs::metadata(&*dir).unwrap().permissions().mode() & 0o777,
+            0o711
+        );
         for entry in fs::read_dir(&*dir).unwrap() {
             let mode = entry.unwrap().metadata().unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);

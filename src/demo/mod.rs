@@ -318,7 +318,10 @@ fn spawn_agent(
         .env("GPUEX_AGENT_TOKEN", token)
         .args(["--backend", "simulated"])
         // Each agent its own users: a pool is one agent's alone.
-        .args(["--uid-pool", &format!("{}-{}", 62000 + n * 1000, 62999 + n * 1000)])
+        .args([
+            "--uid-pool",
+            &format!("{}-{}", 62000 + n * 1000, 62999 + n * 1000),
+        ])
         .arg("--fleet")
         .arg(fleet)
         .args(["--hostname", &format!("demo-{name}")])

@@ -6,6 +6,7 @@ mod sse;
 
 mod agent;
 mod agent_process;
+mod agent_security;
 mod auth;
 mod billing;
 mod bounds;

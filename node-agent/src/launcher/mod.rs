@@ -209,9 +209,13 @@ impl SandboxLauncher {
             "--bind".as_ref(),
             spec.workdir.as_os_str(),
             spec.workdir.as_os_str(),
-            "--chdir".as_ref(),
-            spec.workdir.as_os_str(),
         ]);
+        // …and the empty stand-ins are read-only: nothing written there
+        // is mistaken for the agent's.
+        for hidden in spec.hide {
+            push(&["--remount-ro".as_ref(), hidden.as_os_str()]);
+        }
+        push(&["--chdir".as_ref(), spec.workdir.as_os_str()]);
         for node in gpu_device_nodes(spec.gpus, dev_root) {
             push(&["--dev-bind".as_ref(), node.as_os_str(), node.as_os_str()]);
         }
