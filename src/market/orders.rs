@@ -248,7 +248,7 @@ impl OrderRequest {
                 if !crate::protocol::Artifact::path_is_safe(&a.path) {
                     errors.push(FieldError::new(
                         format!("artifacts[{i}].path"),
-                        "must be a relative path of 1–255 characters (letters, digits, _ . -), without `.` or `..`",
+                        "must be a relative path of 1–255 characters (letters, digits, _ . -), no name only dots",
                     ));
                 } else if !paths.insert(a.path.as_str()) {
                     errors.push(FieldError::new(

@@ -106,18 +106,22 @@ pub enum Partition {
 #[serde(deny_unknown_fields)]
 pub struct Artifact {
     /// Where the agent fetches it from.
-    #[cfg_attr(feature = "server", schema(max_length = 2048, pattern = "^https?://"))]
+    #[cfg_attr(
+        feature = "server",
+        schema(max_length = 2048, pattern = r"^https?://\S*$")
+    )]
     pub url: String,
     /// The SHA-256 of its content, 64 hex digits.
     #[cfg_attr(feature = "server", schema(pattern = "^[0-9a-fA-F]{64}$"))]
     pub sha256: String,
-    /// Relative to the working folder, without `..` (e.g. `train.py`, `data/x.bin`).
+    /// Relative to the working folder: names of letters, digits, `_ . -`
+    /// joined by `/`, none of them only dots (e.g. `train.py`, `data/x.bin`).
     #[cfg_attr(
         feature = "server",
         schema(
             min_length = 1,
             max_length = 255,
-            pattern = r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$"
+            pattern = r"^[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*(/[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*)*$"
         )
     )]
     pub path: String,
@@ -127,15 +131,13 @@ pub struct Artifact {
 pub const MAX_ARTIFACTS: usize = 16;
 
 impl Artifact {
-    /// Whether `path` is a plain relative path of safe names, without `.` or
-    /// `..` components: it cannot leave the working folder.
+    /// Whether `path` is a plain relative path of safe names, none of them
+    /// only dots (so no `.` or `..`): it cannot leave the working folder.
     pub fn path_is_safe(path: &str) -> bool {
         !path.is_empty()
             && path.len() <= 255
             && path.split('/').all(|part| {
-                !part.is_empty()
-                    && part != "."
-                    && part != ".."
+                part.chars().any(|c| c != '.')
                     && part
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
