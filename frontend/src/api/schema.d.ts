@@ -3741,7 +3741,14 @@ export interface operations {
                      *       "assignments": [
                      *         {
                      *           "action": "start",
-                     *           "command": "python train.py --epochs 3",
+                     *           "artifacts": [
+                     *             {
+                     *               "path": "train.py",
+                     *               "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *               "url": "https://artifacts.example.com/train.py"
+                     *             }
+                     *           ],
+                     *           "command": "python3 train.py --epochs 3",
                      *           "end_at": "2026-11-30T06:00:00Z",
                      *           "env": {
                      *             "WANDB_MODE": "offline"
@@ -3751,6 +3758,10 @@ export interface operations {
                      *             "vram_gb": "40"
                      *           },
                      *           "lease_id": "0190f6a3-0000-7000-8000-000000000002",
+                     *           "limits": {
+                     *             "cpu_milli": 14000,
+                     *             "memory_mib": 262144
+                     *           },
                      *           "placement": {
                      *             "gpus": [
                      *               0
@@ -3779,7 +3790,9 @@ export interface operations {
                      *         {
                      *           "action": "start",
                      *           "command": "torchrun --nproc-per-node 2 train.py",
+                     *           "image": "docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime",
                      *           "lease_id": "0190f6a3-0000-7000-8000-000000000004",
+                     *           "network": true,
                      *           "placement": {
                      *             "gpus": [
                      *               6,
