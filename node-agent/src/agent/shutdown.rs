@@ -15,6 +15,9 @@ const LAST_WORDS: Duration = Duration::from_secs(3);
 /// How long SIGKILLed processes get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
+/// A lease, its pool uid, working folder and cgroups.
+type LeaseFiles = (Uuid, Option<u32>, Option<PathBuf>, Vec<PathBuf>);
+
 impl Agent {
     /// Ends every workload (SIGTERM, SIGKILL after `stop_grace`), then
     /// meters, spools, checkpoints and sends what it can.
@@ -73,7 +76,7 @@ impl Agent {
         }
         // Whatever of theirs escaped group and marks still runs as their
         // pool user; then their folders, cgroups and containers go.
-        let rest: Vec<(Uuid, Option<u32>, Option<PathBuf>, Vec<PathBuf>)> = self
+        let rest: Vec<LeaseFiles> = self
             .leases
             .iter_mut()
             .filter(|(_, l)| l.state != LeaseRunState::Ended)
