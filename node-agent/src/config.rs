@@ -22,6 +22,11 @@ pub enum Command {
     /// Print the backend's inventory and one metrics sample as JSON, then exit.
     /// Read-only: creates nothing and changes no GPU setting.
     Probe,
+    /// Internal: what the agent runs a workload through. Joins the lease's
+    /// cgroups, sets its limits, starts a session, drops to `uid`/`gid` and
+    /// execs PROGRAM (see `launcher`).
+    #[command(hide = true)]
+    ExecWorkload(crate::launcher::exec::ExecArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -29,9 +34,26 @@ pub struct RunArgs {
     /// Base URL of the gpuex server (plain `http://`; put TLS in front of the server).
     #[arg(long, env = "GPUEX_AGENT_SERVER")]
     pub server: Option<String>,
-    /// The node token shown once by `POST /v1/nodes`.
-    #[arg(long, env = "GPUEX_AGENT_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    /// A file holding the node token shown once by `POST /v1/nodes` (mode
+    /// 0600). The token never goes on the command line, where every user of
+    /// the host can read it; `GPUEX_AGENT_TOKEN` is the other way in.
+    #[arg(long, env = "GPUEX_AGENT_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+    /// How workloads run (DESIGN §13); default `process` on the simulated
+    /// backend, `sandbox` on nvml where bubblewrap is installed.
+    #[arg(long, env = "GPUEX_AGENT_LAUNCHER", value_enum)]
+    pub launcher: Option<LauncherKind>,
+    /// The uids (and same-numbered gids) workloads run as, `FIRST-LAST`: one
+    /// per running lease, never root nor the agent's own. The range must be
+    /// this agent's alone and hold no other users (see the README).
+    #[arg(long, env = "GPUEX_AGENT_UID_POOL", value_parser = parse_uid_pool, default_value = "61000-61999")]
+    pub uid_pool: (u32, u32),
+    /// Where the leases' working folders go (default: `work/` in the spool).
+    #[arg(long, env = "GPUEX_AGENT_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// The most an artifact may weigh, in bytes.
+    #[arg(long, env = "GPUEX_AGENT_ARTIFACT_MAX_BYTES", default_value_t = 4 << 30)]
+    pub artifact_max_bytes: u64,
     /// Where the GPUs come from.
     #[arg(
         long,
@@ -65,6 +87,35 @@ pub struct RunArgs {
     /// Grace between SIGTERM and SIGKILL when a lease is stopped (not preempted).
     #[arg(long, env = "GPUEX_AGENT_STOP_GRACE", value_parser = parse_duration, default_value = "10s")]
     pub stop_grace: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LauncherKind {
+    /// An unprivileged pool user, its own session, folder and limits.
+    Process,
+    /// `process` inside bubblewrap: own PID, mount, IPC, UTS (and network) namespaces.
+    Sandbox,
+    /// The order's image under docker or podman.
+    Container,
+}
+
+/// `61000-61999`: at least one uid, none of them root.
+pub fn parse_uid_pool(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once('-')
+        .ok_or_else(|| format!("`{s}`: use FIRST-LAST, e.g. 61000-61999"))?;
+    let first: u32 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{a}` is not a uid"))?;
+    let last: u32 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a uid"))?;
+    if first == 0 || last < first || last > 4_000_000_000 {
+        return Err(format!("`{s}`: FIRST must be above 0 and at most LAST"));
+    }
+    Ok((first, last))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,6 +158,14 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
         assert!(parse_duration("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn a_uid_pool_is_a_range_without_root() {
+        assert_eq!(parse_uid_pool("61000-61999"), Ok((61000, 61999)));
+        assert!(parse_uid_pool("0-10").is_err());
+        assert!(parse_uid_pool("10-5").is_err());
+        assert!(parse_uid_pool("61000").is_err());
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct Snapshot {
     pub hostname: String,
     pub gpus: Vec<GpuInventory>,
     pub metrics: Vec<GpuMetrics>,
+    /// GPU memory scrubs between tenants, per GPU index.
+    pub scrubs: std::collections::BTreeMap<u32, u64>,
 }
 
 /// Shared between the agent loop (writer) and the HTTP server (reader).
@@ -62,6 +64,18 @@ pub fn render(snapshot: &Snapshot) -> String {
         FieldKind::Gauge,
         "Ratio of time the graphics engine is active.",
         &engine,
+    );
+    let scrubs: Vec<String> = snapshot
+        .scrubs
+        .iter()
+        .map(|(gpu, n)| format!("gpuex_agent_gpu_scrubs_total{{gpu=\"{gpu}\"}} {n}"))
+        .collect();
+    family(
+        &mut out,
+        "gpuex_agent_gpu_scrubs_total",
+        FieldKind::Counter,
+        "Times the agent cleared a GPU's memory between tenants.",
+        &scrubs,
     );
     out
 }
@@ -202,6 +216,7 @@ mod tests {
             hostname: "node-a".into(),
             gpus: b.inventory().unwrap().gpus,
             metrics: b.sample(),
+            scrubs: [(0, 2)].into(),
         }
     }
 
@@ -209,6 +224,10 @@ mod tests {
     fn metrics_render_as_dcgm_exporter_text() {
         let text = render(&snapshot());
         assert!(text.contains("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"));
+        assert!(
+            text.contains("gpuex_agent_gpu_scrubs_total{gpu=\"0\"} 2\n"),
+            "{text}"
+        );
         assert!(text.contains("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"));
         assert!(text.contains("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"));
         let line = text
@@ -248,7 +267,8 @@ mod tests {
             let (head, value) = line.rsplit_once(' ').unwrap();
             assert!(value.parse::<f64>().is_ok(), "{line}");
             assert!(
-                head.starts_with("DCGM_FI_") && head.ends_with('}'),
+                (head.starts_with("DCGM_FI_") || head.starts_with("gpuex_agent_"))
+                    && head.ends_with('}'),
                 "{line}"
             );
         }

@@ -9,10 +9,12 @@
 //! front of the server when the link leaves the machine room.
 
 mod agent;
+mod artifacts;
 mod backend;
 mod client;
 mod config;
 mod exporter;
+mod launcher;
 mod reaper;
 mod slice;
 mod spool;
@@ -23,11 +25,15 @@ use backend::nvml::NvmlBackend;
 use backend::simulated::{Fleet, SimulatedBackend};
 use backend::{system_hostname, GpuBackend};
 use clap::Parser;
-use config::{Backend, Cli, Command, RunArgs};
+use config::{Backend, Cli, Command, LauncherKind, RunArgs};
 use std::sync::{Arc, Mutex};
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::ExecWorkload(args)) = cli.command {
+        // The step between the agent and a workload: no runtime, no backend.
+        return launcher::exec::run(args);
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(log_level())
@@ -39,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         let backend = open_backend(&cli.run)?;
         match cli.command {
             Some(Command::Probe) => probe(backend),
+            Some(Command::ExecWorkload(_)) => Ok(()),
             None => run(cli.run, backend).await,
         }
     })
@@ -89,11 +96,88 @@ fn probe(mut backend: Box<dyn GpuBackend>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The node token: from `--token-file`, else `GPUEX_AGENT_TOKEN`; never
+/// from the command line, which every user of the host can read in `/proc`.
+fn node_token(args: &RunArgs) -> anyhow::Result<String> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the token file {}", path.display()))?;
+        let token = text.trim().to_string();
+        if token.is_empty() {
+            bail!("the token file {} is empty", path.display());
+        }
+        return Ok(token);
+    }
+    match std::env::var("GPUEX_AGENT_TOKEN") {
+        Ok(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
+        _ => bail!("the node token is needed: --token-file FILE or GPUEX_AGENT_TOKEN"),
+    }
+}
+
+/// `--launcher`, or the default: `process` on the simulated backend,
+/// `sandbox` on nvml where bubblewrap is installed.
+fn launcher_kind(args: &RunArgs) -> LauncherKind {
+    args.launcher.unwrap_or(match args.backend {
+        Backend::Simulated => LauncherKind::Process,
+        Backend::Nvml if launcher::find_program("bwrap").is_some() => LauncherKind::Sandbox,
+        Backend::Nvml => LauncherKind::Process,
+    })
+}
+
+/// Whether bubblewrap can make its namespaces here as a pool user.
+fn probe_sandbox(exe: &std::path::Path, uid: u32) -> anyhow::Result<()> {
+    let bwrap = launcher::find_program("bwrap").context("bubblewrap (bwrap) is not installed")?;
+    let out = std::process::Command::new(exe)
+        .args([
+            "exec-workload",
+            "--uid",
+            &uid.to_string(),
+            "--gid",
+            &uid.to_string(),
+            "--",
+        ])
+        .arg(bwrap)
+        .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
+        .args([
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--",
+            "/bin/true",
+        ])
+        .env_clear()
+        .current_dir("/")
+        .output()
+        .context("cannot run the sandbox probe")?;
+    if !out.status.success() {
+        bail!(
+            "bubblewrap cannot make its namespaces here as uid {uid} (unprivileged user namespaces off?): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
 async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> {
-    let (Some(server), Some(token)) = (&args.server, &args.token) else {
-        bail!("--server and --token are required (or GPUEX_AGENT_SERVER / GPUEX_AGENT_TOKEN)");
+    let Some(server) = &args.server else {
+        bail!("--server is required (or GPUEX_AGENT_SERVER)");
     };
-    let client = client::ApiClient::new(server, token).map_err(anyhow::Error::msg)?;
+    let token = node_token(&args)?;
+    let client = client::ApiClient::new(server, &token).map_err(anyhow::Error::msg)?;
+    let kind = launcher_kind(&args);
+    if !nix::unistd::geteuid().is_root() {
+        bail!(
+            "the {kind:?} launcher runs workloads as the pool's users (--uid-pool), which needs \
+             root; run the agent as root (see the README's launchers section)"
+        );
+    }
+    let exe = std::env::current_exe().context("cannot find the agent's own binary")?;
+    if kind == LauncherKind::Sandbox {
+        probe_sandbox(&exe, args.uid_pool.0)?;
+    }
+    let launcher = launcher::make(kind, exe).map_err(anyhow::Error::msg)?;
+    tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
     let snapshot = Arc::new(Mutex::new(exporter::Snapshot::default()));
     if let Some(addr) = args.metrics_listen {
         let local = exporter::serve(addr, snapshot.clone())
@@ -107,8 +191,14 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> 
         node_timeout: args.node_timeout,
         stop_grace: args.stop_grace,
         state_dir: args.spool.clone(),
+        work_dir: args
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| args.spool.join("work")),
+        uid_pool: args.uid_pool,
+        artifact_max_bytes: args.artifact_max_bytes,
     };
-    let agent = agent::Agent::new(cfg, client, backend, snapshot)
+    let agent = agent::Agent::new(cfg, client, backend, launcher, snapshot)
         .with_context(|| format!("cannot start with the spool in {}", args.spool.display()))?;
     agent.run(shutdown_signal()).await;
     Ok(())

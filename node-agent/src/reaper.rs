@@ -101,6 +101,64 @@ pub async fn kill_marked(owner: &str, lease: Option<Uuid>, within: Duration) -> 
     }
 }
 
+/// The live processes whose user is `uid` (the owner of `/proc/PID`, its
+/// effective uid). A pool uid belongs to one lease at a time, so this is
+/// every process of that lease, whatever it did to its environment, group
+/// or session. Never root's or this process's own user.
+pub fn owned_by(uid: u32) -> Vec<i32> {
+    use std::os::unix::fs::MetadataExt;
+    if uid == 0 || uid == nix::unistd::getuid().as_raw() {
+        return Vec::new();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let meta = std::fs::metadata(e.path()).ok()?;
+        (meta.uid() == uid && stat_of(pid).is_some_and(|(state, _)| state != 'Z')).then_some(pid)
+    })
+    .collect()
+}
+
+/// The uids that own a live process now.
+pub fn busy_uids() -> std::collections::BTreeSet<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Default::default();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        e.file_name().to_str()?.parse::<i32>().ok()?;
+        Some(std::fs::metadata(e.path()).ok()?.uid())
+    })
+    .collect()
+}
+
+/// `signal` to every process of `uid` (see [`owned_by`]); how many there were.
+pub fn signal_uid(uid: u32, signal: Signal) -> usize {
+    let found = owned_by(uid);
+    for &pid in &found {
+        let _ = kill(Pid::from_raw(pid), signal);
+    }
+    found.len()
+}
+
+/// SIGKILL every process of `uid` until none is left, for at most `within`.
+pub async fn kill_uid(uid: u32, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if signal_uid(uid, Signal::SIGKILL) == 0 {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// State and process group from `/proc/PID/stat` (the fields after the
 /// command name are: state, ppid, pgrp).
 pub fn stat_of(pid: i32) -> Option<(char, i32)> {

@@ -25,7 +25,11 @@ impl Spool {
     /// Open (or create) the spool in `dir`. The next seq continues after both the
     /// persisted counter and any batch still on disk.
     pub fn open(dir: &Path) -> io::Result<Spool> {
+        use std::os::unix::fs::PermissionsExt;
         fs::create_dir_all(dir)?;
+        // Traversable (a workload reaches its folder under `work/`), not
+        // listable; every file in it is 0600.
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o711))?;
         let persisted = fs::read_to_string(dir.join("seq"))
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
@@ -122,8 +126,14 @@ impl Spool {
 
 /// Write `bytes` to `path` in `dir` durably: tmp file, fsync, rename, fsync dir.
 pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = path.with_extension("tmp");
-    let mut file = File::create(&tmp)?;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
     file.write_all(bytes)?;
     file.sync_all()?;
     fs::rename(&tmp, path)?;
@@ -221,6 +231,22 @@ mod tests {
         assert_eq!(spool.push(Uuid::nil(), vec![]).unwrap().seq, 42);
         spool.advance_past(5).unwrap();
         assert_eq!(spool.push(Uuid::nil(), vec![]).unwrap().seq, 43);
+    }
+
+    #[test]
+    fn the_spool_is_not_listable_and_its_files_are_the_agents_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir();
+        let mut spool = Spool::open(&dir).unwrap();
+        spool.push(Uuid::nil(), vec![record()]).unwrap();
+        assert_eq!(
+            fs::metadata(&*dir).unwrap().permissions().mode() & 0o777,
+            0o711
+        );
+        for entry in fs::read_dir(&*dir).unwrap() {
+            let mode = entry.unwrap().metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! tail kept in memory, and signals sent to the whole group and to every
 //! process that carries the lease's marks (see [`crate::reaper`]).
 
+use crate::launcher::Plan;
 use crate::reaper::{self, LEASE_VAR, OWNER_VAR};
 use gpuex::protocol::LOGS_TAIL_BYTES;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::collections::{BTreeMap, VecDeque};
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,11 +53,13 @@ impl Tail {
     }
 }
 
-/// Whose a workload is: the agent's owner mark and the lease.
+/// Whose a workload is: the agent's owner mark, the lease, and the pool
+/// user it runs as.
 #[derive(Debug, Clone)]
 pub struct Marks {
     pub owner: String,
     pub lease: Uuid,
+    pub uid: Option<u32>,
 }
 
 /// A running (or finished) workload.
@@ -67,28 +71,45 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Start `sh -c command` with `env` on top of the agent's environment,
-    /// marked with `marks` (which `env` cannot override).
+    /// Run `plan` with exactly `env` (nothing of the agent's own
+    /// environment) in `cwd`, marked with `marks` (which `env` cannot
+    /// override). `preamble` starts the output tail (the artifact fetch's
+    /// progress).
     pub fn spawn(
-        command: &str,
+        plan: &Plan,
         env: &BTreeMap<String, String>,
+        cwd: Option<&Path>,
         marks: Marks,
+        preamble: &str,
     ) -> std::io::Result<Workload> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
+        let mut command = Command::new(&plan.program);
+        command
+            .args(&plan.args)
+            .env_clear()
             .envs(env)
+            .envs(plan.extra_env.iter().map(|(k, v)| (k, v)))
             .env(OWNER_VAR, &marks.owner)
             .env(LEASE_VAR, marks.lease.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own group, so signals reach everything the command forks and
-            // the workload outlives neither a stop nor a preemption.
-            .process_group(0)
-            .spawn()?;
+            .stderr(Stdio::piped());
+        if let Some(dir) = cwd {
+            command.current_dir(dir);
+        }
+        if !plan.sets_session {
+            // Its own group, so signals reach everything the command forks
+            // and the workload outlives neither a stop nor a preemption. A
+            // plan that starts its own session leads its group already.
+            command.process_group(0);
+        }
+        let mut child = command.spawn()?;
         let pid = child.id().map_or(0, |p| p as i32);
         let tail = Arc::new(Mutex::new(Tail::default()));
+        if !preamble.is_empty() {
+            if let Ok(mut t) = tail.lock() {
+                t.push(preamble.as_bytes());
+            }
+        }
         let readers: Vec<_> = [
             child
                 .stdout
@@ -129,6 +150,25 @@ impl Workload {
             tail,
             exit,
         })
+    }
+
+    /// `sh -c command` with `env`, as the agent's own user: the unit tests'
+    /// workload.
+    #[cfg(test)]
+    pub fn spawn_shell(
+        command: &str,
+        env: &BTreeMap<String, String>,
+        marks: Marks,
+    ) -> std::io::Result<Workload> {
+        let plan = Plan {
+            program: "sh".into(),
+            args: vec!["-c".into(), command.into()],
+            sets_session: false,
+            extra_env: Vec::new(),
+        };
+        let mut env = env.clone();
+        env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
+        Workload::spawn(&plan, &env, None, marks, "")
     }
 
     /// The process group id (the shell's pid).
@@ -176,6 +216,9 @@ impl Workload {
 fn signal_lease(pgid: i32, marks: &Marks, signal: Signal) {
     signal_group(pgid, signal);
     reaper::signal_marked(&marks.owner, Some(marks.lease), signal);
+    if let Some(uid) = marks.uid {
+        reaper::signal_uid(uid, signal);
+    }
 }
 
 /// Signal a process group by id, ignoring one that no longer exists.
@@ -205,6 +248,7 @@ mod tests {
         Marks {
             owner: format!("/test/workload/{}", Uuid::new_v4()),
             lease: Uuid::new_v4(),
+            uid: None,
         }
     }
 
@@ -220,7 +264,8 @@ mod tests {
     #[tokio::test]
     async fn the_command_sees_its_env_and_its_output_is_kept() {
         let env = [("GREETING".to_string(), "hello".to_string())].into();
-        let w = Workload::spawn("echo $GREETING; echo oops >&2; exit 3", &env, marks()).unwrap();
+        let w =
+            Workload::spawn_shell("echo $GREETING; echo oops >&2; exit 3", &env, marks()).unwrap();
         let exit = finished(&w).await;
         assert_eq!(
             exit,
@@ -236,7 +281,7 @@ mod tests {
 
     #[tokio::test]
     async fn nul_bytes_in_the_output_are_replaced_in_the_tail() {
-        let w = Workload::spawn("printf 'a\\000b'", &BTreeMap::new(), marks()).unwrap();
+        let w = Workload::spawn_shell("printf 'a\\000b'", &BTreeMap::new(), marks()).unwrap();
         finished(&w).await;
         let (tail, total) = w.tail();
         assert_eq!(tail, "a\u{FFFD}b");
@@ -245,7 +290,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_last_64_kib_of_output_are_kept() {
-        let w = Workload::spawn(
+        let w = Workload::spawn_shell(
             "head -c 200000 /dev/zero | tr '\\0' x; echo END",
             &BTreeMap::new(),
             marks(),
@@ -260,7 +305,7 @@ mod tests {
 
     #[tokio::test]
     async fn sigterm_reaches_a_command_that_traps_it() {
-        let w = Workload::spawn(
+        let w = Workload::spawn_shell(
             "trap 'echo got-term; exit 0' TERM; echo ready; while true; do sleep 0.1; done",
             &BTreeMap::new(),
             marks(),
@@ -274,7 +319,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_command_that_ignores_sigterm_dies_at_the_kill_deadline() {
-        let w = Workload::spawn(
+        let w = Workload::spawn_shell(
             "trap '' TERM; while true; do sleep 0.1; done",
             &BTreeMap::new(),
             marks(),
@@ -289,7 +334,7 @@ mod tests {
     #[tokio::test]
     async fn what_a_finished_workload_left_running_ends_with_it() {
         let m = marks();
-        let w = Workload::spawn(
+        let w = Workload::spawn_shell(
             "setsid sleep 30 & sleep 30 & echo started",
             &BTreeMap::new(),
             m.clone(),

@@ -1,8 +1,11 @@
 //! `gpuex demo`: the whole loop on one machine. A fresh SQLite server, an
 //! admin, two priced regions, a provider with three simulated `gpuex-agent`
 //! processes (H100 with MIG, A100, L40S and V100), and a credited buyer whose
-//! leases (one of each mode) run small shell loops and who offers the tail of
-//! a reservation for resale; then it waits for Ctrl-C.
+//! leases (one of each mode) run small shell loops (the training one runs
+//! `examples/train.py`, shipped as an artifact the demo serves) and who
+//! offers the tail of a reservation for resale; then it waits for Ctrl-C.
+//! The agents run as root, as on a provider host: workloads run as their
+//! uid pools' users (DESIGN §13).
 //!
 //! Everything after start-up goes through the public HTTP API, as a real
 //! provider and buyer would use it.
@@ -103,6 +106,38 @@ fn workload(name: &str) -> String {
     )
 }
 
+/// The example job the training order runs, as the artifact the agent
+/// fetches (DESIGN §13).
+const TRAIN_PY: &[u8] = include_bytes!("../../examples/train.py");
+
+/// Serves `examples/train.py` on 127.0.0.1 for the demo's agents, and
+/// returns the artifact that names it with its SHA-256.
+async fn serve_example() -> anyhow::Result<Value> {
+    use sha2::Digest;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 2048];
+                let _ = stream.read(&mut request).await;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/x-python\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    TRAIN_PY.len()
+                );
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(TRAIN_PY).await;
+            });
+        }
+    });
+    let sha256: String = sha2::Sha256::digest(TRAIN_PY)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(json!({"url": format!("http://{addr}/train.py"), "sha256": sha256, "path": "train.py"}))
+}
+
 /// Runs the demo until Ctrl-C.
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     // Take the port first: a clash should fail before anything is built or wiped.
@@ -154,7 +189,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             )?);
         }
         wait_online(&client, &tokens.provider, NODES.len()).await?;
-        let leases = place_orders(&client, &tokens.buyer).await?;
+        let example = serve_example().await?;
+        let leases = place_orders(&client, &tokens.buyer, &example).await?;
         print_banner(addr, &data, &leases, &metrics_token);
         anyhow::Ok(())
     }
@@ -314,8 +350,14 @@ fn spawn_agent(
     std::fs::create_dir_all(&spool)?;
     let log = std::fs::File::create(data.join(format!("demo-agent-{n}.log")))?;
     Command::new(bin)
-        .args(["--server", &format!("http://{addr}"), "--token", token])
+        .args(["--server", &format!("http://{addr}")])
+        .env("GPUEX_AGENT_TOKEN", token)
         .args(["--backend", "simulated"])
+        // Each agent its own users: a pool is one agent's alone.
+        .args([
+            "--uid-pool",
+            &format!("{}-{}", 62000 + n * 1000, 62999 + n * 1000),
+        ])
         .arg("--fleet")
         .arg(fleet)
         .args(["--hostname", &format!("demo-{name}")])
@@ -345,13 +387,18 @@ async fn wait_online(client: &Client, provider: &str, count: usize) -> anyhow::R
 
 /// The buyer's orders: two on-demand leases, a spot bid, and a reserved window
 /// an hour ahead (reserved bookings start at least an hour out).
-async fn place_orders(client: &Client, buyer: &str) -> anyhow::Result<Vec<String>> {
+async fn place_orders(
+    client: &Client,
+    buyer: &str,
+    example: &Value,
+) -> anyhow::Result<Vec<String>> {
     let start = chrono::Utc::now() + chrono::Duration::seconds(3660);
     let orders = [
         (
-            "training (on-demand, eu-west)",
+            "training (on-demand, eu-west; examples/train.py shipped as an artifact)",
             json!({"mode": "on_demand", "resources": {"tflops": 100, "vram_gb": 16},
-            "region": "eu-west", "command": workload("training"), "env": {"EPOCHS": "3"}}),
+            "region": "eu-west", "command": "python3 train.py --epochs 100000 --step-s 2",
+            "artifacts": [example]}),
         ),
         (
             "inference (on-demand, us-east)",

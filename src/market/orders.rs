@@ -75,6 +75,24 @@ pub struct OrderRequest {
     #[serde(default)]
     #[schema(schema_with = env_schema)]
     pub env: Option<BTreeMap<String, String>>,
+    /// Files fetched into the workload's working folder before it starts,
+    /// each checked against its SHA-256 (DESIGN §13); at most 16.
+    #[serde(default)]
+    #[schema(max_items = 16)]
+    pub artifacts: Option<Vec<crate::protocol::Artifact>>,
+    /// The OCI image a `container` launcher runs the command in, e.g.
+    /// `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
+    #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 512,
+        pattern = "^[A-Za-z0-9][A-Za-z0-9._/:@-]*$"
+    )]
+    pub image: Option<String>,
+    /// Whether the workload may use the network; without it the `sandbox` and
+    /// `container` launchers give it none (default false).
+    #[serde(default)]
+    pub network: Option<bool>,
     /// Receives the order's and lease's notices.
     #[serde(default)]
     #[schema(max_length = 2048, pattern = "^https?://")]
@@ -206,6 +224,52 @@ impl OrderRequest {
                         "values are at most 4096 characters",
                     ));
                 }
+            }
+        }
+        if let Some(artifacts) = &self.artifacts {
+            if artifacts.len() > crate::protocol::MAX_ARTIFACTS {
+                errors.push(FieldError::new("artifacts", "at most 16 artifacts"));
+            }
+            let mut paths = std::collections::BTreeSet::new();
+            for (i, a) in artifacts.iter().enumerate() {
+                let http = a.url.starts_with("http://") || a.url.starts_with("https://");
+                if !http || a.url.len() > 2048 || a.url.chars().any(char::is_whitespace) {
+                    errors.push(FieldError::new(
+                        format!("artifacts[{i}].url"),
+                        "must be an http(s) URL of at most 2048 characters",
+                    ));
+                }
+                if !crate::protocol::Artifact::sha256_is_valid(&a.sha256) {
+                    errors.push(FieldError::new(
+                        format!("artifacts[{i}].sha256"),
+                        "must be 64 hex digits",
+                    ));
+                }
+                if !crate::protocol::Artifact::path_is_safe(&a.path) {
+                    errors.push(FieldError::new(
+                        format!("artifacts[{i}].path"),
+                        "must be a relative path of 1–255 characters (letters, digits, _ . -), no name only dots",
+                    ));
+                } else if !paths.insert(a.path.as_str()) {
+                    errors.push(FieldError::new(
+                        format!("artifacts[{i}].path"),
+                        "two artifacts have this path",
+                    ));
+                }
+            }
+        }
+        if let Some(image) = &self.image {
+            let ok = !image.is_empty()
+                && image.len() <= 512
+                && image.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && image.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '/' | ':' | '@' | '-')
+                });
+            if !ok {
+                errors.push(FieldError::new(
+                    "image",
+                    "must be an image reference of 1–512 characters",
+                ));
             }
         }
         if let Some(url) = &self.webhook_url {

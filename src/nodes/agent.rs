@@ -11,7 +11,7 @@ use crate::engine::{AgentReport, Command, Lease, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
-    LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
+    HostLimits, LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
     StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
 };
 use axum::extract::State;
@@ -263,6 +263,14 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
                 .collect()
         })
         .unwrap_or_default();
+    // Validated when the order was placed; one that no longer parses (an
+    // older row) runs without artifacts rather than not at all.
+    let artifacts = request
+        .get("artifacts")
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+        .unwrap_or_default();
+    let image = request["image"].as_str().map(str::to_owned);
+    let network = request["network"].as_bool().unwrap_or(false);
     let units = lease.placement.units;
     Some(AssignmentAction::Start {
         placement: Placement {
@@ -280,6 +288,13 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
         held: Some(HeldUnits {
             tflops: units.tflops_h,
             vram_gb: units.vram_h * Decimal::from(crate::catalog::UNIT_VRAM_GB),
+        }),
+        artifacts,
+        image,
+        network,
+        limits: Some(HostLimits {
+            cpu_milli: lease.placement.cpu_milli,
+            memory_mib: lease.placement.memory_mib,
         }),
     })
 }

@@ -215,6 +215,9 @@ async fn slice_quote(
         tags: None,
         command: None,
         env: None,
+        artifacts: None,
+        image: None,
+        network: None,
         webhook_url: None,
         client_order_id: None,
     };

@@ -27,6 +27,9 @@ pub struct Assignment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(tag = "action", rename_all = "snake_case")]
+// A wire type, built once per heartbeat answer and moved: boxing `Start`
+// would buy nothing and change every match on it.
+#[allow(clippy::large_enum_variant)]
 pub enum AssignmentAction {
     /// Provision the slice and run the workload. Idempotent: a lease the agent
     /// already runs is left alone.
@@ -46,6 +49,20 @@ pub enum AssignmentAction {
         /// computes them from the catalog and the placement.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         held: Option<HeldUnits>,
+        /// Files the agent fetches into the working folder before the workload
+        /// starts; a failed fetch or a wrong hash fails the lease.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        artifacts: Vec<Artifact>,
+        /// The OCI image the `container` launcher runs the command in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<String>,
+        /// Whether the workload may use the network (`sandbox` and `container`
+        /// give it none otherwise).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        network: bool,
+        /// The host CPU and memory the lease holds, which the launcher enforces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limits: Option<HostLimits>,
     },
     /// Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
     /// the slice down: release, end of window, or an unknown lease.
@@ -80,6 +97,67 @@ pub enum Partition {
     Shared { milli: u32, memory_mb: u64 },
     /// The whole GPU(s).
     Whole,
+}
+
+/// A file a workload needs: fetched by the agent from `url`, checked against
+/// `sha256`, placed at `path` under the lease's working folder (DESIGN §13).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    /// Where the agent fetches it from.
+    #[cfg_attr(
+        feature = "server",
+        schema(max_length = 2048, pattern = r"^https?://\S*$")
+    )]
+    pub url: String,
+    /// The SHA-256 of its content, 64 hex digits.
+    #[cfg_attr(feature = "server", schema(pattern = "^[0-9a-fA-F]{64}$"))]
+    pub sha256: String,
+    /// Relative to the working folder: names of letters, digits, `_ . -`
+    /// joined by `/`, none of them only dots (e.g. `train.py`, `data/x.bin`).
+    #[cfg_attr(
+        feature = "server",
+        schema(
+            min_length = 1,
+            max_length = 255,
+            pattern = r"^[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*(/[A-Za-z0-9_.\-]*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*)*$"
+        )
+    )]
+    pub path: String,
+}
+
+/// At most this many artifacts per order.
+pub const MAX_ARTIFACTS: usize = 16;
+
+impl Artifact {
+    /// Whether `path` is a plain relative path of safe names, none of them
+    /// only dots (so no `.` or `..`): it cannot leave the working folder.
+    pub fn path_is_safe(path: &str) -> bool {
+        !path.is_empty()
+            && path.len() <= 255
+            && path.split('/').all(|part| {
+                part.chars().any(|c| c != '.')
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            })
+    }
+
+    /// Whether `sha256` is 64 hex digits.
+    pub fn sha256_is_valid(sha256: &str) -> bool {
+        sha256.len() == 64 && sha256.chars().all(|c| c.is_ascii_hexdigit())
+    }
+}
+
+/// The host CPU and memory a lease holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct HostLimits {
+    /// Thousandths of a CPU core.
+    pub cpu_milli: u64,
+    /// Memory in MiB.
+    pub memory_mib: u64,
 }
 
 /// The units a slice holds, per second of holding.

@@ -33,8 +33,8 @@ mod register;
 mod usage;
 
 pub use assignment::{
-    Assignment, AssignmentAction, AssignmentStatus, EndReason, HeldUnits, LogsUpload, Partition,
-    Placement, StatusReport, LOGS_TAIL_BYTES,
+    Artifact, Assignment, AssignmentAction, AssignmentStatus, EndReason, HeldUnits, HostLimits,
+    LogsUpload, Partition, Placement, StatusReport, LOGS_TAIL_BYTES, MAX_ARTIFACTS,
 };
 pub use metrics::{
     DcgmField, FieldKind, GpuFields, GpuMetrics, HeartbeatRequest, HeartbeatResponse, LeaseReport,

@@ -26,6 +26,10 @@ fn a_start_assignment_is_a_flat_object_tagged_by_action() {
             env: [("A".to_string(), "1".to_string())].into(),
             end_at: None,
             held: None,
+            artifacts: Vec::new(),
+            image: None,
+            network: false,
+            limits: None,
         },
     };
     let value = serde_json::to_value(&assignment).unwrap();

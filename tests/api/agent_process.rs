@@ -18,7 +18,7 @@ use tokio::process::{Child, Command};
 use uuid::Uuid;
 
 /// `target/debug/gpuex-agent`, built once if missing.
-fn agent_binary() -> PathBuf {
+pub(crate) fn agent_binary() -> PathBuf {
     static BUILD: Mutex<()> = Mutex::new(());
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -38,8 +38,8 @@ fn agent_binary() -> PathBuf {
 }
 
 /// A running agent for one node, with its spool.
-struct Agent {
-    child: Child,
+pub(crate) struct Agent {
+    pub(crate) child: Child,
 }
 
 impl Agent {
@@ -69,8 +69,34 @@ impl Agent {
         node_timeout: &str,
         fleet: &std::path::Path,
     ) -> Agent {
+        Agent::start_full(app, token, spool, node_timeout, fleet, &[]).await
+    }
+
+    /// With extra agent arguments (`--launcher`, `--uid-pool`, …).
+    pub(crate) async fn start_args(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        extra: &[&str],
+    ) -> Agent {
+        let fleet = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/node-agent/fleets/h100-mig.toml"
+        );
+        Agent::start_full(app, token, spool, "3s", fleet.as_ref(), extra).await
+    }
+
+    async fn start_full(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        node_timeout: &str,
+        fleet: &std::path::Path,
+        extra: &[&str],
+    ) -> Agent {
         let child = Command::new(agent_binary())
-            .args(["--server", &app.address, "--token", token])
+            .args(["--server", &app.address])
+            .env("GPUEX_AGENT_TOKEN", token)
             .args(["--backend", "simulated", "--hostname", "test-agent"])
             .arg("--fleet")
             .arg(fleet)
@@ -78,6 +104,7 @@ impl Agent {
             .arg(spool)
             .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
             .args(["--node-timeout", node_timeout, "--stop-grace", "1s"])
+            .args(extra)
             .env("GPUEX_AGENT_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -88,13 +115,13 @@ impl Agent {
     }
 
     /// kill -9.
-    async fn kill(mut self) {
+    pub(crate) async fn kill(mut self) {
         self.child.kill().await.expect("kill the agent");
     }
 }
 
 /// The usage intervals metered for a lease, in order.
-async fn intervals(app: &TestApp, lease: Uuid) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+pub(crate) async fn intervals(app: &TestApp, lease: Uuid) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
     use sqlx::Connection;
     const SQL: &str = "SELECT interval_start, interval_end FROM usage_records \
                        WHERE lease_id = $1 ORDER BY interval_start";
@@ -123,7 +150,7 @@ async fn intervals(app: &TestApp, lease: Uuid) -> Vec<(DateTime<Utc>, DateTime<U
 }
 
 /// Asserts the intervals never overlap (nothing counted twice) and returns the gaps (ms).
-fn gaps(spans: &[(DateTime<Utc>, DateTime<Utc>)]) -> Vec<i64> {
+pub(crate) fn gaps(spans: &[(DateTime<Utc>, DateTime<Utc>)]) -> Vec<i64> {
     let mut gaps = Vec::new();
     for pair in spans.windows(2) {
         let (prev_end, next_start) = (pair[0].1, pair[1].0);
@@ -136,7 +163,7 @@ fn gaps(spans: &[(DateTime<Utc>, DateTime<Utc>)]) -> Vec<i64> {
 }
 
 /// Seconds metered so far for a lease.
-async fn metered_s(app: &TestApp, buyer: &str, id: Uuid) -> f64 {
+pub(crate) async fn metered_s(app: &TestApp, buyer: &str, id: Uuid) -> f64 {
     let l = lease(app, buyer, id).await;
     let tflops: f64 = l["usage"]["tflops_s"]
         .as_str()
@@ -263,7 +290,7 @@ fn forking_workload(pids: &std::path::Path) -> String {
 }
 
 /// Whether `pid` runs (a zombie waiting for its reaper does not).
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -283,7 +310,10 @@ on_both_databases_fast! {
             node_view(&app, &m.provider, node.id).await["status"] == "online"
         })
         .await;
-        let pid_file = dir.path().join("workload.pids");
+        // The workload runs as a pool user: it writes where anyone may.
+        let shared = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(shared.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        let pid_file = shared.path().join("workload.pids");
         let mut body = fleet::order("on_demand");
         body["command"] = json!(forking_workload(&pid_file));
         let id = place(&app, &m.buyer, body).await;

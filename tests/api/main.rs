@@ -6,6 +6,7 @@ mod sse;
 
 mod agent;
 mod agent_process;
+mod agent_security;
 mod audit;
 mod auth;
 mod billing;

@@ -1141,6 +1141,21 @@ export interface components {
             prefix: string;
         };
         /**
+         * @description A file a workload needs: fetched by the agent from `url`, checked against
+         *     `sha256`, placed at `path` under the lease's working folder (DESIGN §13).
+         */
+        Artifact: {
+            /**
+             * @description Relative to the working folder: names of letters, digits, `_ . -`
+             *     joined by `/`, none of them only dots (e.g. `train.py`, `data/x.bin`).
+             */
+            path: string;
+            /** @description The SHA-256 of its content, 64 hex digits. */
+            sha256: string;
+            /** @description Where the agent fetches it from. */
+            url: string;
+        };
+        /**
          * @description One thing to do about one lease. The assignment id is the lease id.
          *
          *     JSON: `{"lease_id": "…", "action": "start", "placement": {…}, …}`,
@@ -1155,6 +1170,11 @@ export interface components {
         AssignmentAction: {
             /** @enum {string} */
             action: "start";
+            /**
+             * @description Files the agent fetches into the working folder before the workload
+             *     starts; a failed fetch or a wrong hash fails the lease.
+             */
+            artifacts?: components["schemas"]["Artifact"][];
             /** @description Shell command run with `sh -c`; `None` provisions the slice only. */
             command?: string | null;
             /**
@@ -1167,6 +1187,14 @@ export interface components {
                 [key: string]: string;
             };
             held?: null | components["schemas"]["HeldUnits"];
+            /** @description The OCI image the `container` launcher runs the command in. */
+            image?: string | null;
+            limits?: null | components["schemas"]["HostLimits"];
+            /**
+             * @description Whether the workload may use the network (`sandbox` and `container`
+             *     give it none otherwise).
+             */
+            network?: boolean;
             /** @description Where the lease lives on this node. */
             placement: components["schemas"]["Placement"];
         } | {
@@ -1805,6 +1833,19 @@ export interface components {
              */
             memory_mib: number;
         };
+        /** @description The host CPU and memory a lease holds. */
+        HostLimits: {
+            /**
+             * Format: u-int64
+             * @description Thousandths of a CPU core.
+             */
+            cpu_milli: number;
+            /**
+             * Format: u-int64
+             * @description Memory in MiB.
+             */
+            memory_mib: number;
+        };
         Invoice: {
             /** Format: uuid */
             buyer_id: string;
@@ -2111,7 +2152,7 @@ export interface components {
          * @description Which model produced a forecast.
          * @enum {string}
          */
-        Method: "mstl_ets" | "ets" | "recent_mean";
+        Method: "mstl" | "ets" | "recent_mean";
         /** @description One MIG GPU instance that exists on a GPU. */
         MigInstanceInventory: {
             /**
@@ -2253,6 +2294,11 @@ export interface components {
         };
         /** @description An order (DESIGN §4). */
         OrderRequest: {
+            /**
+             * @description Files fetched into the workload's working folder before it starts,
+             *     each checked against its SHA-256 (DESIGN §13); at most 16.
+             */
+            artifacts?: components["schemas"]["Artifact"][] | null;
             /** @description The buyer's own id for the order, unique per buyer. */
             client_order_id?: string | null;
             /** @description A shell command the agent runs on the slice. */
@@ -2265,6 +2311,11 @@ export interface components {
             env?: {
                 [key: string]: string;
             } | null;
+            /**
+             * @description The OCI image a `container` launcher runs the command in, e.g.
+             *     `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
+             */
+            image?: string | null;
             max_price?: null | components["schemas"]["PricePerHour"];
             /**
              * Format: u-int64
@@ -2272,6 +2323,11 @@ export interface components {
              */
             max_wait_s?: number | null;
             mode: components["schemas"]["Mode"];
+            /**
+             * @description Whether the workload may use the network; without it the `sandbox` and
+             *     `container` launchers give it none (default false).
+             */
+            network?: boolean | null;
             qos?: null | components["schemas"]["Qos"];
             /** @description A region name, or `any` (default): the engine picks, cheapest first. */
             region?: string | null;

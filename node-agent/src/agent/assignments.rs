@@ -14,26 +14,37 @@ impl Agent {
                 env,
                 end_at,
                 held,
+                artifacts,
+                image,
+                network,
+                limits,
             } => {
-                if self.leases.contains_key(&id) || self.waiting.contains_key(&id) {
+                if self.leases.contains_key(&id)
+                    || self.waiting.contains_key(&id)
+                    || self.fetching.contains_key(&id)
+                {
                     return;
                 }
-                if self.handover_pending(&placement) {
+                let start = WaitingStart {
+                    placement,
+                    command,
+                    env,
+                    end_at,
+                    held,
+                    artifacts,
+                    image,
+                    network,
+                    limits,
+                };
+                if self.handover_pending(&start.placement) {
                     tracing::info!(lease_id = %id, "waiting for the slice's previous workload to stop");
-                    let start = WaitingStart {
-                        placement,
-                        command,
-                        env,
-                        end_at,
-                        held,
-                    };
                     self.waiting.insert(id, start);
                 } else {
-                    self.start(id, placement, command, env, end_at, held);
+                    self.start(id, start);
                 }
             }
             action @ (AssignmentAction::Stop | AssignmentAction::Preempt { .. })
-                if self.waiting.remove(&id).is_some() =>
+                if self.waiting.remove(&id).is_some() || self.cancel_fetch(id) =>
             {
                 // Never started: nothing runs, so it is over at once.
                 let reason = match action {
@@ -53,41 +64,214 @@ impl Agent {
         }
     }
 
-    pub(super) fn start(
+    /// Give the lease a pool user and a working folder, then fetch its
+    /// artifacts (in the background) or launch it at once.
+    pub(super) fn start(&mut self, id: Uuid, start: WaitingStart) {
+        let Some(user) = self.pick_user() else {
+            let reason = "no free uid in the agent's --uid-pool".to_string();
+            tracing::warn!(lease_id = %id, "{reason}");
+            return self.report(id, AssignmentStatus::Failed { reason });
+        };
+        let workdir = match self.make_workdir(id, user) {
+            Ok(w) => w,
+            Err(e) => {
+                let reason = format!("cannot create the working folder: {e}");
+                tracing::warn!(lease_id = %id, "{reason}");
+                return self.report(id, AssignmentStatus::Failed { reason });
+            }
+        };
+        if start.artifacts.is_empty() {
+            return self.launch(id, start, user, workdir, String::new());
+        }
+        let (tx, done) = tokio::sync::oneshot::channel();
+        let (artifacts, dir, max) = (
+            start.artifacts.clone(),
+            workdir.clone(),
+            self.cfg.artifact_max_bytes,
+        );
+        let task = tokio::spawn(async move {
+            let result = crate::artifacts::fetch_all(&artifacts, &dir, Some(user), max).await;
+            let _ = tx.send(result);
+        });
+        tracing::info!(lease_id = %id, artifacts = start.artifacts.len(), "fetching artifacts");
+        self.fetching.insert(
+            id,
+            Fetching {
+                start,
+                user,
+                workdir,
+                task,
+                done,
+            },
+        );
+    }
+
+    /// A stop for a lease still fetching: abandon the fetch. Whether it was.
+    fn cancel_fetch(&mut self, id: Uuid) -> bool {
+        let Some(f) = self.fetching.remove(&id) else {
+            return false;
+        };
+        f.task.abort();
+        remove_workdir(&f.workdir);
+        true
+    }
+
+    /// Fetches that finished: launch their leases, or fail them (unbilled:
+    /// they never reported `provisioned`) with the reason in their logs.
+    fn poll_fetches(&mut self) {
+        let mut finished = Vec::new();
+        for (id, f) in self.fetching.iter_mut() {
+            match f.done.try_recv() {
+                Ok(result) => finished.push((*id, Some(result))),
+                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
+                    finished.push((*id, None))
+                }
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+            }
+        }
+        for (id, result) in finished {
+            let Some(f) = self.fetching.remove(&id) else {
+                continue;
+            };
+            match result {
+                Some(Ok(progress)) => self.launch(id, f.start, f.user, f.workdir, progress.lines),
+                failed => {
+                    let (lines, reason) = match failed {
+                        Some(Err((p, reason))) => (p.lines, reason),
+                        _ => (String::new(), "the artifact fetch died".to_string()),
+                    };
+                    tracing::warn!(lease_id = %id, "artifacts: {reason}");
+                    remove_workdir(&f.workdir);
+                    let total_bytes = lines.len() as u64;
+                    self.queue_logs(
+                        id,
+                        LogsUpload {
+                            at: Utc::now(),
+                            tail: lines,
+                            total_bytes,
+                            complete: true,
+                        },
+                    );
+                    self.report(id, AssignmentStatus::Failed { reason });
+                }
+            }
+        }
+    }
+
+    /// A uid of the pool that no lease of this agent holds and no process
+    /// runs as, picked at random so two agents that share a pool by mistake
+    /// rarely collide.
+    fn pick_user(&self) -> Option<(u32, u32)> {
+        let (first, last) = self.cfg.uid_pool;
+        let own = nix::unistd::getuid().as_raw();
+        let taken: std::collections::BTreeSet<u32> = self
+            .leases
+            .values()
+            .filter_map(|l| l.uid)
+            .chain(self.fetching.values().map(|f| f.user.0))
+            .chain(crate::reaper::busy_uids())
+            .collect();
+        let span = u64::from(last - first) + 1;
+        let offset = (Uuid::new_v4().as_u128() % u128::from(span)) as u64;
+        (0..span)
+            .map(|i| first + ((offset + i) % span) as u32)
+            .find(|uid| *uid != 0 && *uid != own && !taken.contains(uid))
+            .map(|uid| (uid, uid))
+    }
+
+    /// `work/<lease>`, fresh, mode 0700, owned by the lease's user.
+    fn make_workdir(&self, id: Uuid, (uid, gid): (u32, u32)) -> std::io::Result<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.cfg.work_dir.join(id.to_string());
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        std::os::unix::fs::chown(&dir, Some(uid), Some(gid))?;
+        std::fs::canonicalize(&dir)
+    }
+
+    /// Provision the slice, start the workload through the launcher and
+    /// report `provisioned`: billing starts here, after any fetch.
+    fn launch(
         &mut self,
         id: Uuid,
-        placement: Placement,
-        command: Option<String>,
-        env: BTreeMap<String, String>,
-        end_at: Option<DateTime<Utc>>,
-        held: Option<HeldUnits>,
+        start: WaitingStart,
+        user: (u32, u32),
+        workdir: PathBuf,
+        preamble: String,
     ) {
+        let WaitingStart {
+            placement,
+            command,
+            env,
+            end_at,
+            held,
+            image,
+            network,
+            limits,
+            ..
+        } = start;
         let (device, mig, held, compute_share) = match self.provision(&placement, held) {
             Ok(p) => p,
             Err(reason) => {
                 tracing::warn!(lease_id = %id, "cannot provision: {reason}");
+                remove_workdir(&workdir);
                 return self.report(id, AssignmentStatus::Failed { reason });
             }
         };
+        let mut cgroups = Vec::new();
         let workload = match command.as_deref() {
-            Some(cmd) => match Workload::spawn(
-                cmd,
-                &workload_env(&placement, &device, &env),
-                Marks {
+            Some(cmd) => {
+                if self.launcher.kind() != crate::config::LauncherKind::Container {
+                    if let Some(l) = limits {
+                        cgroups = crate::launcher::cgroup::create(&self.cgroup_tag, id, l);
+                    }
+                }
+                let gpus = self.lease_gpus(&placement, mig.as_ref());
+                let mut env = workload_env(&placement, &device, &env);
+                env.entry("PATH".into())
+                    .or_insert_with(|| "/usr/local/bin:/usr/bin:/bin".into());
+                env.insert("HOME".into(), workdir.to_string_lossy().into_owned());
+                let hide = [self.cfg.state_dir.clone(), self.cfg.work_dir.clone()];
+                let spec = crate::launcher::LaunchSpec {
+                    lease: id,
+                    command: cmd,
+                    workdir: &workdir,
+                    hide: &hide,
+                    user,
+                    gpus: &gpus,
+                    limits,
+                    network,
+                    image: image.as_deref(),
+                    cgroups: &cgroups,
+                    env: &env,
+                };
+                let marks = Marks {
                     owner: self.owner.clone(),
                     lease: id,
-                },
-            ) {
-                Ok(w) => Some(w),
-                Err(e) => {
-                    self.tear_down(mig.as_ref());
-                    let reason = format!("cannot start the command: {e}");
-                    return self.report(id, AssignmentStatus::Failed { reason });
+                    uid: Some(user.0),
+                };
+                let spawned = self.launcher.plan(&spec).and_then(|plan| {
+                    Workload::spawn(&plan, &env, Some(&workdir), marks, &preamble)
+                        .map_err(|e| e.to_string())
+                });
+                match spawned {
+                    Ok(w) => Some(w),
+                    Err(e) => {
+                        self.tear_down(mig.as_ref());
+                        remove_workdir(&workdir);
+                        self.stale_cgroups
+                            .extend(crate::launcher::cgroup::remove(&cgroups));
+                        let reason = format!("cannot start the command: {e}");
+                        return self.report(id, AssignmentStatus::Failed { reason });
+                    }
                 }
-            },
+            }
             None => None,
         };
-        tracing::info!(lease_id = %id, %device, "provisioned");
+        tracing::info!(lease_id = %id, %device, uid = user.0, "provisioned");
         // Billing starts at `provisioned`; metering starts at the same instant.
         let provisioned_at = Utc::now();
         self.leases.insert(
@@ -106,10 +290,33 @@ impl Agent {
                 util_sum: 0.0,
                 util_samples: 0,
                 logs_sent_total: 0,
+                uid: Some(user.0),
+                workdir: Some(workdir),
+                cgroups,
             },
         );
         self.persist_leftovers();
         self.report_at(id, AssignmentStatus::Provisioned { device }, provisioned_at);
+    }
+
+    /// The placement's GPUs as the launchers see them.
+    fn lease_gpus(
+        &self,
+        placement: &Placement,
+        mig: Option<&(u32, MigSlice)>,
+    ) -> Vec<crate::launcher::LeaseGpu> {
+        placement
+            .gpus
+            .iter()
+            .filter_map(|&i| gpu_of(&self.inventory, i).ok())
+            .map(|g| crate::launcher::LeaseGpu {
+                index: g.index,
+                uuid: g.uuid.clone(),
+                mig: mig
+                    .filter(|(gpu, _)| *gpu == g.index)
+                    .map(|(_, m)| (m.uuid.clone(), m.gpu_instance_id, m.compute_instance_id)),
+            })
+            .collect()
     }
 
     /// Create the slice: the device handle, the MIG instance, the held units and
@@ -229,7 +436,7 @@ impl Agent {
             .collect();
         for id in ready {
             if let Some(w) = self.waiting.remove(&id) {
-                self.start(id, w.placement, w.command, w.env, w.end_at, w.held);
+                self.start(id, w);
             }
         }
     }
@@ -255,6 +462,10 @@ impl Agent {
             }
         }
         self.start_waiting();
+        self.poll_fetches();
+        if !self.stale_cgroups.is_empty() {
+            self.stale_cgroups = crate::launcher::cgroup::remove(&self.stale_cgroups);
+        }
         let loads: Vec<SliceLoad> = self
             .leases
             .iter()
@@ -306,8 +517,16 @@ impl Agent {
         });
         let reason = lease.end_reason.unwrap_or(EndReason::Exited);
         let mig = lease.mig.take();
+        let (uid, workdir) = (lease.uid.take(), lease.workdir.take());
+        let cgroups = std::mem::take(&mut lease.cgroups);
+        let scrub: Vec<u32> = match lease.placement.partition {
+            Partition::Mig { .. } => Vec::new(),
+            _ => lease.placement.gpus.clone(),
+        };
         self.records.extend(record);
         self.tear_down(mig.as_ref());
+        self.end_lease_files(id, uid, workdir.as_deref(), &cgroups);
+        self.scrub_freed(&scrub);
         if let Some(upload) = logs {
             self.queue_logs(id, upload);
         }
@@ -324,6 +543,53 @@ impl Agent {
         // a crash can neither lose nor repeat it.
         self.spool_records();
         self.persist_leftovers();
+    }
+
+    /// What a lease leaves outside its slice: its pool user's processes
+    /// (whatever escaped its group and marks), its working folder, its
+    /// cgroups, and what its launcher made.
+    pub(super) fn end_lease_files(
+        &mut self,
+        id: Uuid,
+        uid: Option<u32>,
+        workdir: Option<&std::path::Path>,
+        cgroups: &[PathBuf],
+    ) {
+        if let Some(uid) = uid {
+            crate::reaper::signal_uid(uid, Signal::SIGKILL);
+        }
+        for pid in crate::launcher::cgroup::pids(cgroups) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        self.launcher.end(id);
+        if let Some(dir) = workdir {
+            remove_workdir(dir);
+        }
+        self.stale_cgroups
+            .extend(crate::launcher::cgroup::remove(cgroups));
+    }
+
+    /// Clear the memory of the whole or shared GPUs no live lease holds any
+    /// more, before their next tenant (a MIG instance is destroyed instead).
+    fn scrub_freed(&mut self, gpus: &[u32]) {
+        for &gpu in gpus {
+            let held = self
+                .leases
+                .values()
+                .any(|l| l.state != LeaseRunState::Ended && l.placement.gpus.contains(&gpu));
+            if held {
+                continue;
+            }
+            match self.backend.scrub(gpu) {
+                Ok(()) => {
+                    tracing::info!(gpu, "scrubbed GPU memory before its next lease");
+                    if let Ok(mut s) = self.snapshot.lock() {
+                        *s.scrubs.entry(gpu).or_insert(0) += 1;
+                    }
+                }
+                Err(e) => tracing::error!(gpu, "cannot scrub GPU memory: {e}"),
+            }
+        }
     }
 
     pub(super) fn tear_down(&mut self, mig: Option<&(u32, MigSlice)>) {
@@ -348,5 +614,14 @@ impl Agent {
         self.outbox
             .retain(|o| !matches!(o, Outgoing::Logs(other, _) if *other == id));
         self.outbox.push_back(Outgoing::Logs(id, upload));
+    }
+}
+
+/// Remove a lease's working folder and everything in it.
+pub(super) fn remove_workdir(dir: &std::path::Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(dir = %dir.display(), "cannot remove the working folder: {e}");
+        }
     }
 }

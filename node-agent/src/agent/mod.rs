@@ -14,15 +14,17 @@ mod shutdown;
 use crate::backend::{gpu_of, BackendError, GpuBackend, Inventory, MigSlice, SliceLoad};
 use crate::client::{ApiClient, ClientError};
 use crate::exporter::SharedSnapshot;
+use crate::launcher::Launcher;
 use crate::slice::{held_units, workload_env};
 use crate::spool::{write_atomic, Spool};
 use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
 use gpuex::catalog;
 use gpuex::protocol::{
-    paths, Assignment, AssignmentAction, AssignmentStatus, EndReason, GpuMetrics, HeartbeatRequest,
-    HeartbeatResponse, HeldUnits, LeaseReport, LeaseRunState, LogsUpload, MigMode, Partition,
-    Placement, RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageRecord,
+    paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, EndReason, GpuMetrics,
+    HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport, LeaseRunState,
+    LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse, StatusReport,
+    UsageAck, UsageRecord,
 };
 use nix::sys::signal::Signal;
 use rust_decimal::prelude::FromPrimitive;
@@ -33,6 +35,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
 use uuid::Uuid;
+
+/// The folder that holds the leases' working folders: the agent's, and
+/// traversable but not listable by the pool users (0711), so a workload
+/// reaches its own folder and cannot see which others exist.
+fn prepare_work_root(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+}
 
 /// How often the loop wakes.
 const TICK: Duration = Duration::from_millis(200);
@@ -50,6 +61,11 @@ pub struct AgentConfig {
     pub node_timeout: Duration,
     pub stop_grace: Duration,
     pub state_dir: PathBuf,
+    /// Where the leases' working folders go.
+    pub work_dir: PathBuf,
+    /// The uids (and gids) workloads run as, inclusive.
+    pub uid_pool: (u32, u32),
+    pub artifact_max_bytes: u64,
 }
 
 /// A lease this node carries out.
@@ -67,18 +83,39 @@ struct Lease {
     util_sum: f64,
     util_samples: u32,
     logs_sent_total: u64,
+    /// The pool uid its workload runs as.
+    uid: Option<u32>,
+    /// Its working folder, removed when it ends.
+    workdir: Option<PathBuf>,
+    /// Its cgroups, removed when it ends.
+    cgroups: Vec<PathBuf>,
 }
 
-/// A lease whose slice still holds the previous tenant's workload, in its
-/// stop grace: it starts when that workload is gone (see
-/// [`Agent::handover_pending`]).
+/// What a `start` asks for. Kept while the lease waits for its slice's
+/// previous workload to stop (see [`Agent::handover_pending`]) or for its
+/// artifacts.
 struct WaitingStart {
     placement: Placement,
     command: Option<String>,
     env: BTreeMap<String, String>,
     end_at: Option<DateTime<Utc>>,
     held: Option<HeldUnits>,
+    artifacts: Vec<Artifact>,
+    image: Option<String>,
+    network: bool,
+    limits: Option<HostLimits>,
 }
+
+/// A lease whose artifacts are being fetched: not provisioned, not billed.
+struct Fetching {
+    start: WaitingStart,
+    user: (u32, u32),
+    workdir: PathBuf,
+    task: tokio::task::JoinHandle<()>,
+    done: tokio::sync::oneshot::Receiver<FetchResult>,
+}
+
+type FetchResult = Result<crate::artifacts::Progress, (crate::artifacts::Progress, String)>;
 
 /// A report waiting to reach the server, in order.
 enum Outgoing {
@@ -91,6 +128,7 @@ pub struct Agent {
     cfg: AgentConfig,
     client: ApiClient,
     backend: Box<dyn GpuBackend>,
+    launcher: Box<dyn Launcher>,
     spool: Spool,
     snapshot: SharedSnapshot,
     /// The mark every workload of this agent carries (see [`crate::reaper`]).
@@ -100,6 +138,11 @@ pub struct Agent {
     inventory: Inventory,
     leases: BTreeMap<Uuid, Lease>,
     waiting: BTreeMap<Uuid, WaitingStart>,
+    fetching: BTreeMap<Uuid, Fetching>,
+    /// Cgroups of ended leases that still held a dying process.
+    stale_cgroups: Vec<PathBuf>,
+    /// This agent's cgroups are under `gpuex-<tag>`.
+    cgroup_tag: String,
     outbox: VecDeque<Outgoing>,
     records: Vec<UsageRecord>,
     heartbeat_interval: Duration,
@@ -115,9 +158,11 @@ impl Agent {
         cfg: AgentConfig,
         client: ApiClient,
         mut backend: Box<dyn GpuBackend>,
+        launcher: Box<dyn Launcher>,
         snapshot: SharedSnapshot,
     ) -> anyhow::Result<Agent> {
         let spool = Spool::open(&cfg.state_dir)?;
+        prepare_work_root(&cfg.work_dir)?;
         tracing::info!(
             last_seq = spool.last_seq(),
             waiting = spool.pending()?.len(),
@@ -129,7 +174,16 @@ impl Agent {
             .and_then(|s| Uuid::parse_str(s.trim()).ok());
         let now = Instant::now();
         let owner = crate::reaper::owner_of(&cfg.state_dir);
+        let cgroup_tag = {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(owner.as_bytes());
+            digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        };
         Ok(Agent {
+            launcher,
+            fetching: BTreeMap::new(),
+            stale_cgroups: Vec::new(),
+            cgroup_tag,
             heartbeat_interval: cfg.heartbeat_interval,
             owner,
             next_usage: now + cfg.usage_interval,

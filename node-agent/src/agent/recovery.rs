@@ -27,6 +27,13 @@ struct Leftover {
     held: HeldUnits,
     /// Usage is in the spool up to here.
     metered_until: DateTime<Utc>,
+    /// The pool uid its workload ran as.
+    #[serde(default)]
+    uid: Option<u32>,
+    #[serde(default)]
+    workdir: Option<PathBuf>,
+    #[serde(default)]
+    cgroups: Vec<PathBuf>,
 }
 
 impl Agent {
@@ -48,6 +55,9 @@ impl Agent {
                     compute_instance_id: l.mig.as_ref().and_then(|(_, m)| m.compute_instance_id),
                     held: l.held,
                     metered_until: l.metered_until,
+                    uid: l.uid,
+                    workdir: l.workdir.clone(),
+                    cgroups: l.cgroups.clone(),
                 })
                 .collect(),
         };
@@ -75,10 +85,34 @@ impl Agent {
             }
         }
         let path = self.cfg.state_dir.join("leases.json");
-        let Ok(bytes) = std::fs::read(&path) else {
+        let checkpoint: Checkpoint = std::fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        // Every lease's processes run as its pool user: whatever cleared its
+        // marks and left its group dies with the uid.
+        for l in &checkpoint.leases {
+            if let Some(uid) = l.uid {
+                let left = crate::reaper::owned_by(uid).len();
+                if left > 0 {
+                    tracing::warn!(lease_id = %l.lease_id, uid, processes = left,
+                        "ending the processes a previous agent process left running for this lease");
+                }
+                if !crate::reaper::kill_uid(uid, LEFTOVER_KILL).await {
+                    tracing::error!(uid, "some processes of uid {uid} would not die");
+                }
+            }
+            self.launcher.end(l.lease_id);
+            if let Some(dir) = &l.workdir {
+                super::assignments::remove_workdir(dir);
+            }
+            self.stale_cgroups
+                .extend(crate::launcher::cgroup::remove(&l.cgroups));
+        }
+        self.sweep_work_root().await;
+        if checkpoint.leases.is_empty() && checkpoint.alive_at.is_none() {
             return;
-        };
-        let checkpoint: Checkpoint = serde_json::from_slice(&bytes).unwrap_or_default();
+        }
         let spooled_until = self.spooled_until();
         for l in &checkpoint.leases {
             tracing::warn!(lease_id = %l.lease_id, "cleaning up after a previous agent process");
@@ -115,6 +149,29 @@ impl Agent {
         }
         self.spool_records();
         self.persist_leftovers();
+    }
+
+    /// Working folders no checkpoint knew of (a lease that was fetching, or
+    /// started just before the crash): end their owners' processes when the
+    /// owner is a pool uid, and remove them.
+    async fn sweep_work_root(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(entries) = std::fs::read_dir(&self.cfg.work_dir) else {
+            return;
+        };
+        let (first, last) = self.cfg.uid_pool;
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if !meta.is_dir() {
+                continue;
+            }
+            let uid = meta.uid();
+            if (first..=last).contains(&uid) {
+                crate::reaper::kill_uid(uid, LEFTOVER_KILL).await;
+            }
+            tracing::warn!(dir = %entry.path().display(), "removing a working folder a previous agent process left");
+            super::assignments::remove_workdir(&entry.path());
+        }
     }
 
     /// The latest interval end per lease among the batches still in the spool.

@@ -15,6 +15,9 @@ const LAST_WORDS: Duration = Duration::from_secs(3);
 /// How long SIGKILLed processes get to disappear.
 const KILL_WAIT: Duration = Duration::from_secs(2);
 
+/// A lease, its pool uid, working folder and cgroups.
+type LeaseFiles = (Uuid, Option<u32>, Option<PathBuf>, Vec<PathBuf>);
+
 impl Agent {
     /// Ends every workload (SIGTERM, SIGKILL after `stop_grace`), then
     /// meters, spools, checkpoints and sends what it can.
@@ -70,6 +73,34 @@ impl Agent {
             .collect();
         for slice in &slices {
             self.tear_down(Some(slice));
+        }
+        // Whatever of theirs escaped group and marks still runs as their
+        // pool user; then their folders, cgroups and containers go.
+        let rest: Vec<LeaseFiles> = self
+            .leases
+            .iter_mut()
+            .filter(|(_, l)| l.state != LeaseRunState::Ended)
+            .map(|(id, l)| {
+                (
+                    *id,
+                    l.uid.take(),
+                    l.workdir.take(),
+                    std::mem::take(&mut l.cgroups),
+                )
+            })
+            .collect();
+        for (id, uid, workdir, cgroups) in rest {
+            if let Some(uid) = uid {
+                if !crate::reaper::kill_uid(uid, KILL_WAIT).await {
+                    tracing::error!(uid, "some processes of uid {uid} would not die");
+                }
+            }
+            self.end_lease_files(id, uid, workdir.as_deref(), &cgroups);
+        }
+        for (id, f) in std::mem::take(&mut self.fetching) {
+            f.task.abort();
+            super::assignments::remove_workdir(&f.workdir);
+            tracing::info!(lease_id = %id, "artifact fetch abandoned");
         }
         self.leases.retain(|_, l| l.state == LeaseRunState::Ended);
         self.spool_records();

@@ -100,6 +100,9 @@ pub trait GpuBackend: Send + 'static {
 
     /// Destroy a MIG instance this backend created.
     fn destroy_mig(&mut self, gpu: u32, slice: &MigSlice) -> Result<(), BackendError>;
+
+    /// Clear a whole GPU's memory before its next tenant (DESIGN §13).
+    fn scrub(&mut self, gpu: u32) -> Result<(), BackendError>;
 }
 
 /// The GPU's catalog model and whether it is in MIG mode, for placement checks.

@@ -61,7 +61,8 @@ fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProces
         .open(spool.with_extension("log"))
         .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_gpuex-agent"))
-        .args(["--server", &server.url(), "--token", "node-token"])
+        .args(["--server", &server.url()])
+        .env("GPUEX_AGENT_TOKEN", "node-token")
         .args(["--backend", "simulated"])
         .arg("--fleet")
         .arg(fleet("h100-mig.toml"))
@@ -115,6 +116,10 @@ fn start(lease: Uuid, partition: Partition, gpu: u32, command: &str) -> Assignme
             env: BTreeMap::from([("LEASE_NAME".to_string(), "demo".to_string())]),
             end_at: None,
             held: None,
+            artifacts: Vec::new(),
+            image: None,
+            network: false,
+            limits: None,
         },
     }
 }
@@ -518,4 +523,69 @@ async fn a_lease_stops_at_its_end_time_and_a_stop_for_an_unknown_lease_is_answer
             ..
         }
     ));
+}
+
+/// The agent's log so far (its stderr goes to `<spool>.log`), without
+/// its colours.
+fn agent_log(spool: &Path) -> String {
+    let raw = std::fs::read_to_string(spool.with_extension("log")).unwrap_or_default();
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_whole_gpu_is_scrubbed_when_its_lease_ends_and_a_mig_slice_is_destroyed_instead() {
+    let server = FakeServer::start().await;
+    let spool = temp_dir("scrub");
+    let _agent = spawn_agent(&server, &spool, &[]);
+    wait_for(&server, 20, "registration", |s| {
+        s.registrations.first().cloned()
+    })
+    .await;
+    let (whole, mig) = (Uuid::new_v4(), Uuid::new_v4());
+    let mig_partition = Partition::Mig {
+        profile: "1g.10gb".into(),
+        start: 0,
+    };
+    server.with(|s| {
+        s.queued
+            .push(start(whole, Partition::Whole, 5, "echo whole; exit 0"));
+        s.queued
+            .push(start(mig, mig_partition, 1, "echo mig; exit 0"));
+    });
+    wait_for(&server, 15, "both to end", |s| {
+        ended(s, whole).and(ended(s, mig))
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !agent_log(&spool).contains("scrubbed GPU memory") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}",
+            agent_log(&spool)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let scrubs: Vec<String> = agent_log(&spool)
+        .lines()
+        .filter(|l| l.contains("scrubbed GPU memory"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(scrubs.len(), 1, "only the whole GPU: {scrubs:?}");
+    assert!(
+        scrubs[0].contains("gpu") && scrubs[0].contains('5'),
+        "{scrubs:?}"
+    );
 }

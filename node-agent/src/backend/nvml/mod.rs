@@ -319,6 +319,24 @@ impl<A: NvmlApi> GpuBackend for NvmlBackend<A> {
             NvmlErr::Failed(msg) => BackendError::Driver(msg),
         })
     }
+
+    /// A GPU reset clears its framebuffer; `nvidia-smi --gpu-reset` does it
+    /// once no process holds the GPU (the lease's tree is gone by now).
+    fn scrub(&mut self, gpu: u32) -> Result<(), BackendError> {
+        let smi = crate::launcher::find_program("nvidia-smi")
+            .ok_or_else(|| BackendError::NotSupported("scrubbing without nvidia-smi".into()))?;
+        let out = std::process::Command::new(smi)
+            .args(["--gpu-reset", "-i", &gpu.to_string()])
+            .output()
+            .map_err(|e| BackendError::Driver(e.to_string()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(BackendError::Driver(
+                String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            ))
+        }
+    }
 }
 
 /// The catalog name of a GPU from the name the driver reports and its memory.

@@ -29,6 +29,8 @@ pub struct SimulatedBackend {
     loads: Vec<SliceLoad>,
     last_sample: Option<Instant>,
     noise: u64,
+    /// The GPUs scrubbed so far, in order.
+    scrubs: Vec<u32>,
 }
 
 struct SimGpu {
@@ -72,6 +74,7 @@ impl SimulatedBackend {
             loads: Vec::new(),
             last_sample: None,
             noise,
+            scrubs: Vec::new(),
         }
     }
 
@@ -354,6 +357,14 @@ impl GpuBackend for SimulatedBackend {
                 uuid: slice.uuid.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// Nothing to clear on simulated memory: the scrub is recorded (the
+    /// agent counts it in `/metrics` as `gpuex_agent_gpu_scrubs_total`).
+    fn scrub(&mut self, gpu: u32) -> Result<(), BackendError> {
+        self.gpu_mut(gpu)?;
+        self.scrubs.push(gpu);
         Ok(())
     }
 }

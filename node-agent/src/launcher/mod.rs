@@ -1,0 +1,423 @@
+//! How a workload is started (DESIGN §13): every launcher turns a lease's
+//! command into one program and its arguments, which [`crate::workload`]
+//! runs with only the lease's environment, in the lease's working folder.
+//!
+//! - `process`: `gpuex-agent exec-workload` joins the lease's cgroups, sets
+//!   its rlimits, starts a session and drops to the lease's pool user before
+//!   it execs `sh -c COMMAND` (see [`exec`]); no `unsafe` `pre_exec` needed.
+//! - `sandbox`: the same, but what it execs is bubblewrap (unprivileged, in a
+//!   user namespace of the pool user), which gives the command new PID, mount,
+//!   IPC and UTS (and, unless the order asks, network) namespaces, the host
+//!   read-only with the agent's state hidden, a private `/tmp`, and only the
+//!   lease's GPU device nodes.
+//! - `container`: `docker run` / `podman run` of the order's image with only
+//!   the lease's GPUs, its CPU and memory, a read-only root and the working
+//!   folder mounted at `/work`. The container is named after the lease, so
+//!   it is removed by name when the lease ends or after a crash.
+
+pub mod cgroup;
+pub mod exec;
+
+use crate::config::LauncherKind;
+use gpuex::protocol::HostLimits;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use uuid::Uuid;
+
+/// The most processes one lease may have (RLIMIT_NPROC of its pool user):
+/// a fork bomb stops there, not at the host's limit.
+pub const MAX_PROCESSES: u64 = 4096;
+
+/// One GPU a lease holds, as the launchers need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseGpu {
+    pub index: u32,
+    pub uuid: String,
+    /// The MIG instance's UUID and its GPU- and compute-instance ids.
+    pub mig: Option<(String, Option<u32>, Option<u32>)>,
+}
+
+/// Everything a launcher needs to know about one workload.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec<'a> {
+    pub lease: Uuid,
+    pub command: &'a str,
+    /// The lease's working folder (mode 0700, owned by `user`).
+    pub workdir: &'a Path,
+    /// Host folders a sandbox hides (the agent's state).
+    pub hide: &'a [PathBuf],
+    /// The pool uid and gid the workload runs as.
+    pub user: (u32, u32),
+    pub gpus: &'a [LeaseGpu],
+    pub limits: Option<HostLimits>,
+    pub network: bool,
+    pub image: Option<&'a str>,
+    /// The lease's cgroups, already created with its limits.
+    pub cgroups: &'a [PathBuf],
+    /// The workload's environment, for launchers that pass names on.
+    pub env: &'a BTreeMap<String, String>,
+}
+
+/// The program to run and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// The program starts its own session (so it already leads its group).
+    pub sets_session: bool,
+    /// Environment the program itself needs on top of the workload's (the
+    /// container CLI's connection to its daemon).
+    pub extra_env: Vec<(String, String)>,
+}
+
+/// A way of starting workloads.
+pub trait Launcher: Send + Sync {
+    fn kind(&self) -> LauncherKind;
+    /// The program that runs `spec`'s command, or why it cannot run here.
+    fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String>;
+    /// The lease is over (or was left by a killed agent): remove what the
+    /// launcher made outside the process tree. Processes are ended by the
+    /// caller, by process group, marks and pool uid.
+    fn end(&self, _lease: Uuid) {}
+}
+
+/// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
+/// helper), `runtime` the container CLI found on the host.
+pub fn make(kind: LauncherKind, agent_exe: PathBuf) -> Result<Box<dyn Launcher>, String> {
+    Ok(match kind {
+        LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
+        LauncherKind::Sandbox => {
+            let bwrap = find_program("bwrap").ok_or(
+                "the sandbox launcher needs bubblewrap (`apt-get install bubblewrap`)".to_string(),
+            )?;
+            Box::new(SandboxLauncher { agent_exe, bwrap })
+        }
+        LauncherKind::Container => {
+            let runtime = ContainerRuntime::find()
+                .ok_or("the container launcher needs docker or podman on the PATH".to_string())?;
+            Box::new(ContainerLauncher { runtime })
+        }
+    })
+}
+
+/// `name` on the PATH (or the usual system folders).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .chain(["/usr/bin".into(), "/bin".into()])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// `exec-workload --uid U --gid G [--cgroup C]… --nproc N --`.
+fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
+    let mut args: Vec<OsString> = vec![
+        "exec-workload".into(),
+        "--uid".into(),
+        spec.user.0.to_string().into(),
+        "--gid".into(),
+        spec.user.1.to_string().into(),
+        "--nproc".into(),
+        MAX_PROCESSES.to_string().into(),
+    ];
+    for cg in spec.cgroups {
+        args.push("--cgroup".into());
+        args.push(cg.into());
+    }
+    args.push("--".into());
+    Plan {
+        program: agent_exe.to_path_buf(),
+        args,
+        sets_session: true,
+        extra_env: Vec::new(),
+    }
+}
+
+fn check_user(spec: &LaunchSpec<'_>) -> Result<(), String> {
+    let own = nix::unistd::getuid().as_raw();
+    if spec.user.0 == 0 || spec.user.1 == 0 || spec.user.0 == own {
+        return Err(format!(
+            "uid {} is root or the agent's own: workloads never run as either",
+            spec.user.0
+        ));
+    }
+    Ok(())
+}
+
+/// An unprivileged pool user of its own, its own session, folder and limits.
+pub struct ProcessLauncher {
+    agent_exe: PathBuf,
+}
+
+impl Launcher for ProcessLauncher {
+    fn kind(&self) -> LauncherKind {
+        LauncherKind::Process
+    }
+
+    fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
+        check_user(spec)?;
+        let mut plan = exec_prefix(&self.agent_exe, spec);
+        plan.args
+            .extend(["/bin/sh".into(), "-c".into(), spec.command.into()]);
+        Ok(plan)
+    }
+}
+
+/// `process` inside bubblewrap.
+pub struct SandboxLauncher {
+    agent_exe: PathBuf,
+    bwrap: PathBuf,
+}
+
+impl SandboxLauncher {
+    /// bubblewrap's arguments for `spec`, up to the command.
+    pub fn bwrap_args(spec: &LaunchSpec<'_>, dev_root: &Path) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut push =
+            |items: &[&std::ffi::OsStr]| a.extend(items.iter().map(|s| s.to_os_string()));
+        push(&[
+            "--ro-bind".as_ref(),
+            "/".as_ref(),
+            "/".as_ref(),
+            "--dev".as_ref(),
+            "/dev".as_ref(),
+            "--proc".as_ref(),
+            "/proc".as_ref(),
+            "--tmpfs".as_ref(),
+            "/tmp".as_ref(),
+            "--tmpfs".as_ref(),
+            "/dev/shm".as_ref(),
+            "--unshare-pid".as_ref(),
+            "--unshare-ipc".as_ref(),
+            "--unshare-uts".as_ref(),
+            "--unshare-cgroup-try".as_ref(),
+            "--hostname".as_ref(),
+            "gpuex-workload".as_ref(),
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+        ]);
+        if !spec.network {
+            push(&["--unshare-net".as_ref()]);
+        }
+        // The agent's state (spool, every lease's folder) is an empty tmpfs
+        // inside; only this lease's folder is mounted back, writable.
+        for hidden in spec.hide {
+            push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
+        }
+        push(&[
+            "--bind".as_ref(),
+            spec.workdir.as_os_str(),
+            spec.workdir.as_os_str(),
+        ]);
+        // …and the empty stand-ins are read-only: nothing written there
+        // is mistaken for the agent's.
+        for hidden in spec.hide {
+            push(&["--remount-ro".as_ref(), hidden.as_os_str()]);
+        }
+        push(&["--chdir".as_ref(), spec.workdir.as_os_str()]);
+        for node in gpu_device_nodes(spec.gpus, dev_root) {
+            push(&["--dev-bind".as_ref(), node.as_os_str(), node.as_os_str()]);
+        }
+        a
+    }
+}
+
+/// The device nodes a lease's workload needs: the driver's shared nodes, each
+/// GPU's `/dev/nvidiaN` and, for MIG, the capability nodes of its GPU and
+/// compute instance. Only nodes that exist (none on the simulated backend).
+pub fn gpu_device_nodes(gpus: &[LeaseGpu], dev_root: &Path) -> Vec<PathBuf> {
+    let mut nodes: Vec<PathBuf> = ["nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"]
+        .iter()
+        .map(|n| dev_root.join(n))
+        .collect();
+    for g in gpus {
+        nodes.push(dev_root.join(format!("nvidia{}", g.index)));
+        if let Some((_, Some(gi), ci)) = &g.mig {
+            let caps = PathBuf::from(format!(
+                "/proc/driver/nvidia/capabilities/gpu{}/mig/gi{gi}",
+                g.index
+            ));
+            let mut files = vec![caps.join("access")];
+            if let Some(ci) = ci {
+                files.push(caps.join(format!("ci{ci}/access")));
+            }
+            for f in files {
+                if let Some(minor) = std::fs::read_to_string(&f).ok().and_then(|t| {
+                    t.lines()
+                        .find_map(|l| l.strip_prefix("DeviceFileMinor:"))
+                        .and_then(|m| m.trim().parse::<u32>().ok())
+                }) {
+                    nodes.push(dev_root.join(format!("nvidia-caps/nvidia-cap{minor}")));
+                }
+            }
+        }
+    }
+    nodes.retain(|n| n.exists());
+    nodes
+}
+
+impl Launcher for SandboxLauncher {
+    fn kind(&self) -> LauncherKind {
+        LauncherKind::Sandbox
+    }
+
+    fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
+        check_user(spec)?;
+        let mut plan = exec_prefix(&self.agent_exe, spec);
+        plan.args.push(self.bwrap.clone().into());
+        plan.args
+            .extend(SandboxLauncher::bwrap_args(spec, Path::new("/dev")));
+        plan.args.extend([
+            "--".into(),
+            "/bin/sh".into(),
+            "-c".into(),
+            spec.command.into(),
+        ]);
+        Ok(plan)
+    }
+}
+
+/// docker or podman.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerRuntime {
+    pub program: PathBuf,
+    /// podman takes GPUs as CDI names; docker as `--gpus device=UUID`.
+    pub podman: bool,
+}
+
+impl ContainerRuntime {
+    pub fn find() -> Option<ContainerRuntime> {
+        if let Some(program) = find_program("podman") {
+            return Some(ContainerRuntime {
+                program,
+                podman: true,
+            });
+        }
+        find_program("docker").map(|program| ContainerRuntime {
+            program,
+            podman: false,
+        })
+    }
+}
+
+/// The order's image under docker or podman.
+pub struct ContainerLauncher {
+    pub runtime: ContainerRuntime,
+}
+
+/// The container's name: one per lease, so it can be removed by name.
+pub fn container_name(lease: Uuid) -> String {
+    format!("gpuex-lease-{lease}")
+}
+
+impl ContainerLauncher {
+    /// `run …` for `spec`.
+    pub fn run_args(&self, spec: &LaunchSpec<'_>) -> Result<Vec<OsString>, String> {
+        check_user(spec)?;
+        let image = spec
+            .image
+            .ok_or("the container launcher runs the order's `image`, and the order has none")?;
+        let mut a: Vec<OsString> = vec![
+            "run".into(),
+            "--rm".into(),
+            "--name".into(),
+            container_name(spec.lease).into(),
+            "--label".into(),
+            format!("gpuex.lease={}", spec.lease).into(),
+            "--user".into(),
+            format!("{}:{}", spec.user.0, spec.user.1).into(),
+            "--read-only".into(),
+            "--tmpfs".into(),
+            "/tmp".into(),
+            "--cap-drop".into(),
+            "ALL".into(),
+            "--security-opt".into(),
+            "no-new-privileges".into(),
+            "--pids-limit".into(),
+            MAX_PROCESSES.to_string().into(),
+            "--volume".into(),
+            format!("{}:/work", spec.workdir.display()).into(),
+            "--workdir".into(),
+            "/work".into(),
+        ];
+        if !spec.network {
+            a.extend(["--network".into(), "none".into()]);
+        }
+        if let Some(l) = spec.limits {
+            a.extend([
+                "--cpus".into(),
+                format!("{}.{:03}", l.cpu_milli / 1000, l.cpu_milli % 1000).into(),
+                "--memory".into(),
+                format!("{}m", l.memory_mib).into(),
+            ]);
+        }
+        if !spec.gpus.is_empty() {
+            if self.runtime.podman {
+                for g in spec.gpus {
+                    let id = g.mig.as_ref().map_or(&g.uuid, |(uuid, _, _)| uuid);
+                    a.extend(["--device".into(), format!("nvidia.com/gpu={id}").into()]);
+                }
+            } else {
+                let ids: Vec<&str> = spec
+                    .gpus
+                    .iter()
+                    .map(|g| {
+                        g.mig
+                            .as_ref()
+                            .map_or(g.uuid.as_str(), |(u, _, _)| u.as_str())
+                    })
+                    .collect();
+                a.extend([
+                    "--gpus".into(),
+                    format!("\"device={}\"", ids.join(",")).into(),
+                ]);
+            }
+        }
+        // Names only: the values come from the client's environment, so a
+        // lease's secrets never appear on a command line.
+        for name in spec.env.keys() {
+            a.extend(["--env".into(), name.into()]);
+        }
+        a.extend([
+            image.into(),
+            "/bin/sh".into(),
+            "-c".into(),
+            spec.command.into(),
+        ]);
+        Ok(a)
+    }
+}
+
+impl Launcher for ContainerLauncher {
+    fn kind(&self) -> LauncherKind {
+        LauncherKind::Container
+    }
+
+    fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
+        let extra_env = ["DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "HOME"]
+            .into_iter()
+            .filter(|k| !spec.env.contains_key(*k))
+            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+            .collect();
+        Ok(Plan {
+            program: self.runtime.program.clone(),
+            args: self.run_args(spec)?,
+            sets_session: false,
+            extra_env,
+        })
+    }
+
+    fn end(&self, lease: Uuid) {
+        // The client's death does not stop the container: remove it by name.
+        let _ = std::process::Command::new(&self.runtime.program)
+            .args(["rm", "--force", &container_name(lease)])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[cfg(test)]
+mod tests;
