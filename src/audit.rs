@@ -94,9 +94,22 @@ pub struct AuditEntry {
     pub target: String,
     /// The change itself, as the action recorded it (a JSON object whose
     /// fields depend on `action`).
-    #[schema(value_type = std::collections::BTreeMap<String, serde_json::Value>)]
+    #[schema(schema_with = free_form_object)]
     pub details: serde_json::Value,
     pub created_at: DateTime<Utc>,
+}
+
+/// `{"type": "object", "additionalProperties": true}`: any fields.
+fn free_form_object() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Object)
+        .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::<
+            utoipa::openapi::Schema,
+        >::FreeForm(true)))
+        .description(Some(
+            "The change itself, as the action recorded it (a JSON object whose fields depend on `action`).",
+        ))
+        .build()
 }
 
 #[derive(Debug, Serialize, ToSchema)]

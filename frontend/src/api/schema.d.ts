@@ -1090,18 +1090,18 @@ export interface components {
              */
             agent_id: string;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Seconds between heartbeats the server expects (default 5).
              */
             heartbeat_interval_s: number;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description The highest usage `seq` the server has applied for this agent, if any: the
              *     agent continues above it and drops spooled batches at or below it.
              */
             last_usage_seq?: number | null;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Seconds without a heartbeat after which the server declares the node lost
              *     (default 30). Informational: the agent stops its workloads after its own
              *     `--node-timeout`, which the operator keeps equal to this.
@@ -1248,7 +1248,7 @@ export interface components {
             /** @description Why no status came (timeout, refused address, connection error). */
             error?: string | null;
             /**
-             * Format: u-int16
+             * Format: uint16
              * @description The receiver's HTTP status; `null` when none came (see `error`).
              */
             status?: number | null;
@@ -1262,10 +1262,7 @@ export interface components {
             actor_id?: string | null;
             /** Format: date-time */
             created_at: string;
-            /**
-             * @description The change itself, as the action recorded it (a JSON object whose
-             *     fields depend on `action`).
-             */
+            /** @description The change itself, as the action recorded it (a JSON object whose fields depend on `action`). */
             details: {
                 [key: string]: unknown;
             };
@@ -1293,7 +1290,7 @@ export interface components {
             /** @description max_price ÷ list value of the bid's resources per hour. */
             price_index?: string | null;
             tflops: string;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             vram_gb: number;
             /** @description Whether the bid holds capacity now. */
             winning: boolean;
@@ -1369,14 +1366,14 @@ export interface components {
         /** @description A new node, optionally with its inventory declared ahead of its agent. */
         CreateNodeRequest: {
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host CPU in milli-CPU (default 16 000 per GPU).
              */
             cpu_milli?: number | null;
             /** @description The GPUs, until the agent registers its own inventory. */
             gpus?: components["schemas"]["DeclaredGpu"][];
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host memory in MiB (default 128 GiB per GPU).
              */
             memory_mib?: number | null;
@@ -1418,12 +1415,12 @@ export interface components {
         /** @description One GPU a provider declares before its agent registers. */
         DeclaredGpu: {
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Index on the node (default: its position in the list).
              */
             index?: number | null;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description GPU memory in MiB; must not exceed the model's.
              */
             memory_mib?: number | null;
@@ -1503,7 +1500,7 @@ export interface components {
             gpu_model?: string | null;
             /** @description What buyers paid. */
             gross: string;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             lines: number;
             mode?: string | null;
             /** @description What the provider earns: gross − fee. */
@@ -1581,7 +1578,7 @@ export interface components {
              */
             generated_at?: string | null;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Minutes ahead each market is forecast.
              */
             horizon_minutes: number;
@@ -1669,12 +1666,12 @@ export interface components {
             /** @description Kernel driver version, e.g. `550.54.15`. */
             driver_version: string;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description NVML / `nvidia-smi` index on this node; placements name GPUs by it.
              */
             index: number;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Memory the driver reports, in MiB, at most 2⁴⁰.
              */
             memory_mib: number;
@@ -1705,7 +1702,7 @@ export interface components {
         GpuMetrics: {
             /** @description Device-level fields; an absent field is one the GPU or driver does not support. */
             fields: components["schemas"]["GpuFields"];
-            /** Format: u-int32 */
+            /** Format: uint32 */
             index: number;
             /** @description Per MIG instance, when MIG is enabled. */
             mig_instances?: components["schemas"]["MigInstanceMetrics"][];
@@ -1721,7 +1718,7 @@ export interface components {
         /** @description A catalog GPU model. */
         GpuModelView: {
             architecture: string;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             memory_gb: number;
             mig_capable: boolean;
             mig_profiles: components["schemas"]["MigProfileView"][];
@@ -1737,13 +1734,13 @@ export interface components {
         GpuView: {
             driver_version?: string | null;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Milli-GPU of compute held by live leases (1000 = the whole GPU).
              */
             held_milli: number;
-            /** Format: u-int8 */
+            /** Format: uint8 */
             index: number;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             memory_mib?: number | null;
             /** @description The latest heartbeat's sample: DCGM fields, MIG instances, processes. */
             metrics?: Record<string, never> | null;
@@ -1777,7 +1774,7 @@ export interface components {
             /** @description What to change, in order. */
             assignments?: components["schemas"]["Assignment"][];
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Seconds until the next heartbeat.
              */
             heartbeat_interval_s: number;
@@ -1823,12 +1820,12 @@ export interface components {
         /** @description Host resources. */
         HostInventory: {
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Logical CPUs × 1000.
              */
             cpu_milli: number;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host memory in MiB, at most 2⁴⁰ (an exbibyte).
              */
             memory_mib: number;
@@ -1836,12 +1833,12 @@ export interface components {
         /** @description The host CPU and memory a lease holds. */
         HostLimits: {
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Thousandths of a CPU core.
              */
             cpu_milli: number;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Memory in MiB.
              */
             memory_mib: number;
@@ -1873,7 +1870,7 @@ export interface components {
             kind: string;
             /** Format: uuid */
             lease_id?: string | null;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             lines: number;
             /** @description Credits: why. */
             memo?: string | null;
@@ -1895,7 +1892,7 @@ export interface components {
             id: string;
             /** @description The InvoiceId the FOCUS export carries. */
             invoice_id: string;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             lines: number;
             /** Format: date-time */
             period_end: string;
@@ -2102,7 +2099,7 @@ export interface components {
              */
             tail: string;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Bytes the workload wrote in all; more than the tail when output was dropped.
              */
             total_bytes: number;
@@ -2111,7 +2108,7 @@ export interface components {
         MarketForecastView: {
             gpu_model: string;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Minutes of order history it was fitted on.
              */
             history_minutes: number;
@@ -2133,7 +2130,7 @@ export interface components {
              */
             frag_ratio: number;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Compute held beyond what was asked (MIG profiles, whole GPUs), milli-GPU.
              */
             internal_waste_milli: number;
@@ -2156,14 +2153,14 @@ export interface components {
         /** @description One MIG GPU instance that exists on a GPU. */
         MigInstanceInventory: {
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description NVML GPU-instance id.
              */
             gpu_instance_id?: number | null;
             /** @description Catalog profile name, e.g. `1g.10gb`, when the backend knows it. */
             profile?: string | null;
             /**
-             * Format: u-int8
+             * Format: uint8
              * @description First memory slice of the placement, when the backend knows it.
              */
             start?: number | null;
@@ -2182,7 +2179,7 @@ export interface components {
              * @description `DCGM_FI_DEV_FB_USED` of the instance, MiB.
              */
             fb_used_mib?: number | null;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             gpu_instance_id?: number | null;
             /**
              * Format: double
@@ -2193,7 +2190,7 @@ export interface components {
             /** @description Catalog profile name, when the backend knows it. */
             profile?: string | null;
             /**
-             * Format: u-int8
+             * Format: uint8
              * @description First memory slice, when the backend knows it.
              */
             start?: number | null;
@@ -2207,11 +2204,11 @@ export interface components {
         MigMode: "disabled" | "enabled";
         /** @description A MIG profile and the units it holds. */
         MigProfileView: {
-            /** Format: u-int8 */
+            /** Format: uint8 */
             compute_slices: number;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             memory_gb: number;
-            /** Format: u-int8 */
+            /** Format: uint8 */
             memory_slices: number;
             name: string;
             /** @description Memory slices where an instance may start. */
@@ -2239,13 +2236,13 @@ export interface components {
             agent_version?: string | null;
             backend?: string | null;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host CPU (milli-CPU) shared out to leases with the GPUs.
              */
             cpu_milli: number;
             gpus: components["schemas"]["GpuView"][];
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host memory (MiB).
              */
             memory_mib: number;
@@ -2304,7 +2301,7 @@ export interface components {
             /** @description A shell command the agent runs on the slice. */
             command?: string | null;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Window length, 60 s to 366 days; absent on on-demand and spot means until released.
              */
             duration_s?: number | null;
@@ -2318,7 +2315,7 @@ export interface components {
             image?: string | null;
             max_price?: null | components["schemas"]["PricePerHour"];
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description How long to wait for capacity (default 0: refused at once; at most 7 days).
              */
             max_wait_s?: number | null;
@@ -2385,14 +2382,14 @@ export interface components {
             /** @enum {string} */
             kind: "mig";
             profile: string;
-            /** Format: u-int8 */
+            /** Format: uint8 */
             start: number;
         } | {
             /** @enum {string} */
             kind: "shared";
-            /** Format: u-int64 */
+            /** Format: uint64 */
             memory_mb: number;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             milli: number;
         } | {
             /** @enum {string} */
@@ -2407,21 +2404,21 @@ export interface components {
         };
         /** @description Capacity of one (GPU model, region). */
         PoolStats: {
-            /** Format: u-int64 */
+            /** Format: uint64 */
             allocated_milli: number;
             /** @description The spot auction's last clearing index (× list), if it has cleared. */
             clearing_index?: string | null;
             gpu_model: string;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             gpus: number;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description GPUs with nothing on them.
              */
             idle_gpus: number;
             region: string;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Compute, in milli-GPU (1000 per GPU).
              */
             total_milli: number;
@@ -2474,7 +2471,7 @@ export interface components {
             detail: string;
             /** @description Each bad field, for validation problems. */
             errors?: components["schemas"]["FieldError"][];
-            /** Format: u-int16 */
+            /** Format: uint16 */
             status: number;
             title: string;
             /** @description A URI naming the kind of problem. */
@@ -2483,7 +2480,7 @@ export interface components {
         /** @description One compute process on a GPU. */
         ProcessMetrics: {
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description The MIG GPU instance it runs in.
              */
             gpu_instance_id?: number | null;
@@ -2492,7 +2489,7 @@ export interface components {
              * @description The lease whose workload this process belongs to, when the agent knows.
              */
             lease_id?: string | null;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             pid: number;
             /**
              * Format: double
@@ -2516,7 +2513,7 @@ export interface components {
         Qos: "realtime" | "batch";
         Quote: {
             currency: string;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             duration_s: number;
             mode: components["schemas"]["Mode"];
             /** @description Every adequate (model, region), cheapest first. */
@@ -2553,7 +2550,7 @@ export interface components {
         };
         QuoteRequest: {
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Length of the window in seconds (default 3600; required for reserved).
              */
             duration_s?: number | null;
@@ -2597,7 +2594,7 @@ export interface components {
             /** Format: date-time */
             from: string;
             gpu_model: string;
-            /** Format: u-int32 */
+            /** Format: uint32 */
             gpus: number;
             /** Format: uuid */
             id: string;
@@ -2614,14 +2611,14 @@ export interface components {
         /** @description What an order asks for (DESIGN §4). */
         Resources: {
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Host CPU in milli-cores (default: the share matching the GPU share).
              */
             cpu_milli?: number | null;
             /** @description Restrict to one catalog model. */
             gpu_model?: string | null;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Number of GPUs (1–8, default 1); more than one takes whole GPUs of one node.
              */
             gpus?: number | null;
@@ -2629,7 +2626,7 @@ export interface components {
             interconnect?: string | null;
             isolation?: null | components["schemas"]["Isolation"];
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Host memory in MiB (default: the share matching the GPU share).
              */
             memory_mib?: number | null;
@@ -2639,7 +2636,7 @@ export interface components {
             /** @description Total TFLOPS at `precision` across all GPUs. */
             tflops: components["schemas"]["Tflops"];
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Total GPU memory in GB, a multiple of 4.
              */
             vram_gb: number;
@@ -2686,18 +2683,18 @@ export interface components {
             /** Format: uuid */
             lease_id: string;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Shared slices: GPU memory held, MB.
              */
             memory_mb?: number | null;
             /**
-             * Format: u-int32
+             * Format: uint32
              * @description Compute held, milli-GPU.
              */
             milli: number;
             /** @description MIG profile and first memory slice. */
             profile?: string | null;
-            /** Format: u-int8 */
+            /** Format: uint8 */
             start?: number | null;
             /** @description The lease's state (`pending`, `provisioning`, `running`, `preempting`). */
             state: components["schemas"]["LeaseState"];
@@ -2743,7 +2740,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Seconds until the token expires.
              */
             expires_in: number;
@@ -2765,7 +2762,7 @@ export interface components {
             /** @description `true` when this `(agent_id, seq)` had been applied before. */
             duplicate: boolean;
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description The batch acknowledged; the agent deletes it from its spool.
              */
             seq: number;
@@ -2780,7 +2777,7 @@ export interface components {
             agent_id: string;
             records: components["schemas"]["UsageRecord"][];
             /**
-             * Format: u-int64
+             * Format: uint64
              * @description Monotonic per agent, starting at 1.
              */
             seq: number;
@@ -2790,7 +2787,7 @@ export interface components {
             /** @description What the lines cost (credits net it). */
             cost: string;
             key: string;
-            /** Format: u-int64 */
+            /** Format: uint64 */
             lines: number;
             /** @description Unit-hours per unit (`tflops_h`, `vram_h`). */
             units: {
@@ -2869,7 +2866,61 @@ export interface components {
         };
     };
     responses: {
-        /** @description Too many requests from this caller or address */
+        /** @description The path does not take this method */
+        MethodNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "method_not_allowed",
+                 *       "detail": "this endpoint does not take this method",
+                 *       "status": 405,
+                 *       "title": "Method Not Allowed",
+                 *       "type": "https://gpuex.dev/problems/method-not-allowed"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is larger than `--body-limit` */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "payload_too_large",
+                 *       "detail": "the request body is too large",
+                 *       "status": 413,
+                 *       "title": "Payload Too Large",
+                 *       "type": "https://gpuex.dev/problems/payload-too-large"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request took longer than `--request-timeout-s` */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "request_timeout",
+                 *       "detail": "the request took too long",
+                 *       "status": 408,
+                 *       "title": "Request Timeout",
+                 *       "type": "https://gpuex.dev/problems/request-timeout"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Too many requests; `Retry-After` says when to try again */
         TooManyRequests: {
             headers: {
                 /** @description Requests allowed at once */
@@ -2883,6 +2934,33 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "too_many_requests",
+                 *       "detail": "too many requests; retry in 60 s",
+                 *       "status": 429,
+                 *       "title": "Too Many Requests",
+                 *       "type": "https://gpuex.dev/problems/too-many-requests"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not `application/json` (or `application/…+json`) */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "detail": "expected a body with Content-Type: application/json",
+                 *       "status": 415,
+                 *       "title": "Unsupported Media Type",
+                 *       "type": "https://gpuex.dev/problems/unsupported-media-type"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2912,6 +2990,9 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     metrics: {
@@ -2938,6 +3019,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -2947,9 +3037,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     readyz: {
@@ -2970,12 +3072,24 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
             /** @description The database is unreachable or the market is not running */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_ready",
+                     *       "detail": "the database is unreachable",
+                     *       "status": 503,
+                     *       "title": "Service Unavailable",
+                     *       "type": "https://gpuex.dev/problems/not-ready"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3010,21 +3124,65 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not an admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3059,6 +3217,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3068,15 +3259,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields or unknown user */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3114,6 +3333,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3123,15 +3375,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, unknown user, or a reused Idempotency-Key */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3166,6 +3446,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3175,15 +3488,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid entries, named by index */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3230,6 +3571,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3239,15 +3613,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid name or time zone */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3284,6 +3686,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3293,6 +3710,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3302,6 +3728,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3311,15 +3746,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3356,6 +3819,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3365,6 +3843,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3374,6 +3861,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3383,24 +3879,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description The lease cannot take this report in its state */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3427,6 +3960,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "assignments": [
+                     *         {
+                     *           "action": "start",
+                     *           "artifacts": [
+                     *             {
+                     *               "path": "train.py",
+                     *               "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *               "url": "https://artifacts.example.com/train.py"
+                     *             }
+                     *           ],
+                     *           "command": "python3 train.py --epochs 3",
+                     *           "end_at": "2026-11-30T06:00:00Z",
+                     *           "env": {
+                     *             "WANDB_MODE": "offline"
+                     *           },
+                     *           "held": {
+                     *             "tflops": "423.857",
+                     *             "vram_gb": "40"
+                     *           },
+                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000002",
+                     *           "limits": {
+                     *             "cpu_milli": 14000,
+                     *             "memory_mib": 262144
+                     *           },
+                     *           "placement": {
+                     *             "gpus": [
+                     *               0
+                     *             ],
+                     *             "partition": {
+                     *               "kind": "mig",
+                     *               "profile": "3g.40gb",
+                     *               "start": 4
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "action": "start",
+                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000003",
+                     *           "placement": {
+                     *             "gpus": [
+                     *               4
+                     *             ],
+                     *             "partition": {
+                     *               "kind": "shared",
+                     *               "memory_mb": 8000,
+                     *               "milli": 250
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "action": "start",
+                     *           "command": "torchrun --nproc-per-node 2 train.py",
+                     *           "image": "docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime",
+                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000004",
+                     *           "network": true,
+                     *           "placement": {
+                     *             "gpus": [
+                     *               6,
+                     *               7
+                     *             ],
+                     *             "partition": {
+                     *               "kind": "whole"
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "action": "preempt",
+                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000005",
+                     *           "preempt_at": "2026-11-30T05:02:05Z"
+                     *         },
+                     *         {
+                     *           "action": "stop",
+                     *           "lease_id": "0190f6a3-0000-7000-8000-000000000006"
+                     *         }
+                     *       ],
+                     *       "heartbeat_interval_s": 5,
+                     *       "server_time": "2026-11-30T05:00:05Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["HeartbeatResponse"];
                 };
             };
@@ -3436,6 +4050,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3445,6 +4074,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3454,24 +4092,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Not registered, or declared lost: register again */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3498,6 +4173,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "agent_id": "0190f6a2-7c1e-7b3d-9e4f-5a6b7c8d9e0f",
+                     *       "heartbeat_interval_s": 5,
+                     *       "last_usage_seq": 41,
+                     *       "node_timeout_s": 30,
+                     *       "server_time": "2026-11-30T05:00:00Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["AgentRegisterResponse"];
                 };
             };
@@ -3507,6 +4191,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3516,6 +4215,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3525,15 +4233,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3560,6 +4296,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "duplicate": false,
+                     *       "seq": 42
+                     *     }
+                     */
                     "application/json": components["schemas"]["UsageAck"];
                 };
             };
@@ -3569,6 +4311,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3578,6 +4335,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3587,15 +4353,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, each named */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3620,15 +4414,44 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyView"][];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no keys */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3660,6 +4483,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3669,15 +4525,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3703,12 +4587,63 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no keys */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3718,9 +4653,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3752,6 +4698,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3761,15 +4722,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3779,6 +4768,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "too_many_requests",
+                     *       "detail": "too many requests; retry in 60 s",
+                     *       "status": 429,
+                     *       "title": "Too Many Requests",
+                     *       "type": "https://gpuex.dev/problems/too-many-requests"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3812,24 +4810,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Email already registered */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3839,6 +4880,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "too_many_requests",
+                     *       "detail": "too many requests; retry in 60 s",
+                     *       "status": 429,
+                     *       "title": "Too Many Requests",
+                     *       "type": "https://gpuex.dev/problems/too-many-requests"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3866,8 +4916,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": string;
                     "application/json": unknown[];
+                    "text/csv": string;
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Node tokens have no charges */
@@ -3876,15 +4944,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3909,15 +5003,44 @@ export interface operations {
                     "application/json": components["schemas"]["InvoiceSummary"][];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no invoices */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3950,12 +5073,63 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no invoices */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -3965,15 +5139,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4005,21 +5205,65 @@ export interface operations {
                     "application/json": components["schemas"]["UsageReport"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no charges */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query (e.g. an unknown `group_by`) */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4044,15 +5288,44 @@ export interface operations {
                     "application/json": components["schemas"]["BudgetView"][];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4084,6 +5357,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4093,15 +5399,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4126,6 +5460,8 @@ export interface operations {
                     "application/json": components["schemas"]["GpuModelView"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4155,21 +5491,65 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no events */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4203,21 +5583,65 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no events */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid `after` or `Last-Event-ID` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4249,21 +5673,65 @@ export interface operations {
                     "application/json": components["schemas"]["LeasePage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4291,12 +5759,63 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseView"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4306,9 +5825,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4343,6 +5873,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4352,6 +5915,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4361,24 +5933,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields (`from`, `until`), or refused: `conversion_not_allowed` (not spot → on_demand or on_demand → reserved, or the lease is not running), `invalid_window`, `insufficient_funds` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4406,12 +6015,63 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseLogs"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4421,15 +6081,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid id */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4457,12 +6143,63 @@ export interface operations {
                     "application/json": components["schemas"]["LeaseView"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4472,15 +6209,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `lease_ended`: already ended */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4514,21 +6271,65 @@ export interface operations {
                     "application/json": components["schemas"]["LedgerPage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no ledger */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4556,12 +6357,29 @@ export interface operations {
                     "application/json": components["schemas"]["BookEntry"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid depth */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4591,12 +6409,29 @@ export interface operations {
                     "application/json": components["schemas"]["ForecastView"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4635,12 +6470,29 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryPoint"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A missing market, an unknown interval, `from` not before `to`, or more than 1,000 intervals */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4670,12 +6522,29 @@ export interface operations {
                     "application/json": components["schemas"]["ResaleOffer"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4700,6 +6569,8 @@ export interface operations {
                     "application/json": components["schemas"]["MarketStats"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4726,12 +6597,29 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description An invalid filter */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4756,15 +6644,44 @@ export interface operations {
                     "application/json": components["schemas"]["UserView"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4786,15 +6703,44 @@ export interface operations {
                     "application/json": components["schemas"]["NodeSummary"][];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a provider or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -4826,6 +6772,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4835,15 +6814,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, each named */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4871,12 +6878,63 @@ export interface operations {
                     "application/json": components["schemas"]["NodeDetail"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a provider or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4886,15 +6944,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description The id is not a UUID */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4932,6 +7016,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4941,6 +7058,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4950,15 +7076,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -4992,21 +7146,65 @@ export interface operations {
                     "application/json": components["schemas"]["OrderPage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5044,6 +7242,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5053,24 +7284,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `duplicate_client_order_id` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5098,12 +7366,63 @@ export interface operations {
                     "application/json": components["schemas"]["OrderView"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5113,9 +7432,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5140,12 +7470,63 @@ export interface operations {
                     "application/json": components["schemas"]["OrderView"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5155,15 +7536,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `not_cancellable`: filled, rejected or already ended */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5191,12 +7592,63 @@ export interface operations {
                     "application/json": components["schemas"]["FillView"][];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5206,9 +7658,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5233,12 +7696,29 @@ export interface operations {
                     "application/json": components["schemas"]["PriceView"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5272,12 +7752,29 @@ export interface operations {
                     "application/json": components["schemas"]["PriceChangeView"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5309,21 +7806,65 @@ export interface operations {
                     "application/json": components["schemas"]["Earnings"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a provider */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5358,15 +7899,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields; `reserved_too_soon`; `unsatisfiable_resources`; `no_price` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5391,6 +7966,8 @@ export interface operations {
                     "application/json": components["schemas"]["Region"][];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5417,21 +7994,65 @@ export interface operations {
                     "application/json": components["schemas"]["ListingPage"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5460,12 +8081,63 @@ export interface operations {
                     "application/json": components["schemas"]["ListingView"];
                 };
             };
+            /** @description Malformed JSON, or a path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5475,24 +8147,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `already_listed` (or bought on resale), `lease_ended` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description `not_reserved`, `listing_too_soon`, `listing_outside_window`, `ask_too_high` (naming the cap), or invalid fields */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5520,12 +8229,63 @@ export interface operations {
                     "application/json": components["schemas"]["ListingView"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Not a buyer */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5535,15 +8295,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `too_late_to_cancel`, or the listing is no longer open (`listing_closed`) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5568,15 +8348,44 @@ export interface operations {
                     "application/json": components["schemas"]["WalletView"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no wallet */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5598,15 +8407,44 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"][];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5638,6 +8476,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5647,24 +8518,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description `too_many_webhooks`: the account has 20 already */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid `url` (not http(s), too long, unresolvable or private) or `events` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5689,15 +8597,44 @@ export interface operations {
                     "application/json": components["schemas"]["DefaultSecret"];
                 };
             };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5720,12 +8657,63 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5735,9 +8723,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5767,12 +8766,63 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Node tokens have no webhooks */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
@@ -5782,15 +8832,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
