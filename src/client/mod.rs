@@ -30,7 +30,8 @@ Exit codes of the client subcommands:
   4  not found (404)
   5  refused: a conflict (409), or an order rejected, expired or cancelled,
      or a lease that failed, while `--wait` followed it
-  6  invalid input: the server refused a field (400, 413, 415, 422)
+  6  invalid input: the server refused a field or a request it cannot
+     fill, e.g. no capacity free (400, 413, 415, 422)
   7  the server is unreachable, overloaded (429) or failing (5xx)
   8  `--wait` timed out";
 

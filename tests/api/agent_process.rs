@@ -38,12 +38,12 @@ fn agent_binary() -> PathBuf {
 }
 
 /// A running agent for one node, with its spool.
-struct Agent {
+pub(crate) struct Agent {
     child: Child,
 }
 
 impl Agent {
-    async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
+    pub(crate) async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
         Agent::start_with(app, token, spool, "3s").await
     }
 

@@ -10,6 +10,7 @@ mod auth;
 mod billing;
 mod bounds;
 mod catalog;
+mod cli;
 mod contract;
 mod convert;
 mod dashboard;
