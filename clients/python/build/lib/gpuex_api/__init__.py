@@ -1,8 +1,0 @@
-
-""" A client library for accessing gpuex """
-from .client import AuthenticatedClient, Client
-
-__all__ = (
-    "AuthenticatedClient",
-    "Client",
-)

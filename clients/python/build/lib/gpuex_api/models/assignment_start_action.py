@@ -1,7 +1,0 @@
-from enum import Enum
-
-class AssignmentStartAction(str, Enum):
-    START = "start"
-
-    def __str__(self) -> str:
-        return str(self.value)

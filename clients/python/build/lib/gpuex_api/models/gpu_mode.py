@@ -1,9 +1,0 @@
-from enum import Enum
-
-class GpuMode(str, Enum):
-    MIG = "mig"
-    SHARED = "shared"
-    WHOLE = "whole"
-
-    def __str__(self) -> str:
-        return str(self.value)
