@@ -334,7 +334,7 @@ pub enum ClientCommand {
         #[arg(long, short)]
         follow: bool,
     },
-    /// Release a lease now (billing stops; a reservation's rest is refunded per its rule).
+    /// Release a lease now: its workload stops, and its billing with it.
     Release { id: String },
     /// Convert a lease to another mode (e.g. on_demand to reserved).
     Convert {
