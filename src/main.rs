@@ -1,5 +1,7 @@
-//! The `gpuex` binary: `serve`, `migrate`, `openapi`, `simulate`, `demo`.
+//! The `gpuex` binary: the server's `serve`, `migrate`, `openapi`, `simulate`,
+//! `demo`, and the client subcommands (`login`, `quote`, `order`, ...).
 
+mod client;
 mod demo;
 
 use clap::{Parser, Subcommand};
@@ -10,9 +12,12 @@ use tracing_subscriber::EnvFilter;
 #[command(
     name = "gpuex",
     version,
-    about = "An exchange for atomized GPU capacity"
+    about = "An exchange for atomized GPU capacity",
+    after_help = client::EXIT_CODES
 )]
 struct Cli {
+    #[command(flatten)]
+    global: client::Global,
     #[command(subcommand)]
     command: Command,
 }
@@ -34,16 +39,23 @@ enum Command {
     /// Replay a GPU cluster trace through the placement engine (see SIMULATE.md).
     #[cfg(feature = "simulate")]
     Simulate(Box<gpuex::simulate::SimulateArgs>),
+    #[command(flatten)]
+    Client(Box<client::ClientCommand>),
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Command::Client(command) = cli.command {
+        // The client prints tables and errors of its own, and no logs.
+        std::process::exit(client::run(cli.global, *command).await);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
         )
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Command::Serve(args) => {
             let args = *args;
             let listener = tokio::net::TcpListener::bind(args.listen).await?;
@@ -60,6 +72,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Demo(args) => demo::run(args).await,
+        Command::Client(_) => unreachable!("handled above"),
         #[cfg(feature = "simulate")]
         Command::Simulate(args) => {
             // CPU-bound and synchronous: off the async workers.

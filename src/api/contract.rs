@@ -102,6 +102,7 @@ pub fn complete(doc: OpenApi) -> OpenApi {
         return doc;
     };
     add_shared(&mut value);
+    whole_tagged_unions(&mut value);
     // utoipa cannot read back every schema it can write (a field schema with
     // no type, say); the document is then served without the shared
     // responses and examples, which the contract tests catch.
@@ -111,6 +112,134 @@ pub fn complete(doc: OpenApi) -> OpenApi {
             tracing::error!(error = %e, "the OpenAPI document could not be completed");
             doc
         }
+    }
+}
+
+/// A struct with a `#[serde(flatten)]`ed tagged enum comes out of utoipa as
+/// `allOf: [{$ref: <the enum's oneOf>}, {<the struct's own fields>}]`, which
+/// code generators refuse ("cannot take allOf a non-object": the Python
+/// client lost the agent's heartbeat answer and status reports). Written
+/// instead as a `oneOf` of whole objects with a discriminator, one component
+/// a variant (`Assignment` + `start` = `AssignmentStart`), each with the
+/// struct's fields: the same JSON, said in a way every generator reads. The
+/// enum's own component goes when nothing refers to it any more.
+fn whole_tagged_unions(doc: &mut Value) {
+    let Some(schemas) = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .cloned()
+    else {
+        return;
+    };
+    let mut replaced = Map::new();
+    let mut added = Map::new();
+    let mut enums = Vec::new();
+    for (name, schema) in &schemas {
+        let Some([first, own]) = schema["allOf"].as_array().map(Vec::as_slice) else {
+            continue;
+        };
+        let Some(target) = first["$ref"]
+            .as_str()
+            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        else {
+            continue;
+        };
+        let Some(variants) = schemas.get(target).and_then(|t| t["oneOf"].as_array()) else {
+            continue;
+        };
+        if own["type"] != "object" || variants.iter().any(|v| v["type"] != "object") {
+            continue;
+        }
+        // The tag: the one property every variant pins to a single value.
+        let tag_of = |v: &Value| -> Option<(String, String)> {
+            v["properties"].as_object()?.iter().find_map(|(k, p)| {
+                match p["enum"].as_array().map(Vec::as_slice) {
+                    Some([Value::String(value)]) => Some((k.clone(), value.clone())),
+                    _ => None,
+                }
+            })
+        };
+        let Some(tags) = variants.iter().map(tag_of).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let tag = tags[0].0.clone();
+        if tags.iter().any(|(k, _)| *k != tag) {
+            continue;
+        }
+        let mut one_of = Vec::new();
+        let mut mapping = Map::new();
+        for (variant, (_, value)) in variants.iter().zip(&tags) {
+            let camel: String = value
+                .split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next()
+                        .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let variant_name = format!("{name}{camel}");
+            if schemas.contains_key(&variant_name) || added.contains_key(&variant_name) {
+                return;
+            }
+            let mut merged = variant.clone();
+            let mut properties = merged["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            if let Some(extra) = own["properties"].as_object() {
+                properties.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            let mut required: Vec<Value> = own["required"].as_array().cloned().unwrap_or_default();
+            required.extend(merged["required"].as_array().cloned().unwrap_or_default());
+            merged["properties"] = Value::Object(properties);
+            merged["required"] = Value::Array(required);
+            let reference = format!("#/components/schemas/{variant_name}");
+            one_of.push(json!({"$ref": reference}));
+            mapping.insert(value.clone(), Value::String(reference));
+            added.insert(variant_name, merged);
+        }
+        let mut whole = Map::new();
+        whole.insert("oneOf".into(), Value::Array(one_of));
+        whole.insert(
+            "discriminator".into(),
+            json!({"propertyName": tag, "mapping": mapping}),
+        );
+        if let Some(description) = schema.get("description") {
+            whole.insert("description".into(), description.clone());
+        }
+        replaced.insert(name.clone(), Value::Object(whole));
+        enums.push(target.to_owned());
+    }
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    schemas.extend(replaced);
+    schemas.extend(added);
+    for target in enums {
+        let reference = Value::String(format!("#/components/schemas/{target}"));
+        if !refers_to(doc, &reference) {
+            if let Some(schemas) = doc
+                .pointer_mut("/components/schemas")
+                .and_then(Value::as_object_mut)
+            {
+                schemas.remove(&target);
+            }
+        }
+    }
+}
+
+fn refers_to(value: &Value, reference: &Value) -> bool {
+    match value {
+        Value::Object(fields) => {
+            fields.get("$ref") == Some(reference)
+                || fields.values().any(|v| refers_to(v, reference))
+        }
+        Value::Array(items) => items.iter().any(|v| refers_to(v, reference)),
+        _ => false,
     }
 }
 

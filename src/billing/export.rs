@@ -82,11 +82,31 @@ pub fn window(
     Ok((from, to))
 }
 
+/// One row of a `focus-json` export, for the document only (the rows are
+/// streamed, never built as this): an object whose keys are the CSV's header.
+pub struct FocusJsonRow;
+
+impl utoipa::PartialSchema for FocusJsonRow {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder};
+        ObjectBuilder::new()
+            .description(Some(
+                "A FOCUS 1.2 row: the columns of the CSV export by name",
+            ))
+            .additional_properties(Some(
+                AdditionalProperties::<utoipa::openapi::schema::Schema>::FreeForm(true),
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for FocusJsonRow {}
+
 /// Stream the caller's charge lines (an admin's: everyone's) as FinOps FOCUS 1.2.
 #[utoipa::path(get, path = "/v1/billing/export", tag = "billing", security(("bearer" = [])),
     params(ExportQuery),
     responses(
-        (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<serde_json::Value> = "application/json"))),
+        (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<FocusJsonRow> = "application/json"))),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -43,7 +43,7 @@ pub(crate) struct Agent {
 }
 
 impl Agent {
-    async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
+    pub(crate) async fn start(app: &TestApp, token: &str, spool: &std::path::Path) -> Agent {
         Agent::start_with(app, token, spool, "3s").await
     }
 

@@ -12,6 +12,7 @@ mod auth;
 mod billing;
 mod bounds;
 mod catalog;
+mod cli;
 mod contract;
 mod convert;
 mod dashboard;

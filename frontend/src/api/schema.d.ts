@@ -1162,13 +1162,31 @@ export interface components {
          *     `{"lease_id": "…", "action": "stop"}` or
          *     `{"lease_id": "…", "action": "preempt", "preempt_at": "…"}`.
          */
-        Assignment: components["schemas"]["AssignmentAction"] & {
+        Assignment: components["schemas"]["AssignmentStart"] | components["schemas"]["AssignmentStop"] | components["schemas"]["AssignmentPreempt"];
+        /** @description Preemption notice: SIGTERM now, SIGKILL at `preempt_at`, then tear down. */
+        AssignmentPreempt: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            action: "preempt";
             /** Format: uuid */
             lease_id: string;
+            /**
+             * Format: date-time
+             * @description The deadline.
+             */
+            preempt_at: string;
         };
-        /** @description What to do, tagged by `action`. */
-        AssignmentAction: {
-            /** @enum {string} */
+        /**
+         * @description Provision the slice and run the workload. Idempotent: a lease the agent
+         *     already runs is left alone.
+         */
+        AssignmentStart: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             action: "start";
             /**
              * @description Files the agent fetches into the working folder before the workload
@@ -1189,6 +1207,8 @@ export interface components {
             held?: null | components["schemas"]["HeldUnits"];
             /** @description The OCI image the `container` launcher runs the command in. */
             image?: string | null;
+            /** Format: uuid */
+            lease_id: string;
             limits?: null | components["schemas"]["HostLimits"];
             /**
              * @description Whether the workload may use the network (`sandbox` and `container`
@@ -1197,47 +1217,19 @@ export interface components {
             network?: boolean;
             /** @description Where the lease lives on this node. */
             placement: components["schemas"]["Placement"];
-        } | {
-            /** @enum {string} */
-            action: "stop";
-        } | {
-            /** @enum {string} */
-            action: "preempt";
-            /**
-             * Format: date-time
-             * @description The deadline.
-             */
-            preempt_at: string;
         };
-        /** @description A lease's state change on the node, tagged by `status`. */
-        AssignmentStatus: {
+        /**
+         * @description Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
+         *     the slice down: release, end of window, or an unknown lease.
+         */
+        AssignmentStop: {
             /**
-             * @description What the workload sees as `CUDA_VISIBLE_DEVICES`: a `MIG-…` UUID, or
-             *     `GPU-…` UUIDs joined with commas.
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            device: string;
-            /** @enum {string} */
-            status: "provisioned";
-        } | {
-            /**
-             * Format: int32
-             * @description The command's exit code; `None` when it died by a signal or there was none.
-             */
-            exit_code?: number | null;
-            /** @description Why it ended. */
-            reason: components["schemas"]["EndReason"];
-            /**
-             * Format: int32
-             * @description The signal that ended it, e.g. 15 or 9.
-             */
-            signal?: number | null;
-            /** @enum {string} */
-            status: "ended";
-        } | {
-            /** @description A human-readable reason, e.g. `MIG placement 3g.40gb@2 is not legal`. */
-            reason: string;
-            /** @enum {string} */
-            status: "failed";
+            action: "stop";
+            /** Format: uuid */
+            lease_id: string;
         };
         /** @description One POST of a delivery. */
         AttemptView: {
@@ -1550,6 +1542,10 @@ export interface components {
             lease_id: string;
             /** @description Sources considered, the price rule, clearing index, units and why this slice. */
             report: Record<string, never>;
+        };
+        /** @description A FOCUS 1.2 row: the columns of the CSV export by name */
+        FocusJsonRow: {
+            [key: string]: unknown;
         };
         /** @description One forecast minute. */
         ForecastPoint: {
@@ -2706,12 +2702,64 @@ export interface components {
          *     `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
          *     `{"at": "…", "status": "failed", "reason": "…"}`.
          */
-        StatusReport: components["schemas"]["AssignmentStatus"] & {
+        StatusReport: components["schemas"]["StatusReportProvisioned"] | components["schemas"]["StatusReportEnded"] | components["schemas"]["StatusReportFailed"];
+        /** @description The workload is over and the slice torn down. */
+        StatusReportEnded: {
             /**
              * Format: date-time
              * @description When it happened on the agent's clock; billing starts at `provisioned`'s `at`.
              */
             at: string;
+            /**
+             * Format: int32
+             * @description The command's exit code; `None` when it died by a signal or there was none.
+             */
+            exit_code?: number | null;
+            /** @description Why it ended. */
+            reason: components["schemas"]["EndReason"];
+            /**
+             * Format: int32
+             * @description The signal that ended it, e.g. 15 or 9.
+             */
+            signal?: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "ended";
+        };
+        /** @description The slice could not be provisioned or the command not started. */
+        StatusReportFailed: {
+            /**
+             * Format: date-time
+             * @description When it happened on the agent's clock; billing starts at `provisioned`'s `at`.
+             */
+            at: string;
+            /** @description A human-readable reason, e.g. `MIG placement 3g.40gb@2 is not legal`. */
+            reason: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "failed";
+        };
+        /** @description The slice exists and the workload (if any) started: the lease is `running`. */
+        StatusReportProvisioned: {
+            /**
+             * Format: date-time
+             * @description When it happened on the agent's clock; billing starts at `provisioned`'s `at`.
+             */
+            at: string;
+            /**
+             * @description What the workload sees as `CUDA_VISIBLE_DEVICES`: a `MIG-…` UUID, or
+             *     `GPU-…` UUIDs joined with commas.
+             */
+            device: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            status: "provisioned";
         };
         /** @description An event as stored and as every channel shows it. */
         StoredEvent: {
@@ -4916,7 +4964,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown[];
+                    "application/json": components["schemas"]["FocusJsonRow"][];
                     "text/csv": string;
                 };
             };

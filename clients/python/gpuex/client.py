@@ -1,0 +1,318 @@
+"""The hand-written layer over the generated client (``gpuex_api``)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from gpuex_api.api.auth import login as login_op
+from gpuex_api.api.auth import me as me_op
+from gpuex_api.api.billing import usage as usage_op
+from gpuex_api.api.events import create_webhook as create_webhook_op
+from gpuex_api.api.events import events_page as events_page_op
+from gpuex_api.api.leases import convert_lease as convert_op
+from gpuex_api.api.leases import get_lease as get_lease_op
+from gpuex_api.api.leases import lease_logs as lease_logs_op
+from gpuex_api.api.leases import list_leases as list_leases_op
+from gpuex_api.api.leases import release_lease as release_op
+from gpuex_api.api.orders import get_order as get_order_op
+from gpuex_api.api.orders import list_orders as list_orders_op
+from gpuex_api.api.orders import place_order as place_order_op
+from gpuex_api.api.prices import quote as quote_op
+from gpuex_api.api.resale import create_listing as create_listing_op
+from gpuex_api.api.resale import list_listings as list_listings_op
+from gpuex_api.client import AuthenticatedClient, Client
+from gpuex_api.models import (
+    ConvertRequest,
+    CreatedWebhook,
+    EventPage,
+    LeaseLogs,
+    LeaseView,
+    ListingRequest,
+    ListingView,
+    LoginRequest,
+    NewWebhook,
+    OrderRequest,
+    OrderView,
+    Problem,
+    Quote,
+    QuoteRequest,
+    StoredEvent,
+    UsageReport,
+    UserView,
+)
+from gpuex_api.types import UNSET, Response, Unset
+
+T = TypeVar("T")
+
+
+class ApiError(Exception):
+    """A non-2xx answer: the problem+json's status, code, detail and field errors."""
+
+    def __init__(self, status: int, detail: str, code: str | None = None, errors: list[tuple[str, str]] | None = None):
+        self.status = status
+        self.detail = detail
+        self.code = code
+        self.errors = errors or []
+        fields = "; ".join(f"{f}: {m}" for f, m in self.errors)
+        super().__init__(f"{status} {detail}" + (f" ({fields})" if fields else ""))
+
+    @classmethod
+    def from_response(cls, response: Response[Any]) -> ApiError:
+        parsed = response.parsed
+        if isinstance(parsed, Problem):
+            errors = [] if isinstance(parsed.errors, Unset) else [(e.field, e.message) for e in parsed.errors]
+            return cls(parsed.status, parsed.detail, parsed.code, errors)
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            body = {}
+        return cls(int(response.status_code), str(body.get("detail") or response.content[:200]), body.get("code"))
+
+
+def _ok(response: Response[Any], kind: type[T]) -> T:
+    if 200 <= int(response.status_code) < 300 and isinstance(response.parsed, kind):
+        return response.parsed
+    raise ApiError.from_response(response)
+
+
+def _model(value: T | dict[str, Any], kind: Any) -> T:
+    """A generated model, from itself or from the dict of its JSON."""
+    return kind.from_dict(value) if isinstance(value, dict) else value
+
+
+class Gpuex:
+    """A caller of one gpuex server.
+
+    >>> gx = Gpuex.login("http://127.0.0.1:8080", "buyer@gpuex.demo", "demo-buyer-password")
+    >>> order = gx.place_order({"mode": "on_demand", "resources": {"tflops": 100, "vram_gb": 8}})
+
+    ``api`` is the generated, authenticated client, for every endpoint this
+    layer does not wrap: ``gpuex_api.api.<tag>.<operation>.sync(client=gx.api, ...)``.
+    """
+
+    def __init__(self, server: str, token: str, *, timeout_s: float = 30.0, retries: int = 3):
+        self.server = server.rstrip("/")
+        self.retries = retries
+        self.api = AuthenticatedClient(
+            base_url=self.server, token=token, timeout=httpx.Timeout(timeout_s), raise_on_unexpected_status=False
+        )
+
+    @classmethod
+    def login(cls, server: str, email: str, password: str, **kwargs: Any) -> Gpuex:
+        """Exchanges email and password for an access token (or use an API key with the constructor)."""
+        anonymous = Client(base_url=server.rstrip("/"))
+        tokens = login_op.sync_detailed(client=anonymous, body=LoginRequest(email=email, password=password))
+        from gpuex_api.models import TokenResponse
+
+        return cls(server, _ok(tokens, TokenResponse).access_token, **kwargs)
+
+    def me(self) -> UserView:
+        return _ok(me_op.sync_detailed(client=self.api), UserView)
+
+    def quote(self, request: QuoteRequest | dict[str, Any]) -> Quote:
+        return _ok(quote_op.sync_detailed(client=self.api, body=_model(request, QuoteRequest)), Quote)
+
+    def place_order(self, request: OrderRequest | dict[str, Any], *, idempotency_key: str | None = None) -> OrderView:
+        """Places an order under an ``Idempotency-Key`` (a fresh one unless given).
+
+        A transport error or a 5xx is retried with the same key, so a lost
+        answer never places the order twice: the server replays the first one.
+        """
+        body = _model(request, OrderRequest)
+        key = idempotency_key or str(uuid.uuid4())
+        return self._retried(
+            lambda: place_order_op.sync_detailed(client=self.api, body=body, idempotency_key=key), OrderView
+        )
+
+    def order(self, order_id: str | uuid.UUID) -> OrderView:
+        return _ok(get_order_op.sync_detailed(uuid.UUID(str(order_id)), client=self.api), OrderView)
+
+    def orders(self, **filters: Any) -> Iterator[OrderView]:
+        """Every order (newest first), page after page; filters as ``list_orders`` takes them."""
+        yield from self._pages(lambda cursor: list_orders_op.sync_detailed(client=self.api, cursor=cursor, **filters))
+
+    def leases(self, **filters: Any) -> Iterator[LeaseView]:
+        yield from self._pages(lambda cursor: list_leases_op.sync_detailed(client=self.api, cursor=cursor, **filters))
+
+    def listings(self, **filters: Any) -> Iterator[ListingView]:
+        yield from self._pages(
+            lambda cursor: list_listings_op.sync_detailed(client=self.api, cursor=cursor, **filters)
+        )
+
+    def lease(self, lease_id: str | uuid.UUID) -> LeaseView:
+        return _ok(get_lease_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseView)
+
+    def wait_for_lease(self, lease_id: str | uuid.UUID, state: str = "running", *, timeout_s: float = 120) -> LeaseView:
+        """Polls until the lease reaches ``state``; raises TimeoutError, or ApiError 409 if it ended first."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            lease = self.lease(lease_id)
+            current = str(lease.state.value if hasattr(lease.state, "value") else lease.state)
+            if current == state:
+                return lease
+            if current in ("ended", "failed") and state not in ("ended", "failed"):
+                raise ApiError(409, f"lease {lease_id} is {current}", "lease_ended")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"lease {lease_id} is still {current} after {timeout_s} s")
+            time.sleep(0.5)
+
+    def logs(self, lease_id: str | uuid.UUID) -> LeaseLogs:
+        return _ok(lease_logs_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseLogs)
+
+    def release(self, lease_id: str | uuid.UUID) -> LeaseView:
+        return self._retried(
+            lambda: release_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseView, retry_5xx=False
+        )
+
+    def convert(self, lease_id: str | uuid.UUID, request: ConvertRequest | dict[str, Any]) -> LeaseView:
+        return _ok(
+            convert_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api, body=_model(request, ConvertRequest)),
+            LeaseView,
+        )
+
+    def resell(self, request: ListingRequest | dict[str, Any]) -> ListingView:
+        return _ok(
+            create_listing_op.sync_detailed(client=self.api, body=_model(request, ListingRequest)), ListingView
+        )
+
+    def usage(self, group_by: str = "mode", **window: Any) -> UsageReport:
+        return _ok(usage_op.sync_detailed(client=self.api, group_by=group_by, **window), UsageReport)
+
+    def create_webhook(self, request: NewWebhook | dict[str, Any]) -> CreatedWebhook:
+        return _ok(create_webhook_op.sync_detailed(client=self.api, body=_model(request, NewWebhook)), CreatedWebhook)
+
+    def events_page(self, after: int | None = None, limit: int = 100) -> EventPage:
+        return _ok(
+            events_page_op.sync_detailed(client=self.api, after=UNSET if after is None else after, limit=limit),
+            EventPage,
+        )
+
+    def events(self, after: int | None = None, *, follow: bool = True) -> Iterator[StoredEvent]:
+        """The caller's events in order, as an iterator.
+
+        With ``follow`` (the default) it reads the live SSE stream
+        (``/v1/events/stream``) and reconnects after the last id seen when the
+        connection drops, so no event is skipped; without, it reads the stored
+        pages and stops at the end.
+        """
+        if not follow:
+            while True:
+                page = self.events_page(after)
+                yield from page.items
+                after = page.next_after
+                if not page.has_more:
+                    return
+        last = after
+        failures = 0
+        while True:
+            params = {} if last is None else {"after": last}
+            try:
+                with self.api.get_httpx_client().stream(
+                    "GET",
+                    "/v1/events/stream",
+                    params=params,
+                    headers={"Accept": "text/event-stream"},
+                    timeout=httpx.Timeout(30.0, read=None),
+                ) as response:
+                    if response.status_code != 200:
+                        response.read()
+                        raise _raw_error(response)
+                    failures = 0
+                    for event in _sse(response.iter_lines()):
+                        stored = StoredEvent.from_dict(json.loads(event))
+                        last = stored.id
+                        yield stored
+            except (httpx.TransportError, httpx.RemoteProtocolError):
+                failures += 1
+                if failures > self.retries:
+                    raise
+            time.sleep(min(failures, 5))
+
+    def export(
+        self,
+        path: str | Path,
+        *,
+        format: str = "focus-csv",
+        progress: Callable[[int], None] | None = None,
+        **window: str,
+    ) -> int:
+        """Streams an export (FOCUS CSV by default) to ``path``; returns the bytes written.
+
+        ``progress`` is called with the running byte count. Written to a
+        ``.part`` file beside it first, so a failure leaves no half file.
+        """
+        target = Path(path)
+        part = target.with_suffix(target.suffix + ".part")
+        written = 0
+        with self.api.get_httpx_client().stream(
+            "GET", "/v1/billing/export", params={"format": format, **window}, timeout=httpx.Timeout(30.0, read=None)
+        ) as response:
+            if response.status_code != 200:
+                response.read()
+                raise _raw_error(response)
+            with part.open("wb") as out:
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+                    if progress:
+                        progress(written)
+        part.replace(target)
+        return written
+
+    def _retried(self, call: Callable[[], Response[Any]], kind: type[T], *, retry_5xx: bool = True) -> T:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = call()
+            except httpx.TransportError:
+                if attempt >= self.retries:
+                    raise
+            else:
+                if not (retry_5xx and int(response.status_code) >= 500 and attempt < self.retries):
+                    return _ok(response, kind)
+            time.sleep(0.3 * attempt)
+
+    def _pages(self, fetch: Callable[[Any], Response[Any]]) -> Iterator[Any]:
+        cursor: Any = UNSET
+        while True:
+            response = fetch(cursor)
+            parsed = response.parsed
+            if not (200 <= int(response.status_code) < 300) or isinstance(parsed, Problem) or parsed is None:
+                raise ApiError.from_response(response)
+            yield from parsed.items
+            if isinstance(parsed.next_cursor, Unset) or parsed.next_cursor is None:
+                return
+            cursor = parsed.next_cursor
+
+
+def _raw_error(response: httpx.Response) -> ApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    errors = [(e.get("field", ""), e.get("message", "")) for e in body.get("errors", [])]
+    return ApiError(response.status_code, str(body.get("detail") or response.reason_phrase), body.get("code"), errors)
+
+
+def _sse(lines: Iterator[str]) -> Iterator[str]:
+    """The ``data`` of each server-sent event (comments and keep-alives skipped)."""
+    data: list[str] = []
+    for line in lines:
+        if line == "":
+            if data:
+                yield "\n".join(data)
+            data = []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            if field == "data":
+                data.append(value[1:] if value.startswith(" ") else value)

@@ -1,0 +1,267 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.agent_register_request import AgentRegisterRequest
+from ...models.agent_register_response import AgentRegisterResponse
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    body: AgentRegisterRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/agent/register",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> AgentRegisterResponse | Problem | None:
+    if response.status_code == 200:
+        response_200 = AgentRegisterResponse.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[AgentRegisterResponse | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: AgentRegisterRequest,
+
+) -> Response[AgentRegisterResponse | Problem]:
+    """ Register the node's inventory (replacing the declared one).
+
+     A node whose GPUs changed under live leases is quarantined: cordoned until
+    its provider uncordons it; the leases on the changed GPUs end. A lost node
+    registering again comes back online.
+
+    Args:
+        body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
+            declared with
+            `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AgentRegisterResponse | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: AgentRegisterRequest,
+
+) -> AgentRegisterResponse | Problem | None:
+    """ Register the node's inventory (replacing the declared one).
+
+     A node whose GPUs changed under live leases is quarantined: cordoned until
+    its provider uncordons it; the leases on the changed GPUs end. A lost node
+    registering again comes back online.
+
+    Args:
+        body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
+            declared with
+            `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AgentRegisterResponse | Problem
+     """
+
+
+    return sync_detailed(
+        client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: AgentRegisterRequest,
+
+) -> Response[AgentRegisterResponse | Problem]:
+    """ Register the node's inventory (replacing the declared one).
+
+     A node whose GPUs changed under live leases is quarantined: cordoned until
+    its provider uncordons it; the leases on the changed GPUs end. A lost node
+    registering again comes back online.
+
+    Args:
+        body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
+            declared with
+            `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AgentRegisterResponse | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: AgentRegisterRequest,
+
+) -> AgentRegisterResponse | Problem | None:
+    """ Register the node's inventory (replacing the declared one).
+
+     A node whose GPUs changed under live leases is quarantined: cordoned until
+    its provider uncordons it; the leases on the changed GPUs end. A lost node
+    registering again comes back online.
+
+    Args:
+        body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
+            declared with
+            `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AgentRegisterResponse | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+body=body,
+
+    )).parsed

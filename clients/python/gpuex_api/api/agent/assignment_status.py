@@ -1,0 +1,300 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.status_report_ended import StatusReportEnded
+from ...models.status_report_failed import StatusReportFailed
+from ...models.status_report_provisioned import StatusReportProvisioned
+from typing import cast
+from uuid import UUID
+
+
+
+def _get_kwargs(
+    lease_id: UUID,
+    *,
+    body: StatusReportEnded | StatusReportFailed | StatusReportProvisioned,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/agent/assignments/{lease_id}/status".format(lease_id=quote(str(lease_id), safe=""),),
+    }
+
+    
+    if isinstance(body, StatusReportProvisioned):
+        _kwargs["json"] = body.to_dict()
+    elif isinstance(body, StatusReportEnded):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body.to_dict()
+
+
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: StatusReportEnded | StatusReportFailed | StatusReportProvisioned,
+
+) -> Response[Any | Problem]:
+    """ What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
+    Idempotent: a report for a lease that is already over changes nothing.
+
+    Args:
+        lease_id (UUID):
+        body (StatusReportEnded | StatusReportFailed | StatusReportProvisioned): Body of `POST
+            /v1/agent/assignments/{lease_id}/status`.
+
+            JSON: `{"at": "…", "status": "provisioned", "device": "MIG-…"}`,
+            `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
+            `{"at": "…", "status": "failed", "reason": "…"}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        lease_id=lease_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: StatusReportEnded | StatusReportFailed | StatusReportProvisioned,
+
+) -> Any | Problem | None:
+    """ What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
+    Idempotent: a report for a lease that is already over changes nothing.
+
+    Args:
+        lease_id (UUID):
+        body (StatusReportEnded | StatusReportFailed | StatusReportProvisioned): Body of `POST
+            /v1/agent/assignments/{lease_id}/status`.
+
+            JSON: `{"at": "…", "status": "provisioned", "device": "MIG-…"}`,
+            `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
+            `{"at": "…", "status": "failed", "reason": "…"}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return sync_detailed(
+        lease_id=lease_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: StatusReportEnded | StatusReportFailed | StatusReportProvisioned,
+
+) -> Response[Any | Problem]:
+    """ What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
+    Idempotent: a report for a lease that is already over changes nothing.
+
+    Args:
+        lease_id (UUID):
+        body (StatusReportEnded | StatusReportFailed | StatusReportProvisioned): Body of `POST
+            /v1/agent/assignments/{lease_id}/status`.
+
+            JSON: `{"at": "…", "status": "provisioned", "device": "MIG-…"}`,
+            `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
+            `{"at": "…", "status": "failed", "reason": "…"}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        lease_id=lease_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: StatusReportEnded | StatusReportFailed | StatusReportProvisioned,
+
+) -> Any | Problem | None:
+    """ What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
+    Idempotent: a report for a lease that is already over changes nothing.
+
+    Args:
+        lease_id (UUID):
+        body (StatusReportEnded | StatusReportFailed | StatusReportProvisioned): Body of `POST
+            /v1/agent/assignments/{lease_id}/status`.
+
+            JSON: `{"at": "…", "status": "provisioned", "device": "MIG-…"}`,
+            `{"at": "…", "status": "ended", "exit_code": 0, "reason": "exited"}`,
+            `{"at": "…", "status": "failed", "reason": "…"}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        lease_id=lease_id,
+client=client,
+body=body,
+
+    )).parsed

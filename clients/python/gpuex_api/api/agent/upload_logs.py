@@ -1,0 +1,272 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.logs_upload import LogsUpload
+from ...models.problem import Problem
+from typing import cast
+from uuid import UUID
+
+
+
+def _get_kwargs(
+    lease_id: UUID,
+    *,
+    body: LogsUpload,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/agent/assignments/{lease_id}/logs".format(lease_id=quote(str(lease_id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | Problem | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Problem.from_dict(response.json())
+
+
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: LogsUpload,
+
+) -> Response[Any | Problem]:
+    """ The workload's output tail, replacing the previous one; served to the buyer
+    at `GET /v1/leases/{id}/logs`.
+
+    Args:
+        lease_id (UUID):
+        body (LogsUpload): Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's
+            output
+            tail (stdout and stderr interleaved), replacing the one uploaded before.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        lease_id=lease_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: LogsUpload,
+
+) -> Any | Problem | None:
+    """ The workload's output tail, replacing the previous one; served to the buyer
+    at `GET /v1/leases/{id}/logs`.
+
+    Args:
+        lease_id (UUID):
+        body (LogsUpload): Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's
+            output
+            tail (stdout and stderr interleaved), replacing the one uploaded before.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return sync_detailed(
+        lease_id=lease_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: LogsUpload,
+
+) -> Response[Any | Problem]:
+    """ The workload's output tail, replacing the previous one; served to the buyer
+    at `GET /v1/leases/{id}/logs`.
+
+    Args:
+        lease_id (UUID):
+        body (LogsUpload): Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's
+            output
+            tail (stdout and stderr interleaved), replacing the one uploaded before.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        lease_id=lease_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    lease_id: UUID,
+    *,
+    client: AuthenticatedClient,
+    body: LogsUpload,
+
+) -> Any | Problem | None:
+    """ The workload's output tail, replacing the previous one; served to the buyer
+    at `GET /v1/leases/{id}/logs`.
+
+    Args:
+        lease_id (UUID):
+        body (LogsUpload): Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's
+            output
+            tail (stdout and stderr interleaved), replacing the one uploaded before.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        lease_id=lease_id,
+client=client,
+body=body,
+
+    )).parsed

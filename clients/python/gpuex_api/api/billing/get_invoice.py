@@ -1,0 +1,297 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.get_invoice_format import GetInvoiceFormat
+from ...models.invoice import Invoice
+from ...models.problem import Problem
+from ...types import UNSET, Unset
+from dateutil.parser import isoparse
+from typing import cast
+import datetime
+
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    format_: GetInvoiceFormat | Unset = UNSET,
+    from_: datetime.datetime | Unset = UNSET,
+    to: datetime.datetime | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    json_format_: str | Unset = UNSET
+    if not isinstance(format_, Unset):
+        json_format_ = format_.value
+
+    params["format"] = json_format_
+
+    json_from_: str | Unset = UNSET
+    if not isinstance(from_, Unset):
+        json_from_ = from_.isoformat()
+    params["from"] = json_from_
+
+    json_to: str | Unset = UNSET
+    if not isinstance(to, Unset):
+        json_to = to.isoformat()
+    params["to"] = json_to
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/billing/invoices/{id}".format(id=quote(str(id), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Invoice | Problem | None:
+    if response.status_code == 200:
+        response_200 = Invoice.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Invoice | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    format_: GetInvoiceFormat | Unset = UNSET,
+    from_: datetime.datetime | Unset = UNSET,
+    to: datetime.datetime | Unset = UNSET,
+
+) -> Response[Invoice | Problem]:
+    """ One invoice: `YYYY-MM` for a month, or `on-demand` with `from` and `to`.
+
+    Args:
+        id (str):
+        format_ (GetInvoiceFormat | Unset): What an invoice is written as (the query takes the
+            name as text).
+        from_ (datetime.datetime | Unset):
+        to (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Invoice | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+format_=format_,
+from_=from_,
+to=to,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    format_: GetInvoiceFormat | Unset = UNSET,
+    from_: datetime.datetime | Unset = UNSET,
+    to: datetime.datetime | Unset = UNSET,
+
+) -> Invoice | Problem | None:
+    """ One invoice: `YYYY-MM` for a month, or `on-demand` with `from` and `to`.
+
+    Args:
+        id (str):
+        format_ (GetInvoiceFormat | Unset): What an invoice is written as (the query takes the
+            name as text).
+        from_ (datetime.datetime | Unset):
+        to (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Invoice | Problem
+     """
+
+
+    return sync_detailed(
+        id=id,
+client=client,
+format_=format_,
+from_=from_,
+to=to,
+
+    ).parsed
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    format_: GetInvoiceFormat | Unset = UNSET,
+    from_: datetime.datetime | Unset = UNSET,
+    to: datetime.datetime | Unset = UNSET,
+
+) -> Response[Invoice | Problem]:
+    """ One invoice: `YYYY-MM` for a month, or `on-demand` with `from` and `to`.
+
+    Args:
+        id (str):
+        format_ (GetInvoiceFormat | Unset): What an invoice is written as (the query takes the
+            name as text).
+        from_ (datetime.datetime | Unset):
+        to (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Invoice | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+format_=format_,
+from_=from_,
+to=to,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    format_: GetInvoiceFormat | Unset = UNSET,
+    from_: datetime.datetime | Unset = UNSET,
+    to: datetime.datetime | Unset = UNSET,
+
+) -> Invoice | Problem | None:
+    """ One invoice: `YYYY-MM` for a month, or `on-demand` with `from` and `to`.
+
+    Args:
+        id (str):
+        format_ (GetInvoiceFormat | Unset): What an invoice is written as (the query takes the
+            name as text).
+        from_ (datetime.datetime | Unset):
+        to (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Invoice | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        id=id,
+client=client,
+format_=format_,
+from_=from_,
+to=to,
+
+    )).parsed

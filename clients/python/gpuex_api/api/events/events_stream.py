@@ -1,0 +1,257 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    after: int | Unset = UNSET,
+    last_event_id: int | None | Unset = UNSET,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(last_event_id, Unset):
+        headers["Last-Event-ID"] = last_event_id
+
+
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["after"] = after
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/events/stream",
+        "params": params,
+    }
+
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    after: int | Unset = UNSET,
+    last_event_id: int | None | Unset = UNSET,
+
+) -> Response[Problem | str]:
+    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
+    it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
+    repeated. A comment line comes every 15 s. A client that falls 256 of
+    its events behind is disconnected and resumes where it was; the stream
+    also ends when the access token expires.
+
+    Args:
+        after (int | Unset):
+        last_event_id (int | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+     """
+
+
+    kwargs = _get_kwargs(
+        after=after,
+last_event_id=last_event_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    after: int | Unset = UNSET,
+    last_event_id: int | None | Unset = UNSET,
+
+) -> Problem | str | None:
+    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
+    it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
+    repeated. A comment line comes every 15 s. A client that falls 256 of
+    its events behind is disconnected and resumes where it was; the stream
+    also ends when the access token expires.
+
+    Args:
+        after (int | Unset):
+        last_event_id (int | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+     """
+
+
+    return sync_detailed(
+        client=client,
+after=after,
+last_event_id=last_event_id,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    after: int | Unset = UNSET,
+    last_event_id: int | None | Unset = UNSET,
+
+) -> Response[Problem | str]:
+    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
+    it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
+    repeated. A comment line comes every 15 s. A client that falls 256 of
+    its events behind is disconnected and resumes where it was; the stream
+    also ends when the access token expires.
+
+    Args:
+        after (int | Unset):
+        last_event_id (int | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+     """
+
+
+    kwargs = _get_kwargs(
+        after=after,
+last_event_id=last_event_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    after: int | Unset = UNSET,
+    last_event_id: int | None | Unset = UNSET,
+
+) -> Problem | str | None:
+    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
+    it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
+    repeated. A comment line comes every 15 s. A client that falls 256 of
+    its events behind is disconnected and resumes where it was; the stream
+    also ends when the access token expires.
+
+    Args:
+        after (int | Unset):
+        last_event_id (int | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+after=after,
+last_event_id=last_event_id,
+
+    )).parsed

@@ -1,0 +1,353 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .action import Action
+from .adjustment_request import AdjustmentRequest
+from .adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
+from .adjustment_view import AdjustmentView
+from .agent_register_request import AgentRegisterRequest
+from .agent_register_response import AgentRegisterResponse
+from .amount_type_0 import AmountType0
+from .api_key_created import ApiKeyCreated
+from .api_key_view import ApiKeyView
+from .artifact import Artifact
+from .assignment_preempt import AssignmentPreempt
+from .assignment_preempt_action import AssignmentPreemptAction
+from .assignment_start import AssignmentStart
+from .assignment_start_action import AssignmentStartAction
+from .assignment_start_env import AssignmentStartEnv
+from .assignment_stop import AssignmentStop
+from .assignment_stop_action import AssignmentStopAction
+from .attempt_view import AttemptView
+from .audit_entry import AuditEntry
+from .audit_entry_details import AuditEntryDetails
+from .audit_page import AuditPage
+from .backend_kind import BackendKind
+from .bid_view import BidView
+from .book_entry import BookEntry
+from .budget_request import BudgetRequest
+from .budget_view import BudgetView
+from .conversion_view import ConversionView
+from .convert_request import ConvertRequest
+from .cordon_request import CordonRequest
+from .create_api_key_request import CreateApiKeyRequest
+from .create_node_request import CreateNodeRequest
+from .created_node import CreatedNode
+from .created_webhook import CreatedWebhook
+from .credit_request import CreditRequest
+from .credit_view import CreditView
+from .declared_gpu import DeclaredGpu
+from .default_secret import DefaultSecret
+from .delivery_page import DeliveryPage
+from .delivery_state import DeliveryState
+from .delivery_view import DeliveryView
+from .derived_prices import DerivedPrices
+from .earnings import Earnings
+from .earnings_group import EarningsGroup
+from .earnings_period import EarningsPeriod
+from .end_reason import EndReason
+from .event_page import EventPage
+from .event_type import EventType
+from .export_format import ExportFormat
+from .field_error import FieldError
+from .fill_view import FillView
+from .fill_view_report import FillViewReport
+from .focus_json_row import FocusJsonRow
+from .forecast_point import ForecastPoint
+from .forecast_view import ForecastView
+from .get_invoice_format import GetInvoiceFormat
+from .gpu_fields import GpuFields
+from .gpu_inventory import GpuInventory
+from .gpu_metrics import GpuMetrics
+from .gpu_mode import GpuMode
+from .gpu_model_view import GpuModelView
+from .gpu_model_view_peak_tflops import GpuModelViewPeakTflops
+from .gpu_view import GpuView
+from .gpu_view_metrics_type_0 import GpuViewMetricsType0
+from .health import Health
+from .heartbeat_request import HeartbeatRequest
+from .heartbeat_response import HeartbeatResponse
+from .held_units import HeldUnits
+from .history_interval import HistoryInterval
+from .history_point import HistoryPoint
+from .history_prices import HistoryPrices
+from .history_volume import HistoryVolume
+from .host_inventory import HostInventory
+from .host_limits import HostLimits
+from .invoice import Invoice
+from .invoice_item import InvoiceItem
+from .invoice_item_tags import InvoiceItemTags
+from .invoice_summary import InvoiceSummary
+from .isolation import Isolation
+from .lease_logs import LeaseLogs
+from .lease_page import LeasePage
+from .lease_report import LeaseReport
+from .lease_run_state import LeaseRunState
+from .lease_state import LeaseState
+from .lease_view import LeaseView
+from .lease_view_placement import LeaseViewPlacement
+from .ledger_line import LedgerLine
+from .ledger_page import LedgerPage
+from .list_leases_state import ListLeasesState
+from .list_orders_mode import ListOrdersMode
+from .list_orders_state import ListOrdersState
+from .list_price_type_0 import ListPriceType0
+from .listing_page import ListingPage
+from .listing_request import ListingRequest
+from .listing_view import ListingView
+from .login_request import LoginRequest
+from .logs_upload import LogsUpload
+from .market_forecast_view import MarketForecastView
+from .market_stats import MarketStats
+from .market_stats_leases_by_state import MarketStatsLeasesByState
+from .method import Method
+from .mig_instance_inventory import MigInstanceInventory
+from .mig_instance_metrics import MigInstanceMetrics
+from .mig_mode import MigMode
+from .mig_profile_view import MigProfileView
+from .mode import Mode
+from .new_webhook import NewWebhook
+from .node_detail import NodeDetail
+from .node_status import NodeStatus
+from .node_summary import NodeSummary
+from .ohlc import Ohlc
+from .order_page import OrderPage
+from .order_request import OrderRequest
+from .order_request_env_type_0 import OrderRequestEnvType0
+from .order_request_tags_type_0 import OrderRequestTagsType0
+from .order_state import OrderState
+from .order_view import OrderView
+from .order_view_request import OrderViewRequest
+from .order_view_tags import OrderViewTags
+from .partition_type_0 import PartitionType0
+from .partition_type_0_kind import PartitionType0Kind
+from .partition_type_1 import PartitionType1
+from .partition_type_1_kind import PartitionType1Kind
+from .partition_type_2 import PartitionType2
+from .partition_type_2_kind import PartitionType2Kind
+from .placement import Placement
+from .pool_stats import PoolStats
+from .precision import Precision
+from .price_change_view import PriceChangeView
+from .price_history_unit import PriceHistoryUnit
+from .price_per_hour_type_0 import PricePerHourType0
+from .price_update import PriceUpdate
+from .price_view import PriceView
+from .problem import Problem
+from .process_metrics import ProcessMetrics
+from .put_region_request import PutRegionRequest
+from .qos import Qos
+from .quote import Quote
+from .quote_line import QuoteLine
+from .quote_option import QuoteOption
+from .quote_request import QuoteRequest
+from .region import Region
+from .register_request import RegisterRequest
+from .registered_role import RegisteredRole
+from .resale_offer import ResaleOffer
+from .resale_offer_slots_item import ResaleOfferSlotsItem
+from .resources import Resources
+from .role import Role
+from .slice_quote import SliceQuote
+from .slice_quote_placement import SliceQuotePlacement
+from .slice_quote_unit_prices import SliceQuoteUnitPrices
+from .slice_quote_units import SliceQuoteUnits
+from .slice_view import SliceView
+from .status_report_ended import StatusReportEnded
+from .status_report_ended_status import StatusReportEndedStatus
+from .status_report_failed import StatusReportFailed
+from .status_report_failed_status import StatusReportFailedStatus
+from .status_report_provisioned import StatusReportProvisioned
+from .status_report_provisioned_status import StatusReportProvisionedStatus
+from .stored_event import StoredEvent
+from .stored_event_data import StoredEventData
+from .tflops_type_0 import TflopsType0
+from .token_response import TokenResponse
+from .unit import Unit
+from .units_view import UnitsView
+from .usage_ack import UsageAck
+from .usage_batch import UsageBatch
+from .usage_group import UsageGroup
+from .usage_group_units import UsageGroupUnits
+from .usage_record import UsageRecord
+from .usage_report import UsageReport
+from .usage_view import UsageView
+from .user_view import UserView
+from .wallet_view import WalletView
+from .webhook import Webhook
+
+__all__ = (
+    "Action",
+    "AdjustmentRequest",
+    "AdjustmentRequestTagsType0",
+    "AdjustmentView",
+    "AgentRegisterRequest",
+    "AgentRegisterResponse",
+    "AmountType0",
+    "ApiKeyCreated",
+    "ApiKeyView",
+    "Artifact",
+    "AssignmentPreempt",
+    "AssignmentPreemptAction",
+    "AssignmentStart",
+    "AssignmentStartAction",
+    "AssignmentStartEnv",
+    "AssignmentStop",
+    "AssignmentStopAction",
+    "AttemptView",
+    "AuditEntry",
+    "AuditEntryDetails",
+    "AuditPage",
+    "BackendKind",
+    "BidView",
+    "BookEntry",
+    "BudgetRequest",
+    "BudgetView",
+    "ConversionView",
+    "ConvertRequest",
+    "CordonRequest",
+    "CreateApiKeyRequest",
+    "CreatedNode",
+    "CreatedWebhook",
+    "CreateNodeRequest",
+    "CreditRequest",
+    "CreditView",
+    "DeclaredGpu",
+    "DefaultSecret",
+    "DeliveryPage",
+    "DeliveryState",
+    "DeliveryView",
+    "DerivedPrices",
+    "Earnings",
+    "EarningsGroup",
+    "EarningsPeriod",
+    "EndReason",
+    "EventPage",
+    "EventType",
+    "ExportFormat",
+    "FieldError",
+    "FillView",
+    "FillViewReport",
+    "FocusJsonRow",
+    "ForecastPoint",
+    "ForecastView",
+    "GetInvoiceFormat",
+    "GpuFields",
+    "GpuInventory",
+    "GpuMetrics",
+    "GpuMode",
+    "GpuModelView",
+    "GpuModelViewPeakTflops",
+    "GpuView",
+    "GpuViewMetricsType0",
+    "Health",
+    "HeartbeatRequest",
+    "HeartbeatResponse",
+    "HeldUnits",
+    "HistoryInterval",
+    "HistoryPoint",
+    "HistoryPrices",
+    "HistoryVolume",
+    "HostInventory",
+    "HostLimits",
+    "Invoice",
+    "InvoiceItem",
+    "InvoiceItemTags",
+    "InvoiceSummary",
+    "Isolation",
+    "LeaseLogs",
+    "LeasePage",
+    "LeaseReport",
+    "LeaseRunState",
+    "LeaseState",
+    "LeaseView",
+    "LeaseViewPlacement",
+    "LedgerLine",
+    "LedgerPage",
+    "ListingPage",
+    "ListingRequest",
+    "ListingView",
+    "ListLeasesState",
+    "ListOrdersMode",
+    "ListOrdersState",
+    "ListPriceType0",
+    "LoginRequest",
+    "LogsUpload",
+    "MarketForecastView",
+    "MarketStats",
+    "MarketStatsLeasesByState",
+    "Method",
+    "MigInstanceInventory",
+    "MigInstanceMetrics",
+    "MigMode",
+    "MigProfileView",
+    "Mode",
+    "NewWebhook",
+    "NodeDetail",
+    "NodeStatus",
+    "NodeSummary",
+    "Ohlc",
+    "OrderPage",
+    "OrderRequest",
+    "OrderRequestEnvType0",
+    "OrderRequestTagsType0",
+    "OrderState",
+    "OrderView",
+    "OrderViewRequest",
+    "OrderViewTags",
+    "PartitionType0",
+    "PartitionType0Kind",
+    "PartitionType1",
+    "PartitionType1Kind",
+    "PartitionType2",
+    "PartitionType2Kind",
+    "Placement",
+    "PoolStats",
+    "Precision",
+    "PriceChangeView",
+    "PriceHistoryUnit",
+    "PricePerHourType0",
+    "PriceUpdate",
+    "PriceView",
+    "Problem",
+    "ProcessMetrics",
+    "PutRegionRequest",
+    "Qos",
+    "Quote",
+    "QuoteLine",
+    "QuoteOption",
+    "QuoteRequest",
+    "Region",
+    "RegisteredRole",
+    "RegisterRequest",
+    "ResaleOffer",
+    "ResaleOfferSlotsItem",
+    "Resources",
+    "Role",
+    "SliceQuote",
+    "SliceQuotePlacement",
+    "SliceQuoteUnitPrices",
+    "SliceQuoteUnits",
+    "SliceView",
+    "StatusReportEnded",
+    "StatusReportEndedStatus",
+    "StatusReportFailed",
+    "StatusReportFailedStatus",
+    "StatusReportProvisioned",
+    "StatusReportProvisionedStatus",
+    "StoredEvent",
+    "StoredEventData",
+    "TflopsType0",
+    "TokenResponse",
+    "Unit",
+    "UnitsView",
+    "UsageAck",
+    "UsageBatch",
+    "UsageGroup",
+    "UsageGroupUnits",
+    "UsageRecord",
+    "UsageReport",
+    "UsageView",
+    "UserView",
+    "WalletView",
+    "Webhook",
+)

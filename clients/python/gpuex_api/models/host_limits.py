@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="HostLimits")
+
+
+
+@_attrs_define
+class HostLimits:
+    """ The host CPU and memory a lease holds.
+
+        Attributes:
+            cpu_milli (int): Thousandths of a CPU core.
+            memory_mib (int): Memory in MiB.
+     """
+
+    cpu_milli: int
+    memory_mib: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        cpu_milli = self.cpu_milli
+
+        memory_mib = self.memory_mib
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "cpu_milli": cpu_milli,
+            "memory_mib": memory_mib,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        cpu_milli = d.pop("cpu_milli")
+
+        memory_mib = d.pop("memory_mib")
+
+        host_limits = cls(
+            cpu_milli=cpu_milli,
+            memory_mib=memory_mib,
+        )
+
+
+        host_limits.additional_properties = d
+        return host_limits
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

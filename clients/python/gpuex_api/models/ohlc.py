@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="Ohlc")
+
+
+
+@_attrs_define
+class Ohlc:
+    """ Open, high, low and close of one figure over a bucket.
+
+        Attributes:
+            close (str):
+            high (str):
+            low (str):
+            open_ (str):
+     """
+
+    close: str
+    high: str
+    low: str
+    open_: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        close = self.close
+
+        high = self.high
+
+        low = self.low
+
+        open_ = self.open_
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "close": close,
+            "high": high,
+            "low": low,
+            "open": open_,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        close = d.pop("close")
+
+        high = d.pop("high")
+
+        low = d.pop("low")
+
+        open_ = d.pop("open")
+
+        ohlc = cls(
+            close=close,
+            high=high,
+            low=low,
+            open_=open_,
+        )
+
+
+        ohlc.additional_properties = d
+        return ohlc
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

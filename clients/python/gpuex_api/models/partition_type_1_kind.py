@@ -1,0 +1,7 @@
+from enum import Enum
+
+class PartitionType1Kind(str, Enum):
+    SHARED = "shared"
+
+    def __str__(self) -> str:
+        return str(self.value)

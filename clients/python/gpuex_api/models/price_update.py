@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.unit import Unit
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.list_price_type_0 import ListPriceType0
+
+
+
+
+
+T = TypeVar("T", bound="PriceUpdate")
+
+
+
+@_attrs_define
+class PriceUpdate:
+    """ 
+        Attributes:
+            gpu_model (str):
+            list_price (float | ListPriceType0): A decimal: above 0 and below 1000000, with at most 6 decimals.
+            region (str):
+            unit (Unit): A unit gpuex sells, priced per hour and metered per second.
+     """
+
+    gpu_model: str
+    list_price: float | ListPriceType0
+    region: str
+    unit: Unit
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.list_price_type_0 import ListPriceType0
+        gpu_model = self.gpu_model
+
+        list_price: dict[str, Any] | float
+        if isinstance(self.list_price, ListPriceType0):
+            list_price = self.list_price.to_dict()
+        else:
+            list_price = self.list_price
+
+        region = self.region
+
+        unit = self.unit.value
+
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({
+            "gpu_model": gpu_model,
+            "list_price": list_price,
+            "region": region,
+            "unit": unit,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.list_price_type_0 import ListPriceType0
+        d = dict(src_dict)
+        gpu_model = d.pop("gpu_model")
+
+        def _parse_list_price(data: object) -> float | ListPriceType0:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_list_price_type_0 = ListPriceType0.from_dict(data)
+
+
+
+                return componentsschemas_list_price_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(float | ListPriceType0, data)
+
+        list_price = _parse_list_price(d.pop("list_price"))
+
+
+        region = d.pop("region")
+
+        unit = Unit(d.pop("unit"))
+
+
+
+
+        price_update = cls(
+            gpu_model=gpu_model,
+            list_price=list_price,
+            region=region,
+            unit=unit,
+        )
+
+        return price_update
+

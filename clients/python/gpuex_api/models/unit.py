@@ -1,0 +1,8 @@
+from enum import Enum
+
+class Unit(str, Enum):
+    TFLOPS_H = "tflops_h"
+    VRAM_H = "vram_h"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,133 @@
+"""The buyer's flow through the SDK only, against `gpuex demo`; and the
+webhook verifier against a delivery the server really sent."""
+
+from __future__ import annotations
+
+import http.server
+import queue
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from gpuex import ApiError, Gpuex, WebhookSignatureError, verify_webhook
+from gpuex_api.models import LeaseView, OrderView, StoredEvent
+
+from .conftest import BUYER
+
+WORKLOAD = "echo sdk-start; for i in 1 2 3; do echo tick $i; sleep 0.3; done; sleep 600"
+
+
+def order_body(**extra: object) -> dict[str, object]:
+    return {
+        "mode": "on_demand",
+        "region": "eu-west",
+        "resources": {"tflops": 50, "vram_gb": 8},
+        "command": WORKLOAD,
+        "tags": {"team": "sdk"},
+        **extra,
+    }
+
+
+def test_buyer_flow(server: str, tmp_path: Path) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    assert gx.me().email == BUYER[0]
+
+    quote = gx.quote({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 100, "vram_gb": 8}})
+    assert quote.options, quote
+
+    # An idempotency key on every retryable POST: the same key, the same order.
+    key = str(uuid.uuid4())
+    order = gx.place_order(order_body(), idempotency_key=key)
+    assert isinstance(order, OrderView)
+    assert order.state.value == "filled", order
+    again = gx.place_order(order_body(), idempotency_key=key)
+    assert again.id == order.id
+
+    lease = gx.wait_for_lease(str(order.lease_id), "running", timeout_s=60)
+    assert isinstance(lease, LeaseView)
+    assert lease.device and lease.device.startswith("MIG-")
+    deadline = time.monotonic() + 30
+    while "tick 3" not in gx.logs(lease.id).tail:
+        assert time.monotonic() < deadline, gx.logs(lease.id)
+        time.sleep(0.5)
+    assert "sdk-start" in gx.logs(lease.id).tail
+
+    # Pagination: pages of one, every order still comes back, each once.
+    paged = [o.id for o in gx.orders(limit=1)]
+    assert len(paged) >= 2 and len(paged) == len(set(paged))
+    assert order.id in paged
+    assert [o.id for o in gx.orders(limit=100)] == paged
+    assert any(item.id == lease.id for item in gx.leases(limit=2))
+
+    released = gx.release(lease.id)
+    assert released.id == lease.id
+    with pytest.raises(ApiError) as refused:
+        gx.release(lease.id)
+    assert refused.value.status == 409
+
+    # Problems come back as ApiError with the field named.
+    with pytest.raises(ApiError) as bad:
+        gx.quote({"mode": "on_demand", "resources": {"tflops": 0, "vram_gb": 8}})
+    assert bad.value.status == 422
+    assert any(field == "resources.tflops" for field, _ in bad.value.errors), bad.value
+
+    # The event stream as an iterator: from the start, live, in id order,
+    # until this order's fill comes by (it is stored, so it is replayed).
+    mine: list[StoredEvent] = []
+    last = 0
+    for event in gx.events(after=0):
+        assert isinstance(event, StoredEvent) and event.id > last
+        last = event.id
+        if event.order_id == order.id:
+            mine.append(event)
+            if event.type_.value == "order.filled":
+                break
+    assert [e.type_.value for e in mine][-1] == "order.filled"
+    stored = [e.id for e in gx.events(after=0, follow=False)]
+    assert stored == sorted(stored) and {e.id for e in mine} <= set(stored)
+
+    # The FOCUS export, streamed to a file.
+    seen: list[int] = []
+    path = tmp_path / "focus.csv"
+    written = gx.export(path, progress=seen.append)
+    assert written > 0 and seen and seen[-1] == written
+    assert path.read_text().startswith("BilledCost,")
+    assert not (tmp_path / "focus.csv.part").exists()
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    deliveries: queue.Queue[tuple[bytes, str]] = queue.Queue()
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.deliveries.put((body, self.headers.get("Gpuex-Signature", "")))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_verifier_accepts_a_real_delivery_and_refuses_a_forged_one(server: str) -> None:
+    receiver = http.server.HTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        gx = Gpuex.login(server, *BUYER)
+        hook = gx.create_webhook({"url": f"http://127.0.0.1:{receiver.server_port}/hook"})
+        assert hook.secret.startswith("whsec_")
+        order = gx.place_order(order_body(command="true"))
+        body, signature = _Receiver.deliveries.get(timeout=30)
+        assert signature.startswith("t=")
+        verify_webhook(body, signature, hook.secret)
+        with pytest.raises(WebhookSignatureError):
+            verify_webhook(body + b" ", signature, hook.secret)
+        with pytest.raises(WebhookSignatureError):
+            verify_webhook(body, signature, "whsec_" + "0" * 64)
+        with pytest.raises(WebhookSignatureError):
+            verify_webhook(body, signature, hook.secret, now=time.time() + 3600)
+        gx.release(str(order.lease_id))
+    finally:
+        receiver.shutdown()

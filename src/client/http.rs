@@ -1,0 +1,194 @@
+//! The client's HTTP side: one `reqwest` client, the caller's credential,
+//! and problem+json answers turned into [`CliError`]s with exit codes.
+
+use super::{CliError, Exit};
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::Value;
+use std::time::Duration;
+
+pub struct Api {
+    pub server: String,
+    client: reqwest::Client,
+    /// For streams, which stay open for as long as the user follows them.
+    streaming: reqwest::Client,
+    pub token: Option<String>,
+}
+
+impl Api {
+    pub fn new(server: &str, token: Option<String>) -> Result<Api, CliError> {
+        let server = server.trim_end_matches('/').to_owned();
+        let agent = concat!("gpuex-cli/", env!("CARGO_PKG_VERSION"));
+        let build = |timeout: Option<Duration>| {
+            let mut b = reqwest::Client::builder()
+                .user_agent(agent)
+                .connect_timeout(Duration::from_secs(10));
+            if let Some(t) = timeout {
+                b = b.timeout(t);
+            }
+            b.build()
+                .map_err(|e| CliError::io(format!("cannot start the HTTP client: {e}")))
+        };
+        Ok(Api {
+            server,
+            client: build(Some(Duration::from_secs(60)))?,
+            streaming: build(None)?,
+            token,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.server, path)
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.with_auth(self.client.request(method, self.url(path)))
+    }
+
+    pub fn stream_request(&self, path: &str) -> RequestBuilder {
+        self.with_auth(self.streaming.get(self.url(path)))
+    }
+
+    fn with_auth(&self, builder: RequestBuilder) -> RequestBuilder {
+        match &self.token {
+            Some(t) => builder.bearer_auth(t),
+            None => builder,
+        }
+    }
+
+    /// Sends and returns the JSON body of a 2xx answer (Null when empty).
+    pub async fn send(&self, builder: RequestBuilder) -> Result<Value, CliError> {
+        let response = self.execute(builder).await?;
+        let bytes = response.bytes().await.map_err(|e| self.transport(&e))?;
+        if bytes.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|e| CliError::new(Exit::Server, format!("the server sent invalid JSON: {e}")))
+    }
+
+    /// Sends and returns the response of a 2xx answer, the error of any other.
+    pub async fn execute(&self, builder: RequestBuilder) -> Result<Response, CliError> {
+        let response = builder.send().await.map_err(|e| self.transport(&e))?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(problem(response).await)
+        }
+    }
+
+    pub async fn get(&self, path: &str, query: &[(&str, String)]) -> Result<Value, CliError> {
+        self.send(self.request(Method::GET, path).query(query))
+            .await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, CliError> {
+        self.send(self.request(Method::POST, path).json(body)).await
+    }
+
+    /// POST with an `Idempotency-Key`, retried on transport errors and 5xx
+    /// under the same key, so a lost answer never places an order twice.
+    pub async fn post_idempotent(&self, path: &str, body: &Value) -> Result<Value, CliError> {
+        let key = uuid::Uuid::new_v4().to_string();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let builder = self
+                .request(Method::POST, path)
+                .header("Idempotency-Key", &key)
+                .json(body);
+            match self.send(builder).await {
+                Err(e) if e.exit == Exit::Server && attempt < 3 => {
+                    tokio::time::sleep(Duration::from_millis(500 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Every item of a cursor-paged list, up to `max` (all when None).
+    pub async fn pages(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        max: Option<usize>,
+    ) -> Result<Vec<Value>, CliError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut q = query.to_vec();
+            let want = max.map(|m| m.saturating_sub(items.len()).clamp(1, 100));
+            q.push(("limit", want.unwrap_or(100).to_string()));
+            if let Some(c) = &cursor {
+                q.push(("cursor", c.clone()));
+            }
+            let page = self.get(path, &q).await?;
+            if let Some(list) = page["items"].as_array() {
+                items.extend(list.iter().cloned());
+            }
+            cursor = page["next_cursor"].as_str().map(str::to_owned);
+            if cursor.is_none() || max.is_some_and(|m| items.len() >= m) {
+                break;
+            }
+        }
+        if let Some(m) = max {
+            items.truncate(m);
+        }
+        Ok(items)
+    }
+
+    pub fn transport(&self, e: &reqwest::Error) -> CliError {
+        let what = if e.is_timeout() {
+            "timed out"
+        } else if e.is_connect() {
+            "could not connect"
+        } else {
+            "request failed"
+        };
+        CliError::new(Exit::Server, format!("{what}: {} ({e})", self.server))
+    }
+}
+
+/// The exit code a status maps to.
+pub fn exit_for(status: StatusCode) -> Exit {
+    match status.as_u16() {
+        401 | 403 => Exit::Auth,
+        404 => Exit::NotFound,
+        409 => Exit::Conflict,
+        400 | 413 | 415 | 422 => Exit::Invalid,
+        429 | 500..=599 => Exit::Server,
+        _ => Exit::Other,
+    }
+}
+
+/// A non-2xx answer as an error: the problem's `detail` and its field errors.
+async fn problem(response: Response) -> CliError {
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    let detail = body["detail"]
+        .as_str()
+        .or_else(|| body["title"].as_str())
+        .map(str::to_owned)
+        .unwrap_or_else(|| status.to_string());
+    let fields = body["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    (
+                        e["field"].as_str().unwrap_or("").to_owned(),
+                        e["message"].as_str().unwrap_or("").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut error = CliError::new(exit_for(status), detail);
+    error.status = Some(status.as_u16());
+    error.code = body["code"].as_str().map(str::to_owned);
+    error.fields = fields;
+    if status == StatusCode::UNAUTHORIZED {
+        error.hint = Some("log in again with `gpuex login`".into());
+    }
+    error
+}

@@ -1,0 +1,1282 @@
+//! The client subcommands of `gpuex` (DESIGN §18): what a buyer or a
+//! provider runs from a terminal against a gpuex server. They need no
+//! database and start no server: everything goes through the public HTTP API.
+//!
+//! People get tables, scripts `--output json` (the API's own JSON, or one
+//! JSON object a line for streams). Errors print the problem's `detail` and
+//! its fields on stderr, and the exit code says what went wrong:
+//! see [`EXIT_CODES`].
+
+mod http;
+mod store;
+
+use clap::{Args, Subcommand, ValueEnum};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use futures::StreamExt;
+use http::Api;
+use reqwest::Method;
+use serde_json::{json, Map, Value};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Shown in `gpuex --help` and the README.
+pub const EXIT_CODES: &str = "\
+Exit codes of the client subcommands:
+  0  success
+  1  any other error (a file that cannot be written, an unexpected answer)
+  2  usage: a missing or malformed flag
+  3  not logged in, the credential was refused (401), or not allowed (403)
+  4  not found (404)
+  5  refused: a conflict (409), or an order rejected, expired or cancelled,
+     or a lease that failed, while `--wait` followed it
+  6  invalid input: the server refused a field or a request it cannot
+     fill, e.g. no capacity free (400, 413, 415, 422)
+  7  the server is unreachable, overloaded (429) or failing (5xx)
+  8  `--wait` timed out";
+
+/// What a client failure maps to (the process's exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Other = 1,
+    Usage = 2,
+    Auth = 3,
+    NotFound = 4,
+    Conflict = 5,
+    Invalid = 6,
+    Server = 7,
+    Timeout = 8,
+}
+
+#[derive(Debug)]
+pub struct CliError {
+    pub exit: Exit,
+    pub message: String,
+    pub status: Option<u16>,
+    pub code: Option<String>,
+    pub fields: Vec<(String, String)>,
+    pub hint: Option<String>,
+}
+
+impl CliError {
+    pub fn new(exit: Exit, message: impl Into<String>) -> CliError {
+        CliError {
+            exit,
+            message: message.into(),
+            status: None,
+            code: None,
+            fields: Vec::new(),
+            hint: None,
+        }
+    }
+
+    pub fn io(message: impl Into<String>) -> CliError {
+        CliError::new(Exit::Other, message)
+    }
+
+    fn print(&self) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "error: {}", self.message);
+        for (field, message) in &self.fields {
+            let _ = writeln!(err, "  {field}: {message}");
+        }
+        if let Some(hint) = &self.hint {
+            let _ = writeln!(err, "hint: {hint}");
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, CliError>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Output {
+    #[default]
+    Table,
+    Json,
+}
+
+/// Flags every client subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// The gpuex server (default: the one of the last `gpuex login`, else http://127.0.0.1:8080).
+    #[arg(long, env = "GPUEX_SERVER", global = true)]
+    pub server: Option<String>,
+    /// Tables for people, JSON for scripts.
+    #[arg(long, value_enum, global = true, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum Mode {
+    OnDemand,
+    Reserved,
+    Spot,
+    Pooled,
+}
+
+impl Mode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Mode::OnDemand => "on_demand",
+            Mode::Reserved => "reserved",
+            Mode::Spot => "spot",
+            Mode::Pooled => "pooled",
+        }
+    }
+}
+
+/// What to buy, flag for field as the API names them (`resources.*` and the
+/// order's own fields). Values go to the server as typed; it checks them.
+#[derive(Debug, Clone, Args)]
+pub struct Request {
+    /// How to buy: on_demand, reserved, spot or pooled.
+    #[arg(long, value_enum)]
+    mode: Mode,
+    /// Standard TFLOPS wanted (resources.tflops).
+    #[arg(long)]
+    tflops: String,
+    /// GPU memory in GB (resources.vram_gb).
+    #[arg(long)]
+    vram_gb: u64,
+    /// Whole GPUs (resources.gpus).
+    #[arg(long)]
+    gpus: Option<u64>,
+    /// A GPU model, e.g. H100-SXM5-80GB (resources.gpu_model).
+    #[arg(long)]
+    gpu_model: Option<String>,
+    /// Host CPU in thousandths of a core (resources.cpu_milli).
+    #[arg(long)]
+    cpu_milli: Option<u64>,
+    /// Host memory in MiB (resources.memory_mib).
+    #[arg(long)]
+    memory_mib: Option<u64>,
+    /// shared, mig or whole (resources.isolation).
+    #[arg(long)]
+    isolation: Option<String>,
+    /// fp32, tf32, fp16, bf16, fp8 or int8 (resources.precision).
+    #[arg(long)]
+    precision: Option<String>,
+    /// e.g. nvlink (resources.interconnect).
+    #[arg(long)]
+    interconnect: Option<String>,
+    /// Lowest CUDA version, e.g. 12.2 (resources.min_cuda).
+    #[arg(long)]
+    min_cuda: Option<String>,
+    /// A region, e.g. eu-west.
+    #[arg(long)]
+    region: Option<String>,
+    /// How long, in seconds.
+    #[arg(long)]
+    duration_s: Option<u64>,
+    /// When a reservation starts (RFC 3339).
+    #[arg(long)]
+    start_at: Option<String>,
+    /// The most to pay per hour.
+    #[arg(long)]
+    max_price: Option<String>,
+}
+
+impl Request {
+    fn body(&self) -> Map<String, Value> {
+        let mut resources = Map::new();
+        resources.insert("tflops".into(), json!(self.tflops));
+        resources.insert("vram_gb".into(), json!(self.vram_gb));
+        put(&mut resources, "gpus", self.gpus.map(Value::from));
+        put(
+            &mut resources,
+            "gpu_model",
+            self.gpu_model.as_deref().map(Value::from),
+        );
+        put(&mut resources, "cpu_milli", self.cpu_milli.map(Value::from));
+        put(
+            &mut resources,
+            "memory_mib",
+            self.memory_mib.map(Value::from),
+        );
+        put(
+            &mut resources,
+            "isolation",
+            self.isolation.as_deref().map(Value::from),
+        );
+        put(
+            &mut resources,
+            "precision",
+            self.precision.as_deref().map(Value::from),
+        );
+        put(
+            &mut resources,
+            "interconnect",
+            self.interconnect.as_deref().map(Value::from),
+        );
+        put(
+            &mut resources,
+            "min_cuda",
+            self.min_cuda.as_deref().map(Value::from),
+        );
+        let mut body = Map::new();
+        body.insert("mode".into(), json!(self.mode.as_str()));
+        body.insert("resources".into(), Value::Object(resources));
+        put(&mut body, "region", self.region.as_deref().map(Value::from));
+        put(&mut body, "duration_s", self.duration_s.map(Value::from));
+        put(
+            &mut body,
+            "start_at",
+            self.start_at.as_deref().map(Value::from),
+        );
+        put(
+            &mut body,
+            "max_price",
+            self.max_price.as_deref().map(Value::from),
+        );
+        body
+    }
+}
+
+fn put(map: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(v) = value {
+        map.insert(key.into(), v);
+    }
+}
+
+/// `KEY=VALUE`, for `--tag` and `--env`.
+fn key_value(s: &str) -> std::result::Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got `{s}`")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExportFormat {
+    FocusCsv,
+    FocusJson,
+    Csv,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ClientCommand {
+    /// Log in and keep the credential in the config folder (0600).
+    ///
+    /// Asks for the password without echo, or reads it from stdin with
+    /// --password-stdin. Keeps a long-lived API key minted for this machine
+    /// (revoked by `gpuex logout`), or with --session the 15-minute access token.
+    Login {
+        /// The account's email (asked when missing).
+        #[arg(long, env = "GPUEX_EMAIL")]
+        email: Option<String>,
+        /// Read the password from the first line of stdin (for scripts).
+        #[arg(long)]
+        password_stdin: bool,
+        /// Keep the short-lived access token instead of minting an API key.
+        #[arg(long)]
+        session: bool,
+    },
+    /// Revoke the kept API key and forget the credential.
+    Logout,
+    /// Who the kept credential belongs to.
+    Whoami,
+    /// What a request would cost, per model and region, without ordering.
+    Quote(Request),
+    /// Place an order (every mode); `--wait` follows it until its lease runs.
+    Order {
+        #[command(flatten)]
+        request: Request,
+        /// The command the lease runs.
+        #[arg(long)]
+        command: Option<String>,
+        /// An environment variable for the command (repeatable).
+        #[arg(long = "env", value_parser = key_value, value_name = "KEY=VALUE")]
+        env: Vec<(String, String)>,
+        /// A cost-allocation tag (repeatable).
+        #[arg(long = "tag", value_parser = key_value, value_name = "KEY=VALUE")]
+        tags: Vec<(String, String)>,
+        /// realtime or batch (pooled orders).
+        #[arg(long)]
+        qos: Option<String>,
+        /// How long a spot or pooled order may wait for capacity, in seconds.
+        #[arg(long)]
+        max_wait_s: Option<u64>,
+        /// Your own id for the order.
+        #[arg(long)]
+        client_order_id: Option<String>,
+        /// A URL the server posts the order's events to (signed).
+        #[arg(long)]
+        webhook_url: Option<String>,
+        /// Follow the order until its lease runs (exit 5 if it is refused or fails).
+        #[arg(long)]
+        wait: bool,
+        /// How long `--wait` waits, in seconds (exit 8 past it).
+        #[arg(long, default_value_t = 600)]
+        wait_timeout: u64,
+    },
+    /// Your orders, newest first.
+    Orders {
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long, value_enum)]
+        mode: Option<Mode>,
+        /// How many (all pages are read up to this many).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Your leases, or one lease with its id.
+    Leases {
+        id: Option<String>,
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// A lease's output; --follow prints new output until the lease ends.
+    Logs {
+        id: String,
+        #[arg(long, short)]
+        follow: bool,
+    },
+    /// Release a lease now: its workload stops, and its billing with it.
+    Release { id: String },
+    /// Convert a lease to another mode (e.g. on_demand to reserved).
+    Convert {
+        id: String,
+        #[arg(long, value_enum)]
+        to: Mode,
+        /// From when (RFC 3339; default now).
+        #[arg(long)]
+        from: Option<String>,
+        /// Until when (RFC 3339), for a reservation.
+        #[arg(long)]
+        until: Option<String>,
+    },
+    /// Offer the rest of a reservation for resale.
+    Resell {
+        /// The lease.
+        id: String,
+        /// From when (RFC 3339).
+        #[arg(long)]
+        from: String,
+        /// The asking price per hour.
+        #[arg(long)]
+        ask_per_hour: String,
+    },
+    /// Your resale listings, or with --open the market's open offers.
+    Listings {
+        #[arg(long)]
+        open: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Your events; --follow keeps the live stream open (SSE).
+    Events {
+        #[arg(long, short)]
+        follow: bool,
+        /// Start after this event id.
+        #[arg(long)]
+        after: Option<i64>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// What you used and what it cost, grouped by tag:KEY, mode, gpu_model, region or day.
+    Bill {
+        #[arg(long, default_value = "mode")]
+        group_by: String,
+        /// RFC 3339 (default: this month).
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Download billing lines (FOCUS 1.2 CSV by default) to a file.
+    Export {
+        #[arg(long, value_enum, default_value_t = ExportFormat::FocusCsv)]
+        format: ExportFormat,
+        /// Where to write it (`-` for stdout).
+        #[arg(long, short = 'o')]
+        output_file: PathBuf,
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Providers: your nodes.
+    Nodes,
+    /// Providers: what your nodes earned.
+    Earnings {
+        /// month or day.
+        #[arg(long)]
+        period: Option<String>,
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+    },
+}
+
+/// Runs a client subcommand and returns the process's exit code.
+pub async fn run(global: Global, command: ClientCommand) -> i32 {
+    match dispatch(global, command).await {
+        Ok(()) => 0,
+        Err(e) => {
+            e.print();
+            e.exit as i32
+        }
+    }
+}
+
+const DEFAULT_SERVER: &str = "http://127.0.0.1:8080";
+
+struct Ctx {
+    api: Api,
+    output: Output,
+}
+
+impl Ctx {
+    fn json(&self) -> bool {
+        self.output == Output::Json
+    }
+}
+
+fn server_of(global: &Global, stored: &store::Credentials) -> String {
+    global
+        .server
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| stored.default_server.clone())
+        .unwrap_or_else(|| DEFAULT_SERVER.into())
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// The credential for `server`: `GPUEX_TOKEN` (an access token or API key)
+/// first, then the one `gpuex login` kept.
+fn token_for(server: &str, stored: &store::Credentials) -> Result<String> {
+    if let Ok(t) = std::env::var("GPUEX_TOKEN") {
+        if !t.is_empty() {
+            return Ok(t);
+        }
+    }
+    let Some(cred) = stored.servers.get(server) else {
+        return Err(not_logged_in(server));
+    };
+    if let Some(key) = &cred.api_key {
+        return Ok(key.clone());
+    }
+    match (&cred.access_token, cred.expires_at) {
+        (Some(t), Some(exp)) if exp > chrono::Utc::now() => Ok(t.clone()),
+        (Some(_), _) => {
+            let mut e = CliError::new(Exit::Auth, format!("your session on {server} has expired"));
+            e.hint = Some("log in again with `gpuex login` (without --session it lasts)".into());
+            Err(e)
+        }
+        _ => Err(not_logged_in(server)),
+    }
+}
+
+fn not_logged_in(server: &str) -> CliError {
+    let mut e = CliError::new(Exit::Auth, format!("not logged in to {server}"));
+    e.hint = Some("run `gpuex login` (or set GPUEX_TOKEN)".into());
+    e
+}
+
+async fn dispatch(global: Global, command: ClientCommand) -> Result<()> {
+    let stored = store::load()?;
+    let server = server_of(&global, &stored);
+    match command {
+        ClientCommand::Login {
+            email,
+            password_stdin,
+            session,
+        } => {
+            login(
+                &server,
+                global.output,
+                stored,
+                email,
+                password_stdin,
+                session,
+            )
+            .await
+        }
+        ClientCommand::Logout => logout(&server, stored).await,
+        command => {
+            let token = token_for(&server, &stored)?;
+            let ctx = Ctx {
+                api: Api::new(&server, Some(token))?,
+                output: global.output,
+            };
+            authenticated(&ctx, command).await
+        }
+    }
+}
+
+async fn login(
+    server: &str,
+    output: Output,
+    mut stored: store::Credentials,
+    email: Option<String>,
+    password_stdin: bool,
+    session: bool,
+) -> Result<()> {
+    let stdin = std::io::stdin();
+    let email = match email {
+        Some(e) => e,
+        None if !password_stdin && stdin.is_terminal() => {
+            eprint!("Email: ");
+            let _ = std::io::stderr().flush();
+            read_line(&mut stdin.lock())?
+        }
+        None => {
+            return Err(usage(
+                "--email is required when the password comes from stdin",
+            ));
+        }
+    };
+    let password = if password_stdin {
+        read_line(&mut stdin.lock())?
+    } else if stdin.is_terminal() {
+        rpassword::prompt_password("Password: ")
+            .map_err(|e| CliError::io(format!("cannot read the password: {e}")))?
+    } else {
+        return Err(usage(
+            "stdin is not a terminal: pass the password with --password-stdin",
+        ));
+    };
+    let anonymous = Api::new(server, None)?;
+    let tokens = anonymous
+        .post(
+            "/v1/auth/login",
+            &json!({"email": email, "password": password}),
+        )
+        .await?;
+    let access = tokens["access_token"]
+        .as_str()
+        .ok_or_else(|| CliError::new(Exit::Server, "the login answer has no access_token"))?
+        .to_owned();
+    let mut credential = store::Credential {
+        email: email.clone(),
+        api_key: None,
+        api_key_id: None,
+        access_token: None,
+        expires_at: None,
+    };
+    if session {
+        credential.access_token = Some(access);
+        credential.expires_at = tokens["expires_at"].as_str().and_then(|s| s.parse().ok());
+    } else {
+        // Access tokens last minutes and the API has no refresh: a key
+        // named for this machine lasts until `gpuex logout` revokes it.
+        let api = Api::new(server, Some(access))?;
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "this machine".into());
+        let name: String = format!("gpuex CLI on {host}").chars().take(100).collect();
+        let key = api.post("/v1/api-keys", &json!({"name": name})).await?;
+        credential.api_key = key["key"].as_str().map(str::to_owned);
+        credential.api_key_id = key["id"].as_str().map(str::to_owned);
+    }
+    // A key minted at an earlier login would otherwise be left behind.
+    if let Some(old) = stored.servers.get(server).cloned() {
+        revoke(server, &old).await;
+    }
+    stored.servers.insert(server.to_owned(), credential);
+    stored.default_server = Some(server.to_owned());
+    let path = store::save(&stored)?;
+    if output == Output::Json {
+        print_json(&json!({"server": server, "email": email, "credentials": path}));
+    } else {
+        println!(
+            "logged in to {server} as {email} (credential kept in {})",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Best effort: the key may already be gone.
+async fn revoke(server: &str, cred: &store::Credential) {
+    if let (Some(key), Some(id)) = (&cred.api_key, &cred.api_key_id) {
+        if let Ok(api) = Api::new(server, Some(key.clone())) {
+            let _ = api
+                .send(api.request(Method::DELETE, &format!("/v1/api-keys/{id}")))
+                .await;
+        }
+    }
+}
+
+async fn logout(server: &str, mut stored: store::Credentials) -> Result<()> {
+    let Some(cred) = stored.servers.remove(server) else {
+        println!("not logged in to {server}");
+        return Ok(());
+    };
+    revoke(server, &cred).await;
+    if stored.default_server.as_deref() == Some(server) {
+        stored.default_server = stored.servers.keys().next().cloned();
+    }
+    store::save(&stored)?;
+    println!("logged out of {server}");
+    Ok(())
+}
+
+fn read_line(input: &mut impl BufRead) -> Result<String> {
+    let mut line = String::new();
+    input
+        .read_line(&mut line)
+        .map_err(|e| CliError::io(format!("cannot read stdin: {e}")))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+fn usage(message: &str) -> CliError {
+    // Exit 2, as clap's own usage errors.
+    CliError::new(Exit::Usage, message)
+}
+
+async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
+    let api = &ctx.api;
+    match command {
+        ClientCommand::Login { .. } | ClientCommand::Logout => Ok(()),
+        ClientCommand::Whoami => {
+            let me = api.get("/v1/me", &[]).await?;
+            show(ctx, &me, |me| {
+                kv_table(&[
+                    ("email", text(&me["email"])),
+                    ("role", text(&me["role"])),
+                    ("id", text(&me["id"])),
+                    ("server", api.server.clone()),
+                ])
+            });
+            Ok(())
+        }
+        ClientCommand::Quote(request) => {
+            let quote = api
+                .post("/v1/quotes", &Value::Object(request.body()))
+                .await?;
+            show(ctx, &quote, |q| {
+                let mut t = table(&["region", "gpu_model", "price/h", "total"]);
+                for o in q["options"].as_array().into_iter().flatten() {
+                    t.add_row(vec![
+                        text(&o["region"]),
+                        text(&o["gpu_model"]),
+                        text(&o["price_per_hour"]),
+                        format!("{} {}", text(&o["total"]), text(&q["currency"])),
+                    ]);
+                }
+                let mut out = format!(
+                    "{} for {} s from {} ({})\n{t}",
+                    text(&q["mode"]),
+                    text(&q["duration_s"]),
+                    text(&q["start_at"]),
+                    text(&q["rule"])
+                );
+                if let Some(why) = q["slice_unavailable"].as_str() {
+                    out.push_str(&format!("\nno slice: {why}"));
+                }
+                out
+            });
+            Ok(())
+        }
+        ClientCommand::Order {
+            request,
+            command,
+            env,
+            tags,
+            qos,
+            max_wait_s,
+            client_order_id,
+            webhook_url,
+            wait,
+            wait_timeout,
+        } => {
+            let mut body = request.body();
+            put(&mut body, "command", command.map(Value::from));
+            if !env.is_empty() {
+                body.insert("env".into(), pairs(env));
+            }
+            if !tags.is_empty() {
+                body.insert("tags".into(), pairs(tags));
+            }
+            put(&mut body, "qos", qos.map(Value::from));
+            put(&mut body, "max_wait_s", max_wait_s.map(Value::from));
+            put(
+                &mut body,
+                "client_order_id",
+                client_order_id.map(Value::from),
+            );
+            put(&mut body, "webhook_url", webhook_url.map(Value::from));
+            let order = api
+                .post_idempotent("/v1/orders", &Value::Object(body))
+                .await?;
+            if !wait {
+                show(ctx, &order, order_table);
+                return Ok(());
+            }
+            let (order, lease) =
+                follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
+            if ctx.json() {
+                print_json(&json!({"order": order, "lease": lease}));
+            } else {
+                println!("{}", order_table(&order));
+                println!("{}", lease_table(&lease));
+            }
+            Ok(())
+        }
+        ClientCommand::Orders { state, mode, limit } => {
+            let mut q = Vec::new();
+            if let Some(s) = state {
+                q.push(("state", s));
+            }
+            if let Some(m) = mode {
+                q.push(("mode", m.as_str().to_owned()));
+            }
+            let items = api.pages("/v1/orders", &q, Some(limit)).await?;
+            show_list(
+                ctx,
+                &items,
+                &["id", "mode", "state", "region", "lease_id", "created_at"],
+            );
+            Ok(())
+        }
+        ClientCommand::Leases { id, state, limit } => {
+            if let Some(id) = id {
+                let lease = api.get(&format!("/v1/leases/{id}"), &[]).await?;
+                show(ctx, &lease, lease_table);
+                return Ok(());
+            }
+            let q: Vec<_> = state.into_iter().map(|s| ("state", s)).collect();
+            let items = api.pages("/v1/leases", &q, Some(limit)).await?;
+            if ctx.json() {
+                print_json(&Value::Array(items));
+            } else {
+                let mut t = table(&[
+                    "id",
+                    "mode",
+                    "state",
+                    "gpu_model",
+                    "region",
+                    "charged",
+                    "ends_at",
+                ]);
+                for l in &items {
+                    t.add_row(vec![
+                        text(&l["id"]),
+                        text(&l["mode"]),
+                        text(&l["state"]),
+                        text(&l["gpu_model"]),
+                        text(&l["region"]),
+                        text(&l["usage"]["charged"]),
+                        text(&l["ends_at"]),
+                    ]);
+                }
+                println!("{t}");
+            }
+            Ok(())
+        }
+        ClientCommand::Logs { id, follow } => logs(ctx, &id, follow).await,
+        ClientCommand::Release { id } => {
+            let lease = api
+                .post(&format!("/v1/leases/{id}/release"), &json!({}))
+                .await?;
+            show(ctx, &lease, lease_table);
+            Ok(())
+        }
+        ClientCommand::Convert {
+            id,
+            to,
+            from,
+            until,
+        } => {
+            let mut body = Map::new();
+            body.insert("to".into(), json!(to.as_str()));
+            put(&mut body, "from", from.map(Value::from));
+            put(&mut body, "until", until.map(Value::from));
+            let lease = api
+                .post(&format!("/v1/leases/{id}/convert"), &Value::Object(body))
+                .await?;
+            show(ctx, &lease, lease_table);
+            Ok(())
+        }
+        ClientCommand::Resell {
+            id,
+            from,
+            ask_per_hour,
+        } => {
+            let listing = api
+                .post(
+                    "/v1/resale-listings",
+                    &json!({"lease_id": id, "from": from, "ask_per_hour": ask_per_hour}),
+                )
+                .await?;
+            show(ctx, &listing, |l| {
+                kv_table(&[
+                    ("listing", text(&l["id"])),
+                    ("lease", text(&l["lease_id"])),
+                    ("state", text(&l["state"])),
+                    ("gpu_model", text(&l["gpu_model"])),
+                    ("from", text(&l["from"])),
+                    ("until", text(&l["until"])),
+                    ("ask/h", text(&l["ask_per_hour"])),
+                ])
+            });
+            Ok(())
+        }
+        ClientCommand::Listings { open, limit } => {
+            if open {
+                let offers = api.get("/v1/market/resale", &[]).await?;
+                let items = offers.as_array().cloned().unwrap_or_default();
+                show_list(
+                    ctx,
+                    &items,
+                    &["id", "gpu_model", "region", "from", "until", "ask_per_hour"],
+                );
+            } else {
+                let items = api.pages("/v1/resale-listings", &[], Some(limit)).await?;
+                show_list(
+                    ctx,
+                    &items,
+                    &[
+                        "id",
+                        "lease_id",
+                        "state",
+                        "gpu_model",
+                        "from",
+                        "until",
+                        "ask_per_hour",
+                    ],
+                );
+            }
+            Ok(())
+        }
+        ClientCommand::Events {
+            follow,
+            after,
+            limit,
+        } => events(ctx, follow, after, limit).await,
+        ClientCommand::Bill { group_by, from, to } => {
+            let mut q = vec![("group_by", group_by)];
+            q.extend(from.map(|f| ("from", f)));
+            q.extend(to.map(|t| ("to", t)));
+            let report = api.get("/v1/billing/usage", &q).await?;
+            show(ctx, &report, |r| {
+                let mut t = table(&[&text(&r["group_by"]), "lines", "cost"]);
+                for g in r["groups"].as_array().into_iter().flatten() {
+                    t.add_row(vec![text(&g["key"]), text(&g["lines"]), text(&g["cost"])]);
+                }
+                t.add_row(vec![
+                    "total".into(),
+                    String::new(),
+                    format!("{} {}", text(&r["total"]), text(&r["currency"])),
+                ]);
+                format!("{} to {}\n{t}", text(&r["from"]), text(&r["to"]))
+            });
+            Ok(())
+        }
+        ClientCommand::Export {
+            format,
+            output_file,
+            from,
+            to,
+        } => export(ctx, format, &output_file, from, to).await,
+        ClientCommand::Nodes => {
+            let nodes = api.get("/v1/nodes", &[]).await?;
+            let items = nodes.as_array().cloned().unwrap_or_default();
+            show_list(
+                ctx,
+                &items,
+                &[
+                    "id",
+                    "name",
+                    "region",
+                    "status",
+                    "gpu_count",
+                    "cordoned",
+                    "last_heartbeat_at",
+                ],
+            );
+            Ok(())
+        }
+        ClientCommand::Earnings { period, from, to } => {
+            let mut q = Vec::new();
+            q.extend(period.map(|p| ("period", p)));
+            q.extend(from.map(|f| ("from", f)));
+            q.extend(to.map(|t| ("to", t)));
+            let e = api.get("/v1/provider/earnings", &q).await?;
+            show(ctx, &e, |e| {
+                let mut t = table(&["period", "node", "gpu_model", "mode", "gross", "fee", "net"]);
+                for g in e["groups"].as_array().into_iter().flatten() {
+                    t.add_row(vec![
+                        text(&g["period"]),
+                        text(&g["node_id"]),
+                        text(&g["gpu_model"]),
+                        text(&g["mode"]),
+                        text(&g["gross"]),
+                        text(&g["platform_fee"]),
+                        text(&g["net"]),
+                    ]);
+                }
+                format!(
+                    "{t}\ngross {} fee {} net {} payable {} {}",
+                    text(&e["gross"]),
+                    text(&e["platform_fee"]),
+                    text(&e["net"]),
+                    text(&e["payable_balance"]),
+                    text(&e["currency"])
+                )
+            });
+            Ok(())
+        }
+    }
+}
+
+fn pairs(list: Vec<(String, String)>) -> Value {
+    Value::Object(
+        list.into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    )
+}
+
+/// Polls the order until filled, then its lease until running, with a
+/// spinner on stderr when it is a terminal.
+async fn follow_order(ctx: &Ctx, mut order: Value, timeout: Duration) -> Result<(Value, Value)> {
+    let api = &ctx.api;
+    let deadline = Instant::now() + timeout;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let id = text(&order["id"]);
+    let result = async {
+        loop {
+            let state = text(&order["state"]);
+            spinner.set_message(format!("order {id}: {state}"));
+            match state.as_str() {
+                "filled" => break,
+                "open" => {}
+                _ => {
+                    let why = order["reject_message"]
+                        .as_str()
+                        .or(order["reject_reason"].as_str())
+                        .unwrap_or("");
+                    let mut e =
+                        CliError::new(Exit::Conflict, format!("order {id} is {state}: {why}"));
+                    e.code = order["reject_reason"].as_str().map(str::to_owned);
+                    return Err(e);
+                }
+            }
+            wait_a_bit(deadline, &format!("order {id} to fill")).await?;
+            order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
+        }
+        let lease_id = text(&order["lease_id"]);
+        loop {
+            let lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
+            let state = text(&lease["state"]);
+            spinner.set_message(format!("lease {lease_id}: {state}"));
+            match state.as_str() {
+                "running" => return Ok((order.clone(), lease)),
+                "ended" | "failed" => {
+                    return Err(CliError::new(
+                        Exit::Conflict,
+                        format!(
+                            "lease {lease_id} {state} before it ran: {}",
+                            lease["end_reason"].as_str().unwrap_or("no reason given")
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            wait_a_bit(deadline, &format!("lease {lease_id} to run")).await?;
+        }
+    }
+    .await;
+    spinner.finish_and_clear();
+    result
+}
+
+async fn wait_a_bit(deadline: Instant, what: &str) -> Result<()> {
+    if Instant::now() >= deadline {
+        return Err(CliError::new(
+            Exit::Timeout,
+            format!("timed out waiting for {what}"),
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Ok(())
+}
+
+/// Prints the lease's output; with `follow`, what is new every second until
+/// the lease has ended and its last output arrived.
+async fn logs(ctx: &Ctx, id: &str, follow: bool) -> Result<()> {
+    let path = format!("/v1/leases/{id}/logs");
+    let mut seen: u64 = 0;
+    let mut stdout = std::io::stdout();
+    loop {
+        let logs = ctx.api.get(&path, &[]).await?;
+        let total = logs["total_bytes"].as_u64().unwrap_or(0);
+        let tail = logs["tail"].as_str().unwrap_or("");
+        let complete = logs["complete"].as_bool().unwrap_or(false);
+        if ctx.json() && !follow {
+            print_json(&logs);
+            return Ok(());
+        }
+        if total > seen {
+            let new = usize::try_from(total - seen).unwrap_or(usize::MAX);
+            // The server keeps a tail: what scrolled out of it is gone.
+            let start = tail.len().saturating_sub(new);
+            let start = (start..=tail.len())
+                .find(|i| tail.is_char_boundary(*i))
+                .unwrap_or(tail.len());
+            let chunk = &tail[start..];
+            if ctx.json() {
+                print_json_line(&json!({"lease_id": id, "offset": seen, "text": chunk}));
+            } else {
+                let _ = stdout.write_all(chunk.as_bytes());
+                let _ = stdout.flush();
+            }
+            seen = total;
+        }
+        if !follow || complete {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// A page of events, or the live SSE stream (reconnecting after the last id seen).
+async fn events(ctx: &Ctx, follow: bool, after: Option<i64>, limit: usize) -> Result<()> {
+    if !follow {
+        let mut q = vec![("limit", limit.clamp(1, 500).to_string())];
+        q.extend(after.map(|a| ("after", a.to_string())));
+        let page = ctx.api.get("/v1/events", &q).await?;
+        let items = page["items"].as_array().cloned().unwrap_or_default();
+        if ctx.json() {
+            print_json(&page);
+        } else {
+            let mut t = table(&["id", "type", "at", "data"]);
+            for e in &items {
+                t.add_row(vec![
+                    text(&e["id"]),
+                    text(&e["type"]),
+                    text(&e["at"]),
+                    compact(&e["data"]),
+                ]);
+            }
+            println!("{t}");
+        }
+        return Ok(());
+    }
+    use eventsource_stream::Eventsource;
+    let mut last = after;
+    let mut failures = 0u32;
+    loop {
+        let mut request = ctx
+            .api
+            .stream_request("/v1/events/stream")
+            .header("Accept", "text/event-stream");
+        if let Some(id) = last {
+            request = request.query(&[("after", id)]);
+        }
+        let response = match ctx.api.execute(request).await {
+            Ok(r) => r,
+            Err(e) if e.exit == Exit::Server && failures < 5 => {
+                failures += 1;
+                tokio::time::sleep(Duration::from_secs(u64::from(failures))).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        failures = 0;
+        let mut stream = response.bytes_stream().eventsource();
+        while let Some(item) = stream.next().await {
+            let Ok(event) = item else { break };
+            if event.data.is_empty() {
+                continue;
+            }
+            let data: Value =
+                serde_json::from_str(&event.data).unwrap_or(Value::String(event.data.clone()));
+            if let Ok(id) = event.id.parse::<i64>() {
+                last = Some(id);
+            }
+            if ctx.json() {
+                print_json_line(&data);
+            } else {
+                println!(
+                    "{:>6}  {:<24} {}",
+                    event.id,
+                    event.event,
+                    compact(data.get("data").unwrap_or(&data))
+                );
+            }
+        }
+        // The server closed the stream (restart, idle proxy): resume after the last id.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+async fn export(
+    ctx: &Ctx,
+    format: ExportFormat,
+    output_file: &std::path::Path,
+    from: Option<String>,
+    to: Option<String>,
+) -> Result<()> {
+    let format = match format {
+        ExportFormat::FocusCsv => "focus-csv",
+        ExportFormat::FocusJson => "focus-json",
+        ExportFormat::Csv => "csv",
+    };
+    let mut q = vec![("format", format.to_owned())];
+    q.extend(from.map(|f| ("from", f)));
+    q.extend(to.map(|t| ("to", t)));
+    let response = ctx
+        .api
+        .execute(ctx.api.stream_request("/v1/billing/export").query(&q))
+        .await?;
+    let to_stdout = output_file.as_os_str() == "-";
+    let bar = match response.content_length() {
+        Some(n) => indicatif::ProgressBar::new(n),
+        None => indicatif::ProgressBar::no_length(),
+    };
+    if to_stdout {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {bytes} {wide_bar} {bytes_per_sec}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let fail =
+        |e: std::io::Error| CliError::io(format!("cannot write {}: {e}", output_file.display()));
+    // Written beside the target and renamed: a failed download leaves no half file.
+    let tmp = output_file.with_extension("part");
+    let mut sink: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::stdout().lock())
+    } else {
+        Box::new(std::io::BufWriter::new(
+            std::fs::File::create(&tmp).map_err(fail)?,
+        ))
+    };
+    let mut stream = response.bytes_stream();
+    let mut written: u64 = 0;
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                drop(sink);
+                let _ = std::fs::remove_file(&tmp);
+                return Err(ctx.api.transport(&e));
+            }
+        };
+        sink.write_all(&chunk).map_err(fail)?;
+        written += chunk.len() as u64;
+        bar.inc(chunk.len() as u64);
+    }
+    sink.flush().map_err(fail)?;
+    drop(sink);
+    bar.finish_and_clear();
+    if !to_stdout {
+        std::fs::rename(&tmp, output_file).map_err(fail)?;
+        if ctx.json() {
+            print_json(&json!({"file": output_file, "bytes": written, "format": format}));
+        } else {
+            eprintln!("wrote {written} bytes to {}", output_file.display());
+        }
+    }
+    Ok(())
+}
+
+fn show(ctx: &Ctx, value: &Value, render: impl FnOnce(&Value) -> String) {
+    if ctx.json() {
+        print_json(value);
+    } else {
+        println!("{}", render(value));
+    }
+}
+
+fn show_list(ctx: &Ctx, items: &[Value], columns: &[&str]) {
+    if ctx.json() {
+        print_json(&Value::Array(items.to_vec()));
+        return;
+    }
+    let mut t = table(columns);
+    for item in items {
+        t.add_row(columns.iter().map(|c| text(&item[*c])).collect::<Vec<_>>());
+    }
+    println!("{t}");
+}
+
+fn order_table(o: &Value) -> String {
+    let mut rows = vec![
+        ("order", text(&o["id"])),
+        ("mode", text(&o["mode"])),
+        ("state", text(&o["state"])),
+        ("region", text(&o["region"])),
+        ("lease", text(&o["lease_id"])),
+    ];
+    if let Some(m) = o["reject_message"].as_str() {
+        rows.push(("rejected", m.to_owned()));
+    }
+    kv_table(&rows)
+}
+
+fn lease_table(l: &Value) -> String {
+    kv_table(&[
+        ("lease", text(&l["id"])),
+        ("state", text(&l["state"])),
+        ("mode", text(&l["mode"])),
+        ("gpu_model", text(&l["gpu_model"])),
+        ("device", text(&l["device"])),
+        ("region", text(&l["region"])),
+        ("price/h", text(&l["price_per_hour"])),
+        ("charged", text(&l["usage"]["charged"])),
+        ("starts_at", text(&l["starts_at"])),
+        ("ends_at", text(&l["ends_at"])),
+    ])
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
+    t
+}
+
+fn kv_table(rows: &[(&str, String)]) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    for (k, v) in rows {
+        t.add_row(vec![(*k).to_owned(), v.clone()]);
+    }
+    t.to_string()
+}
+
+/// A JSON value as a table cell: strings bare, null empty.
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON value on one line, cut short for a table cell.
+fn compact(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 100 {
+        let cut: String = s.chars().take(99).collect();
+        format!("{cut}…")
+    } else {
+        s
+    }
+}
+
+fn print_json(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+}
+
+fn print_json_line(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, v);
+    let _ = writeln!(out);
+    let _ = out.flush();
+}

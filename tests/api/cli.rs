@@ -1,0 +1,295 @@
+//! The `gpuex` client subcommands as a user runs them: the real binary, in
+//! its own process, against a real server with a real simulated agent, with
+//! a config folder of its own (`GPUEX_CONFIG_DIR`), on both databases.
+
+use crate::agent_process::Agent;
+use crate::fleet::{self, create_node, eventually, h100_node, node_view, on_both_databases_fast};
+use crate::helpers::TestApp;
+use chrono::{Duration, DurationRound, Utc};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+use tokio::io::AsyncWriteExt;
+use uuid::Uuid;
+
+const PASSWORD: &str = "correct horse battery";
+
+/// What one run of `gpuex` left: its exit code, stdout and stderr.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn ok(&self) -> &Self {
+        assert_eq!(
+            self.code, 0,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    fn json(&self) -> Value {
+        self.ok();
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
+    }
+
+    #[track_caller]
+    fn fails(&self, code: i32, stderr_has: &str) {
+        assert_eq!(
+            self.code, code,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
+        assert!(
+            self.stderr.contains(stderr_has),
+            "stderr lacks `{stderr_has}`: {}",
+            self.stderr
+        );
+    }
+}
+
+/// Runs `gpuex args…` against `server` with `config` as its config folder,
+/// feeding `stdin` (then closing it).
+async fn gpuex(server: &str, config: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_gpuex"))
+        .args(args)
+        .env("GPUEX_SERVER", server)
+        .env("GPUEX_CONFIG_DIR", config)
+        .env_remove("GPUEX_TOKEN")
+        .env_remove("GPUEX_EMAIL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn gpuex");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.as_bytes())
+        .await
+        .expect("write stdin");
+    drop(input);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("gpuex {args:?} ran past 60 s"))
+        .expect("gpuex output");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Registers `role` with a known password; returns (email, token, id).
+async fn account(app: &TestApp, role: &str) -> (String, String, Uuid) {
+    let email = format!("cli-{role}-{}@example.com", Uuid::new_v4().simple());
+    let r = app
+        .post(
+            "/v1/auth/register",
+            None,
+            json!({"email": email, "password": PASSWORD, "name": "CLI", "role": role}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["id"].as_str().unwrap().parse().unwrap();
+    let token = app.login(&email, PASSWORD).await;
+    (email, token, id)
+}
+
+const WORKLOAD: &str =
+    "echo cli-start; for i in 1 2 3 4; do echo tick $i; sleep 0.3; done; echo cli-done";
+
+on_both_databases_fast! {
+    async fn a_buyer_logs_in_quotes_orders_with_wait_follows_logs_resells_and_exports(app) {
+        let m = fleet::market(&app).await;
+        let (buyer_email, _, buyer_id) = account(&app, "buyer").await;
+        assert!(app.credit(&m.admin, buyer_id, "1000").await.status.is_success());
+        let (provider_email, provider, _) = account(&app, "provider").await;
+        let node = create_node(&app, &provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        let _agent = Agent::start(&app, &node.token, spool.path()).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+
+        // Login: the password from stdin; an API key kept 0600.
+        let r = gpuex(s, cfg, &["login", "--email", &buyer_email, "--password-stdin"], &format!("{PASSWORD}\n")).await;
+        r.ok();
+        assert!(r.stdout.contains(&buyer_email), "{}", r.stdout);
+        let file = cfg.join("credentials.json");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "credentials are {mode:o}");
+        }
+        let kept: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let key = kept["servers"][s]["api_key"].as_str().unwrap().to_owned();
+        assert!(key.starts_with("gpx_"), "{kept}");
+        assert_eq!(gpuex(s, cfg, &["whoami", "--output", "json"], "").await.json()["email"], buyer_email.as_str());
+
+        // Quote, in a table and in JSON.
+        let quote = ["quote", "--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16"];
+        let table = gpuex(s, cfg, &quote, "").await;
+        assert!(table.ok().stdout.contains("H100-SXM5-80GB"), "{}", table.stdout);
+        let mut json_quote = quote.to_vec();
+        json_quote.extend(["--output", "json"]);
+        let q = gpuex(s, cfg, &json_quote, "").await.json();
+        assert!(!q["options"].as_array().unwrap().is_empty(), "{q}");
+
+        // Order with --wait: back when the lease runs on the agent's MIG slice.
+        let placed = gpuex(s, cfg, &[
+            "order", "--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16",
+            "--command", WORKLOAD, "--env", "K=V", "--tag", "team=ml", "--wait", "--output", "json",
+        ], "").await.json();
+        assert_eq!(placed["order"]["state"], "filled", "{placed}");
+        assert_eq!(placed["order"]["tags"]["team"], "ml", "{placed}");
+        assert_eq!(placed["lease"]["state"], "running", "{placed}");
+        assert!(placed["lease"]["device"].as_str().unwrap().starts_with("MIG-"), "{placed}");
+        let lease = placed["lease"]["id"].as_str().unwrap().to_owned();
+
+        // logs --follow prints the whole output and returns when the workload is done.
+        let logs = gpuex(s, cfg, &["logs", &lease, "--follow"], "").await;
+        logs.ok();
+        assert!(logs.stdout.contains("cli-start") && logs.stdout.contains("tick 4") && logs.stdout.contains("cli-done"), "{}", logs.stdout);
+        assert_eq!(logs.stdout.matches("cli-start").count(), 1, "printed twice: {}", logs.stdout);
+
+        let orders = gpuex(s, cfg, &["orders", "--output", "json"], "").await.json();
+        assert_eq!(orders.as_array().unwrap().len(), 1, "{orders}");
+        let leases = gpuex(s, cfg, &["leases"], "").await;
+        assert!(leases.ok().stdout.contains(&lease), "{}", leases.stdout);
+
+        // A reservation on a whole GPU of a second node, its tail listed for resale.
+        let whole = create_node(&app, &provider, h100_node(1, "whole")).await;
+        fleet::register(&app, &whole, &[("H100-SXM5-80GB", false)]).await;
+        let start = (Utc::now() + Duration::hours(2)).duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(1);
+        let reserved = gpuex(s, cfg, &[
+            "order", "--mode", "reserved", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16",
+            "--isolation", "whole", "--start-at", &start.to_rfc3339(), "--duration-s", "14400", "--output", "json",
+        ], "").await.json();
+        assert_eq!(reserved["state"], "filled", "{reserved}");
+        let reserved_lease = reserved["lease_id"].as_str().unwrap().to_owned();
+        let price: rust_decimal::Decimal = gpuex(s, cfg, &["leases", &reserved_lease, "--output", "json"], "").await
+            .json()["price_per_hour"].as_str().unwrap().parse().unwrap();
+        let ask = (price * rust_decimal::Decimal::new(8, 1)).round_dp(6).to_string();
+        let from = (start + Duration::hours(2)).to_rfc3339();
+        let listing = gpuex(s, cfg, &["resell", &reserved_lease, "--from", &from, "--ask-per-hour", &ask, "--output", "json"], "").await.json();
+        assert_eq!(listing["state"], "open", "{listing}");
+        let mine = gpuex(s, cfg, &["listings", "--output", "json"], "").await.json();
+        assert_eq!(mine[0]["id"], listing["id"], "{mine}");
+        // Listed twice: refused with the server's detail, exit 5.
+        gpuex(s, cfg, &["resell", &reserved_lease, "--from", &from, "--ask-per-hour", &ask], "").await.fails(5, "error: ");
+
+        // Billing: grouped by tag, and the FOCUS export to a file.
+        eventually(20, "the first usage line", || async {
+            let r = gpuex(s, cfg, &["bill", "--group-by", "tag:team", "--output", "json"], "").await;
+            r.code == 0 && r.stdout.contains("\"ml\"")
+        }).await;
+        let out = tempfile::tempdir().unwrap();
+        let csv = out.path().join("focus.csv");
+        let r = gpuex(s, cfg, &["export", "--format", "focus-csv", "-o", csv.to_str().unwrap()], "").await;
+        r.ok();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.starts_with("BilledCost,"), "{text}");
+        assert!(text.lines().count() >= 2, "{text}");
+        assert!(!out.path().join("focus.part").exists());
+
+        // Events: the page shows the order's.
+        let events = gpuex(s, cfg, &["events", "--output", "json"], "").await.json();
+        assert!(events["items"].as_array().unwrap().iter().any(|e| e["type"] == "order.filled"), "{events}");
+
+        // Release the reservation; a second release is a conflict.
+        let released = gpuex(s, cfg, &["release", &reserved_lease, "--output", "json"], "").await.json();
+        assert_eq!(released["id"], reserved_lease.as_str());
+        gpuex(s, cfg, &["release", &lease], "").await.fails(5, "error: ");
+
+        // The provider's side, in its own config folder.
+        let pcfg = tempfile::tempdir().unwrap();
+        gpuex(s, pcfg.path(), &["login", "--email", &provider_email, "--password-stdin"], PASSWORD).await.ok();
+        let nodes = gpuex(s, pcfg.path(), &["nodes", "--output", "json"], "").await.json();
+        assert_eq!(nodes.as_array().unwrap().len(), 2, "{nodes}");
+        gpuex(s, pcfg.path(), &["earnings"], "").await.ok();
+        // …and a buyer is not let in there.
+        gpuex(s, cfg, &["nodes"], "").await.fails(3, "error: this endpoint is for provider");
+
+        // Logout revokes the key on the server and forgets it here.
+        gpuex(s, cfg, &["logout"], "").await.ok();
+        assert_eq!(app.get("/v1/me", Some(&key)).await.status, 401);
+        gpuex(s, cfg, &["orders"], "").await.fails(3, "not logged in");
+    }
+}
+
+on_both_databases_fast! {
+    async fn every_error_path_has_its_exit_code_and_the_servers_detail(app) {
+        let m = fleet::market(&app).await;
+        let (email, _, id) = account(&app, "buyer").await;
+        assert!(app.credit(&m.admin, id, "1000").await.status.is_success());
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+
+        // 3: no credential, a wrong password, an expired session.
+        gpuex(s, cfg, &["orders"], "").await.fails(3, "not logged in");
+        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], "wrong password\n").await.fails(3, "error: ");
+        assert!(!cfg.join("credentials.json").exists());
+        // Not a terminal and no --password-stdin: a usage error, not a hang.
+        gpuex(s, cfg, &["login", "--email", &email], "").await.fails(2, "--password-stdin");
+        // 2: clap's usage errors.
+        gpuex(s, cfg, &["quote", "--mode", "sometimes", "--tflops", "1", "--vram-gb", "1"], "").await.fails(2, "possible values");
+        gpuex(s, cfg, &["order", "--mode", "spot", "--tflops", "1", "--vram-gb", "1", "--tag", "novalue"], "").await.fails(2, "KEY=VALUE");
+
+        gpuex(s, cfg, &["login", "--session", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        let kept: Value = serde_json::from_slice(&std::fs::read(cfg.join("credentials.json")).unwrap()).unwrap();
+        assert!(kept["servers"][s]["access_token"].is_string(), "{kept}");
+
+        // 6: the field the server refused, with its message.
+        gpuex(s, cfg, &["quote", "--mode", "on_demand", "--tflops", "0", "--vram-gb", "8"], "").await
+            .fails(6, "resources.tflops: must be above 0");
+        gpuex(s, cfg, &["bill", "--group-by", "colour"], "").await.fails(6, "group_by");
+        // 4: no such lease.
+        gpuex(s, cfg, &["release", &Uuid::new_v4().to_string()], "").await.fails(4, "error: ");
+        gpuex(s, cfg, &["logs", &Uuid::new_v4().to_string()], "").await.fails(4, "error: ");
+        // 6 too: an order the market cannot fill now (no capacity anywhere: 422).
+        gpuex(s, cfg, &["order", "--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16", "--wait"], "").await
+            .fails(6, "no adequate capacity");
+        // 8: --wait past its timeout (a reservation that starts in hours stays pending).
+        let (provider, _) = app.user("provider").await;
+        let whole = create_node(&app, &provider, h100_node(1, "whole")).await;
+        fleet::register(&app, &whole, &[("H100-SXM5-80GB", false)]).await;
+        let start = (Utc::now() + Duration::hours(3)).duration_trunc(Duration::hours(1)).unwrap();
+        gpuex(s, cfg, &["order", "--mode", "reserved", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16",
+                        "--isolation", "whole", "--start-at", &start.to_rfc3339(), "--duration-s", "3600",
+                        "--wait", "--wait-timeout", "1"], "").await
+            .fails(8, "timed out");
+        // 7: nothing listening there.
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}", l.local_addr().unwrap())
+        };
+        gpuex(&closed, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.fails(7, "could not connect");
+        // An expired session: exit 3 with a hint, without asking the server.
+        let mut stale = kept.clone();
+        stale["servers"][s]["expires_at"] = json!("2000-01-01T00:00:00Z");
+        std::fs::write(cfg.join("credentials.json"), serde_json::to_vec(&stale).unwrap()).unwrap();
+        gpuex(s, cfg, &["orders"], "").await.fails(3, "expired");
+        // GPUEX_TOKEN wins over the file: a bad one is refused by the server (401 → 3).
+        let r = tokio::process::Command::new(env!("CARGO_BIN_EXE_gpuex"))
+            .args(["orders"])
+            .env("GPUEX_SERVER", s)
+            .env("GPUEX_CONFIG_DIR", cfg)
+            .env("GPUEX_TOKEN", "gpx_not-a-key")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(r.status.code(), Some(3), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+}
