@@ -247,6 +247,17 @@ fn key_value(s: &str) -> std::result::Result<(String, String), String> {
     }
 }
 
+/// `URL,SHA256,PATH`, for `--artifact`: the server checks each part.
+fn artifact(s: &str) -> std::result::Result<Value, String> {
+    let parts: Vec<&str> = s.splitn(3, ',').collect();
+    match parts.as_slice() {
+        [url, sha256, path] if !url.is_empty() && !sha256.is_empty() && !path.is_empty() => {
+            Ok(json!({"url": url, "sha256": sha256, "path": path}))
+        }
+        _ => Err(format!("expected URL,SHA256,PATH, got `{s}`")),
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ExportFormat {
     FocusCsv,
@@ -254,6 +265,9 @@ pub enum ExportFormat {
     Csv,
 }
 
+// Parsed once per run from the command line: the size of the largest
+// variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Subcommand)]
 pub enum ClientCommand {
     /// Log in and keep the credential in the config folder (0600).
@@ -291,6 +305,16 @@ pub enum ClientCommand {
         /// A cost-allocation tag (repeatable).
         #[arg(long = "tag", value_parser = key_value, value_name = "KEY=VALUE")]
         tags: Vec<(String, String)>,
+        /// A file the agent fetches into the lease's folder before the command
+        /// starts, checked against its SHA-256 (repeatable).
+        #[arg(long = "artifact", value_parser = artifact, value_name = "URL,SHA256,PATH")]
+        artifacts: Vec<Value>,
+        /// The OCI image the container launcher runs.
+        #[arg(long)]
+        image: Option<String>,
+        /// Let the workload reach the network (the sandbox launcher denies it otherwise).
+        #[arg(long)]
+        network: bool,
         /// realtime or batch (pooled orders).
         #[arg(long)]
         qos: Option<String>,
@@ -680,6 +704,9 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             command,
             env,
             tags,
+            artifacts,
+            image,
+            network,
             qos,
             max_wait_s,
             client_order_id,
@@ -689,6 +716,13 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
         } => {
             let mut body = request.body();
             put(&mut body, "command", command.map(Value::from));
+            if !artifacts.is_empty() {
+                body.insert("artifacts".into(), Value::Array(artifacts));
+            }
+            put(&mut body, "image", image.map(Value::from));
+            if network {
+                body.insert("network".into(), Value::Bool(true));
+            }
             if !env.is_empty() {
                 body.insert("env".into(), pairs(env));
             }

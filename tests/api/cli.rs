@@ -255,6 +255,11 @@ on_both_databases_fast! {
         gpuex(s, cfg, &["quote", "--mode", "on_demand", "--tflops", "0", "--vram-gb", "8"], "").await
             .fails(6, "resources.tflops: must be above 0");
         gpuex(s, cfg, &["bill", "--group-by", "colour"], "").await.fails(6, "group_by");
+        gpuex(s, cfg, &["order", "--mode", "on_demand", "--tflops", "1", "--vram-gb", "4", "--artifact", "http://127.0.0.1/a.py"], "").await
+            .fails(2, "URL,SHA256,PATH");
+        gpuex(s, cfg, &["order", "--mode", "on_demand", "--tflops", "1", "--vram-gb", "4",
+                        "--artifact", "http://127.0.0.1/a.py,abc,a.py"], "").await
+            .fails(6, "artifacts[0].sha256");
         // 4: no such lease.
         gpuex(s, cfg, &["release", &Uuid::new_v4().to_string()], "").await.fails(4, "error: ");
         gpuex(s, cfg, &["logs", &Uuid::new_v4().to_string()], "").await.fails(4, "error: ");
