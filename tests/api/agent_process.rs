@@ -310,8 +310,9 @@ on_both_databases_fast! {
             node_view(&app, &m.provider, node.id).await["status"] == "online"
         })
         .await;
-        // The workload runs as a pool user: it writes where anyone may.
-        let shared = tempfile::tempdir().unwrap();
+        // The workload runs as a pool user: it writes where anyone may, outside
+        // /tmp (which the process launcher replaces with one of its own).
+        let shared = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         std::fs::set_permissions(shared.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
         let pid_file = shared.path().join("workload.pids");
         let mut body = fleet::order("on_demand");

@@ -99,10 +99,14 @@ fn attacker(peer: &Path, spool: &Path, sandbox: bool) -> String {
         // The host is read-only in the sandbox, world-writable folders too.
         "try touch /var/tmp/gpuex-breach-$ROLE; "
     } else {
-        ""
+        // Under `process` the host's world-writable folders are the lease's
+        // own: each workload wrote its file there, and sees none of the other's.
+        "theirs=$(ls /tmp /var/tmp /dev/shm 2>/dev/null | grep gpuex-shared- | grep -v gpuex-shared-$ROLE); \
+         if [ -n \"$theirs\" ]; then echo \"BREACH shared tmp: $theirs\"; else echo \"blocked shared tmp\"; fi; "
     };
     format!(
         "echo \"whoami uid=$(id -u) gid=$(id -g) home=$HOME\"; echo \"secret-$ROLE\" > mine.txt; \
+         for d in /tmp /var/tmp /dev/shm; do echo \"secret-$ROLE\" > $d/gpuex-shared-$ROLE; done; \
          echo \"agent-token=${{GPUEX_AGENT_TOKEN:-none}}\"; \
          while [ ! -f {peer} ]; do sleep 0.1; done; . {peer}; \
          try() {{ if \"$@\" >/dev/null 2>&1; then echo \"BREACH $*\"; else echo \"blocked $*\"; fi; }}; \
@@ -226,7 +230,7 @@ async fn two_buyers_cannot_reach_each_other(app: TestApp, launcher: &str) {
         let tail = logs(&app, buyer, id).await;
         assert!(!tail.contains("BREACH"), "{launcher}: {tail}");
         let blocked = tail.lines().filter(|l| l.starts_with("blocked ")).count();
-        assert_eq!(blocked, if sandbox { 15 } else { 14 }, "{tail}");
+        assert_eq!(blocked, 15, "{tail}");
         assert!(tail.contains("agent-token=none"), "{tail}");
         assert!(!tail.contains("uid=0 "), "{tail}");
         assert!(!tail.contains("-secret-value"), "{tail}");
@@ -235,6 +239,17 @@ async fn two_buyers_cannot_reach_each_other(app: TestApp, launcher: &str) {
         assert!(alive(*pid), "a workload was killed by the other");
     }
     assert!(!Path::new("/etc/gpuex-breach").exists() && !Path::new("/usr/gpuex-breach").exists());
+    // What the workloads wrote to /tmp and the like stayed in their own.
+    for shared in ["/tmp", "/var/tmp", "/dev/shm"] {
+        for role in ["a", "b"] {
+            let left = Path::new(shared).join(format!("gpuex-shared-{role}"));
+            assert!(
+                !left.exists(),
+                "{launcher}: {} is on the host",
+                left.display()
+            );
+        }
+    }
 
     // The end of a lease takes its processes, its folder and its user's claim.
     let r = app

@@ -5,13 +5,24 @@
 //! user with no supplementary groups and no way back (`no_new_privs`), and
 //! execs the workload in its place. All of it through safe wrappers; the
 //! agent's crates forbid `unsafe`, so there is no `pre_exec`.
+//!
+//! With `--private-tmp`, it first moves into a mount namespace of its own in
+//! which the host's world-writable folders (`/tmp`, `/var/tmp`, `/dev/shm`,
+//! `/run/lock`, `/dev/mqueue`) are empty tmpfs of the workload's: what it
+//! writes there no other tenant sees, and nothing of it is left on the host.
 
 use anyhow::{bail, Context};
+use nix::mount::{mount, MsFlags};
+use nix::sched::{unshare, CloneFlags};
 use nix::sys::resource::{setrlimit, Resource};
 use nix::unistd::{setgid, setgroups, setsid, setuid, Gid, Uid};
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The host's world-writable folders, which a private mount namespace replaces.
+pub const SHARED_WRITABLE: [&str; 5] = ["/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"];
 
 #[derive(Debug, clap::Args)]
 pub struct ExecArgs {
@@ -27,6 +38,10 @@ pub struct ExecArgs {
     /// RLIMIT_NPROC of the pool user.
     #[arg(long)]
     pub nproc: Option<u64>,
+    /// The lease's working folder: give the workload private stand-ins for
+    /// the host's world-writable folders, kept under it.
+    #[arg(long)]
+    pub private_tmp: Option<PathBuf>,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub program: Vec<OsString>,
@@ -47,6 +62,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
     if let Some(n) = args.nproc {
         setrlimit(Resource::RLIMIT_NPROC, n, n).context("RLIMIT_NPROC")?;
     }
+    if let Some(workdir) = &args.private_tmp {
+        private_tmp(workdir)?;
+    }
     setsid().context("setsid")?;
     let gid = Gid::from_raw(args.gid);
     setgroups(&[gid]).context("setgroups")?;
@@ -64,4 +82,52 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
     };
     let err = std::process::Command::new(program).args(rest).exec();
     Err(err).with_context(|| format!("cannot run {}", program.to_string_lossy()))
+}
+
+/// A mount namespace of this process's own (still root), in which each of
+/// [`SHARED_WRITABLE`] is an empty tmpfs (its pages count against the lease's
+/// memory limit, and it goes when the workload's last process does). A
+/// working folder under one of them (a spool in `/tmp`) is bound back in
+/// place from a handle opened before it was covered.
+fn private_tmp(workdir: &Path) -> anyhow::Result<()> {
+    unshare(CloneFlags::CLONE_NEWNS).context("cannot make a mount namespace for the workload")?;
+    // Mounts made here must not propagate back to the host's namespace.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .context("cannot make the workload's mounts private")?;
+    // Opened in the new namespace: a bind's source must be one of its mounts.
+    let held = std::fs::File::open(workdir)
+        .with_context(|| format!("cannot open {}", workdir.display()))?;
+    for shared in SHARED_WRITABLE {
+        if !Path::new(shared).is_dir() {
+            continue;
+        }
+        mount(
+            Some("tmpfs"),
+            shared,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .with_context(|| format!("cannot put a private {shared} in place"))?;
+    }
+    if SHARED_WRITABLE.iter().any(|s| workdir.starts_with(s)) {
+        std::fs::create_dir_all(workdir)
+            .with_context(|| format!("cannot recreate {}", workdir.display()))?;
+        let source = format!("/proc/self/fd/{}", held.as_raw_fd());
+        mount(
+            Some(source.as_str()),
+            workdir,
+            None::<&str>,
+            MsFlags::MS_BIND,
+            None::<&str>,
+        )
+        .with_context(|| format!("cannot bind {} back", workdir.display()))?;
+    }
+    Ok(())
 }

@@ -158,6 +158,12 @@ impl Launcher for ProcessLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         check_user(spec)?;
         let mut plan = exec_prefix(&self.agent_exe, spec);
+        // Before `--`: the host's shared /tmp and the like become the lease's own.
+        let end = plan.args.len() - 1;
+        plan.args.splice(
+            end..end,
+            ["--private-tmp".into(), spec.workdir.as_os_str().to_owned()],
+        );
         plan.args
             .extend(["/bin/sh".into(), "-c".into(), spec.command.into()]);
         Ok(plan)

@@ -149,6 +149,8 @@ fn the_process_launcher_drops_to_the_pool_user_through_the_agent() {
     assert_eq!(plan.program, PathBuf::from("/usr/bin/gpuex-agent"));
     assert!(has_pair(&args, "--uid", "61005") && has_pair(&args, "--gid", "61005"));
     assert!(has_pair(&args, "--cgroup", "/sys/fs/cgroup/gpuex-x/l1"));
+    // The host's /tmp and the like are replaced by the lease's own.
+    assert!(args.iter().any(|a| a == "--private-tmp"));
     assert!(args.ends_with(&[
         "--".into(),
         "/bin/sh".into(),

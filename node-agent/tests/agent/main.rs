@@ -42,8 +42,18 @@ impl Drop for TempDir {
     }
 }
 
+/// A folder of its own in a world-writable one (workloads run as pool users
+/// write files beside it) outside /tmp, which the process launcher replaces
+/// with a private one.
 fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("gpuex-agent-{name}-{}", Uuid::new_v4()));
+    let shared = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(
+        &shared,
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    let dir = shared.join(format!("gpuex-agent-{name}-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     TempDir(dir)
 }
