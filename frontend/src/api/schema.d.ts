@@ -1954,6 +1954,12 @@ export interface components {
             ends_at?: string | null;
             /** Format: int32 */
             exit_code?: number | null;
+            /**
+             * @description Why the agent could not run the lease (`end_reason` `agent_failed`),
+             *     as it reported: a bad artifact hash, a failed fetch, a slice it could
+             *     not make. At most 1,000 characters; the logs have the rest.
+             */
+            failure?: string | null;
             gpu_model: string;
             /** Format: uuid */
             id: string;
