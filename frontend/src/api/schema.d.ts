@@ -1704,6 +1704,7 @@ export interface components {
             mig_instances?: components["schemas"]["MigInstanceMetrics"][];
             /** @description Per compute process, where the driver lists them. */
             processes?: components["schemas"]["ProcessMetrics"][];
+            scrub?: null | components["schemas"]["ScrubReport"];
             uuid: string;
         };
         /**
@@ -2648,6 +2649,26 @@ export interface components {
          * @enum {string}
          */
         Role: "buyer" | "provider" | "admin" | "agent";
+        /** @description How a whole or shared GPU's memory was cleared between tenants. */
+        ScrubReport: {
+            /**
+             * Format: uint64
+             * @description Scrubs that cleared the GPU.
+             */
+            done: number;
+            /**
+             * Format: uint64
+             * @description Scrubs that failed (the agent logs why).
+             */
+            failed: number;
+            /**
+             * Format: date-time
+             * @description When the latest one ran.
+             */
+            last_at: string;
+            /** @description Whether the latest one cleared the GPU. */
+            last_ok: boolean;
+        };
         /** @description The concrete slice the order would get if placed now. */
         SliceQuote: {
             gpu_model: string;
