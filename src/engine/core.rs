@@ -30,6 +30,9 @@ pub struct EngineConfig {
     /// Keep idle capacity the demand forecast expects primary orders to ask
     /// for within the notice period away from spot (off: measure without).
     pub forecast_holdback: bool,
+    /// Keep room on MIG GPUs for the profiles the forecast expects primary
+    /// orders to take within the notice period (off: measure without).
+    pub forecast_mig_layout: bool,
 }
 
 impl Default for EngineConfig {
@@ -40,6 +43,7 @@ impl Default for EngineConfig {
             demand_window: 512,
             policy: Policy::default(),
             forecast_holdback: true,
+            forecast_mig_layout: true,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! What the demand forecast (DESIGN §17) changes in the engine: idle capacity
 //! that on-demand and reserved orders are expected to ask for within the
 //! preemption notice is not sold to spot, so fewer spot leases start only to
-//! be preempted minutes later.
+//! be preempted minutes later; and MIG placement keeps room for the profiles
+//! those orders are expected to take.
 //!
 //! The forecast itself is computed outside (floats, a time-series library)
 //! and arrives as [`Command::SetForecast`](super::Command::SetForecast) in
@@ -13,7 +14,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::core::Engine;
-use super::placement::{model_at, model_idx, ModelIdx, Placement, RegionIdx};
+use super::placement::{
+    model_at, model_idx, DemandClass, ForecastClass, ModelIdx, Placement, RegionIdx,
+};
 
 /// Primary demand expected in one (model, region) within the notice period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +25,17 @@ pub struct DemandForecast {
     pub region: String,
     /// Standard TFLOPS that on-demand and reserved orders are expected to ask for.
     pub tflops: Decimal,
+    /// The MIG instances among them, by profile.
+    #[serde(default)]
+    pub mig_profiles: Vec<ProfileDemand>,
+}
+
+/// MIG instances of one profile expected within the notice period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileDemand {
+    /// A profile of the market's model, e.g. `3g.40gb`.
+    pub profile: String,
+    pub instances: u32,
 }
 
 /// Idle TFLOPS each forecast market may still sell to spot in one clearing.
@@ -46,6 +60,35 @@ impl SpotRoom {
 impl Engine {
     /// Replaces the forecast; markets not named expect no primary demand.
     pub(super) fn set_forecast(&mut self, markets: Vec<DemandForecast>) {
+        let mut classes: Vec<ForecastClass> = Vec::new();
+        if self.cfg.forecast_mig_layout {
+            for f in &markets {
+                let Some(model) = model_idx(&f.gpu_model).map(model_at) else {
+                    continue;
+                };
+                let Some(layout) = model.mig else {
+                    continue;
+                };
+                for p in f.mig_profiles.iter().filter(|p| p.instances > 0) {
+                    let Some(profile) = layout.profile(&p.profile) else {
+                        continue;
+                    };
+                    let class = DemandClass::of_profile(profile);
+                    match classes
+                        .iter_mut()
+                        .find(|c| c.model == model.name && c.class == class)
+                    {
+                        Some(c) => c.instances = c.instances.saturating_add(p.instances),
+                        None => classes.push(ForecastClass {
+                            model: model.name,
+                            class,
+                            instances: p.instances,
+                        }),
+                    }
+                }
+            }
+        }
+        self.mix.set_forecast(classes);
         self.forecast = markets
             .into_iter()
             .filter(|f| f.tflops > Decimal::ZERO && model_idx(&f.gpu_model).is_some())

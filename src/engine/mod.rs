@@ -89,7 +89,7 @@ pub use commands::{AgentReport, Command, GpuSpec, ListPrice, NodeSpec, PlaceOrde
 pub use convert::{Conversion, ConversionRefused, ConvertTo, ReservedWindow};
 pub use core::{lease_id, Engine, EngineConfig, EngineError};
 pub use events::{Event, FillReport, ListingEnd};
-pub use forecast::DemandForecast;
+pub use forecast::{DemandForecast, ProfileDemand};
 pub use lease::{EndReason, Lease, LeaseState, NoticeReason};
 pub use quote::{MarketBook, MarketLevel, Quote};
 pub use reject::RejectReason;

@@ -10,7 +10,7 @@ mod routes;
 mod series;
 
 pub use routes::router;
-pub use series::Market;
+pub use series::{Market, MarketDemand};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -21,7 +21,7 @@ use rust_decimal::prelude::FromPrimitive;
 use rust_decimal::Decimal;
 
 use crate::app::AppState;
-use crate::engine::{Command, DemandForecast};
+use crate::engine::{Command, DemandForecast, ProfileDemand};
 use model::Prediction;
 
 /// How far ahead each forecast reaches, in minutes.
@@ -36,6 +36,9 @@ pub struct MarketForecast {
     pub history_minutes: u32,
     /// What the engine keeps from spot: the forecast over the notice period.
     pub holdback_tflops: Decimal,
+    /// The MIG instances among that demand, by profile, that MIG placement
+    /// keeps room for.
+    pub mig_instances: BTreeMap<String, u32>,
 }
 
 /// The latest refresh: every market's forecast, shared with the routes.
@@ -115,6 +118,14 @@ pub async fn refresh(state: &AppState) -> anyhow::Result<()> {
             gpu_model: gpu_model.clone(),
             region: region.clone(),
             tflops: f.holdback_tflops,
+            mig_profiles: f
+                .mig_instances
+                .iter()
+                .map(|(profile, &instances)| ProfileDemand {
+                    profile: profile.clone(),
+                    instances,
+                })
+                .collect(),
         })
         .collect();
     state.forecasts.replace(Board {
@@ -126,16 +137,17 @@ pub async fn refresh(state: &AppState) -> anyhow::Result<()> {
 }
 
 fn fit_all(
-    series: BTreeMap<Market, Vec<f64>>,
+    series: BTreeMap<Market, MarketDemand>,
     history_minutes: u32,
     from: DateTime<Utc>,
     notice_minutes: usize,
 ) -> BTreeMap<Market, MarketForecast> {
     series
         .into_iter()
-        .map(|(market, history)| {
-            let prediction = model::forecast(&history, HORIZON_MINUTES);
+        .map(|(market, demand)| {
+            let prediction = model::forecast(&demand.by_minute, HORIZON_MINUTES);
             let expected: f64 = prediction.point.iter().take(notice_minutes).sum();
+            let mig_instances = demand.mig_instances_for(expected);
             // Whole TFLOPS are precise enough for holding capacity back.
             let holdback_tflops = Decimal::from_f64(expected.round()).unwrap_or_default();
             let forecast = MarketForecast {
@@ -143,6 +155,7 @@ fn fit_all(
                 from,
                 history_minutes,
                 holdback_tflops,
+                mig_instances,
             };
             (market, forecast)
         })

@@ -53,7 +53,18 @@ pub struct MarketForecastView {
     /// orders: the forecast over the preemption notice period.
     #[schema(value_type = String)]
     pub spot_holdback_tflops: Decimal,
+    /// The MIG instances among that demand, by profile (each profile's share
+    /// of the history's orders): MIG placement keeps room for them.
+    pub mig_instances: Vec<ProfileInstances>,
     pub points: Vec<ForecastPoint>,
+}
+
+/// MIG instances of one profile expected within the notice period.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProfileInstances {
+    /// e.g. `3g.40gb`.
+    pub profile: String,
+    pub instances: u32,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -115,6 +126,14 @@ async fn forecast(
                 method: p.method,
                 history_minutes: f.history_minutes,
                 spot_holdback_tflops: f.holdback_tflops,
+                mig_instances: f
+                    .mig_instances
+                    .iter()
+                    .map(|(profile, &instances)| ProfileInstances {
+                        profile: profile.clone(),
+                        instances,
+                    })
+                    .collect(),
                 points,
             }
         })

@@ -12,6 +12,7 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 
 use crate::db::{dispatch, Db};
+use crate::engine::placement::{GpuSlot, Slot};
 
 /// A market: (GPU model, region).
 pub type Market = (String, String);
@@ -39,6 +40,8 @@ struct LeaseRecord {
 #[derive(Deserialize)]
 struct LeasePlacement {
     asked: LeaseUnits,
+    #[serde(default)]
+    gpus: Vec<GpuSlot>,
 }
 
 #[derive(Deserialize)]
@@ -54,13 +57,44 @@ type OrderRow = (
     Option<String>,
 );
 
+/// A market's primary demand over the history read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MarketDemand {
+    /// TFLOPS asked per minute, oldest first.
+    pub by_minute: Vec<f64>,
+    /// TFLOPS asked in all.
+    pub tflops: f64,
+    /// MIG instances placed, by profile.
+    pub mig_instances: BTreeMap<String, u32>,
+}
+
+impl MarketDemand {
+    /// The MIG instances of each profile that `expected_tflops` of demand
+    /// like the history's would take: each profile keeps its share of the
+    /// orders per TFLOPS asked. Rounded to the nearest instance.
+    pub fn mig_instances_for(&self, expected_tflops: f64) -> BTreeMap<String, u32> {
+        if self.tflops <= 0.0 || expected_tflops <= 0.0 {
+            return BTreeMap::new();
+        }
+        self.mig_instances
+            .iter()
+            .filter_map(|(profile, &n)| {
+                let expected = (f64::from(n) * expected_tflops / self.tflops).round();
+                // Bounded by the 7 instances a GPU holds times a generous fleet.
+                let instances = expected.clamp(0.0, 1.0e6) as u32;
+                (instances > 0).then(|| (profile.clone(), instances))
+            })
+            .collect()
+    }
+}
+
 /// `minutes` values per market, oldest first, the last for the minute
 /// before `until`'s.
 pub async fn demand_by_minute(
     db: &Db,
     until: DateTime<Utc>,
     minutes: u32,
-) -> anyhow::Result<BTreeMap<Market, Vec<f64>>> {
+) -> anyhow::Result<BTreeMap<Market, MarketDemand>> {
     let end = until.timestamp().div_euclid(60) * 60;
     let start = end - i64::from(minutes) * 60;
     let since = DateTime::from_timestamp(start, 0).unwrap_or(until);
@@ -77,14 +111,16 @@ pub async fn demand_by_minute(
         .await
     })?;
     let len = minutes as usize;
-    let mut series: BTreeMap<Market, Vec<f64>> = BTreeMap::new();
+    let mut series: BTreeMap<Market, MarketDemand> = BTreeMap::new();
     for (created_at, request_json, lease_model, lease_region, lease_json) in rows {
         let Ok(request) = serde_json::from_str::<Request>(&request_json) else {
             continue;
         };
-        let placed = lease_json
+        let lease = lease_json
             .as_deref()
-            .and_then(|j| serde_json::from_str::<LeaseRecord>(j).ok())
+            .and_then(|j| serde_json::from_str::<LeaseRecord>(j).ok());
+        let placed = lease
+            .as_ref()
             .and_then(|l| l.placement.asked.tflops_h.to_f64());
         let market = match (lease_model, lease_region) {
             (Some(model), Some(region)) => (model, region),
@@ -110,8 +146,17 @@ pub async fn demand_by_minute(
         if at >= len {
             continue;
         }
-        let values = series.entry(market).or_insert_with(|| vec![0.0; len]);
-        values[at] += tflops;
+        let demand = series.entry(market).or_insert_with(|| MarketDemand {
+            by_minute: vec![0.0; len],
+            ..MarketDemand::default()
+        });
+        demand.by_minute[at] += tflops;
+        demand.tflops += tflops;
+        for gpu in lease.iter().flat_map(|l| &l.placement.gpus) {
+            if let Slot::Mig { profile, .. } = &gpu.slot {
+                *demand.mig_instances.entry(profile.clone()).or_insert(0) += 1;
+            }
+        }
     }
     Ok(series)
 }

@@ -71,3 +71,45 @@ on_both_databases_with! { every_second =>
         assert!(unknown.status == 400 || unknown.status == 422, "{}", unknown.body);
     }
 }
+
+fn every_second_and_a_long_notice(settings: &mut Settings) {
+    settings.forecast_interval_s = 1;
+    // The forecast's whole horizon is within the notice: 15 minutes.
+    settings.preempt_notice_s = 900;
+}
+
+fn mig(tflops: u32, vram_gb: u32) -> Value {
+    json!({"mode": "on_demand", "region": "eu-west", "duration_s": 3600,
+           "resources": {"tflops": tflops, "vram_gb": vram_gb, "isolation": "mig"}})
+}
+
+on_both_databases_with! { every_second_and_a_long_notice =>
+    async fn the_mig_instances_a_market_took_are_forecast_by_profile(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "mig"), ("H100-SXM5-80GB", "mig")]).await;
+        let (buyer, _) = app.buyer_with(&admin, "1000").await;
+        let mut profiles = Vec::new();
+        for (tflops, vram) in [(100, 8); 6].into_iter().chain([(300, 40); 2]) {
+            let r = app.order(&buyer, mig(tflops, vram)).await;
+            assert_eq!(r.body["state"], "filled", "{}", r.body);
+            let lease = app.get(&format!("/v1/leases/{}", r.body["lease_id"].as_str().unwrap()), Some(&buyer)).await;
+            profiles.push(lease.body["placement"]["gpus"][0]["slot"]["profile"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(profiles.iter().filter(|p| *p == "1g.10gb").count(), 6, "{profiles:?}");
+        assert_eq!(profiles.iter().filter(|p| *p == "3g.40gb").count(), 2, "{profiles:?}");
+
+        app.advance_clock(Duration::from_secs(60));
+        let market = forecast_of(&app, "H100-SXM5-80GB", "eu-west").await;
+        // 1,200 TFLOPS in the last of 30 minutes: 40 a minute, 600 over the
+        // 15-minute notice, half of what the history asked; so half of its
+        // instances of each profile.
+        assert_eq!(market["points"][0]["tflops"], 40.0, "{market}");
+        assert_eq!(market["spot_holdback_tflops"], "600", "{market}");
+        assert_eq!(
+            market["mig_instances"],
+            json!([{"profile": "1g.10gb", "instances": 3}, {"profile": "3g.40gb", "instances": 1}]),
+            "{market}"
+        );
+    }
+}

@@ -2117,6 +2117,11 @@ export interface components {
             history_minutes: number;
             /** @description The model that produced it. */
             method: components["schemas"]["Method"];
+            /**
+             * @description The MIG instances among that demand, by profile (each profile's share
+             *     of the history's orders): MIG placement keeps room for them.
+             */
+            mig_instances: components["schemas"]["ProfileInstances"][];
             points: components["schemas"]["ForecastPoint"][];
             region: string;
             /**
@@ -2504,6 +2509,13 @@ export interface components {
              * @description GPU memory the process uses, MiB.
              */
             used_memory_mib?: number | null;
+        };
+        /** @description MIG instances of one profile expected within the notice period. */
+        ProfileInstances: {
+            /** Format: uint32 */
+            instances: number;
+            /** @description e.g. `3g.40gb`. */
+            profile: string;
         };
         PutRegionRequest: {
             /** @description IANA time zone, e.g. `America/New_York`. */

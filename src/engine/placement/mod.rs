@@ -68,7 +68,7 @@ use serde::{Deserialize, Serialize};
 
 pub use fast::{adequacy, place, Adequacy};
 pub use request::{Compute, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why};
-pub use score::{frag_ratio, internal_waste, DemandClass, DemandMix, ScoreKind};
+pub use score::{frag_ratio, internal_waste, DemandClass, DemandMix, ForecastClass, ScoreKind};
 pub use view::{
     give, model_at, model_idx, take, Bucket, CapacityView, GpuFree, GpuView, ModelIdx, NodeSummary,
     NodeView, PartitionMode, RegionIdx, RegionView, UnitPrices, ViewError,

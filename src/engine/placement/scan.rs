@@ -62,7 +62,7 @@ impl<'a, 'v> Scan<'a, 'v> {
     pub(super) fn option(&mut self, opt: &Opt<'v>, opt_idx: usize) {
         let b = opt.bucket;
         let need = opt.need;
-        let scorer = Scorer::new(model_at(b.model), b.mode, self.mix);
+        let scorer = Scorer::with_forecast(model_at(b.model), b.mode, self.mix);
         let total_weight = self.mix.total_weight();
         // Nodes in the same state score the same but for their id, the last
         // tie-break: each state is scored once. Recent states catch the common

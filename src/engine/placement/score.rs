@@ -73,6 +73,31 @@ pub struct DemandMix {
     /// Classes recorded since this mix was made, so a writer can persist
     /// just the new ones.
     recorded: u64,
+    /// MIG instances the demand forecast expects primary orders to ask for
+    /// soon, per model: MIG placement keeps room for them (see
+    /// [`Scorer::with_forecast`]). Not part of the recorded mix.
+    forecast: Vec<ForecastClass>,
+}
+
+/// Instances of one MIG profile's class the forecast expects on one model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForecastClass {
+    pub model: &'static str,
+    pub class: DemandClass,
+    pub instances: u32,
+}
+
+impl DemandClass {
+    /// The class a MIG profile serves: its compute and memory, so that the
+    /// profile (and every larger one) is adequate for it.
+    pub fn of_profile(profile: &crate::catalog::MigProfile) -> DemandClass {
+        DemandClass {
+            milli: u32::from(profile.compute_slices) * 1000 / u32::from(COMPUTE_SLICES),
+            memory_mb: profile.memory_mb(),
+            gpus: 1,
+            cpu_milli: 0,
+        }
+    }
 }
 
 impl Default for DemandMix {
@@ -91,6 +116,7 @@ impl DemandMix {
             counts: BTreeMap::new(),
             top: Self::prior(),
             recorded: 0,
+            forecast: Vec::new(),
         }
     }
 
@@ -168,6 +194,16 @@ impl DemandMix {
     /// Sum of the weights.
     pub fn total_weight(&self) -> u64 {
         self.top.iter().map(|c| c.1).sum()
+    }
+
+    /// Replaces the forecast MIG instances placement keeps room for.
+    pub fn set_forecast(&mut self, classes: Vec<ForecastClass>) {
+        self.forecast = classes;
+    }
+
+    /// The forecast MIG instances placement keeps room for.
+    pub fn forecast(&self) -> &[ForecastClass] {
+        &self.forecast
     }
 }
 
@@ -290,6 +326,26 @@ impl Scorer {
             by_milli,
             by_cpu,
         }
+    }
+
+    /// A scorer for placement: on MIG GPUs the forecast's instances count
+    /// as classes too, each weighing as much as the whole recent mix, so a
+    /// placement that leaves no room for an instance the forecast expects
+    /// within the notice period ranks behind one that keeps it, whatever
+    /// the recent mix asked. (The forecast is per market; a model's
+    /// instances are summed over its regions here.)
+    pub fn with_forecast(model: &'static GpuModel, mode: PartitionMode, mix: &DemandMix) -> Scorer {
+        let mut scorer = Scorer::new(model, mode, mix);
+        let Some(layout) = scorer.layout.filter(|_| mode == PartitionMode::Mig) else {
+            return scorer;
+        };
+        let per_instance = mix.total_weight().max(1);
+        for f in mix.forecast().iter().filter(|f| f.model == model.name) {
+            let profiles = adequate_profiles(layout, f.class.milli, f.class.memory_mb);
+            let weight = u64::from(f.instances).saturating_mul(per_instance);
+            scorer.classes.push((weight, f.class, profiles));
+        }
+        scorer
     }
 
     /// Fragmentation from the host: the node's free GPU compute is of no use

@@ -134,6 +134,7 @@ from .price_update import PriceUpdate
 from .price_view import PriceView
 from .problem import Problem
 from .process_metrics import ProcessMetrics
+from .profile_instances import ProfileInstances
 from .put_region_request import PutRegionRequest
 from .qos import Qos
 from .quote import Quote
@@ -311,6 +312,7 @@ __all__ = (
     "PriceView",
     "Problem",
     "ProcessMetrics",
+    "ProfileInstances",
     "PutRegionRequest",
     "Qos",
     "Quote",

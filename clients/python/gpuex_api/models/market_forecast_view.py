@@ -12,6 +12,7 @@ from ..models.method import Method
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.profile_instances import ProfileInstances
   from ..models.forecast_point import ForecastPoint
 
 
@@ -30,6 +31,8 @@ class MarketForecastView:
             gpu_model (str):
             history_minutes (int): Minutes of order history it was fitted on.
             method (Method): Which model produced a forecast.
+            mig_instances (list[ProfileInstances]): The MIG instances among that demand, by profile (each profile's share
+                of the history's orders): MIG placement keeps room for them.
             points (list[ForecastPoint]):
             region (str):
             spot_holdback_tflops (str): Standard TFLOPS of idle capacity the spot auction leaves for primary
@@ -39,6 +42,7 @@ class MarketForecastView:
     gpu_model: str
     history_minutes: int
     method: Method
+    mig_instances: list[ProfileInstances]
     points: list[ForecastPoint]
     region: str
     spot_holdback_tflops: str
@@ -49,12 +53,20 @@ class MarketForecastView:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.profile_instances import ProfileInstances
         from ..models.forecast_point import ForecastPoint
         gpu_model = self.gpu_model
 
         history_minutes = self.history_minutes
 
         method = self.method.value
+
+        mig_instances = []
+        for mig_instances_item_data in self.mig_instances:
+            mig_instances_item = mig_instances_item_data.to_dict()
+            mig_instances.append(mig_instances_item)
+
+
 
         points = []
         for points_item_data in self.points:
@@ -74,6 +86,7 @@ class MarketForecastView:
             "gpu_model": gpu_model,
             "history_minutes": history_minutes,
             "method": method,
+            "mig_instances": mig_instances,
             "points": points,
             "region": region,
             "spot_holdback_tflops": spot_holdback_tflops,
@@ -85,6 +98,7 @@ class MarketForecastView:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.profile_instances import ProfileInstances
         from ..models.forecast_point import ForecastPoint
         d = dict(src_dict)
         gpu_model = d.pop("gpu_model")
@@ -94,6 +108,16 @@ class MarketForecastView:
         method = Method(d.pop("method"))
 
 
+
+
+        mig_instances = []
+        _mig_instances = d.pop("mig_instances")
+        for mig_instances_item_data in (_mig_instances):
+            mig_instances_item = ProfileInstances.from_dict(mig_instances_item_data)
+
+
+
+            mig_instances.append(mig_instances_item)
 
 
         points = []
@@ -114,6 +138,7 @@ class MarketForecastView:
             gpu_model=gpu_model,
             history_minutes=history_minutes,
             method=method,
+            mig_instances=mig_instances,
             points=points,
             region=region,
             spot_holdback_tflops=spot_holdback_tflops,
