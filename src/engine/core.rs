@@ -30,6 +30,15 @@ pub struct EngineConfig {
     /// Keep idle capacity the demand forecast expects primary orders to ask
     /// for within the notice period away from spot (off: measure without).
     pub forecast_holdback: bool,
+    /// Place a lease with a known or predicted end on the GPUs whose other
+    /// leases are predicted to end near it, so whole GPUs free up together
+    /// (DESIGN §17; off: measure without).
+    #[serde(default = "on")]
+    pub duration_prediction: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Default for EngineConfig {
@@ -40,6 +49,7 @@ impl Default for EngineConfig {
             demand_window: 512,
             policy: Policy::default(),
             forecast_holdback: true,
+            duration_prediction: true,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`run`], which returns the report as text (a table or JSON).
 
 mod cluster;
+mod foresight;
 mod frag;
 mod gpuex;
 mod paper;
@@ -17,6 +18,7 @@ mod trace;
 
 use std::path::PathBuf;
 
+pub use foresight::Foresight;
 pub use trace::Trace;
 
 /// Flags of `gpuex simulate`.
@@ -159,13 +161,25 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
         Mode::Timeline => {
             let mut results = Vec::new();
             for &p in &policies {
-                let runs = args
-                    .seeds
-                    .0
-                    .iter()
-                    .map(|&seed| timeline::run(&trace, &mut shared, p, seed, args.tune))
-                    .collect::<Result<Vec<_>, _>>()?;
-                results.push(report::TimelineResult::new(p, runs));
+                // The server's placement runs plain and with each foresight
+                // (DESIGN §17), side by side.
+                let variants: &[Foresight] = if p == PolicyName::Gpuex {
+                    &Foresight::ALL
+                } else {
+                    &[Foresight {
+                        forecast: false,
+                        prediction: false,
+                    }]
+                };
+                for &f in variants {
+                    let runs = args
+                        .seeds
+                        .0
+                        .iter()
+                        .map(|&seed| timeline::run(&trace, &mut shared, p, seed, args.tune, f))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    results.push(report::TimelineResult::new(p, f, runs));
+                }
             }
             if let Some(path) = &args.plot {
                 report::plot_timeline(path, &results)?;

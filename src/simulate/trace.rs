@@ -99,6 +99,10 @@ pub struct Task {
     /// Seconds from the trace start, when the trace has them.
     pub creation: Option<u64>,
     pub deletion: Option<u64>,
+    /// `qos` is `BE` (best effort): timeline mode runs it as spot, which an
+    /// on-demand task may preempt. LS, Burstable, Guaranteed and an absent
+    /// `qos` are on-demand.
+    pub spot: bool,
 }
 
 impl Task {
@@ -182,8 +186,12 @@ impl Trace {
             col("num_gpu")?,
             col("gpu_milli")?,
         );
-        let (spec, created, deleted) =
-            (opt("gpu_spec"), opt("creation_time"), opt("deletion_time"));
+        let (spec, created, deleted, qos) = (
+            opt("gpu_spec"),
+            opt("creation_time"),
+            opt("deletion_time"),
+            opt("qos"),
+        );
         for (line, rec) in rdr.records().enumerate() {
             let rec = rec.map_err(csv_err)?;
             let at = || format!("pods line {}", line + 2);
@@ -220,6 +228,7 @@ impl Trace {
                 gpu_spec,
                 creation: time(created)?,
                 deletion: time(deleted)?,
+                spot: qos.is_some_and(|i| rec[i].trim() == "BE"),
             });
         }
         if nodes.is_empty() || tasks.is_empty() {
