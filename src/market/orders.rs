@@ -394,9 +394,10 @@ async fn place_order(
     if spec.duration_s.is_none() {
         let no_tags = BTreeMap::new();
         let tags = req.tags.as_ref().unwrap_or(&no_tags);
-        let prediction = super::predict::predict(&state.db, caller.id, tags, req.command.as_deref())
-            .await
-            .map_err(ApiError::Internal)?;
+        let prediction =
+            super::predict::predict(&state.db, caller.id, tags, req.command.as_deref())
+                .await
+                .map_err(ApiError::Internal)?;
         spec.predicted_duration = prediction.seconds.is_some().then_some(prediction);
     }
     let order_id = Uuid::now_v7();

@@ -150,11 +150,20 @@ mod tests {
             ended(&[], Some("c"), 60),
         ];
         let p = from_history(&history, &tags(&[("job", "train")]), Some("c"));
-        assert_eq!((p.seconds, p.basis, p.samples), (Some(200), PredictionBasis::Tags, 2));
+        assert_eq!(
+            (p.seconds, p.basis, p.samples),
+            (Some(200), PredictionBasis::Tags, 2)
+        );
         let p = from_history(&history, &tags(&[("job", "other")]), Some("c"));
-        assert_eq!((p.seconds, p.basis, p.samples), (Some(50), PredictionBasis::Command, 2));
+        assert_eq!(
+            (p.seconds, p.basis, p.samples),
+            (Some(50), PredictionBasis::Command, 2)
+        );
         let p = from_history(&history, &BTreeMap::new(), Some("zzz"));
-        assert_eq!((p.seconds, p.basis, p.samples), (Some(80), PredictionBasis::Fallback, 4));
+        assert_eq!(
+            (p.seconds, p.basis, p.samples),
+            (Some(80), PredictionBasis::Fallback, 4)
+        );
         assert_eq!(
             from_history(&[], &tags(&[("job", "train")]), Some("a")),
             DurationPrediction::none()
@@ -163,7 +172,11 @@ mod tests {
 
     #[test]
     fn empty_tags_and_no_command_match_nothing_but_the_fallback() {
-        let history = [ended(&[], None, 10), ended(&[], None, 30), ended(&[], None, 20)];
+        let history = [
+            ended(&[], None, 10),
+            ended(&[], None, 30),
+            ended(&[], None, 20),
+        ];
         let p = from_history(&history, &BTreeMap::new(), None);
         assert_eq!((p.seconds, p.basis), (Some(20), PredictionBasis::Fallback));
     }

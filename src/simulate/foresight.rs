@@ -159,7 +159,12 @@ impl Holdback {
             self.asked.pop_front();
         }
         self.minute = Some(minute);
-        let history: Vec<f64> = self.asked.iter().take(self.asked.len() - 1).copied().collect();
+        let history: Vec<f64> = self
+            .asked
+            .iter()
+            .take(self.asked.len() - 1)
+            .copied()
+            .collect();
         if history.is_empty() {
             return;
         }

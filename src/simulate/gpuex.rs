@@ -143,7 +143,12 @@ impl GpuexPlacer {
             });
             return Some(at);
         }
-        let p = engine::place(&self.view, &self.request(task, ends), &self.mix, &self.policy)?;
+        let p = engine::place(
+            &self.view,
+            &self.request(task, ends),
+            &self.mix,
+            &self.policy,
+        )?;
         let node = usize::try_from(p.node.as_u128().checked_sub(1)?).ok()?;
         let gpus = p.gpus.iter().fold(0u8, |m, g| m | 1 << g.index);
         self.pending = Some(Held::Engine(p, ends));
@@ -235,7 +240,9 @@ mod tests {
         assert_eq!(at3.gpus, 0b11);
         g.release(0);
         c.release(&a, at);
-        assert!(g.choose(&c, &task(1000, GpuAsk::Share(700)), None).is_some());
+        assert!(g
+            .choose(&c, &task(1000, GpuAsk::Share(700)), None)
+            .is_some());
     }
 
     #[test]
@@ -252,7 +259,9 @@ mod tests {
                 c.place(&a, at);
                 g.commit(i);
             }
-            g.choose(&c, &task(1000, GpuAsk::Share(300)), with).unwrap().gpus
+            g.choose(&c, &task(1000, GpuAsk::Share(300)), with)
+                .unwrap()
+                .gpus
         };
         assert_eq!(third(hint(36_060)), 0b10);
         assert_eq!(third(hint(3_000)), 0b01);

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::paper::{SeedRun, MAX_BUCKET};
 use super::foresight::Foresight;
+use super::paper::{SeedRun, MAX_BUCKET};
 use super::timeline::TimelineRun;
 use super::{Format, PolicyName, SimulateArgs, SimulateError};
 
@@ -300,7 +300,9 @@ pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), Simu
         ));
         lines.push((
             free.as_str(),
-            first.map(|r| r.whole_free_series.clone()).unwrap_or_default(),
+            first
+                .map(|r| r.whole_free_series.clone())
+                .unwrap_or_default(),
         ));
     }
     let span = lines

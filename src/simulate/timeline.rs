@@ -457,7 +457,15 @@ mod tests {
             a,1,1,1,1000,,0,100\nb,1,1,1,1000,,1000,1100\n";
         let t = Trace::parse(nodes, pods).unwrap();
         let mut shared = Shared::new(&t);
-        let r = run(&t, &mut shared, PolicyName::BestFit, 1, 1.0, Foresight::default()).unwrap();
+        let r = run(
+            &t,
+            &mut shared,
+            PolicyName::BestFit,
+            1,
+            1.0,
+            Foresight::default(),
+        )
+        .unwrap();
         assert_eq!(r.wait_max_s, 0.0);
         // Over [0, 200]: busy 0..100 only (b starts at the horizon).
         assert!((r.mean_utilization - 50.0).abs() < 1e-9);
@@ -471,7 +479,15 @@ mod tests {
             a,1000,1,1,1000,,0,100\nb,1000,1,1,1000,,10,60\nc,1000,1,1,500,,300,400\n";
         let t = Trace::parse(nodes, pods).unwrap();
         let mut shared = Shared::new(&t);
-        let r = run(&t, &mut shared, PolicyName::BestFit, 1, 0.0, Foresight::default()).unwrap();
+        let r = run(
+            &t,
+            &mut shared,
+            PolicyName::BestFit,
+            1,
+            0.0,
+            Foresight::default(),
+        )
+        .unwrap();
         // b waits 90 s and then runs 50 s (100..150); c runs 300..400.
         assert_eq!(r.wait_max_s, 90.0);
         assert_eq!(r.wait_p50_s, 0.0);
@@ -489,7 +505,15 @@ mod tests {
         let pods = format!("{QOS_PODS}a,1,1,1,1000,,BE,0,1000\nb,1,1,1,1000,,LS,10,110\n");
         let t = Trace::parse(nodes, &pods).unwrap();
         let mut shared = Shared::new(&t);
-        let r = run(&t, &mut shared, PolicyName::BestFit, 1, 0.0, Foresight::default()).unwrap();
+        let r = run(
+            &t,
+            &mut shared,
+            PolicyName::BestFit,
+            1,
+            0.0,
+            Foresight::default(),
+        )
+        .unwrap();
         assert_eq!(r.preemptions, 1);
         // b starts at once; a waits 10..110 and runs again from scratch,
         // past the horizon (1000): only b completes.
@@ -510,7 +534,15 @@ mod tests {
         );
         let t = Trace::parse(nodes, &pods).unwrap();
         let mut shared = Shared::new(&t);
-        let r = run(&t, &mut shared, PolicyName::Gpuex, 1, 0.0, Foresight::default()).unwrap();
+        let r = run(
+            &t,
+            &mut shared,
+            PolicyName::Gpuex,
+            1,
+            0.0,
+            Foresight::default(),
+        )
+        .unwrap();
         assert_eq!(r.preemptions, 0);
         assert_eq!(r.wait_max_s, 90.0);
         // b runs 100..150 and c 300..400: the GPU is wholly free 150 of 400 s.
@@ -524,12 +556,24 @@ mod tests {
         let nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n";
         let mut pods = QOS_PODS.to_owned();
         for m in 0..=60 {
-            pods.push_str(&format!("od{m},1,1,1,1000,,LS,{},{}\n", m * 60, m * 60 + 30));
+            pods.push_str(&format!(
+                "od{m},1,1,1,1000,,LS,{},{}\n",
+                m * 60,
+                m * 60 + 30
+            ));
         }
         pods.push_str("spot,1,1,1,1000,,BE,3601,3701\n");
         let t = Trace::parse(nodes, &pods).unwrap();
         let mut shared = Shared::new(&t);
-        let plain = run(&t, &mut shared, PolicyName::Gpuex, 1, 0.0, Foresight::default()).unwrap();
+        let plain = run(
+            &t,
+            &mut shared,
+            PolicyName::Gpuex,
+            1,
+            0.0,
+            Foresight::default(),
+        )
+        .unwrap();
         assert_eq!((plain.wait_max_s, plain.never_started), (0.0, 0));
         let forecast = Foresight {
             forecast: true,
@@ -547,6 +591,14 @@ mod tests {
         let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,1,1000\n";
         let t = Trace::parse(nodes, pods).unwrap();
         let mut shared = Shared::new(&t);
-        assert!(run(&t, &mut shared, PolicyName::Random, 1, 0.0, Foresight::default()).is_err());
+        assert!(run(
+            &t,
+            &mut shared,
+            PolicyName::Random,
+            1,
+            0.0,
+            Foresight::default()
+        )
+        .is_err());
     }
 }

@@ -20,11 +20,19 @@ async fn run_for(app: &TestApp, buyer: &str, body: Value, held_s: u64) -> Value 
     assert_eq!(r.body["state"], "filled", "{}", r.body);
     let order_id = r.body["id"].as_str().expect("an order id").to_owned();
     let lease_id = r.body["lease_id"].as_str().expect("a lease").to_owned();
-    let fills = app.get(&format!("/v1/orders/{order_id}/fills"), Some(buyer)).await;
+    let fills = app
+        .get(&format!("/v1/orders/{order_id}/fills"), Some(buyer))
+        .await;
     assert_eq!(fills.status, 200, "{}", fills.body);
     let prediction = fills.body[0]["report"]["duration_prediction"].clone();
     app.advance_clock(Duration::from_secs(held_s));
-    let released = app.post(&format!("/v1/leases/{lease_id}/release"), Some(buyer), json!({})).await;
+    let released = app
+        .post(
+            &format!("/v1/leases/{lease_id}/release"),
+            Some(buyer),
+            json!({}),
+        )
+        .await;
     assert_eq!(released.status, 200, "{}", released.body);
     prediction
 }

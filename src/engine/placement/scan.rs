@@ -6,8 +6,8 @@ use uuid::Uuid;
 use super::fast::{Kind, Opt};
 use super::host::host_take;
 use super::nvlink::pick_gpu_set;
-use super::request::PlacementRequest;
 use super::request::EndHint;
+use super::request::PlacementRequest;
 use super::score::{end_term, rank, ScoreKind, Scorer};
 use super::view::{model_at, CapacityView, GpuFree, NodeView};
 use super::{DemandMix, Policy};
@@ -322,14 +322,20 @@ fn same_state(a: &NodeView, b: &NodeView, ends: bool) -> bool {
     if a.idle_twin_of(b) {
         debug_assert!(
             a.gpus.len() == b.gpus.len()
-                && a.gpus.iter().zip(&b.gpus).all(|(x, y)| x.same_state(y, false)),
+                && a.gpus
+                    .iter()
+                    .zip(&b.gpus)
+                    .all(|(x, y)| x.same_state(y, false)),
             "idle nodes of one hardware differ"
         );
         // Idle GPUs hold no lease, so no predicted end either.
-        return !ends
-            || a.gpus.iter().chain(&b.gpus).all(|g| g.ends.is_empty());
+        return !ends || a.gpus.iter().chain(&b.gpus).all(|g| g.ends.is_empty());
     }
-    a.gpus.len() == b.gpus.len() && a.gpus.iter().zip(&b.gpus).all(|(x, y)| x.same_state(y, ends))
+    a.gpus.len() == b.gpus.len()
+        && a.gpus
+            .iter()
+            .zip(&b.gpus)
+            .all(|(x, y)| x.same_state(y, ends))
 }
 
 /// Where a candidate would land: the option, the node, its host share.
