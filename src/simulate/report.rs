@@ -332,6 +332,7 @@ mod tests {
             mode: Mode::Paper,
             tune: 1.3,
             seeds: parse_seeds("42").unwrap(),
+            node_share: 1.0,
             format,
             plot: None,
         }
