@@ -80,17 +80,19 @@ fn from_history(
     tags: &BTreeMap<String, String>,
     command: Option<&str>,
 ) -> DurationPrediction {
-    let same_tags = |e: &&Ended| !tags.is_empty() && e.tags == *tags;
-    let same_command = |e: &&Ended| command.is_some() && e.command.as_deref() == command;
-    let tiers: [(PredictionBasis, &dyn Fn(&&Ended) -> bool); 3] = [
-        (PredictionBasis::Tags, &same_tags),
-        (PredictionBasis::Command, &same_command),
-        (PredictionBasis::Fallback, &|_| true),
-    ];
-    for (basis, matches) in tiers {
+    let matches = |basis: PredictionBasis, e: &Ended| match basis {
+        PredictionBasis::Tags => !tags.is_empty() && e.tags == *tags,
+        PredictionBasis::Command => command.is_some() && e.command.as_deref() == command,
+        _ => true,
+    };
+    for basis in [
+        PredictionBasis::Tags,
+        PredictionBasis::Command,
+        PredictionBasis::Fallback,
+    ] {
         let seconds: Vec<i64> = history
             .iter()
-            .filter(matches)
+            .filter(|e| matches(basis, e))
             .take(SAMPLES)
             .map(|e| e.seconds)
             .collect();

@@ -50,7 +50,7 @@ pub struct GpuexPlacer {
 enum Held {
     /// A GPU task: the engine's own placement, and the predicted end it was
     /// booked with (`None`: placed without one).
-    Engine(engine::Placement, Option<EndHint>),
+    Engine(Box<engine::Placement>, Option<EndHint>),
     /// A CPU-only task: host CPU and memory on a node, booked by hand.
     Host { node: Uuid, cpu: u64, mem: u64 },
 }
@@ -151,7 +151,7 @@ impl GpuexPlacer {
         )?;
         let node = usize::try_from(p.node.as_u128().checked_sub(1)?).ok()?;
         let gpus = p.gpus.iter().fold(0u8, |m, g| m | 1 << g.index);
-        self.pending = Some(Held::Engine(p, ends));
+        self.pending = Some(Held::Engine(Box::new(p), ends));
         Some(Placement { node, gpus })
     }
 
