@@ -98,7 +98,7 @@ on_both_databases! {
         assert_eq!(released.status, 200, "{}", released.body);
         let order_id = waiting.body["id"].as_str().expect("an order id").to_owned();
         let mut fills = Value::Null;
-        for _ in 0..100 {
+        for _ in 0..400 {
             fills = app.get(&format!("/v1/orders/{order_id}/fills"), Some(&buyer)).await.body;
             if fills.as_array().is_some_and(|f| !f.is_empty()) {
                 break;
