@@ -131,6 +131,7 @@ fn order(rng: &mut Rng) -> OrderSpec {
         max_price: None,
         max_wait_s: None,
         qos: Qos::Batch,
+        predicted_duration: None,
     }
 }
 
@@ -194,6 +195,7 @@ fn request_of(e: &Engine, spec: &OrderSpec) -> PlacementRequest {
         node: None,
         cpu_milli: None,
         memory_mib: None,
+        ends: None,
     }
 }
 

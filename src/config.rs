@@ -129,6 +129,12 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_FORECAST_HISTORY_MINUTES", default_value_t = 360,
           value_parser = clap::value_parser!(u32).range(1..=20_160))]
     pub forecast_history_minutes: u32,
+    /// Place leases with a known or predicted end (DESIGN §17) on the GPUs
+    /// whose other leases are predicted to end near it, so whole GPUs free
+    /// up together; `false` measures without.
+    #[arg(long, env = "GPUEX_DURATION_PREDICTION", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub duration_prediction: bool,
     /// Days events are kept for `GET /v1/events` and resuming streams; at least 7.
     #[arg(long, env = "GPUEX_EVENT_RETENTION_DAYS", default_value_t = 7,
           value_parser = clap::value_parser!(u32).range(7..))]
@@ -177,6 +183,7 @@ impl Settings {
             tick_ms: 1000,
             forecast_interval_s: 60,
             forecast_history_minutes: 360,
+            duration_prediction: true,
             event_retention_days: 7,
             webhook_allow_private: false,
             clock: Default::default(),
@@ -195,6 +202,7 @@ impl Settings {
             engine: crate::engine::EngineConfig {
                 notice_s: self.preempt_notice_s,
                 spot_interval_s: self.spot_interval_s,
+                duration_prediction: self.duration_prediction,
                 ..crate::engine::EngineConfig::default()
             },
             platform_fee: self.platform_fee,

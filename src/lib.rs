@@ -34,7 +34,7 @@ pub mod db;
 pub mod error;
 #[cfg(feature = "server")]
 pub mod events;
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "simulate"))]
 pub mod forecast;
 #[cfg(feature = "server")]
 pub mod idempotency;

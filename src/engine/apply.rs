@@ -51,6 +51,19 @@ impl Engine {
         }
         // Capacity that freed inside a command is offered at once.
         self.after_capacity_change(&mut events);
+        // A lease's expected end can move without its bookings changing
+        // (a conversion, a notice): its GPUs' predicted ends follow, so the
+        // view after every command is what a restore would rebuild.
+        if self.cfg.duration_prediction {
+            let nodes: std::collections::BTreeSet<_> = self
+                .touched
+                .iter()
+                .filter_map(|id| self.leases.get(id).map(|l| l.node))
+                .collect();
+            for node in nodes {
+                self.refresh_node(node);
+            }
+        }
         #[cfg(debug_assertions)]
         if self.leases.len() < 64 {
             debug_assert_eq!(self.validate(), Ok(()));

@@ -242,14 +242,24 @@ impl Engine {
         let Some(node) = self.nodes.get(&node_id) else {
             return;
         };
-        let frees: Vec<(u8, GpuFree)> = node
+        let track_ends = self.cfg.duration_prediction;
+        let leases = &self.leases;
+        let frees: Vec<(u8, GpuFree, Vec<Option<Ts>>)> = node
             .spec
             .gpus
             .iter()
             .zip(&node.calendars)
             .filter_map(|(g, cal)| {
                 let model = catalog::lookup(&g.model)?;
-                Some((g.index, cal.free_all(model, g.mode)))
+                let ends = if track_ends {
+                    cal.bookings
+                        .iter()
+                        .map(|b| leases.get(&b.lease).and_then(Lease::expected_end))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Some((g.index, cal.free_all(model, g.mode), ends))
             })
             .collect();
         let (cpu, mem) = node.host_used;
@@ -260,9 +270,10 @@ impl Engine {
         );
         let cordoned = node.cordoned;
         if let Some(v) = self.view.node_mut(node_id) {
-            for (index, free) in frees {
+            for (index, free, ends) in frees {
                 if let Some(g) = v.gpus.iter_mut().find(|g| g.index == index) {
                     g.free = free;
+                    g.ends = ends;
                 }
             }
             v.cpu_free = v.cpu_milli.saturating_sub(cpu);

@@ -32,7 +32,17 @@ pub struct EngineConfig {
     pub forecast_holdback: bool,
     /// Keep room on MIG GPUs for the profiles the forecast expects primary
     /// orders to take within the notice period (off: measure without).
+    #[serde(default = "on")]
     pub forecast_mig_layout: bool,
+    /// Place a lease with a known or predicted end on the GPUs whose other
+    /// leases are predicted to end near it, so whole GPUs free up together
+    /// (DESIGN §17; off: measure without).
+    #[serde(default = "on")]
+    pub duration_prediction: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Default for EngineConfig {
@@ -44,6 +54,7 @@ impl Default for EngineConfig {
             policy: Policy::default(),
             forecast_holdback: true,
             forecast_mig_layout: true,
+            duration_prediction: true,
         }
     }
 }

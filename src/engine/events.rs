@@ -9,7 +9,7 @@ use super::placement::{UnitPrices, Units, Why};
 use super::pricing::PriceRule;
 use super::reject::RejectReason;
 use super::resale::Listing;
-use super::types::{LeaseId, ListingId, Mode, OrderId, Ts};
+use super::types::{DurationPrediction, LeaseId, ListingId, Mode, OrderId, Ts};
 
 /// Where a fill's slice came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -50,6 +50,12 @@ pub struct FillReport {
     pub why_slice: Why,
     /// Leases given notice to make room.
     pub preempted: Vec<LeaseId>,
+    /// The lease's expected duration that placement used, and its basis
+    /// (DESIGN §17): the order's `duration_s`, or predicted from the
+    /// buyer's ended leases of the same tags, the same command, or all of
+    /// them; `none` without history.
+    #[serde(default)]
+    pub duration_prediction: DurationPrediction,
     /// One human sentence.
     pub explanation: String,
 }

@@ -156,6 +156,7 @@ impl Engine {
             price_per_hour: lease.price_per_hour,
             why_slice: p.why.clone(),
             preempted,
+            duration_prediction: lease.spec.duration_prediction(),
             explanation,
         }
     }

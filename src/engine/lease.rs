@@ -150,15 +150,30 @@ impl Lease {
     }
 
     /// The order to re-place this lease elsewhere at `now`: a reserved window
-    /// still ahead keeps its window; otherwise what remains of it runs from now.
+    /// still ahead keeps its window; otherwise what remains of it runs from
+    /// now, and so does what remains of its predicted duration.
     pub fn spec_for_replacement(&self, now: Ts) -> OrderSpec {
         let mut s = self.spec.clone();
         let ahead = self.mode == Mode::Reserved && self.starts_at > now + RESERVED_LEAD_S;
         if !ahead {
             s.start_at = None;
             s.duration_s = self.ends_at.map(|e| (e - now).max(1));
+            if let Some(p) = &mut s.predicted_duration {
+                p.seconds = p.seconds.map(|d| (self.starts_at + d - now).max(1));
+            }
         }
         s
+    }
+
+    /// When the lease is expected to give up its slice: its booking's end,
+    /// else its start plus its predicted duration (`None`: unknown).
+    pub fn expected_end(&self) -> Option<Ts> {
+        self.booked_until().or_else(|| {
+            let seconds = self.spec.predicted_duration.as_ref()?.seconds?;
+            // From the fixed start, not `booked_from`: a pending lease's
+            // `ready_at` moves without its bookings changing.
+            Some(self.starts_at.saturating_add(seconds))
+        })
     }
 
     /// The state a replacement for this lease starts in.

@@ -95,5 +95,8 @@ pub use quote::{MarketBook, MarketLevel, Quote};
 pub use reject::RejectReason;
 pub use resale::{ListResale, Listing, ListingRefusal, ResaleSource};
 pub use restore::{ClearingRow, EngineMeta, NodeRow, RegionRow, Snapshot};
-pub use types::{Isolation, ListingId, Mode, OrderSpec, Priority, Qos, Resources, Ts};
+pub use types::{
+    DurationPrediction, Isolation, ListingId, Mode, OrderSpec, PredictionBasis, Priority, Qos,
+    Resources, Ts,
+};
 pub use validate::Invariant;

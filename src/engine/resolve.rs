@@ -4,7 +4,7 @@
 use rust_decimal::Decimal;
 
 use super::core::Engine;
-use super::placement::{model_idx, Compute, ModelSet, PlacementRequest};
+use super::placement::{model_idx, Compute, EndHint, ModelSet, PlacementRequest};
 use super::pricing;
 use super::reject::RejectReason;
 use super::types::{Isolation, Mode, OrderSpec};
@@ -80,6 +80,7 @@ impl Engine {
             node: spec.node,
             cpu_milli: res.cpu_milli,
             memory_mib: res.memory_mib,
+            ends: self.end_hint(spec),
         };
         // Some catalog model must be able to hold it at all.
         let holdable = allowed.clone().any(|m| {
@@ -94,5 +95,20 @@ impl Engine {
             return Err(RejectReason::UnsatisfiableResources);
         }
         Ok(req)
+    }
+
+    /// When a lease of `spec` placed now would end: its window, else its
+    /// predicted duration from its start (`None` when neither is known or
+    /// duration prediction is off).
+    fn end_hint(&self, spec: &OrderSpec) -> Option<EndHint> {
+        if !self.cfg.duration_prediction {
+            return None;
+        }
+        let start = spec.start_at.unwrap_or(self.now).max(self.now);
+        let seconds = spec.duration_prediction().seconds?;
+        Some(EndHint {
+            now: self.now,
+            end: start.saturating_add(seconds.max(0)),
+        })
     }
 }

@@ -156,4 +156,68 @@ pub struct OrderSpec {
     pub max_wait_s: Option<i64>,
     #[serde(default)]
     pub qos: Qos,
+    /// How long the server expects the lease to run, from the buyer's
+    /// history (DESIGN §17); `duration_s`, when given, wins over it.
+    /// Placement puts leases predicted to end together on the same GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_duration: Option<DurationPrediction>,
+}
+
+impl OrderSpec {
+    /// The prediction a fill of this order uses: its own `duration_s` if
+    /// set, else the server's prediction, else none.
+    pub fn duration_prediction(&self) -> DurationPrediction {
+        match (self.duration_s, &self.predicted_duration) {
+            (Some(d), _) => DurationPrediction {
+                seconds: Some(d),
+                basis: PredictionBasis::DurationS,
+                samples: 0,
+            },
+            (None, Some(p)) => p.clone(),
+            (None, None) => DurationPrediction::none(),
+        }
+    }
+}
+
+/// Where a predicted lease duration came from (DESIGN §17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PredictionBasis {
+    /// The order's own `duration_s`: known, not predicted.
+    DurationS,
+    /// Ended leases of the same buyer with the same tags.
+    Tags,
+    /// Ended leases of the same buyer with the same command.
+    Command,
+    /// None matched: every ended lease of the buyer.
+    Fallback,
+    /// The buyer has no ended lease to learn from.
+    #[default]
+    None,
+}
+
+text_names!(PredictionBasis {
+    DurationS => "duration_s",
+    Tags => "tags",
+    Command => "command",
+    Fallback => "fallback",
+    None => "none",
+});
+
+/// A lease's likely duration and what it rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DurationPrediction {
+    /// Seconds from the lease's start; `None` when there is nothing to go on.
+    pub seconds: Option<i64>,
+    pub basis: PredictionBasis,
+    /// Ended leases the median was taken over (0 for `duration_s` and `none`).
+    #[serde(default)]
+    pub samples: u32,
+}
+
+impl DurationPrediction {
+    /// No prediction.
+    pub fn none() -> DurationPrediction {
+        DurationPrediction::default()
+    }
 }

@@ -15,7 +15,9 @@ use augurs::ets::AutoETS;
 use augurs::mstl::MSTLModel;
 use augurs::prelude::*;
 use serde::Serialize;
-use utoipa::ToSchema;
+
+/// How far ahead each forecast reaches, in minutes.
+pub const HORIZON_MINUTES: usize = 15;
 
 /// The seasons demand follows, in minutes: an hour (batch schedules) and a day.
 pub const SEASONS: [usize; 2] = [60, 1440];
@@ -28,7 +30,8 @@ const MEAN_WINDOW: usize = 30;
 pub const LEVEL: f64 = 0.8;
 
 /// Which model produced a forecast.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// MSTL with a naive trend.

@@ -15,6 +15,7 @@ mod convert;
 pub mod history;
 mod leases;
 mod orders;
+mod predict;
 pub mod resale;
 pub mod stream;
 mod views;

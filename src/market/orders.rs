@@ -311,6 +311,7 @@ impl OrderRequest {
                 Some(Qos::Realtime) => engine::Qos::Realtime,
                 _ => engine::Qos::Batch,
             },
+            predicted_duration: None,
         }
     }
 }
@@ -387,12 +388,24 @@ async fn place_order(
         .await?;
         crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
     }
+    let mut spec = req.spec(start_at, region.clone());
+    // DESIGN §17: the lease's likely duration from the buyer's history, for
+    // placement to line up ends; an order's own `duration_s` needs none.
+    if spec.duration_s.is_none() {
+        let no_tags = BTreeMap::new();
+        let tags = req.tags.as_ref().unwrap_or(&no_tags);
+        let prediction =
+            super::predict::predict(&state.db, caller.id, tags, req.command.as_deref())
+                .await
+                .map_err(ApiError::Internal)?;
+        spec.predicted_duration = prediction.seconds.is_some().then_some(prediction);
+    }
     let order_id = Uuid::now_v7();
     let command = Command::Place(PlaceOrder {
         order_id,
         buyer: caller.id,
         funds_available: Decimal::ZERO,
-        spec: req.spec(start_at, region.clone()),
+        spec,
     });
     let tags = serde_json::value::to_raw_value(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
         .map_err(|e| ApiError::Internal(e.into()))?;

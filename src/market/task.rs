@@ -542,6 +542,7 @@ mod tests {
             max_price: None,
             max_wait_s: None,
             qos: crate::engine::Qos::Batch,
+            predicted_duration: None,
         };
         let command = Command::Place(PlaceOrder {
             order_id,

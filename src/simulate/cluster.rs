@@ -43,6 +43,20 @@ impl NodeState {
             }
     }
 
+    /// Gives back what `task` held on the GPUs of mask `gpus`.
+    pub fn give(&mut self, task: &Task, gpus: u8) {
+        self.cpu_left += task.cpu_milli;
+        self.mem_left += task.memory_mib;
+        self.gpu_tasks -= u32::from(task.gpu != GpuAsk::None);
+        let per_gpu = task.gpu.milli_per_gpu();
+        for i in 0..usize::from(self.gpus) {
+            if gpus & (1 << i) != 0 {
+                self.gpu_left[i] += per_gpu;
+                debug_assert!(self.gpu_left[i] <= MILLI);
+            }
+        }
+    }
+
     /// GPUs with nothing allocated.
     pub fn free_gpus(&self) -> usize {
         self.left().iter().filter(|&&l| l == MILLI).count()
@@ -82,6 +96,10 @@ pub struct Cluster {
     pub version: Vec<u32>,
     pub capacity_milli: u64,
     pub allocated_milli: u64,
+    /// GPUs with nothing allocated, over all nodes.
+    pub whole_free: usize,
+    /// GPUs over all nodes.
+    pub gpus: usize,
 }
 
 impl Cluster {
@@ -103,8 +121,11 @@ impl Cluster {
                 }
             })
             .collect();
+        let gpus = nodes.iter().map(|n| usize::from(n.gpus)).sum();
         Cluster {
             version: vec![0; nodes.len()],
+            whole_free: gpus,
+            gpus,
             nodes,
             capacity_milli: trace.capacity_milli(),
             allocated_milli: 0,
@@ -115,6 +136,7 @@ impl Cluster {
     /// an infeasible one is a bug, caught here.
     pub fn place(&mut self, task: &Task, at: Placement) {
         let n = &mut self.nodes[at.node];
+        let free_before = n.free_gpus();
         assert!(
             n.fits(task),
             "placement on a node that cannot hold the task: {task:?} {n:?} {at:?}"
@@ -130,6 +152,7 @@ impl Cluster {
             }
         }
         debug_assert_eq!(at.gpus.count_ones(), u32::from(task.gpu.gpu_count()));
+        self.whole_free = self.whole_free + n.free_gpus() - free_before;
         self.allocated_milli += task.gpu.total_milli();
         self.version[at.node] = self.version[at.node].wrapping_add(1);
     }
@@ -137,18 +160,16 @@ impl Cluster {
     /// Gives back what `task` held at `at`.
     pub fn release(&mut self, task: &Task, at: Placement) {
         let n = &mut self.nodes[at.node];
-        n.cpu_left += task.cpu_milli;
-        n.mem_left += task.memory_mib;
-        n.gpu_tasks -= u32::from(task.gpu != GpuAsk::None);
-        let per_gpu = task.gpu.milli_per_gpu();
-        for i in 0..usize::from(n.gpus) {
-            if at.gpus & (1 << i) != 0 {
-                n.gpu_left[i] += per_gpu;
-                debug_assert!(n.gpu_left[i] <= MILLI);
-            }
-        }
+        let free_before = n.free_gpus();
+        n.give(task, at.gpus);
+        self.whole_free = self.whole_free + n.free_gpus() - free_before;
         self.allocated_milli -= task.gpu.total_milli();
         self.version[at.node] = self.version[at.node].wrapping_add(1);
+    }
+
+    /// GPUs with nothing allocated, as a percentage of all GPUs.
+    pub fn whole_free_percent(&self) -> f64 {
+        100.0 * self.whole_free as f64 / self.gpus.max(1) as f64
     }
 
     /// Allocated milli-GPU as a percentage of capacity.
@@ -185,6 +206,7 @@ pub(crate) mod tests {
             gpu_spec: String::new(),
             creation: None,
             deletion: None,
+            spot: false,
         }
     }
 

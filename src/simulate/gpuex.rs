@@ -23,8 +23,8 @@ use super::cluster::{Cluster, Placement};
 use super::trace::{GpuAsk, Task, Trace};
 use crate::catalog;
 use crate::engine::placement::{
-    self as engine, CapacityView, Compute, DemandClass, DemandMix, ModelIdx, ModelSet, NodeView,
-    PartitionMode, PlacementRequest, ScoreKind,
+    self as engine, CapacityView, Compute, DemandClass, DemandMix, EndHint, ModelIdx, ModelSet,
+    NodeView, PartitionMode, PlacementRequest, ScoreKind,
 };
 use crate::engine::types::Isolation;
 
@@ -48,8 +48,9 @@ pub struct GpuexPlacer {
 /// What a task holds in the view.
 #[derive(Debug)]
 enum Held {
-    /// A GPU task: the engine's own placement.
-    Engine(engine::Placement),
+    /// A GPU task: the engine's own placement, and the predicted end it was
+    /// booked with (`None`: placed without one).
+    Engine(Box<engine::Placement>, Option<EndHint>),
     /// A CPU-only task: host CPU and memory on a node, booked by hand.
     Host { node: Uuid, cpu: u64, mem: u64 },
 }
@@ -92,7 +93,7 @@ impl GpuexPlacer {
         }
     }
 
-    fn request(&self, task: &Task) -> PlacementRequest {
+    fn request(&self, task: &Task, ends: Option<EndHint>) -> PlacementRequest {
         let (milli, gpus) = match task.gpu {
             GpuAsk::Share(m) => (u32::from(m), 1),
             GpuAsk::Whole(k) => (1000 * u32::from(k), k),
@@ -120,11 +121,18 @@ impl GpuexPlacer {
             node: None,
             cpu_milli: Some(u64::from(task.cpu_milli)),
             memory_mib: Some(task.memory_mib),
+            ends,
         }
     }
 
-    /// The engine's choice for `task`.
-    pub fn choose(&mut self, cluster: &Cluster, task: &Task) -> Option<Placement> {
+    /// The engine's choice for `task`, predicted to end as `ends` says
+    /// (the predicted-end term of placement, as the server hands it).
+    pub fn choose(
+        &mut self,
+        cluster: &Cluster,
+        task: &Task,
+        ends: Option<EndHint>,
+    ) -> Option<Placement> {
         self.pending = None;
         if task.gpu == GpuAsk::None {
             let at = cpu_only(cluster, task)?;
@@ -135,10 +143,15 @@ impl GpuexPlacer {
             });
             return Some(at);
         }
-        let p = engine::place(&self.view, &self.request(task), &self.mix, &self.policy)?;
+        let p = engine::place(
+            &self.view,
+            &self.request(task, ends),
+            &self.mix,
+            &self.policy,
+        )?;
         let node = usize::try_from(p.node.as_u128().checked_sub(1)?).ok()?;
         let gpus = p.gpus.iter().fold(0u8, |m, g| m | 1 << g.index);
-        self.pending = Some(Held::Engine(p));
+        self.pending = Some(Held::Engine(Box::new(p), ends));
         Some(Placement { node, gpus })
     }
 
@@ -148,10 +161,13 @@ impl GpuexPlacer {
             return;
         };
         match &held {
-            Held::Engine(p) => {
-                self.view
-                    .allocate(p)
-                    .expect("the engine placed on free capacity");
+            Held::Engine(p, ends) => {
+                let booked = match ends {
+                    // Predicted runs book their end, for the next ones' predicted-end term.
+                    Some(h) => self.view.allocate_ending(p, Some(h.end)),
+                    None => self.view.allocate(p),
+                };
+                booked.expect("the engine placed on free capacity");
                 let gpus = u8::try_from(p.gpus.len()).unwrap_or(1).max(1);
                 let per_gpu = p.asked_milli.div_ceil(u32::from(gpus));
                 let class = DemandClass::quantized(per_gpu, 0, gpus).with_host_cpu(p.cpu_milli);
@@ -170,10 +186,11 @@ impl GpuexPlacer {
     /// Task `idx` left: give its capacity back to the view.
     pub fn release(&mut self, idx: usize) {
         match self.held.get_mut(&idx).and_then(Vec::pop) {
-            Some(Held::Engine(p)) => self
-                .view
-                .release(&p)
-                .expect("a committed placement releases"),
+            Some(Held::Engine(p, ends)) => match ends {
+                Some(h) => self.view.release_ending(&p, Some(h.end)),
+                None => self.view.release(&p),
+            }
+            .expect("a committed placement releases"),
             Some(Held::Host { node, cpu, mem }) => {
                 if let Some(n) = self.view.node_mut(node) {
                     n.cpu_free += cpu;
@@ -207,23 +224,49 @@ mod tests {
         let (t, mut c) = cluster(&[2, 2], 32000);
         let mut g = GpuexPlacer::new(&t);
         let a = task(1000, GpuAsk::Share(600));
-        let at = g.choose(&c, &a).unwrap();
+        let at = g.choose(&c, &a, None).unwrap();
         c.place(&a, at);
         g.commit(0);
         // The next share goes to the same, partly used GPU.
         let b = task(1000, GpuAsk::Share(300));
-        let at2 = g.choose(&c, &b).unwrap();
+        let at2 = g.choose(&c, &b, None).unwrap();
         assert_eq!(at2, at);
         c.place(&b, at2);
         g.commit(1);
         // Two whole GPUs: only the untouched node has them.
         let w = task(1000, GpuAsk::Whole(2));
-        let at3 = g.choose(&c, &w).unwrap();
+        let at3 = g.choose(&c, &w, None).unwrap();
         assert_eq!(at3.node, 1 - at.node);
         assert_eq!(at3.gpus, 0b11);
         g.release(0);
         c.release(&a, at);
-        assert!(g.choose(&c, &task(1000, GpuAsk::Share(700))).is_some());
+        assert!(g
+            .choose(&c, &task(1000, GpuAsk::Share(700)), None)
+            .is_some());
+    }
+
+    #[test]
+    fn a_predicted_end_sends_a_share_to_the_gpu_whose_work_ends_near_it() {
+        let hint = |end| Some(EndHint { now: 0, end });
+        let third = |with: Option<EndHint>| {
+            let (t, mut c) = cluster(&[2], 32000);
+            let mut g = GpuexPlacer::new(&t);
+            // GPU 0 holds work predicted to end in an hour, GPU 1 in ten.
+            for (i, end) in [(0, 3_600), (1, 36_000)] {
+                let a = task(1000, GpuAsk::Share(600));
+                let at = g.choose(&c, &a, hint(end)).unwrap();
+                assert_eq!(at.gpus, 1 << i);
+                c.place(&a, at);
+                g.commit(i);
+            }
+            g.choose(&c, &task(1000, GpuAsk::Share(300)), with)
+                .unwrap()
+                .gpus
+        };
+        assert_eq!(third(hint(36_060)), 0b10);
+        assert_eq!(third(hint(3_000)), 0b01);
+        // Without a prediction the lower index wins, as before.
+        assert_eq!(third(None), 0b01);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! [`run`], which returns the report as text (a table or JSON).
 
 mod cluster;
+mod foresight;
 mod frag;
 mod gpuex;
 mod paper;
@@ -17,6 +18,7 @@ mod trace;
 
 use std::path::PathBuf;
 
+pub use foresight::Foresight;
 pub use trace::Trace;
 
 /// Flags of `gpuex simulate`.
@@ -41,6 +43,11 @@ pub struct SimulateArgs {
     /// × capacity (0 replays the trace's own times).
     #[arg(long, default_value_t = 1.3)]
     pub tune: f64,
+    /// Replay on an evenly spaced share (0–1] of the nodes (the same tasks
+    /// on a smaller cluster): the openb tasks never load the whole cluster
+    /// in timeline mode, a quarter of it they do.
+    #[arg(long, default_value_t = 1.0)]
+    pub node_share: f64,
     /// Seeds: `42..51` (inclusive, as the paper's ten), `42..=51`, `1,2,3` or `42`.
     #[arg(long, default_value = "42..51", value_parser = parse_seeds)]
     pub seeds: Seeds,
@@ -132,7 +139,17 @@ pub enum SimulateError {
 
 /// Runs the simulation the flags describe and returns the report.
 pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
-    let trace = Trace::load(&args.nodes, &args.pods)?;
+    let mut trace = Trace::load(&args.nodes, &args.pods)?;
+    if !(args.node_share > 0.0 && args.node_share <= 1.0) {
+        return Err(SimulateError::Trace(format!(
+            "--node-share {} is not in (0, 1]",
+            args.node_share
+        )));
+    }
+    trace.thin_nodes(args.node_share);
+    if trace.nodes.is_empty() {
+        return Err(SimulateError::Trace("--node-share keeps no node".into()));
+    }
     let mut policies = args.policy.clone();
     policies.dedup();
     if policies.contains(&PolicyName::Gpuex) && !gpuex::AVAILABLE {
@@ -159,13 +176,25 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
         Mode::Timeline => {
             let mut results = Vec::new();
             for &p in &policies {
-                let runs = args
-                    .seeds
-                    .0
-                    .iter()
-                    .map(|&seed| timeline::run(&trace, &mut shared, p, seed, args.tune))
-                    .collect::<Result<Vec<_>, _>>()?;
-                results.push(report::TimelineResult::new(p, runs));
+                // The server's placement runs plain and with each foresight
+                // (DESIGN §17), side by side.
+                let variants: &[Foresight] = if p == PolicyName::Gpuex {
+                    &Foresight::ALL
+                } else {
+                    &[Foresight {
+                        forecast: false,
+                        prediction: false,
+                    }]
+                };
+                for &f in variants {
+                    let runs = args
+                        .seeds
+                        .0
+                        .iter()
+                        .map(|&seed| timeline::run(&trace, &mut shared, p, seed, args.tune, f))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    results.push(report::TimelineResult::new(p, f, runs));
+                }
             }
             if let Some(path) = &args.plot {
                 report::plot_timeline(path, &results)?;

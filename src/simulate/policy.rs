@@ -74,6 +74,8 @@ pub struct Scheduler<'a> {
     /// FGD scores per (node, class); `version == u32::MAX` means empty.
     cache: Vec<Cached>,
     gpuex: Option<GpuexPlacer>,
+    /// The predicted end of the task being placed (only `gpuex` reads it).
+    hint: Option<crate::engine::placement::EndHint>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -96,12 +98,8 @@ impl<'a> Scheduler<'a> {
             rng: Rng::new(seed ^ 0xA5A5),
             cache,
             gpuex,
+            hint: None,
         }
-    }
-
-    /// The trace the scheduler places from.
-    pub fn trace(&self) -> &'a Trace {
-        self.trace
     }
 
     /// The harness placed trace task `idx` where `choose` said.
@@ -123,6 +121,12 @@ impl<'a> Scheduler<'a> {
         self.shared.memo.of(n, &self.shared.typical)
     }
 
+    /// The next [`Scheduler::choose`] places a task predicted to end as
+    /// `hint` says (`None`: unknown).
+    pub fn set_hint(&mut self, hint: Option<crate::engine::placement::EndHint>) {
+        self.hint = hint;
+    }
+
     /// Where trace task `idx` goes, or `None` when it fits nowhere.
     pub fn choose(&mut self, cluster: &Cluster, idx: usize) -> Option<Placement> {
         let task = &self.trace.tasks[idx];
@@ -131,7 +135,7 @@ impl<'a> Scheduler<'a> {
             PolicyName::BestFit => self.best_fit(cluster, task),
             PolicyName::Fgd => self.fgd(cluster, task, self.shared.class_of[idx] as usize),
             PolicyName::WholeNode => whole_node(cluster, task),
-            PolicyName::Gpuex => self.gpuex.as_mut()?.choose(cluster, task),
+            PolicyName::Gpuex => self.gpuex.as_mut()?.choose(cluster, task, self.hint),
         }
     }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::foresight::Foresight;
 use super::paper::{SeedRun, MAX_BUCKET};
 use super::timeline::TimelineRun;
 use super::{Format, PolicyName, SimulateArgs, SimulateError};
@@ -110,16 +111,26 @@ pub fn paper(args: &SimulateArgs, results: &[PaperResult]) -> String {
     out
 }
 
-/// One policy's timeline runs and their means.
+/// One policy's timeline runs (with one [`Foresight`]) and their means.
 #[derive(Debug, Clone)]
 pub struct TimelineResult {
     pub policy: PolicyName,
+    pub foresight: Foresight,
     pub runs: Vec<TimelineRun>,
 }
 
 impl TimelineResult {
-    pub fn new(policy: PolicyName, runs: Vec<TimelineRun>) -> Self {
-        TimelineResult { policy, runs }
+    pub fn new(policy: PolicyName, foresight: Foresight, runs: Vec<TimelineRun>) -> Self {
+        TimelineResult {
+            policy,
+            foresight,
+            runs,
+        }
+    }
+
+    /// The policy's name with its foresight: `gpuex+forecast`.
+    pub fn label(&self) -> String {
+        format!("{}{}", self.policy.as_str(), self.foresight.suffix())
     }
 
     fn mean(&self, f: impl Fn(&TimelineRun) -> f64) -> f64 {
@@ -129,9 +140,14 @@ impl TimelineResult {
     fn json(&self) -> Value {
         let r2 = |x: f64| (x * 100.0).round() / 100.0;
         json!({
-            "policy": self.policy.as_str(),
+            "policy": self.label(),
+            "forecast": self.foresight.forecast,
+            "prediction": self.foresight.prediction,
             "seeds": self.runs.iter().map(|r| r.seed).collect::<Vec<_>>(),
             "mean_utilization": r2(self.mean(|r| r.mean_utilization)),
+            "mean_allocation": r2(self.mean(|r| r.mean_allocation)),
+            "preemptions": r2(self.mean(|r| r.preemptions as f64)),
+            "mean_whole_gpus_free": r2(self.mean(|r| r.mean_whole_free)),
             "wait_p50_s": r2(self.mean(|r| r.wait_p50_s)),
             "wait_p99_s": r2(self.mean(|r| r.wait_p99_s)),
             "wait_max_s": r2(self.mean(|r| r.wait_max_s)),
@@ -140,6 +156,12 @@ impl TimelineResult {
             "tasks": self.runs.first().map(|r| r.tasks),
             "utilization_series": self.runs.first().map(|r| {
                 r.series.iter().map(|&(h, u)| json!([r2(h), r2(u)])).collect::<Vec<_>>()
+            }),
+            "whole_gpus_free_series": self.runs.first().map(|r| {
+                r.whole_free_series
+                    .iter()
+                    .map(|&(h, u)| json!([r2(h), r2(u)]))
+                    .collect::<Vec<_>>()
             }),
         })
     }
@@ -155,15 +177,27 @@ pub fn timeline(args: &SimulateArgs, results: &[TimelineResult]) -> String {
     let _ = writeln!(out, "timeline mode, seeds {:?}", args.seeds.0);
     let _ = writeln!(
         out,
-        "{:<11} {:>10} {:>12} {:>12} {:>12} {:>11} {:>9}",
-        "policy", "util %", "wait p50 s", "wait p99 s", "wait max s", "completed%", "unstarted"
+        "{:<17} {:>8} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "policy",
+        "util %",
+        "alloc %",
+        "preempt",
+        "whole free",
+        "wait p50 s",
+        "wait p99 s",
+        "wait max s",
+        "completed%",
+        "unstarted"
     );
     for r in results {
         let _ = writeln!(
             out,
-            "{:<11} {:>10.2} {:>12.0} {:>12.0} {:>12.0} {:>11.2} {:>9.0}",
-            r.policy.as_str(),
+            "{:<17} {:>8.2} {:>8.2} {:>8.0} {:>10.1} {:>10.0} {:>10.0} {:>10.0} {:>10.2} {:>9.0}",
+            r.label(),
             r.mean(|r| r.mean_utilization),
+            r.mean(|r| r.mean_allocation),
+            r.mean(|r| r.preemptions as f64),
+            r.mean(|r| r.mean_whole_free),
             r.mean(|r| r.wait_p50_s),
             r.mean(|r| r.wait_p99_s),
             r.mean(|r| r.wait_max_s),
@@ -174,7 +208,7 @@ pub fn timeline(args: &SimulateArgs, results: &[TimelineResult]) -> String {
     let util = |p| {
         results
             .iter()
-            .find(|r| r.policy == p)
+            .find(|r| r.policy == p && r.foresight == Foresight::default())
             .map(|r| r.mean(|r| r.mean_utilization))
     };
     if let (Some(g), Some(w)) = (util(PolicyName::Gpuex), util(PolicyName::WholeNode)) {
@@ -250,17 +284,27 @@ pub fn plot_paper(path: &Path, results: &[PaperResult]) -> Result<(), SimulateEr
     )
 }
 
-/// Utilization over time of each policy (first seed).
+/// Allocation over time of each policy, and the share of GPUs wholly free
+/// (dashed in name: `… whole free`), first seed.
 pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), SimulateError> {
-    let lines: Vec<(&str, Vec<(f64, f64)>)> = results
+    let labels: Vec<(String, String)> = results
         .iter()
-        .map(|r| {
-            (
-                r.policy.as_str(),
-                r.runs.first().map(|r| r.series.clone()).unwrap_or_default(),
-            )
-        })
+        .map(|r| (r.label(), format!("{} whole GPUs free", r.label())))
         .collect();
+    let mut lines: Vec<(&str, Vec<(f64, f64)>)> = Vec::new();
+    for (r, (alloc, free)) in results.iter().zip(&labels) {
+        let first = r.runs.first();
+        lines.push((
+            alloc.as_str(),
+            first.map(|r| r.series.clone()).unwrap_or_default(),
+        ));
+        lines.push((
+            free.as_str(),
+            first
+                .map(|r| r.whole_free_series.clone())
+                .unwrap_or_default(),
+        ));
+    }
     let span = lines
         .iter()
         .flat_map(|l| l.1.last())
@@ -268,9 +312,9 @@ pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), Simu
         .fold(1.0, f64::max);
     draw(
         path,
-        "GPU utilization over time",
+        "GPU allocation and wholly free GPUs over time",
         ("hours since the first arrival", span),
-        "allocated GPU, % of capacity",
+        "% of capacity (allocated) / % of GPUs (wholly free)",
         &lines,
     )
 }
@@ -288,6 +332,7 @@ mod tests {
             mode: Mode::Paper,
             tune: 1.3,
             seeds: parse_seeds("42").unwrap(),
+            node_share: 1.0,
             format,
             plot: None,
         }
@@ -335,7 +380,11 @@ mod tests {
         let run = TimelineRun {
             seed: 1,
             mean_utilization: 50.0,
+            mean_allocation: 51.0,
             series: vec![(0.0, 50.0)],
+            mean_whole_free: 3.0,
+            whole_free_series: vec![(0.0, 10.0)],
+            preemptions: 2,
             wait_p50_s: 0.0,
             wait_p99_s: 10.0,
             wait_max_s: 20.0,
@@ -345,7 +394,14 @@ mod tests {
         };
         let out = timeline(
             &args(Format::Json),
-            &[TimelineResult::new(PolicyName::Gpuex, vec![run])],
+            &[TimelineResult::new(
+                PolicyName::Gpuex,
+                Foresight {
+                    forecast: true,
+                    prediction: false,
+                },
+                vec![run],
+            )],
         );
         let v: Value = serde_json::from_str(&out).unwrap();
         for k in [
@@ -355,9 +411,14 @@ mod tests {
             "wait_p50_s",
             "wait_p99_s",
             "completed_ratio",
+            "mean_allocation",
+            "preemptions",
+            "mean_whole_gpus_free",
+            "whole_gpus_free_series",
         ] {
             assert!(keys(&v[0]).contains(&k), "missing {k}");
         }
+        assert_eq!(v[0]["policy"], "gpuex+forecast");
     }
 
     #[test]

@@ -99,6 +99,10 @@ pub struct Task {
     /// Seconds from the trace start, when the trace has them.
     pub creation: Option<u64>,
     pub deletion: Option<u64>,
+    /// `qos` is `BE` (best effort): timeline mode runs it as spot, which an
+    /// on-demand task may preempt. LS, Burstable, Guaranteed and an absent
+    /// `qos` are on-demand.
+    pub spot: bool,
 }
 
 impl Task {
@@ -182,8 +186,12 @@ impl Trace {
             col("num_gpu")?,
             col("gpu_milli")?,
         );
-        let (spec, created, deleted) =
-            (opt("gpu_spec"), opt("creation_time"), opt("deletion_time"));
+        let (spec, created, deleted, qos) = (
+            opt("gpu_spec"),
+            opt("creation_time"),
+            opt("deletion_time"),
+            opt("qos"),
+        );
         for (line, rec) in rdr.records().enumerate() {
             let rec = rec.map_err(csv_err)?;
             let at = || format!("pods line {}", line + 2);
@@ -220,6 +228,7 @@ impl Trace {
                 gpu_spec,
                 creation: time(created)?,
                 deletion: time(deleted)?,
+                spot: qos.is_some_and(|i| rec[i].trim() == "BE"),
             });
         }
         if nodes.is_empty() || tasks.is_empty() {
@@ -240,6 +249,21 @@ impl Trace {
             .iter()
             .map(|n| u64::from(n.gpus) * u64::from(MILLI))
             .sum()
+    }
+
+    /// Keeps an evenly spaced `share` (0–1] of the nodes, in their order, so
+    /// the mix of node shapes stays the trace's: the same tasks then load a
+    /// smaller cluster.
+    pub fn thin_nodes(&mut self, share: f64) {
+        if !(share > 0.0 && share < 1.0) {
+            return;
+        }
+        let mut i = 0usize;
+        self.nodes.retain(|_| {
+            let keep = ((i + 1) as f64 * share).floor() > (i as f64 * share).floor();
+            i += 1;
+            keep
+        });
     }
 }
 
@@ -271,6 +295,21 @@ mod tests {
         p1,6000,12288,1,460,A10|V100M32,LS,Running,5,50,5\n\
         p2,8000,30517,0,0,,BE,Running,7,9,7\n\
         p3,8000,30517,8,1000,,BE,Running,,,\n";
+
+    #[test]
+    fn thinning_keeps_an_evenly_spaced_share_of_the_nodes() {
+        let mut nodes = String::from("sn,cpu_milli,memory_mib,gpu,model\n");
+        for i in 0..8 {
+            nodes.push_str(&format!("n{i},1000,1000,1,T4\n"));
+        }
+        let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,500\n";
+        let mut t = Trace::parse(&nodes, pods).unwrap();
+        t.thin_nodes(0.25);
+        let names: Vec<&str> = t.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["n3", "n7"]);
+        t.thin_nodes(1.0);
+        assert_eq!(t.nodes.len(), 2);
+    }
 
     #[test]
     fn parses_nodes_and_maps_models_onto_the_catalog() {

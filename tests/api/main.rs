@@ -27,6 +27,7 @@ mod market_metrics;
 mod nodes;
 mod ops;
 mod orders;
+mod prediction;
 mod prices;
 mod readme;
 mod resale;

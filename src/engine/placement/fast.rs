@@ -330,6 +330,7 @@ fn finish(
             nvlink_links: b.links,
             offpeak: opt.offpeak,
             offpeak_over: None,
+            predicted_end_extends_s: b.extends_s,
         },
     }
 }

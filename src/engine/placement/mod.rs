@@ -45,10 +45,13 @@
 //!    region at peak hours, an off-peak region's slice at most
 //!    [`Policy::offpeak_band`] dearer is taken instead (the cheapest such).
 //! 4. Then the least fragmentation ([`score`]): smallest increase of the GPU's
-//!    expected fragmentation under the demand mix, partly used GPUs first,
-//!    then the best fit; MIG instances go to high starts to keep large
-//!    contiguous placements free; multi-GPU sets with the most NVLink links,
-//!    on the node left with the fewest idle GPUs.
+//!    expected fragmentation under the demand mix; then, for a request with
+//!    a predicted end ([`EndHint`]), the GPU whose other leases are predicted
+//!    to end nearest it ([`end_term`]: least extension of the GPU's busy
+//!    time, then least slack), so whole GPUs free up together; then partly
+//!    used GPUs first and the best fit; MIG instances go to high starts to
+//!    keep large contiguous placements free; multi-GPU sets with the most
+//!    NVLink links, on the node left with the fewest idle GPUs.
 //! 5. Node id and GPU index, so the choice is deterministic.
 
 mod fast;
@@ -67,8 +70,12 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 pub use fast::{adequacy, place, Adequacy};
-pub use request::{Compute, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why};
-pub use score::{frag_ratio, internal_waste, DemandClass, DemandMix, ForecastClass, ScoreKind};
+pub use request::{
+    Compute, EndHint, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why,
+};
+pub use score::{
+    end_term, frag_ratio, internal_waste, DemandClass, DemandMix, ForecastClass, ScoreKind,
+};
 pub use view::{
     give, model_at, model_idx, take, Bucket, CapacityView, GpuFree, GpuView, ModelIdx, NodeSummary,
     NodeView, PartitionMode, RegionIdx, RegionView, UnitPrices, ViewError,

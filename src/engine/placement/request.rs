@@ -59,6 +59,18 @@ pub struct PlacementRequest {
     /// Host CPU; `None` takes the node's share matching the GPU share held.
     pub cpu_milli: Option<u64>,
     pub memory_mib: Option<u64>,
+    /// When the lease is predicted to end: placement then prefers GPUs
+    /// whose other leases end near that time (`None`: no preference).
+    #[serde(default)]
+    pub ends: Option<EndHint>,
+}
+
+/// A lease's predicted end, for placement's predicted-end term: `end` and
+/// the `now` it is placed at, unix seconds (placement reads no clock).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndHint {
+    pub now: i64,
+    pub end: i64,
 }
 
 impl PlacementRequest {
@@ -75,6 +87,7 @@ impl PlacementRequest {
             node: None,
             cpu_milli: None,
             memory_mib: None,
+            ends: None,
         }
     }
 
@@ -175,6 +188,12 @@ pub struct Why {
     /// [`super::Policy::offpeak_band`] below this one's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offpeak_over: Option<Decimal>,
+    /// With a predicted end: seconds the lease keeps its GPU from being
+    /// wholly free beyond the predicted ends of the GPU's other leases
+    /// (an idle GPU: the lease's whole predicted duration; 0: it ends
+    /// before them). Lower is better.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_end_extends_s: Option<i64>,
 }
 
 /// A concrete slice for a request.

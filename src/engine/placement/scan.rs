@@ -6,14 +6,16 @@ use uuid::Uuid;
 use super::fast::{Kind, Opt};
 use super::host::host_take;
 use super::nvlink::pick_gpu_set;
+use super::request::EndHint;
 use super::request::PlacementRequest;
-use super::score::{rank, ScoreKind, Scorer};
+use super::score::{end_term, rank, ScoreKind, Scorer};
 use super::view::{model_at, CapacityView, GpuFree, NodeView};
 use super::{DemandMix, Policy};
 use crate::catalog::MigProfile;
 
-/// Lower is better; compared field by field.
-pub(super) type Key = (bool, i64, i64, i64, Uuid, u32);
+/// Lower is better; compared field by field: not off-peak, then the
+/// candidate's [`Cand::key`], node id, GPU and slot.
+pub(super) type Key = (bool, [i64; 4], Uuid, u32);
 
 /// The best candidate so far: where, and what it would hold.
 pub(super) struct Best {
@@ -26,6 +28,7 @@ pub(super) struct Best {
     pub(super) links: u32,
     pub(super) cpu: u64,
     pub(super) mem: u64,
+    pub(super) extends_s: Option<i64>,
 }
 
 /// One scan over the cheapest options' buckets: the best candidate found so
@@ -70,6 +73,7 @@ impl<'a, 'v> Scan<'a, 'v> {
         let mut recent: [Option<(&NodeView, Twin)>; TWINS_KEPT] = [None; TWINS_KEPT];
         let mut next_slot = 0;
         let multi_gpu = matches!(opt.kind, Kind::Whole) && need.gpus > 1;
+        let hint = self.req.ends;
         for &pos in &b.nodes {
             let Some(node) = self.view.node_at(pos) else {
                 continue;
@@ -87,7 +91,7 @@ impl<'a, 'v> Scan<'a, 'v> {
                 recent
                     .iter()
                     .flatten()
-                    .find(|(seen, _)| same_state(seen, node))
+                    .find(|(seen, _)| same_state(seen, node, hint.is_some()))
                     .map(|&(_, twin)| twin)
             };
             let host = match twin {
@@ -112,7 +116,7 @@ impl<'a, 'v> Scan<'a, 'v> {
             let local = match twin {
                 Some(twin) => twin,
                 None => {
-                    let local = node_candidates(&at, &scorer, total_weight, self.policy);
+                    let local = node_candidates(&at, &scorer, total_weight, self.policy, hint);
                     recent[next_slot] = Some((node, local));
                     next_slot = (next_slot + 1) % TWINS_KEPT;
                     local
@@ -139,21 +143,23 @@ impl<'a, 'v> Scan<'a, 'v> {
         } else {
             0
         };
-        let key3 = match self.policy.score {
-            ScoreKind::FirstFit => (0, 0, 0),
-            ScoreKind::WorstFit => (nv, -idle_left, 0),
-            _ => (nv, idle_left, 0),
+        // A set takes idle GPUs only: the predicted-end term is the same for every one.
+        let key = match self.policy.score {
+            ScoreKind::FirstFit => [0; 4],
+            ScoreKind::WorstFit => [nv, 0, -idle_left, 0],
+            _ => [nv, 0, idle_left, 0],
         };
         self.scored += 1;
         at.consider(
             &mut self.best,
             Cand {
-                key3,
+                key,
                 tie: set,
                 pick: Pick::Set(set),
                 frag_delta: 0,
                 partly_used: idle_left > 0,
                 links,
+                extends_s: None,
             },
         );
     }
@@ -174,7 +180,13 @@ fn might_hold(node: &NodeView, opt: &Opt) -> bool {
 
 /// Every single-GPU candidate at `at`, scored by what it does to the
 /// fragmentation of its GPU and of the host's share of the node.
-fn node_candidates(at: &Site, scorer: &Scorer, total_weight: u64, policy: &Policy) -> Twin {
+fn node_candidates(
+    at: &Site,
+    scorer: &Scorer,
+    total_weight: u64,
+    policy: &Policy,
+    hint: Option<EndHint>,
+) -> Twin {
     let (node, opt, need) = (at.node, at.opt, at.opt.need);
     let b = opt.bucket;
     let model = model_at(b.model);
@@ -203,20 +215,29 @@ fn node_candidates(at: &Site, scorer: &Scorer, total_weight: u64, policy: &Polic
                 .unwrap_or(i64::MAX);
             let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before
                 + (host_after - host_before);
+            let (k0, k1, k2) = rank(
+                policy.score,
+                delta,
+                total_weight,
+                partly_used,
+                after.free_milli(g.mode),
+                node_after,
+            );
+            let (end, extends_s) = match hint {
+                Some(h) => {
+                    let (term, extends) = end_term(&g.ends, h);
+                    (term, Some(extends))
+                }
+                None => (0, None),
+            };
             local.offer(Cand {
-                key3: rank(
-                    policy.score,
-                    delta,
-                    total_weight,
-                    partly_used,
-                    after.free_milli(g.mode),
-                    node_after,
-                ),
+                key: [k0, end, k1, k2],
                 tie: u32::from(g.index) << 8 | tie,
                 pick,
                 frag_delta: delta,
                 partly_used,
                 links: 0,
+                extends_s,
             });
         };
         match opt.kind {
@@ -280,16 +301,17 @@ impl Twin {
     fn offer(&mut self, c: Cand) {
         self.candidates += 1;
         // On one node the global key differs only in these fields.
-        if self.best.is_none_or(|b| (c.key3, c.tie) < (b.key3, b.tie)) {
+        if self.best.is_none_or(|b| (c.key, c.tie) < (b.key, b.tie)) {
             self.best = Some(c);
         }
     }
 }
 
-/// Whether two nodes would offer the same candidates to a request. Idle
-/// twins are told by their summaries: reading every node's GPUs was most of
-/// a scan over a mostly idle fleet.
-fn same_state(a: &NodeView, b: &NodeView) -> bool {
+/// Whether two nodes would offer the same candidates to a request (with
+/// `ends`: one with a predicted end, which also reads the GPUs' predicted
+/// ends). Idle twins are told by their summaries: reading every node's GPUs
+/// was most of a scan over a mostly idle fleet.
+fn same_state(a: &NodeView, b: &NodeView, ends: bool) -> bool {
     let same_host = a.cpu_milli == b.cpu_milli
         && a.memory_mib == b.memory_mib
         && a.cpu_free == b.cpu_free
@@ -298,10 +320,22 @@ fn same_state(a: &NodeView, b: &NodeView) -> bool {
         return false;
     }
     if a.idle_twin_of(b) {
-        debug_assert!(a.gpus == b.gpus, "idle nodes of one hardware differ");
-        return true;
+        debug_assert!(
+            a.gpus.len() == b.gpus.len()
+                && a.gpus
+                    .iter()
+                    .zip(&b.gpus)
+                    .all(|(x, y)| x.same_state(y, false)),
+            "idle nodes of one hardware differ"
+        );
+        // Idle GPUs hold no lease, so no predicted end either.
+        return !ends || a.gpus.iter().chain(&b.gpus).all(|g| g.ends.is_empty());
     }
-    a.gpus == b.gpus
+    a.gpus.len() == b.gpus.len()
+        && a.gpus
+            .iter()
+            .zip(&b.gpus)
+            .all(|(x, y)| x.same_state(y, ends))
 }
 
 /// Where a candidate would land: the option, the node, its host share.
@@ -316,14 +350,7 @@ struct Site<'a, 'v> {
 
 impl Site<'_, '_> {
     fn consider(&self, best: &mut Option<Best>, c: Cand) {
-        let key: Key = (
-            !self.opt.offpeak,
-            c.key3.0,
-            c.key3.1,
-            c.key3.2,
-            self.node.id,
-            c.tie,
-        );
+        let key: Key = (!self.opt.offpeak, c.key, self.node.id, c.tie);
         if best.as_ref().is_none_or(|bb| key < bb.key) {
             *best = Some(Best {
                 key,
@@ -335,6 +362,7 @@ impl Site<'_, '_> {
                 links: c.links,
                 cpu: self.cpu,
                 mem: self.mem,
+                extends_s: c.extends_s,
             });
         }
     }
@@ -353,10 +381,13 @@ pub(super) enum Pick {
 /// A scored candidate.
 #[derive(Clone, Copy)]
 struct Cand {
-    key3: (i64, i64, i64),
+    /// Fragmentation step, predicted-end term, then packing (see [`rank`]
+    /// and [`end_term`]); lower is better.
+    key: [i64; 4],
     tie: u32,
     pick: Pick,
     frag_delta: i64,
     partly_used: bool,
     links: u32,
+    extends_s: Option<i64>,
 }

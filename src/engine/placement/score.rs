@@ -257,6 +257,40 @@ pub fn rank(
 /// Resolution of the fragmentation delta in [`rank`], milli-GPU.
 pub const FRAG_STEP: i64 = 180;
 
+/// The predicted-end term of a candidate GPU for a lease predicted to end
+/// at `hint.end` (lower is better), and the seconds the lease would keep
+/// the GPU from being wholly free beyond its other leases' predicted ends.
+///
+/// The GPU is wholly free once its last lease ends. Taking the lease
+/// extends that by `extends` (an idle GPU, or one holding a lease with no
+/// known end: the lease's whole duration, so packing onto used GPUs is
+/// never worse); among GPUs it does not extend, the one whose leases end
+/// nearest after it (least `slack`) keeps the others for longer work. Both
+/// in quarter-octave steps of minutes, so a few seconds of noise in a
+/// prediction does not outweigh what comes after in the ranking (packing).
+pub fn end_term(ends: &[Option<i64>], hint: super::EndHint) -> (i64, i64) {
+    let end = hint.end.max(hint.now);
+    let gpu_end = if ends.is_empty() {
+        None
+    } else {
+        ends.iter()
+            .try_fold(hint.now, |acc, e| e.map(|e| acc.max(e)))
+    };
+    let (extends, slack) = match gpu_end {
+        None => (end - hint.now, 0),
+        Some(g) => ((end - g).max(0), (g - end).max(0)),
+    };
+    (log_step(extends) * 128 + log_step(slack), extends)
+}
+
+/// ⌊4·log2(1 + s/60)⌋: 0 under a minute, then four steps per doubling (at
+/// most 10 years are told apart).
+fn log_step(seconds: i64) -> i64 {
+    const TEN_YEARS_S: i64 = 10 * 366 * 86_400;
+    let minutes = u128::try_from(seconds.clamp(0, TEN_YEARS_S) / 60).unwrap_or(0) + 1;
+    i64::from(minutes.pow(4).ilog2())
+}
+
 /// Scores GPUs of one (model, mode) against a mix; built once per bucket.
 pub struct Scorer {
     mode: PartitionMode,

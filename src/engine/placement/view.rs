@@ -94,6 +94,23 @@ pub struct GpuView {
     /// NVLink peers as a bit mask of GPU indices on the same node.
     pub nvlink: u32,
     pub free: GpuFree,
+    /// Predicted ends (unix seconds) of the leases on the GPU, `None` for a
+    /// lease with no end known or predicted. Empty when none is tracked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ends: Vec<Option<i64>>,
+}
+
+impl GpuView {
+    /// Whether two GPUs offer a request the same candidates: equal hardware
+    /// and free state, and with `ends`, equal predicted ends.
+    pub fn same_state(&self, other: &GpuView, ends: bool) -> bool {
+        self.index == other.index
+            && self.model == other.model
+            && self.mode == other.mode
+            && self.nvlink == other.nvlink
+            && self.free == other.free
+            && (!ends || self.ends == other.ends)
+    }
 }
 
 /// One node in the view.
@@ -158,6 +175,7 @@ impl NodeView {
             mode,
             nvlink,
             free: GpuFree::idle(model_at(model)),
+            ends: Vec::new(),
         });
         self.refresh_summary();
         self
@@ -411,6 +429,36 @@ impl CapacityView {
         node.memory_free -= p.memory_mib;
         node.refresh_summary();
         Ok(())
+    }
+
+    /// [`CapacityView::allocate`], recording the lease's predicted end
+    /// (`None`: unknown) on each of its GPUs for the predicted-end term.
+    pub fn allocate_ending(&mut self, p: &Placement, end: Option<i64>) -> Result<(), ViewError> {
+        self.allocate(p)?;
+        self.each_gpu_of(p, |g| g.ends.push(end));
+        Ok(())
+    }
+
+    /// [`CapacityView::release`] of a placement booked with
+    /// [`CapacityView::allocate_ending`] and the same `end`.
+    pub fn release_ending(&mut self, p: &Placement, end: Option<i64>) -> Result<(), ViewError> {
+        self.release(p)?;
+        self.each_gpu_of(p, |g| {
+            if let Some(i) = g.ends.iter().position(|e| *e == end) {
+                g.ends.swap_remove(i);
+            }
+        });
+        Ok(())
+    }
+
+    fn each_gpu_of(&mut self, p: &Placement, mut f: impl FnMut(&mut GpuView)) {
+        if let Some(node) = self.node_mut(p.node) {
+            for gs in &p.gpus {
+                if let Some(g) = node.gpus.iter_mut().find(|g| g.index == gs.index) {
+                    f(g);
+                }
+            }
+        }
     }
 
     /// Gives a placement's capacity back to the view.

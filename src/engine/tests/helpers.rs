@@ -108,6 +108,7 @@ pub fn spec(mode: Mode, res: Resources) -> OrderSpec {
         max_price: None,
         max_wait_s: None,
         qos: Qos::Batch,
+        predicted_duration: None,
     }
 }
 

@@ -75,6 +75,7 @@ impl Batch {
                 }));
             }
         }
+        let prediction = place.spec.duration_prediction();
         self.rows.add_order(NewOrder {
             id: place.order_id,
             buyer: place.buyer,
@@ -88,6 +89,8 @@ impl Batch {
             reject_message: None,
             engine_json: None,
             lease_id: None,
+            predicted_duration_s: prediction.seconds,
+            prediction_basis: prediction.basis.as_str(),
         });
         if let Some(key) = &meta.idempotency {
             let body = serde_json::json!({ "order_id": place.order_id });

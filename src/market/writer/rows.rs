@@ -24,6 +24,9 @@ pub(super) struct NewOrder {
     pub reject_message: Option<String>,
     pub engine_json: Option<String>,
     pub lease_id: Option<Uuid>,
+    /// The duration prediction the order was placed with (DESIGN §17).
+    pub predicted_duration_s: Option<i64>,
+    pub prediction_basis: &'static str,
 }
 
 /// A lease row created in this batch: the engine's lease (as of the batch's
@@ -160,7 +163,7 @@ impl Rows {
             writes,
             "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
              reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
-             created_at, updated_at) ",
+             predicted_duration_s, prediction_basis, created_at, updated_at) ",
             self.orders,
             |row, o| row
                 .push_bind(o.id)
@@ -175,6 +178,8 @@ impl Rows {
                 .push_bind(&o.engine_json)
                 .push_bind(&o.tags_json)
                 .push_bind(o.lease_id)
+                .push_bind(o.predicted_duration_s)
+                .push_bind(o.prediction_basis)
                 .push_bind(now)
                 .push_bind(now)
         );
