@@ -135,6 +135,17 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_DURATION_PREDICTION", default_value_t = true,
           action = clap::ArgAction::Set)]
     pub duration_prediction: bool,
+    /// Keep idle capacity the demand forecast expects on-demand and reserved
+    /// orders to need within the notice period away from spot (DESIGN §17);
+    /// `false` measures without.
+    #[arg(long, env = "GPUEX_FORECAST_HOLDBACK", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub forecast_holdback: bool,
+    /// Keep room on MIG GPUs for the profiles the forecast expects those
+    /// orders to take; `false` measures without.
+    #[arg(long, env = "GPUEX_FORECAST_MIG_LAYOUT", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub forecast_mig_layout: bool,
     /// Days events are kept for `GET /v1/events` and resuming streams; at least 7.
     #[arg(long, env = "GPUEX_EVENT_RETENTION_DAYS", default_value_t = 7,
           value_parser = clap::value_parser!(u32).range(7..))]
@@ -184,6 +195,8 @@ impl Settings {
             forecast_interval_s: 60,
             forecast_history_minutes: 360,
             duration_prediction: true,
+            forecast_holdback: true,
+            forecast_mig_layout: true,
             event_retention_days: 7,
             webhook_allow_private: false,
             clock: Default::default(),
@@ -203,6 +216,8 @@ impl Settings {
                 notice_s: self.preempt_notice_s,
                 spot_interval_s: self.spot_interval_s,
                 duration_prediction: self.duration_prediction,
+                forecast_holdback: self.forecast_holdback,
+                forecast_mig_layout: self.forecast_mig_layout,
                 ..crate::engine::EngineConfig::default()
             },
             platform_fee: self.platform_fee,
