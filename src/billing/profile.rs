@@ -66,7 +66,7 @@ pub struct Concurrency {
 /// How long leases ran in the window, in seconds (nearest-rank percentiles).
 /// A lease cut by the window's edges counts the part inside it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
-pub struct Durations {
+pub struct LeaseDurations {
     pub leases: u64,
     /// To 3 decimals; absent with no lease.
     #[schema(value_type = Option<String>, example = "5400")]
@@ -79,7 +79,7 @@ pub struct Durations {
 
 /// What was used of what was held, from the agents' usage reports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
-pub struct Utilization {
+pub struct HeldUtilization {
     /// TFLOPS-hours held over the intervals whose utilization an agent
     /// measured, to 6 decimals.
     #[schema(value_type = String, example = "200")]
@@ -100,12 +100,12 @@ pub struct GroupProfile {
     pub key: String,
     pub tflops_units: Concurrency,
     pub vram_units: Concurrency,
-    pub durations: Durations,
-    pub utilization: Utilization,
+    pub durations: LeaseDurations,
+    pub utilization: HeldUtilization,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Profile {
+pub struct CapacityProfile {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     /// The part of the window already passed, over which means are taken.
@@ -289,7 +289,7 @@ impl Builder {
         }
     }
 
-    pub fn finish(self, from: DateTime<Utc>, to: DateTime<Utc>) -> Profile {
+    pub fn finish(self, from: DateTime<Utc>, to: DateTime<Utc>) -> CapacityProfile {
         let elapsed = self.until - self.from;
         let mut total = GroupProfile {
             key: "all".to_owned(),
@@ -318,7 +318,7 @@ impl Builder {
         } else {
             dp(self.spot_tflops_s / total_tflops_s, 6)
         };
-        Profile {
+        CapacityProfile {
             from,
             to,
             elapsed_s: elapsed,
@@ -345,7 +345,7 @@ fn summarize(key: String, acc: &Accumulator, elapsed: i64) -> GroupProfile {
         tflops_units: concurrency(&acc.tflops, elapsed),
         vram_units: concurrency(&acc.vram, elapsed),
         durations: durations(acc.lease_seconds.values().copied().collect()),
-        utilization: Utilization {
+        utilization: HeldUtilization {
             measured_tflops_h: dp(measured / Decimal::from(3600), 6),
             used_tflops_h: dp(acc.used_tflops_s / Decimal::from(3600), 6),
             fraction: (!measured.is_zero()).then(|| dp(acc.used_tflops_s / measured, 6)),
@@ -383,7 +383,7 @@ fn concurrency(spans: &[Span], elapsed: i64) -> Concurrency {
         }
     }
     levels.push((Decimal::ZERO, (elapsed - busy).max(0)));
-    levels.sort_by(|a, b| b.0.cmp(&a.0));
+    levels.sort_by_key(|l| std::cmp::Reverse(l.0));
     let mut baseline = Decimal::ZERO;
     let mut held_for = 0;
     for (level, seconds) in &levels {
@@ -424,11 +424,11 @@ fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
     sorted.get(rank - 1).copied()
 }
 
-fn durations(mut seconds: Vec<i64>) -> Durations {
+fn durations(mut seconds: Vec<i64>) -> LeaseDurations {
     seconds.sort_unstable();
     let n = seconds.len();
     let sum: i64 = seconds.iter().sum();
-    Durations {
+    LeaseDurations {
         leases: n as u64,
         mean_s: (n > 0).then(|| dp(Decimal::from(sum) / Decimal::from(n), 3)),
         p50_s: percentile(&seconds, 50),
@@ -475,7 +475,13 @@ async fn usage_samples(
 }
 
 /// The profile of `buyer` over `[from, to)`, as of `now`.
-pub async fn build(db: &Db, buyer: Uuid, from: i64, to: i64, now: i64) -> anyhow::Result<Profile> {
+pub async fn build(
+    db: &Db,
+    buyer: Uuid,
+    from: i64,
+    to: i64,
+    now: i64,
+) -> anyhow::Result<CapacityProfile> {
     let mut builder = Builder::new(from, to.min(now));
     // A line starting before `from` can still hold capacity inside the window.
     let earliest = from.saturating_sub(3600);
@@ -494,7 +500,7 @@ pub async fn build(db: &Db, buyer: Uuid, from: i64, to: i64, now: i64) -> anyhow
 #[utoipa::path(get, path = "/v1/billing/profile", tag = "billing", security(("bearer" = [])),
     params(ProfileQuery),
     responses(
-        (status = 200, description = "The capacity profile", body = Profile),
+        (status = 200, description = "The capacity profile", body = CapacityProfile),
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query (e.g. `to` not after `from`)", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -502,7 +508,7 @@ async fn profile(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<ProfileQuery>,
-) -> Result<Json<Profile>, ApiError> {
+) -> Result<Json<CapacityProfile>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
     let now = state.settings.clock.now().timestamp();
     let (from, to) = window_or_month(q.from, q.to, now)?;

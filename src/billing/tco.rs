@@ -19,7 +19,7 @@
 //! [`HOURS_PER_MONTH`] hours. Every price, share and overhead used is in the
 //! answer's `assumptions`; the same body and price table give the same answer.
 
-use super::profile::{self, Profile};
+use super::profile::{self, CapacityProfile};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::bounds::{Bounds, PRICE_PER_HOUR};
@@ -256,7 +256,7 @@ pub struct GpuexCost {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct Saving {
+pub struct TcoSaving {
     /// `whole_node.total − gpuex.total`; negative when whole nodes cost less.
     #[schema(value_type = String)]
     pub amount: Decimal,
@@ -267,7 +267,7 @@ pub struct Saving {
 
 /// Everything the figures were computed from.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct Assumptions {
+pub struct TcoAssumptions {
     pub gpu_model: String,
     pub region: String,
     pub months: u32,
@@ -312,8 +312,8 @@ pub struct Tco {
     pub currency: String,
     pub whole_node: WholeNodeCost,
     pub gpuex: GpuexCost,
-    pub saving: Saving,
-    pub assumptions: Assumptions,
+    pub saving: TcoSaving,
+    pub assumptions: TcoAssumptions,
 }
 
 const MIX_RULE: &str = "The preemptible share of the mean runs as spot at spot_index × list, \
@@ -380,7 +380,7 @@ fn shape(input: &LoadShapeInput, at: &str, errors: &mut Vec<FieldError>) -> Load
     }
 }
 
-fn from_history(p: &Profile) -> LoadProfile {
+fn from_history(p: &CapacityProfile) -> LoadProfile {
     let s = |c: &profile::Concurrency| LoadShape {
         peak: c.peak,
         mean: c.mean,
@@ -515,7 +515,16 @@ pub fn price(
     utilization: Option<Decimal>,
     load: &LoadProfile,
     p: &Priced,
-) -> Result<(WholeNodeCost, GpuexCost, Saving, Vec<UnitPrices>, Decimal), ApiError> {
+) -> Result<
+    (
+        WholeNodeCost,
+        GpuexCost,
+        TcoSaving,
+        Vec<UnitPrices>,
+        Decimal,
+    ),
+    ApiError,
+> {
     let hours = Decimal::from(HOURS_PER_MONTH);
     let months = Decimal::from(req_months);
     let unit_prices = |unit: Unit, list: Decimal| -> Result<UnitPrices, ApiError> {
@@ -572,7 +581,7 @@ pub fn price(
         total: round_money(mul(mul(node_hour, hours)?, months)?),
     };
     let amount = whole_node.total - gpuex.total;
-    let saving = Saving {
+    let saving = TcoSaving {
         amount,
         fraction: dp(div(amount, whole_node.total)?, 4),
     };
@@ -709,7 +718,7 @@ async fn tco(
         whole_node,
         gpuex,
         saving,
-        assumptions: Assumptions {
+        assumptions: TcoAssumptions {
             gpu_model: model.name.to_owned(),
             region: priced.region,
             months,
