@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSeconds, formatShare, groupRows, heldAnything, periodWindow, profileInput, tcoBody } from './tco';
+import { formatSeconds, formatShare, formatUnits, groupRows, heldAnything, periodWindow, profileInput, tcoBody } from './tco';
 
 const shape = (peak: string, mean: string, baseline: string, above: string, hours: string) => ({
   peak,
@@ -67,6 +67,17 @@ describe('the profile', () => {
     const now = new Date('2026-12-02T07:30:20Z');
     expect(periodWindow('month', now)).toEqual({ from: '2026-12-01T00:00:00.000Z', to: '2026-12-02T07:32:00.000Z' });
     expect(periodWindow('7d', now).from).toBe('2026-11-25T07:32:00.000Z');
+  });
+
+  it('never shows a small mean as 0', () => {
+    expect([formatUnits('93.75'), formatUnits('1234.5678'), formatUnits('0.000214'), formatUnits('0.520833'), formatUnits('0'), formatUnits(null)]).toEqual([
+      '93.75',
+      '1,234.57',
+      '0.000214',
+      '0.521',
+      '0',
+      '—',
+    ]);
   });
 
   it('formats durations and shares for people, shares exactly', () => {

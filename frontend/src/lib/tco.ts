@@ -2,6 +2,7 @@
 // from the form (decimals stay the strings the user typed), and the rows the
 // page shows. Nothing here turns money into a JavaScript number.
 import type { Schemas } from '../api/client';
+import Decimal from 'decimal.js-light';
 import { formatQuantity } from './money';
 
 export type Period = 'month' | '7d' | '30d' | '90d';
@@ -97,4 +98,17 @@ export function formatShare(v: string | null | undefined): string {
   const rest = frac.slice(2);
   const pct = rest.length > 0 ? `${digits}.${rest}` : digits;
   return `${negative ? '-' : ''}${formatQuantity(pct, 1)} %`;
+}
+
+/** Units held: two decimals, or three significant digits below 1 so a small mean never reads 0. */
+export function formatUnits(v: string | null | undefined): string {
+  if (v === null || v === undefined || v.trim() === '') return '—';
+  let d: Decimal;
+  try {
+    d = new Decimal(v.trim());
+  } catch {
+    return '—';
+  }
+  if (d.isZero() || d.abs().gte(1)) return formatQuantity(v, 2);
+  return d.toSignificantDigits(3, Decimal.ROUND_HALF_EVEN).toFixed();
 }

@@ -8,9 +8,9 @@ import { FormProblem, Loadable } from '../components/States';
 import { MODE_LABELS, UNIT_LABELS } from '../lib/format';
 import { useAction } from '../lib/action';
 import { useLoad } from '../lib/load';
-import { formatMoney, formatQuantity, formatUnitPrice } from '../lib/money';
+import { formatMoney, formatUnitPrice } from '../lib/money';
 import { fieldError } from '../lib/problem';
-import { formatSeconds, formatShare, groupRows, heldAnything, PERIODS, periodWindow, tcoBody, type Period, type TcoForm } from '../lib/tco';
+import { formatSeconds, formatShare, formatUnits, groupRows, heldAnything, PERIODS, periodWindow, tcoBody, type Period, type TcoForm } from '../lib/tco';
 
 /** A buyer's capacity profile for a chosen period, and the TCO calculator priced from it. */
 export function Capacity() {
@@ -42,9 +42,9 @@ function ProfileView({ profile: p }: { profile: Schemas['CapacityProfile'] }) {
   return (
     <Stack>
       <SimpleGrid cols={{ base: 1, sm: 4 }}>
-        <Figure label="Peak TFLOPS held" loaded={loaded} value={() => formatQuantity(t.peak)} testId="profile-peak" />
-        <Figure label="Mean TFLOPS held" loaded={loaded} value={() => formatQuantity(t.mean)} />
-        <Figure label="Held at least half the time" loaded={loaded} value={() => formatQuantity(t.baseline)} />
+        <Figure label="Peak TFLOPS held" loaded={loaded} value={() => formatUnits(t.peak)} testId="profile-peak" />
+        <Figure label="Mean TFLOPS held" loaded={loaded} value={() => formatUnits(t.mean)} />
+        <Figure label="Held at least half the time" loaded={loaded} value={() => formatUnits(t.baseline)} />
         <Figure label="Used of what was held" loaded={loaded} value={() => formatShare(p.total.utilization.fraction)} />
       </SimpleGrid>
       <Text size="sm" c="dimmed">
@@ -57,9 +57,9 @@ function ProfileView({ profile: p }: { profile: Schemas['CapacityProfile'] }) {
         rowProps={(r) => ({ 'data-group': r.id })}
         columns={[
           { header: 'Group', cell: (r) => (r.by === 'Total' ? 'All' : `${r.by}: ${r.by === 'Mode' ? (MODE_LABELS[r.group.key] ?? r.group.key) : r.group.key}`) },
-          { header: 'Peak TFLOPS', cell: (r) => formatQuantity(r.group.tflops_units.peak) },
-          { header: 'Mean TFLOPS', cell: (r) => formatQuantity(r.group.tflops_units.mean) },
-          { header: 'Peak VRAM units', cell: (r) => formatQuantity(r.group.vram_units.peak) },
+          { header: 'Peak TFLOPS', cell: (r) => formatUnits(r.group.tflops_units.peak) },
+          { header: 'Mean TFLOPS', cell: (r) => formatUnits(r.group.tflops_units.mean) },
+          { header: 'Peak VRAM units', cell: (r) => formatUnits(r.group.vram_units.peak) },
           { header: 'Leases', cell: (r) => r.group.durations.leases },
           { header: 'p50', cell: (r) => formatSeconds(r.group.durations.p50_s) },
           { header: 'p90', cell: (r) => formatSeconds(r.group.durations.p90_s) },
@@ -130,8 +130,8 @@ function TcoAnswer({ answer: t }: { answer: Schemas['Tco'] }) {
     ['GPU model, region', `${a.gpu_model}, ${a.region}`],
     ['Period', `${a.months} months of ${a.hours_per_month} h`],
     ['Work priced', a.profile_source === 'history' ? 'your last 30 days' : 'the profile given'],
-    ['TFLOPS units', `peak ${formatQuantity(a.profile.tflops_units.peak)}, mean ${formatQuantity(a.profile.tflops_units.mean)}, baseline ${formatQuantity(a.profile.tflops_units.baseline)}`],
-    ['VRAM units', `peak ${formatQuantity(a.profile.vram_units.peak)}, mean ${formatQuantity(a.profile.vram_units.mean)}, baseline ${formatQuantity(a.profile.vram_units.baseline)}`],
+    ['TFLOPS units', `peak ${formatUnits(a.profile.tflops_units.peak)}, mean ${formatUnits(a.profile.tflops_units.mean)}, baseline ${formatUnits(a.profile.tflops_units.baseline)}`],
+    ['VRAM units', `peak ${formatUnits(a.profile.vram_units.peak)}, mean ${formatUnits(a.profile.vram_units.mean)}, baseline ${formatUnits(a.profile.vram_units.baseline)}`],
     ['Spot share', formatShare(a.profile.spot_share)],
     ['Spot price', `${a.spot_index} × list (${a.spot_index_source === 'market_clearing' ? "the market's clearing" : 'default discount'}), plus ${formatShare(a.spot_preemption_overhead)} redone work`],
     ['Reserved, on-demand', `${a.reserved_factor} × list, ${a.on_demand_factor} × list`],
@@ -156,7 +156,7 @@ function TcoAnswer({ answer: t }: { answer: Schemas['Tco'] }) {
         columns={[
           { header: 'Unit', cell: (l) => UNIT_LABELS[l.unit] ?? l.unit },
           { header: 'Mode', cell: (l) => MODE_LABELS[l.mode] ?? l.mode },
-          { header: 'Units per hour', cell: (l) => formatQuantity(l.units) },
+          { header: 'Units per hour', cell: (l) => formatUnits(l.units) },
           { header: 'Price per unit-hour', cell: (l) => formatUnitPrice(l.price_per_unit_hour, t.currency) },
           { header: 'Per hour', cell: (l) => formatMoney(l.per_hour, t.currency) },
         ]}
