@@ -255,6 +255,11 @@ pub struct LeaseView {
     pub device: Option<String>,
     pub end_reason: Option<String>,
     pub exit_code: Option<i32>,
+    /// Why the agent could not run the lease (`end_reason` `agent_failed`),
+    /// as it reported: a bad artifact hash, a failed fetch, a slice it could
+    /// not make. At most 1,000 characters; the logs have the rest.
+    #[schema(max_length = 1000)]
+    pub failure: Option<String>,
     pub usage: UsageView,
     /// Mode conversions, oldest first (`POST /v1/leases/{id}/convert`).
     pub conversions: Vec<ConversionView>,
@@ -271,6 +276,7 @@ type LeaseRow = (
     Option<String>,
     Option<String>,
     Option<i32>,
+    Option<String>,
     Option<i64>,
     String,
 );
@@ -279,7 +285,7 @@ type LeaseRow = (
 pub async fn lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError> {
     let row: Option<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, billed_until, engine_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, engine_json \
              FROM leases WHERE id = $1 AND buyer_id = $2",
         )
         .bind(id)
@@ -306,7 +312,7 @@ pub async fn live_lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, Api
 }
 
 async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
-    let (id, state, price, device, end_reason, exit_code, billed_until, json) = row;
+    let (id, state, price, device, end_reason, exit_code, failure, billed_until, json) = row;
     let lease: Lease = serde_json::from_str(&json).map_err(|e| ApiError::Internal(e.into()))?;
     let charged: Vec<Money> = dispatch!(db, pool => {
         // A seller's resale proceeds name the lease they were cut from, but
@@ -355,6 +361,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         device,
         end_reason,
         exit_code,
+        failure,
         usage: UsageView {
             charged: charged.into_iter().map(|m| m.0).sum(),
             billed_until: billed_until.map(at),
@@ -376,7 +383,7 @@ pub struct LeaseFilter {
 pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError> {
     let rows: Vec<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, billed_until, engine_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, engine_json \
              FROM leases WHERE buyer_id = $1 AND ($2 IS NULL OR state = $2) \
              AND ($3 IS NULL OR created_at < (SELECT created_at FROM leases WHERE id = $3)) \
              ORDER BY created_at DESC, id DESC LIMIT $4",

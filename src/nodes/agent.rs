@@ -352,7 +352,10 @@ async fn assignment_status(
             store::set_exit_code(&state.db, lease.id, code).await?;
             AgentReport::Ended
         }
-        AssignmentStatus::Failed { .. } => AgentReport::Failed,
+        AssignmentStatus::Failed { reason } => {
+            store::set_failure(&state.db, lease.id, reason).await?;
+            AgentReport::Failed
+        }
     };
     state
         .market

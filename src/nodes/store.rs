@@ -360,6 +360,26 @@ pub async fn set_exit_code(db: &Db, lease: Uuid, exit_code: Option<i32>) -> anyh
     tx.commit().await
 }
 
+/// The agent's reason for failing `lease`, cut to what a lease view shows.
+pub async fn set_failure(db: &Db, lease: Uuid, reason: &str) -> anyhow::Result<()> {
+    let mut tx = db.begin().await?;
+    execute_tx!(
+        tx,
+        "UPDATE leases SET failure = $1 WHERE id = $2",
+        failure_text(reason),
+        lease,
+    )?;
+    tx.commit().await
+}
+
+/// A failure reason keeps its first [`FAILURE_CHARS`] characters: the agent
+/// writes it, the buyer reads it, and the full story is in the logs.
+pub const FAILURE_CHARS: usize = 1000;
+
+fn failure_text(reason: &str) -> String {
+    reason.trim().chars().take(FAILURE_CHARS).collect()
+}
+
 /// The highest usage seq applied for `agent`.
 pub async fn last_usage_seq(db: &Db, agent: Uuid) -> anyhow::Result<Option<i64>> {
     Ok(dispatch!(db, pool => {

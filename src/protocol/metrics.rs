@@ -80,6 +80,24 @@ pub struct GpuMetrics {
     /// Per compute process, where the driver lists them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessMetrics>,
+    /// The memory scrubs between tenants of this GPU since the agent started
+    /// (DESIGN §13); absent until the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrub: Option<ScrubReport>,
+}
+
+/// How a whole or shared GPU's memory was cleared between tenants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct ScrubReport {
+    /// Scrubs that cleared the GPU.
+    pub done: u64,
+    /// Scrubs that failed (the agent logs why).
+    pub failed: u64,
+    /// When the latest one ran.
+    pub last_at: DateTime<Utc>,
+    /// Whether the latest one cleared the GPU.
+    pub last_ok: bool,
 }
 
 /// One MIG instance's sample.

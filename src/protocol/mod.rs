@@ -38,7 +38,7 @@ pub use assignment::{
 };
 pub use metrics::{
     DcgmField, FieldKind, GpuFields, GpuMetrics, HeartbeatRequest, HeartbeatResponse, LeaseReport,
-    LeaseRunState, MigInstanceMetrics, ProcessMetrics,
+    LeaseRunState, MigInstanceMetrics, ProcessMetrics, ScrubReport,
 };
 pub use register::{
     BackendKind, GpuInventory, HostInventory, MigInstanceInventory, MigMode, RegisterRequest,

@@ -429,6 +429,9 @@ on_both_databases_fast! {
         })
         .await;
         let failed = lease(&app, &m.buyer, bad).await;
+        assert_eq!(failed["end_reason"], "agent_failed", "{failed}");
+        let failure = failed["failure"].as_str().unwrap_or_default();
+        assert!(failure.contains("sha256 mismatch"), "the lease says why it failed: {failed}");
         assert_eq!(failed["usage"]["charged"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap(), rust_decimal::Decimal::ZERO, "{failed}");
         assert!(intervals(&app, bad).await.is_empty(), "a lease that never ran is never metered");
         eventually(10, "the reason in the logs", || async {
@@ -513,5 +516,75 @@ on_both_databases_fast! {
         .await;
         let tail = logs(&app, &m.buyer, id).await;
         assert!(!tail.contains("BREACH") && !tail.contains("uid=0\n"), "{tail}");
+    }
+}
+
+/// Why this host cannot give a lease a memory cgroup of its own, if it cannot.
+fn memory_cgroups_unavailable() -> Option<String> {
+    let root = Path::new("/sys/fs/cgroup");
+    let parent = if root.join("cgroup.controllers").exists() {
+        root.to_path_buf()
+    } else {
+        root.join("memory")
+    };
+    let probe = parent.join(format!("gpuex-probe-{}", Uuid::new_v4().simple()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            None
+        }
+        Err(e) => Some(format!(
+            "cannot make a cgroup under {}: {e}",
+            parent.display()
+        )),
+    }
+}
+
+/// The memory cgroup a workload's `/proc/self/cgroup` names, and its limit.
+const MEMORY_PROBE: &str = "python3 -c \"import sys; lines = open('/proc/self/cgroup').read().splitlines(); \
+    v1 = [l.split(':', 2)[2] for l in lines if l.split(':')[1] == 'memory']; \
+    path = '/sys/fs/cgroup/memory' + v1[0] + '/memory.limit_in_bytes' if v1 else '/sys/fs/cgroup' + lines[0].split(':', 2)[2] + '/memory.max'; \
+    print('cgroup', path, 'limit', open(path).read().strip(), flush=True); \
+    keep = bytearray(int(sys.argv[1]) * 1024 * 1024); print('allocated', len(keep), flush=True)\"";
+
+on_both_databases_fast! {
+    async fn a_workload_gets_the_memory_it_bought_and_is_killed_past_it(app) {
+        if let Some(why) = memory_cgroups_unavailable() {
+            eprintln!("SKIPPED: the cgroup limits test: {why}");
+            return;
+        }
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        let pool = uid_pool();
+        let args = ["--launcher", "process", "--uid-pool", pool.as_str()];
+        let _agent = Agent::start_args(&app, &node.token, spool.path(), &args).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &m.provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let order = |megabytes: u32| {
+            let mut body = fleet::order("on_demand");
+            body["resources"]["memory_mib"] = json!(96);
+            body["command"] = json!(format!("{MEMORY_PROBE} {megabytes}; echo exit=$?"));
+            body
+        };
+        let within = place(&app, &m.buyer, order(16)).await;
+        let beyond = place(&app, &m.buyer, order(400)).await;
+        for id in [within, beyond] {
+            eventually(30, "the workload to report its cgroup", || async {
+                logs(&app, &m.buyer, id).await.contains("exit=")
+            })
+            .await;
+            let tail = logs(&app, &m.buyer, id).await;
+            let limit = format!("limit {}", 96 * 1024 * 1024);
+            assert!(tail.contains(&limit), "the lease's own memory limit: {tail}");
+            assert!(tail.contains(&id.to_string()), "a cgroup named after the lease: {tail}");
+        }
+        let fine = logs(&app, &m.buyer, within).await;
+        assert!(fine.contains("allocated 16777216") && fine.contains("exit=0"), "{fine}");
+        let killed = logs(&app, &m.buyer, beyond).await;
+        assert!(!killed.contains("allocated 419430400"), "400 MiB in a 96 MiB cgroup: {killed}");
+        assert!(killed.contains("exit=137"), "the kernel's OOM killer ends it (SIGKILL): {killed}");
     }
 }

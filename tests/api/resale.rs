@@ -6,6 +6,8 @@
 use crate::billing::{parse_csv, text};
 use crate::fleet::{self, create_node, h100_node, on_both_databases_fast, register};
 use crate::helpers::*;
+use crate::sse::SseStream;
+use crate::webhooks::{assert_signed, Receiver};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use gpuex::billing::{ledger, lines, Account};
 use gpuex::db::{dispatch, Db, Money};
@@ -57,6 +59,13 @@ on_both_databases_fast! {
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
         register(&app, &node, &[H100]).await;
         let (other, _) = app.buyer_with(&m.admin, "1000").await;
+        // The seller hears of its listings on every channel: a signed webhook
+        // and the event stream, as well as the page.
+        let receiver = Receiver::start().await;
+        let hook = app.post("/v1/webhooks", Some(&m.buyer), json!({"url": receiver.url})).await;
+        assert_eq!(hook.status, 201, "{}", hook.body);
+        let secret = hook.body["secret"].as_str().unwrap().to_owned();
+        let mut stream = SseStream::open(&app.client, &format!("{}/v1/events/stream", app.address), Some(&m.buyer), None).await;
         let start = window_start();
         let r = app.order(&m.buyer, reserved(start, 4)).await;
         assert_eq!(r.status, 201, "{}", r.body);
@@ -138,9 +147,74 @@ on_both_databases_fast! {
         // Events tell the seller.
         let events = app.get("/v1/events", Some(&m.buyer)).await;
         let kinds: Vec<&str> = events.body["items"].as_array().unwrap().iter().filter_map(|e| e["type"].as_str()).collect();
-        for kind in ["listing.created", "listing.sold", "listing.cancelled"] {
+        let listing_kinds = ["listing.created", "listing.sold", "listing.cancelled"];
+        for kind in listing_kinds {
             assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
         }
+        let streamed: Vec<String> = stream.drain(std::time::Duration::from_secs(2)).await.into_iter().filter_map(|e| e.event).collect();
+        for kind in listing_kinds {
+            assert!(streamed.iter().any(|k| k == kind), "{kind} missing from the stream: {streamed:?}");
+            let mut delivered = None;
+            for _ in 0..100 {
+                delivered = receiver.accepted().into_iter().find(|r| r.event_type == kind);
+                if delivered.is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            let delivered = delivered.unwrap_or_else(|| panic!("no {kind} reached the webhook"));
+            assert_signed(&secret, &delivered);
+        }
+        assert_ledger_balances(&app).await;
+    }
+
+    async fn an_unsold_listing_expires_with_its_window_and_tells_the_seller_on_every_channel(app) {
+        let m = fleet::market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;
+        register(&app, &node, &[H100]).await;
+        let receiver = Receiver::start().await;
+        let hook = app.post("/v1/webhooks", Some(&m.buyer), json!({"url": receiver.url})).await;
+        assert_eq!(hook.status, 201, "{}", hook.body);
+        let secret = hook.body["secret"].as_str().unwrap().to_owned();
+        let start = window_start();
+        let r = app.order(&m.buyer, reserved(start, 3)).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let lease = r.body["lease_id"].as_str().unwrap().to_owned();
+        let body = json!({"lease_id": lease, "from": start + Duration::hours(1), "ask_per_hour": "0.01"});
+        let r = app.post("/v1/resale-listings", Some(&m.buyer), body).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let listing_id = r.body["id"].as_str().unwrap().to_owned();
+        let mut stream = SseStream::open(&app.client, &format!("{}/v1/events/stream", app.address), Some(&m.buyer), None).await;
+
+        // Nobody buys it; the lease's window closes, and the listing with it.
+        let until = start + Duration::hours(3);
+        app.advance_clock((until - app.market_now() + Duration::seconds(5)).to_std().unwrap());
+        let mut expired = None;
+        for _ in 0..200 {
+            let events = app.get("/v1/events?limit=500", Some(&m.buyer)).await.body;
+            expired = events["items"].as_array().unwrap().iter().find(|e| e["type"] == "listing.expired").cloned();
+            if expired.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let expired = expired.expect("listing.expired on the page");
+        assert_eq!(expired["data"]["listing_id"], listing_id.as_str(), "{expired}");
+        assert_eq!(expired["data"]["reason"], "expired", "{expired}");
+        let streamed = stream.drain(std::time::Duration::from_secs(2)).await;
+        assert!(streamed.iter().any(|e| e.event.as_deref() == Some("listing.expired")), "{streamed:?}");
+        let mut delivered = None;
+        for _ in 0..100 {
+            delivered = receiver.accepted().into_iter().find(|r| r.event_type == "listing.expired");
+            if delivered.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_signed(&secret, &delivered.expect("listing.expired reached the webhook"));
+        let mine = app.get("/v1/resale-listings", Some(&m.buyer)).await;
+        assert_eq!(mine.body["items"][0]["state"], "expired", "{}", mine.body);
+        assert_eq!(app.get("/v1/market/resale", None).await.body, json!([]));
         assert_ledger_balances(&app).await;
     }
 

@@ -1798,6 +1798,7 @@ export interface components {
             mig_instances?: components["schemas"]["MigInstanceMetrics"][];
             /** @description Per compute process, where the driver lists them. */
             processes?: components["schemas"]["ProcessMetrics"][];
+            scrub?: null | components["schemas"]["ScrubReport"];
             uuid: string;
         };
         /**
@@ -2104,6 +2105,12 @@ export interface components {
             ends_at?: string | null;
             /** Format: int32 */
             exit_code?: number | null;
+            /**
+             * @description Why the agent could not run the lease (`end_reason` `agent_failed`),
+             *     as it reported: a bad artifact hash, a failed fetch, a slice it could
+             *     not make. At most 1,000 characters; the logs have the rest.
+             */
+            failure?: string | null;
             gpu_model: string;
             /** Format: uuid */
             id: string;
@@ -2834,6 +2841,26 @@ export interface components {
          * @enum {string}
          */
         Role: "buyer" | "provider" | "admin" | "agent";
+        /** @description How a whole or shared GPU's memory was cleared between tenants. */
+        ScrubReport: {
+            /**
+             * Format: uint64
+             * @description Scrubs that cleared the GPU.
+             */
+            done: number;
+            /**
+             * Format: uint64
+             * @description Scrubs that failed (the agent logs why).
+             */
+            failed: number;
+            /**
+             * Format: date-time
+             * @description When the latest one ran.
+             */
+            last_at: string;
+            /** @description Whether the latest one cleared the GPU. */
+            last_ok: boolean;
+        };
         /** @description A decimal from 0 to 1, with at most 6 decimals. */
         ShareInput: string | number;
         /** @description The concrete slice the order would get if placed now. */

@@ -100,6 +100,7 @@ function Facts({ lease: l }: { lease: Lease }) {
   ];
   if (l.end_reason) rows.push(['Ended because', l.end_reason]);
   if (l.exit_code !== null && l.exit_code !== undefined) rows.push(['Exit code', String(l.exit_code)]);
+  if (l.failure) rows.push(['Failure', l.failure]);
   return (
     <Card withBorder>
       <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="xs">

@@ -580,15 +580,33 @@ impl Agent {
             if held {
                 continue;
             }
-            match self.backend.scrub(gpu) {
+            let cleared = match self.backend.scrub(gpu) {
                 Ok(()) => {
                     tracing::info!(gpu, "scrubbed GPU memory before its next lease");
                     if let Ok(mut s) = self.snapshot.lock() {
                         *s.scrubs.entry(gpu).or_insert(0) += 1;
                     }
+                    true
                 }
-                Err(e) => tracing::error!(gpu, "cannot scrub GPU memory: {e}"),
+                Err(e) => {
+                    tracing::error!(gpu, "cannot scrub GPU memory: {e}");
+                    false
+                }
+            };
+            // The provider sees each GPU's scrubs in the node's heartbeat.
+            let report = self.scrubs.entry(gpu).or_insert(ScrubReport {
+                done: 0,
+                failed: 0,
+                last_at: Utc::now(),
+                last_ok: cleared,
+            });
+            if cleared {
+                report.done += 1;
+            } else {
+                report.failed += 1;
             }
+            report.last_at = Utc::now();
+            report.last_ok = cleared;
         }
     }
 

@@ -23,8 +23,8 @@ use gpuex::catalog;
 use gpuex::protocol::{
     paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, EndReason, GpuMetrics,
     HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport, LeaseRunState,
-    LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse, StatusReport,
-    UsageAck, UsageRecord,
+    LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse, ScrubReport,
+    StatusReport, UsageAck, UsageRecord,
 };
 use nix::sys::signal::Signal;
 use rust_decimal::prelude::FromPrimitive;
@@ -143,6 +143,8 @@ pub struct Agent {
     stale_cgroups: Vec<PathBuf>,
     /// This agent's cgroups are under `gpuex-<tag>`.
     cgroup_tag: String,
+    /// Memory scrubs per GPU index, reported in each heartbeat.
+    scrubs: BTreeMap<u32, ScrubReport>,
     outbox: VecDeque<Outgoing>,
     records: Vec<UsageRecord>,
     heartbeat_interval: Duration,
@@ -184,6 +186,7 @@ impl Agent {
             fetching: BTreeMap::new(),
             stale_cgroups: Vec::new(),
             cgroup_tag,
+            scrubs: BTreeMap::new(),
             heartbeat_interval: cfg.heartbeat_interval,
             owner,
             next_usage: now + cfg.usage_interval,
@@ -310,6 +313,9 @@ impl Agent {
     async fn heartbeat(&mut self) {
         let mut metrics = self.backend.sample();
         self.attribute_processes(&mut metrics);
+        for gpu in &mut metrics {
+            gpu.scrub = self.scrubs.get(&gpu.index).copied();
+        }
         self.observe(&metrics);
         let Some(agent_id) = self.agent_id.filter(|_| self.registered) else {
             return;

@@ -598,4 +598,19 @@ async fn a_whole_gpu_is_scrubbed_when_its_lease_ends_and_a_mig_slice_is_destroye
         scrubs[0].contains("gpu") && scrubs[0].contains('5'),
         "{scrubs:?}"
     );
+    // And the provider hears of it: the next heartbeat reports the scrub of
+    // GPU 5, and of no other.
+    let gpus = wait_for(&server, 10, "a heartbeat with the scrub", |s| {
+        s.heartbeats
+            .iter()
+            .rev()
+            .find(|h| h.gpus.iter().any(|g| g.scrub.is_some()))
+            .map(|h| h.gpus.clone())
+    })
+    .await;
+    let scrubbed: Vec<(u32, u64, bool)> = gpus
+        .iter()
+        .filter_map(|g| g.scrub.map(|s| (g.index, s.done, s.last_ok)))
+        .collect();
+    assert_eq!(scrubbed, vec![(5, 1, true)], "{gpus:?}");
 }

@@ -159,6 +159,7 @@ from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
 from .resources import Resources
 from .role import Role
+from .scrub_report import ScrubReport
 from .slice_quote import SliceQuote
 from .slice_quote_placement import SliceQuotePlacement
 from .slice_quote_unit_prices import SliceQuoteUnitPrices
@@ -353,6 +354,7 @@ __all__ = (
     "ResaleOfferSlotsItem",
     "Resources",
     "Role",
+    "ScrubReport",
     "SliceQuote",
     "SliceQuotePlacement",
     "SliceQuoteUnitPrices",

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.scrub_report import ScrubReport
   from ..models.mig_instance_metrics import MigInstanceMetrics
   from ..models.process_metrics import ProcessMetrics
   from ..models.gpu_fields import GpuFields
@@ -35,6 +36,7 @@ class GpuMetrics:
             uuid (str):
             mig_instances (list[MigInstanceMetrics] | Unset): Per MIG instance, when MIG is enabled.
             processes (list[ProcessMetrics] | Unset): Per compute process, where the driver lists them.
+            scrub (None | ScrubReport | Unset):
      """
 
     fields: GpuFields
@@ -42,6 +44,7 @@ class GpuMetrics:
     uuid: str
     mig_instances: list[MigInstanceMetrics] | Unset = UNSET
     processes: list[ProcessMetrics] | Unset = UNSET
+    scrub: None | ScrubReport | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -49,6 +52,7 @@ class GpuMetrics:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.scrub_report import ScrubReport
         from ..models.mig_instance_metrics import MigInstanceMetrics
         from ..models.process_metrics import ProcessMetrics
         from ..models.gpu_fields import GpuFields
@@ -76,6 +80,14 @@ class GpuMetrics:
 
 
 
+        scrub: dict[str, Any] | None | Unset
+        if isinstance(self.scrub, Unset):
+            scrub = UNSET
+        elif isinstance(self.scrub, ScrubReport):
+            scrub = self.scrub.to_dict()
+        else:
+            scrub = self.scrub
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -88,6 +100,8 @@ class GpuMetrics:
             field_dict["mig_instances"] = mig_instances
         if processes is not UNSET:
             field_dict["processes"] = processes
+        if scrub is not UNSET:
+            field_dict["scrub"] = scrub
 
         return field_dict
 
@@ -95,6 +109,7 @@ class GpuMetrics:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.scrub_report import ScrubReport
         from ..models.mig_instance_metrics import MigInstanceMetrics
         from ..models.process_metrics import ProcessMetrics
         from ..models.gpu_fields import GpuFields
@@ -132,12 +147,33 @@ class GpuMetrics:
                 processes.append(processes_item)
 
 
+        def _parse_scrub(data: object) -> None | ScrubReport | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                scrub_type_1 = ScrubReport.from_dict(data)
+
+
+
+                return scrub_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ScrubReport | Unset, data)
+
+        scrub = _parse_scrub(d.pop("scrub", UNSET))
+
+
         gpu_metrics = cls(
             fields=fields,
             index=index,
             uuid=uuid,
             mig_instances=mig_instances,
             processes=processes,
+            scrub=scrub,
         )
 
 

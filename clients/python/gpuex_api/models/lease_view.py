@@ -54,6 +54,9 @@ class LeaseView:
             end_reason (None | str | Unset):
             ends_at (datetime.datetime | None | Unset):
             exit_code (int | None | Unset):
+            failure (None | str | Unset): Why the agent could not run the lease (`end_reason` `agent_failed`),
+                as it reported: a bad artifact hash, a failed fetch, a slice it could
+                not make. At most 1,000 characters; the logs have the rest.
             preempt_at (datetime.datetime | None | Unset): A preempting lease ends here.
             ready_at (datetime.datetime | None | Unset): A pending lease waiting on a preemption notice starts here.
             rebalance_at (datetime.datetime | None | Unset): Spot: when the clearing index came within 10 % of this lease's
@@ -80,6 +83,7 @@ class LeaseView:
     end_reason: None | str | Unset = UNSET
     ends_at: datetime.datetime | None | Unset = UNSET
     exit_code: int | None | Unset = UNSET
+    failure: None | str | Unset = UNSET
     preempt_at: datetime.datetime | None | Unset = UNSET
     ready_at: datetime.datetime | None | Unset = UNSET
     rebalance_at: datetime.datetime | None | Unset = UNSET
@@ -153,6 +157,12 @@ class LeaseView:
         else:
             exit_code = self.exit_code
 
+        failure: None | str | Unset
+        if isinstance(self.failure, Unset):
+            failure = UNSET
+        else:
+            failure = self.failure
+
         preempt_at: None | str | Unset
         if isinstance(self.preempt_at, Unset):
             preempt_at = UNSET
@@ -204,6 +214,8 @@ class LeaseView:
             field_dict["ends_at"] = ends_at
         if exit_code is not UNSET:
             field_dict["exit_code"] = exit_code
+        if failure is not UNSET:
+            field_dict["failure"] = failure
         if preempt_at is not UNSET:
             field_dict["preempt_at"] = preempt_at
         if ready_at is not UNSET:
@@ -338,6 +350,16 @@ class LeaseView:
         exit_code = _parse_exit_code(d.pop("exit_code", UNSET))
 
 
+        def _parse_failure(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        failure = _parse_failure(d.pop("failure", UNSET))
+
+
         def _parse_preempt_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
@@ -417,6 +439,7 @@ class LeaseView:
             end_reason=end_reason,
             ends_at=ends_at,
             exit_code=exit_code,
+            failure=failure,
             preempt_at=preempt_at,
             ready_at=ready_at,
             rebalance_at=rebalance_at,

@@ -219,6 +219,7 @@ impl<A: NvmlApi> NvmlBackend<A> {
             fields,
             mig_instances,
             processes,
+            scrub: None,
         })
     }
 

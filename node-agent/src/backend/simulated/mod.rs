@@ -290,6 +290,7 @@ impl GpuBackend for SimulatedBackend {
                 fields,
                 mig_instances,
                 processes,
+                scrub: None,
             });
         }
         out
