@@ -82,6 +82,20 @@ pub fn window(
     Ok((from, to))
 }
 
+/// [`window`], with a missing bound taken from the calendar month `now`
+/// falls in: the default of the reports that read one period (usage, profile).
+pub fn window_or_month(
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    now: i64,
+) -> Result<(i64, i64), ApiError> {
+    let (month_start, month_end) = super::period::month_bounds(now);
+    window(
+        from.or_else(|| DateTime::from_timestamp(month_start, 0)),
+        to.or_else(|| DateTime::from_timestamp(month_end, 0)),
+    )
+}
+
 /// One row of a `focus-json` export, for the document only (the rows are
 /// streamed, never built as this): an object whose keys are the CSV's header.
 pub struct FocusJsonRow;

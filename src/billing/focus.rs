@@ -419,6 +419,8 @@ mod tests {
             memo: None,
             period_start: 1_769_904_000,
             period_end: 1_769_905_800,
+            tflops_units: Money(dec!(100)),
+            vram_units: Money(dec!(2)),
             amount: Money(round_money(price * q)),
             fee: Money(Decimal::ZERO),
             source: "primary".into(),

@@ -253,6 +253,9 @@ pub struct ChargeLine {
     pub memo: Option<String>,
     pub period_start: i64,
     pub period_end: i64,
+    /// The units the lease held over the period (zero on credits).
+    pub tflops_units: Money,
+    pub vram_units: Money,
     pub amount: Money,
     pub fee: Money,
     /// `primary` or `resale` ([`Source`]).
@@ -317,8 +320,8 @@ pub async fn page(
 ) -> anyhow::Result<Vec<ChargeLine>> {
     const COLUMNS: &str = "SELECT c.id, c.lease_id, c.order_id, c.buyer_id, u.email AS buyer_email, \
         c.provider_id, c.node_id, c.kind, c.mode, c.gpu_model, c.region, c.unit, c.quantity, \
-        c.unit_price, c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, c.amount, \
-        c.fee, c.source, c.listing_id FROM charges c JOIN users u ON u.id = c.buyer_id";
+        c.unit_price, c.list_unit_price, c.tags_json, c.memo, c.period_start, c.period_end, \
+        c.tflops_units, c.vram_units, c.amount, c.fee, c.source, c.listing_id FROM charges c JOIN users u ON u.id = c.buyer_id";
     let (filter, party) = match scope {
         Scope::All => ("", None),
         Scope::Buyer(b) => ("c.buyer_id = $5 AND ", Some(b)),

@@ -1,5 +1,6 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
-//! cost by tag, budgets, provider earnings and FOCUS 1.2 exports (DESIGN §3, §4, §8).
+//! cost by tag, budgets, provider earnings, FOCUS 1.2 exports (DESIGN §3, §4, §8),
+//! the capacity profile and the TCO calculator (§17).
 #![deny(clippy::float_arithmetic)]
 
 mod account;
@@ -16,10 +17,12 @@ pub mod invoices;
 pub mod ledger;
 pub mod lines;
 mod period;
+pub mod profile;
 mod routes;
 #[doc(hidden)]
 pub mod scenario;
 pub mod settle;
+pub mod tco;
 pub mod usage;
 
 pub use account::Account;
@@ -36,4 +39,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(budgets::router())
         .merge(earnings::router())
         .merge(adjustments::router())
+        .merge(profile::router())
+        .merge(tco::router())
 }

@@ -1,7 +1,7 @@
 //! `GET /v1/billing/usage`: cost and units per business line (a tag's
 //! value), mode, GPU model, region or day, summed exactly in Rust.
 
-use super::export::window;
+use super::export::window_or_month;
 use super::lines::{self, ChargeLine, Scope};
 use super::period;
 use crate::app::AppState;
@@ -147,10 +147,7 @@ async fn usage(
             "must be tag:KEY, mode, gpu_model, region or day",
         )
     })?;
-    let (month_start, month_end) = period::month_bounds(state.settings.clock.now().timestamp());
-    let from = q.from.or_else(|| DateTime::from_timestamp(month_start, 0));
-    let to = q.to.or_else(|| DateTime::from_timestamp(month_end, 0));
-    let (from_s, to_s) = window(from, to)?;
+    let (from_s, to_s) = window_or_month(q.from, q.to, state.settings.clock.now().timestamp())?;
     let groups = report(&state.db, caller.id, from_s, to_s, &group_by).await?;
     let total = groups.iter().map(|g| g.cost).sum();
     Ok(Json(UsageReport {

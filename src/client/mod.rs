@@ -9,6 +9,7 @@
 
 mod http;
 mod store;
+mod tco;
 
 use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -417,6 +418,17 @@ pub enum ClientCommand {
         /// Where to write it (`-` for stdout).
         #[arg(long, short = 'o')]
         output_file: PathBuf,
+        #[arg(long)]
+        from: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Whole 8-GPU nodes against gpuex units over months, from your last
+    /// 30 days or the load given by --peak-*/--mean-*/--baseline-* flags.
+    Tco(tco::TcoArgs),
+    /// Your capacity profile: units held at once, lease durations, utilization.
+    Profile {
+        /// RFC 3339 (default: this month).
         #[arg(long)]
         from: Option<String>,
         #[arg(long)]
@@ -910,6 +922,8 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             from,
             to,
         } => export(ctx, format, &output_file, from, to).await,
+        ClientCommand::Tco(args) => tco::tco(ctx, &args).await,
+        ClientCommand::Profile { from, to } => tco::profile(ctx, from, to).await,
         ClientCommand::Nodes => {
             let nodes = api.get("/v1/nodes", &[]).await?;
             let items = nodes.as_array().cloned().unwrap_or_default();

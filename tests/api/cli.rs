@@ -298,3 +298,44 @@ on_both_databases_fast! {
         assert_eq!(r.status.code(), Some(3), "{}", String::from_utf8_lossy(&r.stderr));
     }
 }
+
+crate::helpers::on_both_databases! {
+    async fn gpuex_tco_prices_a_load_from_flags_and_gpuex_profile_reads_the_history(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let (email, _, _) = account(&app, "buyer").await;
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        // The load of capacity::tco_prices_a_given_profile_in_the_cheapest_mix_as_worked_out_by_hand.
+        let load = [
+            "tco", "--node-price-per-hour", "20", "--gpu-model", "H100-SXM5-80GB", "--region", "eu-west",
+            "--peak-tflops", "4000", "--mean-tflops", "2000", "--baseline-tflops", "1500",
+            "--peak-vram", "80", "--mean-vram", "40", "--baseline-vram", "30", "--spot-share", "0.25",
+        ];
+        let mut as_json = load.to_vec();
+        as_json.extend(["--output", "json"]);
+        let t = gpuex(s, cfg, &as_json, "").await.json();
+        assert_eq!(t["gpuex"]["total"], "159779.115000");
+        assert_eq!(t["whole_node"]["total"], "525600.000000");
+        assert_eq!(t["assumptions"]["profile_source"], "body");
+        let table = gpuex(s, cfg, &load, "").await;
+        table.ok();
+        for shown in ["whole nodes (1 × 8 GPUs)", "159779.115000", "saving 365820.885000 USD", "reserved", "default_discount"] {
+            assert!(table.stdout.contains(shown), "`{shown}` missing from:\n{}", table.stdout);
+        }
+        // The server's field and message, exit 6.
+        gpuex(s, cfg, &["tco", "--node-price-per-hour", "0", "--peak-tflops", "1", "--mean-tflops", "1",
+                        "--peak-vram", "1", "--mean-vram", "1"], "").await
+            .fails(6, "node_price_per_hour");
+        gpuex(s, cfg, &["tco", "--node-price-per-hour", "20"], "").await.fails(6, "profile");
+        gpuex(s, cfg, &["tco", "--node-price-per-hour", "20", "--months", "many"], "").await.fails(2, "--months");
+        // An empty history reads as one row of zeros.
+        let p = gpuex(s, cfg, &["profile", "--from", "2026-01-31T00:00:00Z", "--to", "2026-01-31T04:00:00Z"], "").await;
+        p.ok();
+        assert!(p.stdout.contains("14400 s elapsed") && p.stdout.contains("all"), "{}", p.stdout);
+        gpuex(s, cfg, &["profile", "--from", "2026-01-31T04:00:00Z", "--to", "2026-01-31T00:00:00Z"], "").await
+            .fails(6, "query.to");
+    }
+}

@@ -11,6 +11,7 @@ mod audit;
 mod auth;
 mod billing;
 mod bounds;
+mod capacity;
 mod catalog;
 mod cli;
 mod contract;

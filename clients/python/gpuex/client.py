@@ -13,6 +13,8 @@ import httpx
 
 from gpuex_api.api.auth import login as login_op
 from gpuex_api.api.auth import me as me_op
+from gpuex_api.api.billing import profile as profile_op
+from gpuex_api.api.billing import tco as tco_op
 from gpuex_api.api.billing import usage as usage_op
 from gpuex_api.api.events import create_webhook as create_webhook_op
 from gpuex_api.api.events import events_page as events_page_op
@@ -29,6 +31,7 @@ from gpuex_api.api.resale import create_listing as create_listing_op
 from gpuex_api.api.resale import list_listings as list_listings_op
 from gpuex_api.client import AuthenticatedClient, Client
 from gpuex_api.models import (
+    CapacityProfile,
     ConvertRequest,
     CreatedWebhook,
     EventPage,
@@ -44,6 +47,8 @@ from gpuex_api.models import (
     Quote,
     QuoteRequest,
     StoredEvent,
+    Tco,
+    TcoRequest,
     UsageReport,
     UserView,
 )
@@ -184,6 +189,14 @@ class Gpuex:
 
     def usage(self, group_by: str = "mode", **window: Any) -> UsageReport:
         return _ok(usage_op.sync_detailed(client=self.api, group_by=group_by, **window), UsageReport)
+
+    def profile(self, **window: Any) -> CapacityProfile:
+        """The capacity profile over ``from_`` to ``to`` (datetimes; default this month)."""
+        return _ok(profile_op.sync_detailed(client=self.api, **window), CapacityProfile)
+
+    def tco(self, request: TcoRequest | dict[str, Any]) -> Tco:
+        """Whole 8-GPU nodes against gpuex units, from the last 30 days or ``request["profile"]``."""
+        return _ok(tco_op.sync_detailed(client=self.api, body=_model(request, TcoRequest)), Tco)
 
     def create_webhook(self, request: NewWebhook | dict[str, Any]) -> CreatedWebhook:
         return _ok(create_webhook_op.sync_detailed(client=self.api, body=_model(request, NewWebhook)), CreatedWebhook)

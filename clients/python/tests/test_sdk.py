@@ -99,6 +99,21 @@ def test_buyer_flow(server: str, tmp_path: Path) -> None:
     assert not (tmp_path / "focus.csv.part").exists()
 
 
+def test_the_profile_and_tco(server: str) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    profile = gx.profile()
+    assert profile.total.key == "all"
+    load = {"peak": "400", "mean": "200", "baseline": "100"}
+    tco = gx.tco({"node_price_per_hour": "20", "months": 12, "profile": {"tflops_units": load, "vram_units": load}})
+    assert tco.assumptions.profile_source.value == "body"
+    assert tco.assumptions.months == 12
+    modes = {line.mode.value for line in tco.gpuex.mix}
+    assert modes == {"reserved", "on_demand"}, modes
+    with pytest.raises(ApiError) as refused:
+        gx.tco({"node_price_per_hour": "0", "profile": {"tflops_units": load, "vram_units": load}})
+    assert ("node_price_per_hour" in [field for field, _ in refused.value.errors]), refused.value.errors
+
+
 class _Receiver(http.server.BaseHTTPRequestHandler):
     deliveries: queue.Queue[tuple[bytes, str]] = queue.Queue()
 

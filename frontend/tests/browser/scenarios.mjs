@@ -334,8 +334,41 @@ async function aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce({ browser, base }) 
   await page.context().close();
 }
 
+async function aBuyerReadsItsCapacityProfileAndPricesItsTco({ browser, base }) {
+  // The demo's buyer has run leases this month; billing writes their lines every 10 s.
+  const token = await apiLogin(base, 'buyer');
+  const from = new Date(Date.now() - 30 * 86_400_000).toISOString();
+  const to = new Date(Date.now() + 120_000).toISOString();
+  await waitFor(async () => {
+    const p = await apiCall(base, 'GET', `/v1/billing/profile?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, token);
+    return p.status === 200 && p.body.total.tflops_units.unit_hours !== '0';
+  }, 'a profile with capacity held', 60_000, 1000);
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.getByRole('link', { name: 'Capacity & TCO' }).click();
+  await page.waitForURL('**/capacity');
+  await page.getByTestId('profile-peak').waitFor();
+  await page.locator('[data-group="all"]').waitFor();
+  // A field the server refuses is named beside its input.
+  await page.getByLabel('Node price per hour').fill('0');
+  await page.getByRole('button', { name: 'Compare' }).click();
+  await waitFor(async () => (await page.getByLabel('Node price per hour').getAttribute('aria-invalid')) === 'true', 'the refusal beside the field');
+  withoutProvoked(page, [422]);
+  // The answer: both totals, the saving, the mix and its assumptions.
+  await page.getByLabel('Node price per hour').fill('25');
+  await page.getByRole('button', { name: 'Compare' }).click();
+  await page.getByTestId('tco-answer').waitFor();
+  assert.match(await page.getByTestId('tco-gpuex').textContent(), /^\$[\d,]+\.\d\d$/);
+  assert.match(await page.getByTestId('tco-whole-node').textContent(), /^\$[\d,]+\.\d\d$/);
+  await page.getByRole('table', { name: 'Assumptions' }).getByText('How the mix is chosen').waitFor();
+  await page.getByRole('table', { name: 'The gpuex mix' }).locator('tbody tr').first().waitFor();
+  await checkPage(page, 'capacity');
+  await page.context().close();
+}
+
 export const scenarios = [
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
+  ['a buyer reads its capacity profile and prices its TCO against whole nodes', aBuyerReadsItsCapacityProfileAndPricesItsTco],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
   ['a spot lease’s preemption notice counts down live', aSpotLeasesPreemptionNoticeCountsDownLive],
   ['the market page is public and live', theMarketIsPublicAndLive],

@@ -1,0 +1,558 @@
+//! `GET /v1/billing/profile`: a buyer's capacity profile over a period
+//! (DESIGN §17), by mode, tag and GPU model: how many units it held at once
+//! (peak, mean, the level held at least half the time), how long its leases
+//! ran, and how much of what it held it used. The TCO calculator sizes its
+//! reserved, on-demand and spot mix from it.
+//!
+//! Held capacity is read from the charge lines (`usage` and `reserved_used`:
+//! time a lease ran; owed but unrun reserved hours are not capacity held),
+//! so the profile agrees with the bill to the second. Usage is what agents
+//! reported to `/v1/agent/usage` for those leases.
+
+use super::export::window_or_month;
+use super::lines::{self, ChargeLine, Kind, Scope, Unit};
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::db::{dispatch, Db, Money};
+use crate::error::{ApiError, Json, Problem, Query};
+use anyhow::Context;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(profile))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ProfileQuery {
+    /// Capacity held at or after this time (RFC 3339; default: this month's start).
+    pub from: Option<DateTime<Utc>>,
+    /// Capacity held before this time (RFC 3339; default: next month's start).
+    pub to: Option<DateTime<Utc>>,
+}
+
+/// How many units of one kind were held at once. Means are over the elapsed
+/// part of the window (`elapsed_s`), idle time included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Concurrency {
+    /// The most held at any second.
+    #[schema(value_type = String, example = "400")]
+    pub peak: Decimal,
+    /// Unit-seconds held ÷ elapsed seconds, to 6 decimals.
+    #[schema(value_type = String, example = "150.5")]
+    pub mean: Decimal,
+    /// The highest level held for at least half of the elapsed time: what a
+    /// reservation would keep busy at least half the time.
+    #[schema(value_type = String, example = "100")]
+    pub baseline: Decimal,
+    /// The mean of what was held above `baseline` (0 when below it), to 6
+    /// decimals: the work a reservation at `baseline` leaves to other modes.
+    #[schema(value_type = String, example = "60.5")]
+    pub mean_above_baseline: Decimal,
+    /// Unit-hours held, to 6 decimals.
+    #[schema(value_type = String, example = "3612")]
+    pub unit_hours: Decimal,
+}
+
+/// How long leases ran in the window, in seconds (nearest-rank percentiles).
+/// A lease cut by the window's edges counts the part inside it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+pub struct LeaseDurations {
+    pub leases: u64,
+    /// To 3 decimals; absent with no lease.
+    #[schema(value_type = Option<String>, example = "5400")]
+    pub mean_s: Option<Decimal>,
+    pub p50_s: Option<i64>,
+    pub p90_s: Option<i64>,
+    pub p99_s: Option<i64>,
+    pub max_s: Option<i64>,
+}
+
+/// What was used of what was held, from the agents' usage reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+pub struct HeldUtilization {
+    /// TFLOPS-hours held over the intervals whose utilization an agent
+    /// measured, to 6 decimals.
+    #[schema(value_type = String, example = "200")]
+    pub measured_tflops_h: Decimal,
+    /// Of those, the TFLOPS-hours used (held × mean utilization), to 6 decimals.
+    #[schema(value_type = String, example = "150")]
+    pub used_tflops_h: Decimal,
+    /// `used_tflops_h ÷ measured_tflops_h`, to 6 decimals; null when no
+    /// agent reported a utilization.
+    #[schema(value_type = Option<String>, example = "0.75")]
+    pub fraction: Option<Decimal>,
+}
+
+/// The profile of one group (or of everything, in `total`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+pub struct GroupProfile {
+    /// A mode, a GPU model, `KEY=VALUE` of a tag, `(untagged)`, or `all`.
+    pub key: String,
+    pub tflops_units: Concurrency,
+    pub vram_units: Concurrency,
+    pub durations: LeaseDurations,
+    pub utilization: HeldUtilization,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CapacityProfile {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// The part of the window already passed, over which means are taken.
+    pub elapsed_s: i64,
+    /// Share of the TFLOPS-hours held that ran as spot, to 6 decimals.
+    #[schema(value_type = String, example = "0.25")]
+    pub spot_share: Decimal,
+    pub total: GroupProfile,
+    pub by_mode: Vec<GroupProfile>,
+    pub by_gpu_model: Vec<GroupProfile>,
+    /// One group per tag key and value; a lease with two tags is in two groups.
+    pub by_tag: Vec<GroupProfile>,
+}
+
+/// One span of held units.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: i64,
+    end: i64,
+    units: Decimal,
+}
+
+/// Where a lease's usage report belongs: the lines of one lease, by time.
+#[derive(Debug, Default)]
+struct LeaseLines {
+    /// (period start, period end, the groups of that line).
+    periods: Vec<(i64, i64, Vec<GroupKey>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupKey {
+    Total,
+    Mode(String),
+    GpuModel(String),
+    Tag(String),
+}
+
+#[derive(Debug, Default)]
+struct Accumulator {
+    tflops: Vec<Span>,
+    vram: Vec<Span>,
+    lease_seconds: BTreeMap<Uuid, i64>,
+    measured_tflops_s: Decimal,
+    used_tflops_s: Decimal,
+}
+
+/// One agent usage record, as the profile reads it.
+#[derive(Debug, Clone)]
+pub struct UsageSample {
+    pub lease: Uuid,
+    pub at: i64,
+    pub tflops_s: Decimal,
+    pub mean_utilization: Option<Decimal>,
+}
+
+/// Builds a profile from lines and usage samples (pure: tests feed it by hand).
+#[derive(Debug)]
+pub struct Builder {
+    from: i64,
+    until: i64,
+    groups: BTreeMap<GroupKey, Accumulator>,
+    leases: BTreeMap<Uuid, LeaseLines>,
+    spot_tflops_s: Decimal,
+}
+
+fn dp(value: Decimal, places: u32) -> Decimal {
+    value
+        .round_dp_with_strategy(places, RoundingStrategy::MidpointNearestEven)
+        .normalize()
+}
+
+impl Builder {
+    /// A profile of `[from, until)`, `until` being the earlier of the
+    /// window's end and now.
+    pub fn new(from: i64, until: i64) -> Builder {
+        Builder {
+            from,
+            until: until.max(from),
+            groups: BTreeMap::new(),
+            leases: BTreeMap::new(),
+            spot_tflops_s: Decimal::ZERO,
+        }
+    }
+
+    fn keys(line: &ChargeLine) -> Vec<GroupKey> {
+        let mut keys = vec![GroupKey::Total];
+        if let Some(mode) = &line.mode {
+            keys.push(GroupKey::Mode(mode.clone()));
+        }
+        if let Some(model) = &line.gpu_model {
+            keys.push(GroupKey::GpuModel(model.clone()));
+        }
+        let tags = line.tags();
+        if tags.is_empty() {
+            keys.push(GroupKey::Tag("(untagged)".to_owned()));
+        }
+        keys.extend(
+            tags.into_iter()
+                .map(|(k, v)| GroupKey::Tag(format!("{k}={v}"))),
+        );
+        keys
+    }
+
+    /// Adds a charge line; credits and unrun reserved hours hold nothing.
+    pub fn line(&mut self, line: &ChargeLine) {
+        if !matches!(line.kind(), Kind::Usage | Kind::ReservedUsed) {
+            return;
+        }
+        let (start, end) = (
+            line.period_start.max(self.from),
+            line.period_end.min(self.until),
+        );
+        if end <= start {
+            return;
+        }
+        let unit = line.unit();
+        let keys = Self::keys(line);
+        if unit == Some(Unit::TflopsH) && line.mode.as_deref() == Some("spot") {
+            // Below 10⁵ units × 10⁹ s per line: sums stay far inside Decimal.
+            self.spot_tflops_s += line.tflops_units.0 * Decimal::from(end - start);
+        }
+        for key in &keys {
+            let acc = self.groups.entry(key.clone()).or_default();
+            match unit {
+                Some(Unit::TflopsH) => {
+                    acc.tflops.push(Span {
+                        start,
+                        end,
+                        units: line.tflops_units.0,
+                    });
+                    if let Some(lease) = line.lease_id {
+                        *acc.lease_seconds.entry(lease).or_default() += end - start;
+                    }
+                }
+                Some(Unit::VramH) => acc.vram.push(Span {
+                    start,
+                    end,
+                    units: line.vram_units.0,
+                }),
+                None => {}
+            }
+        }
+        if let (Some(lease), Some(Unit::TflopsH)) = (line.lease_id, unit) {
+            self.leases.entry(lease).or_default().periods.push((
+                line.period_start,
+                line.period_end,
+                keys,
+            ));
+        }
+    }
+
+    /// The lease ids whose usage the profile wants.
+    pub fn lease_ids(&self) -> Vec<Uuid> {
+        self.leases.keys().copied().collect()
+    }
+
+    /// Adds a usage sample to the groups of the line covering it (a lease
+    /// converted from spot to on-demand counts each part in its own mode).
+    pub fn usage(&mut self, sample: &UsageSample) {
+        let Some(utilization) = sample.mean_utilization else {
+            return;
+        };
+        if sample.at < self.from || sample.at >= self.until {
+            return;
+        }
+        let Some(lease) = self.leases.get(&sample.lease) else {
+            return;
+        };
+        let covering = lease
+            .periods
+            .iter()
+            .find(|(s, e, _)| *s <= sample.at && sample.at < *e)
+            .or_else(|| lease.periods.first());
+        let Some((_, _, keys)) = covering else {
+            return;
+        };
+        for key in keys {
+            let acc = self.groups.entry(key.clone()).or_default();
+            acc.measured_tflops_s += sample.tflops_s;
+            acc.used_tflops_s += sample.tflops_s * utilization;
+        }
+    }
+
+    pub fn finish(self, from: DateTime<Utc>, to: DateTime<Utc>) -> CapacityProfile {
+        let elapsed = self.until - self.from;
+        let mut total = GroupProfile {
+            key: "all".to_owned(),
+            ..GroupProfile::default()
+        };
+        let (mut by_mode, mut by_gpu_model, mut by_tag) = (Vec::new(), Vec::new(), Vec::new());
+        let mut total_tflops_s = Decimal::ZERO;
+        for (key, acc) in self.groups {
+            let (name, bucket) = match &key {
+                GroupKey::Total => ("all".to_owned(), None),
+                GroupKey::Mode(m) => (m.clone(), Some(&mut by_mode)),
+                GroupKey::GpuModel(m) => (m.clone(), Some(&mut by_gpu_model)),
+                GroupKey::Tag(t) => (t.clone(), Some(&mut by_tag)),
+            };
+            let group = summarize(name, &acc, elapsed);
+            match bucket {
+                Some(list) => list.push(group),
+                None => {
+                    total_tflops_s = unit_seconds(&acc.tflops);
+                    total = group;
+                }
+            }
+        }
+        let spot_share = if total_tflops_s.is_zero() {
+            Decimal::ZERO
+        } else {
+            dp(self.spot_tflops_s / total_tflops_s, 6)
+        };
+        CapacityProfile {
+            from,
+            to,
+            elapsed_s: elapsed,
+            spot_share,
+            total,
+            by_mode,
+            by_gpu_model,
+            by_tag,
+        }
+    }
+}
+
+fn unit_seconds(spans: &[Span]) -> Decimal {
+    spans
+        .iter()
+        .map(|s| s.units * Decimal::from(s.end - s.start))
+        .sum()
+}
+
+fn summarize(key: String, acc: &Accumulator, elapsed: i64) -> GroupProfile {
+    let measured = acc.measured_tflops_s;
+    GroupProfile {
+        key,
+        tflops_units: concurrency(&acc.tflops, elapsed),
+        vram_units: concurrency(&acc.vram, elapsed),
+        durations: durations(acc.lease_seconds.values().copied().collect()),
+        utilization: HeldUtilization {
+            measured_tflops_h: dp(measured / Decimal::from(3600), 6),
+            used_tflops_h: dp(acc.used_tflops_s / Decimal::from(3600), 6),
+            fraction: (!measured.is_zero()).then(|| dp(acc.used_tflops_s / measured, 6)),
+        },
+    }
+}
+
+/// Sweeps the spans in time order: the level between two changes is
+/// constant, which gives the peak and, sorted by level, the baseline.
+fn concurrency(spans: &[Span], elapsed: i64) -> Concurrency {
+    let mut changes: Vec<(i64, Decimal)> = Vec::with_capacity(spans.len() * 2);
+    for s in spans {
+        changes.push((s.start, s.units));
+        changes.push((s.end, -s.units));
+    }
+    changes.sort_by_key(|c| c.0);
+    // (level, seconds at it), idle seconds included at level 0.
+    let mut levels: Vec<(Decimal, i64)> = Vec::new();
+    let mut level = Decimal::ZERO;
+    let mut peak = Decimal::ZERO;
+    let mut busy = 0;
+    let mut i = 0;
+    while i < changes.len() {
+        let at = changes[i].0;
+        while i < changes.len() && changes[i].0 == at {
+            level += changes[i].1;
+            i += 1;
+        }
+        peak = peak.max(level);
+        if let Some(next) = changes.get(i) {
+            if !level.is_zero() {
+                levels.push((level, next.0 - at));
+                busy += next.0 - at;
+            }
+        }
+    }
+    levels.push((Decimal::ZERO, (elapsed - busy).max(0)));
+    levels.sort_by_key(|l| std::cmp::Reverse(l.0));
+    let mut baseline = Decimal::ZERO;
+    let mut held_for = 0;
+    for (level, seconds) in &levels {
+        held_for += seconds;
+        if elapsed > 0 && 2 * held_for >= elapsed {
+            baseline = *level;
+            break;
+        }
+    }
+    let held = unit_seconds(spans);
+    let above: Decimal = levels
+        .iter()
+        .filter(|(l, _)| *l > baseline)
+        .map(|(l, s)| (*l - baseline) * Decimal::from(*s))
+        .sum();
+    let per_elapsed = |v: Decimal| {
+        if elapsed > 0 {
+            dp(v / Decimal::from(elapsed), 6)
+        } else {
+            Decimal::ZERO
+        }
+    };
+    Concurrency {
+        peak: peak.normalize(),
+        mean: per_elapsed(held),
+        baseline: baseline.normalize(),
+        mean_above_baseline: per_elapsed(above),
+        unit_hours: dp(held / Decimal::from(3600), 6),
+    }
+}
+
+/// Nearest rank: the smallest value with at least `p` of them at or below it.
+fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (sorted.len() * p as usize).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+fn durations(mut seconds: Vec<i64>) -> LeaseDurations {
+    seconds.sort_unstable();
+    let n = seconds.len();
+    let sum: i64 = seconds.iter().sum();
+    LeaseDurations {
+        leases: n as u64,
+        mean_s: (n > 0).then(|| dp(Decimal::from(sum) / Decimal::from(n), 3)),
+        p50_s: percentile(&seconds, 50),
+        p90_s: percentile(&seconds, 90),
+        p99_s: percentile(&seconds, 99),
+        max_s: seconds.last().copied(),
+    }
+}
+
+/// Agents' usage records of `leases` whose interval starts in `[from, to)`.
+async fn usage_samples(
+    db: &Db,
+    buyer: Uuid,
+    from: i64,
+    to: i64,
+) -> anyhow::Result<Vec<UsageSample>> {
+    type Row = (Uuid, DateTime<Utc>, Money, Option<Money>);
+    let (from, to) = (
+        DateTime::from_timestamp(from, 0).unwrap_or_default(),
+        DateTime::from_timestamp(to, 0).unwrap_or_default(),
+    );
+    let rows: Vec<Row> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT r.lease_id, r.interval_start, r.tflops_s, r.mean_utilization FROM usage_records r \
+             WHERE r.lease_id IN (SELECT DISTINCT lease_id FROM charges WHERE buyer_id = $1) \
+             AND r.interval_start >= $2 AND r.interval_start < $3",
+        )
+        .bind(buyer)
+        .bind(from)
+        .bind(to)
+        .fetch_all(pool)
+        .await
+    })
+    .context("failed to read usage records")?;
+    Ok(rows
+        .into_iter()
+        .map(|(lease, at, tflops_s, u)| UsageSample {
+            lease,
+            at: at.timestamp(),
+            tflops_s: tflops_s.0,
+            mean_utilization: u.map(|m| m.0),
+        })
+        .collect())
+}
+
+/// The profile of `buyer` over `[from, to)`, as of `now`.
+pub async fn build(
+    db: &Db,
+    buyer: Uuid,
+    from: i64,
+    to: i64,
+    now: i64,
+) -> anyhow::Result<CapacityProfile> {
+    let mut builder = Builder::new(from, to.min(now));
+    // A line starting before `from` can still hold capacity inside the window.
+    let earliest = from.saturating_sub(3600);
+    lines::for_each(db, Scope::Buyer(buyer), earliest, to, |l| builder.line(l)).await?;
+    for sample in usage_samples(db, buyer, from, to).await? {
+        builder.usage(&sample);
+    }
+    Ok(builder.finish(
+        DateTime::from_timestamp(from, 0).unwrap_or_default(),
+        DateTime::from_timestamp(to, 0).unwrap_or_default(),
+    ))
+}
+
+/// The caller's capacity profile: units held at once, lease durations and
+/// utilization, in total and by mode, GPU model and tag.
+#[utoipa::path(get, path = "/v1/billing/profile", tag = "billing", security(("bearer" = [])),
+    params(ProfileQuery),
+    responses(
+        (status = 200, description = "The capacity profile", body = CapacityProfile),
+        (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid query (e.g. `to` not after `from`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn profile(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ProfileQuery>,
+) -> Result<Json<CapacityProfile>, ApiError> {
+    caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    let now = state.settings.clock.now().timestamp();
+    let (from, to) = window_or_month(q.from, q.to, now)?;
+    Ok(Json(build(&state.db, caller.id, from, to, now).await?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rust_decimal_macros::dec;
+
+    fn span(start: i64, end: i64, units: Decimal) -> Span {
+        Span { start, end, units }
+    }
+
+    #[test]
+    fn the_baseline_is_the_level_held_at_least_half_the_time() {
+        // 0–600 s at 100, 600–900 at 300, idle until 1200: 100 is held for
+        // 900 of 1200 s, 300 only for 300 s.
+        let c = concurrency(&[span(0, 900, dec!(100)), span(600, 900, dec!(200))], 1200);
+        assert_eq!(c.peak, dec!(300));
+        assert_eq!(c.baseline, dec!(100));
+        // (100 × 900 + 200 × 300) / 1200 = 125.
+        assert_eq!(c.mean, dec!(125));
+        // 200 above the baseline for 300 s: 50.
+        assert_eq!(c.mean_above_baseline, dec!(50));
+        assert_eq!(c.unit_hours, dec!(41.666667));
+    }
+
+    #[test]
+    fn mostly_idle_capacity_has_no_baseline() {
+        let c = concurrency(&[span(0, 500, dec!(8))], 1200);
+        assert_eq!(c.baseline, Decimal::ZERO);
+        assert_eq!(c.mean_above_baseline, c.mean);
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let d = durations(vec![10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+        assert_eq!(
+            (d.p50_s, d.p90_s, d.p99_s, d.max_s),
+            (Some(50), Some(90), Some(100), Some(100))
+        );
+        assert_eq!(d.mean_s, Some(dec!(55)));
+        assert_eq!(durations(vec![]).p50_s, None);
+    }
+}
