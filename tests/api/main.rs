@@ -30,6 +30,7 @@ mod orders;
 mod prices;
 mod readme;
 mod resale;
+mod scale_out;
 mod spot_funds;
 mod storage;
 mod validation;

@@ -140,6 +140,7 @@ from .quote import Quote
 from .quote_line import QuoteLine
 from .quote_option import QuoteOption
 from .quote_request import QuoteRequest
+from .readiness import Readiness
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
@@ -316,6 +317,7 @@ __all__ = (
     "QuoteLine",
     "QuoteOption",
     "QuoteRequest",
+    "Readiness",
     "Region",
     "RegisteredRole",
     "RegisterRequest",
