@@ -47,7 +47,7 @@ pub struct Forwarded {
 pub enum WireCommand {
     SetPrices(Vec<crate::engine::ListPrice>),
     SetForecast(Vec<crate::engine::DemandForecast>),
-    Other(Command),
+    Other(Box<Command>),
 }
 
 impl From<Command> for WireCommand {
@@ -55,7 +55,7 @@ impl From<Command> for WireCommand {
         match command {
             Command::SetPrices(prices) => WireCommand::SetPrices(prices),
             Command::SetForecast(forecast) => WireCommand::SetForecast(forecast),
-            other => WireCommand::Other(other),
+            other => WireCommand::Other(Box::new(other)),
         }
     }
 }
@@ -65,7 +65,7 @@ impl From<WireCommand> for Command {
         match wire {
             WireCommand::SetPrices(prices) => Command::SetPrices(prices),
             WireCommand::SetForecast(forecast) => Command::SetForecast(forecast),
-            WireCommand::Other(command) => command,
+            WireCommand::Other(command) => *command,
         }
     }
 }
