@@ -203,6 +203,9 @@ impl MarketTask {
                     None => return,
                 },
                 () = changes.notified(), if !leading => {
+                    // The leader's commit may have written events: this
+                    // replica's streams hear them now, not at the next look.
+                    self.events.poke();
                     self.stale_since.get_or_insert_with(tokio::time::Instant::now);
                     continue;
                 }

@@ -13,6 +13,7 @@ use crate::helpers::{
     fresh_postgres_database, postgres_base_url, TestApp, ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET,
     METRICS_TOKEN,
 };
+use crate::sse::SseStream;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -299,6 +300,13 @@ async fn three_replicas_lose_nothing_when_the_leader_and_then_the_next_are_kille
         })
         .await;
     }
+    // The buyer's event streams on a follower and on the leader hear the
+    // leader's commits alike.
+    let mut streams = Vec::new();
+    for on in [follower_b, first_leader] {
+        let url = format!("{}/v1/events/stream", replicas[on].address);
+        streams.push(SseStream::open(&client, &url, Some(&m.buyer), None).await);
+    }
     // Two leases that run through both failovers.
     let mut long = Vec::new();
     for app in [&apps[follower_a], &apps[first_leader]] {
@@ -312,6 +320,25 @@ async fn three_replicas_lose_nothing_when_the_leader_and_then_the_next_are_kille
         })
         .await;
     }
+    for (stream, on) in streams.iter_mut().zip(["a follower", "the leader"]) {
+        let mut running = Vec::new();
+        while running.len() < long.len() {
+            let event = stream
+                .next(Duration::from_secs(10))
+                .await
+                .unwrap_or_else(|| panic!("the stream on {on} heard {running:?} only"));
+            if event.event.as_deref() == Some("lease.running") {
+                running.push(event.data["lease_id"].clone());
+            }
+        }
+        for id in &long {
+            assert!(
+                running.contains(&json!(id)),
+                "{on} missed {id}: {running:?}"
+            );
+        }
+    }
+    drop(streams);
 
     // The load: three senders, each one order at a time, round-robin.
     let seen = Arc::new(Seen::default());
