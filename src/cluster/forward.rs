@@ -140,10 +140,9 @@ impl From<Refusal> for MarketError {
 }
 
 /// Hands `forwarded` to the leader; its events once committed there.
-pub async fn to_leader(
-    cluster: &Cluster,
-    forwarded: &Forwarded,
-) -> Result<(Vec<Event>, DateTime<Utc>), MarketError> {
+/// [`Forwarding::LeadingHere`] when this replica itself took the lead
+/// meanwhile: the command, applied nowhere yet, is for its own engine.
+pub async fn to_leader(cluster: &Cluster, forwarded: &Forwarded) -> Forwarding {
     let deadline = Instant::now() + FORWARD_WITHIN;
     let mut role = cluster.watch();
     loop {
@@ -151,14 +150,19 @@ pub async fn to_leader(
             Role::Follower {
                 leader_url: Some(url),
             } => Some(url.clone()),
+            Role::Leader { .. } => return Forwarding::LeadingHere,
             _ => None,
         };
         if let Some(url) = leader {
             match call(cluster, &url, forwarded).await {
-                Call::Answered(Answer::Committed { events, at }) => return Ok((events, at)),
+                Call::Answered(Answer::Committed { events, at }) => {
+                    return Forwarding::Done(Ok((events, at)))
+                }
                 Call::Answered(Answer::Refused(Refusal::NotApplied)) | Call::Unsent => {}
-                Call::Answered(Answer::Refused(refusal)) => return Err(refusal.into()),
-                Call::Unknown => return Err(MarketError::NoLeader),
+                Call::Answered(Answer::Refused(refusal)) => {
+                    return Forwarding::Done(Err(refusal.into()))
+                }
+                Call::Unknown => return Forwarding::Done(Err(MarketError::NoLeader)),
             }
         }
         // Until the election names another leader, or a little while.
@@ -168,9 +172,17 @@ pub async fn to_leader(
             () = wait => {}
         }
         if Instant::now() >= deadline {
-            return Err(MarketError::NoLeader);
+            return Forwarding::Done(Err(MarketError::NoLeader));
         }
     }
+}
+
+/// How handing a command to the leader ended.
+pub enum Forwarding {
+    /// The leader's answer: its events once committed, or why not.
+    Done(Result<(Vec<Event>, DateTime<Utc>), MarketError>),
+    /// This replica leads now.
+    LeadingHere,
 }
 
 /// How a call to the leader went.

@@ -68,6 +68,7 @@ pub async fn start(
         mode: Mode::Following,
         cluster,
         stale_since: None,
+        myself: handle.tx.downgrade(),
     };
     tokio::spawn(task.run(rx));
     feed.watch_book(handle.clone());
@@ -107,6 +108,10 @@ struct MarketTask {
     cluster: Cluster,
     /// A follower's mirror is behind the leader's commits since then.
     stale_since: Option<tokio::time::Instant>,
+    /// The task's own queue, for a forwarded command that finds this
+    /// replica leading by the time it would go out. Weak: the handles the
+    /// server holds decide when the task ends.
+    myself: mpsc::WeakSender<Request>,
 }
 
 /// What the task does with commands.
@@ -315,20 +320,40 @@ impl MarketTask {
         tell: Vec<NewEvent>,
         reply: Reply,
     ) {
-        let cluster = self.cluster.clone();
+        let (cluster, myself) = (self.cluster.clone(), self.myself.clone());
         tokio::spawn(async move {
             let forwarded = forward::Forwarded {
                 command: command.into(),
                 meta: meta.map(|m| *m),
                 tell,
             };
-            let answer = forward::to_leader(&cluster, &forwarded)
-                .await
-                .map(|(events, at)| Committed {
+            let answer = match forward::to_leader(&cluster, &forwarded).await {
+                forward::Forwarding::Done(answer) => answer.map(|(events, at)| Committed {
                     events,
                     at,
                     order: None,
-                });
+                }),
+                forward::Forwarding::LeadingHere => {
+                    // Back into this task's own queue, to be applied here.
+                    let Some(market) = myself.upgrade() else {
+                        let _ = reply.send(Err(MarketError::Unavailable));
+                        return;
+                    };
+                    let request = Request::Command {
+                        command: Box::new(forwarded.command.into()),
+                        meta: forwarded.meta.map(Box::new),
+                        tell: forwarded.tell,
+                        here: true,
+                        reply,
+                    };
+                    if let Err(mpsc::error::SendError(Request::Command { reply, .. })) =
+                        market.send(request).await
+                    {
+                        let _ = reply.send(Err(MarketError::Unavailable));
+                    }
+                    return;
+                }
+            };
             let _ = reply.send(answer);
         });
     }
