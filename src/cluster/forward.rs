@@ -266,10 +266,20 @@ pub async fn apply(
 }
 
 /// The internal routes, outside the public API's rate limits (a follower's
-/// calls all come from one address) and its OpenAPI.
-pub fn router() -> axum::Router<AppState> {
-    axum::Router::new().route(PATH, axum::routing::post(apply))
+/// calls all come from one address) and its OpenAPI. A forwarded order
+/// carries the buyer's body escaped inside its own: it may be several times
+/// the public `body_limit`.
+pub fn router(body_limit: usize) -> axum::Router<AppState> {
+    axum::Router::new()
+        .route(PATH, axum::routing::post(apply))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            body_limit.saturating_mul(FORWARDED_BODY_FACTOR),
+        ))
 }
+
+/// How much larger than a public body a forwarded command may be: JSON
+/// escaping at most doubles the request, the order's other fields add little.
+const FORWARDED_BODY_FACTOR: usize = 4;
 
 #[cfg(test)]
 mod tests {
