@@ -304,7 +304,12 @@ impl MarketTask {
             // Bill at the first batch, as after a restart.
             self.last_billing = 0;
             if rebuild {
+                let started = std::time::Instant::now();
                 self.rebuild().await;
+                tracing::info!(
+                    took_ms = started.elapsed().as_millis(),
+                    "the engine is restored; leading"
+                );
             }
         } else if was_leading {
             self.rebuild().await;

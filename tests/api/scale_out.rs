@@ -63,8 +63,9 @@ impl Replica {
             .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
             .env("GPUEX_REGISTER_PER_HOUR", "1000000")
             .env("GPUEX_BILLING_INTERVAL_S", "2")
+            // Warnings and the market's role changes, for a failure's story.
             .env("RUST_LOG", "warn,gpuex::cluster=info,gpuex::market=info")
-            .stdout(Stdio::null())
+            .stdout(Stdio::inherit())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
@@ -120,8 +121,12 @@ async fn place_one(
     seen: &Seen,
 ) {
     let key = Uuid::new_v4().to_string();
+    // Waiting up to two minutes for a slice, it is accepted (open) even
+    // while the agents' reports of ended leases, delayed by the failover,
+    // have not freed capacity yet.
     let body = json!({"mode": "on_demand", "resources": {"tflops": 10, "vram_gb": 4},
-                      "region": "eu-west", "duration_s": 60, "command": "echo hi"});
+                      "region": "eu-west", "duration_s": 60, "max_wait_s": 120,
+                      "command": "echo hi"});
     let deadline = Instant::now() + Duration::from_secs(40);
     let mut target = first;
     while Instant::now() < deadline {
