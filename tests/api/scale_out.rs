@@ -461,3 +461,64 @@ async fn three_replicas_lose_nothing_when_the_leader_and_then_the_next_are_kille
         r.kill().await;
     }
 }
+
+/// The fence under the advisory lock: a leader whose epoch was replaced
+/// commits nothing more, and the new leader's epoch update waits for the
+/// old leader's batch in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_leader_can_commit_nothing_more() {
+    if postgres_base_url().is_none() {
+        eprintln!("SKIPPED: the fence lives in PostgreSQL; set GPUEX_TEST_POSTGRES_URL");
+        return;
+    }
+    let url = fresh_postgres_database().await;
+    let db = gpuex::db::Db::connect(&url).await.unwrap();
+    db.migrate().await.unwrap();
+    let elect = |epoch: i64| {
+        let db = db.clone();
+        async move {
+            gpuex::db::dispatch!(db, pool => {
+                sqlx::query(
+                    "INSERT INTO market_leader (shard, epoch, leader_url, since) \
+                     VALUES (0, $1, 'http://a', now()) \
+                     ON CONFLICT (shard) DO UPDATE SET epoch = EXCLUDED.epoch",
+                )
+                .bind(epoch)
+                .execute(pool)
+                .await
+                .map(|r| r.rows_affected())
+            })
+            .unwrap();
+        }
+    };
+    elect(1).await;
+    // The first leader's batch, in flight: its fence holds the row.
+    let mut batch = db.begin().await.unwrap();
+    gpuex::cluster::fence(&mut batch, 1)
+        .await
+        .expect("epoch 1 leads");
+    let successor = tokio::spawn(elect(2));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !successor.is_finished(),
+        "the new epoch waits for the batch in flight"
+    );
+    batch.commit().await.unwrap();
+    successor.await.unwrap();
+    // Every batch of the old leader after that is refused.
+    let mut late = db.begin().await.unwrap();
+    let refused = gpuex::cluster::fence(&mut late, 1)
+        .await
+        .expect_err("epoch 1 no longer leads");
+    assert!(
+        refused.downcast_ref::<gpuex::cluster::Fenced>().is_some(),
+        "{refused:?}"
+    );
+    drop(late);
+    let mut next = db.begin().await.unwrap();
+    gpuex::cluster::fence(&mut next, 2)
+        .await
+        .expect("epoch 2 leads");
+    drop(next);
+    db.close().await;
+}
