@@ -49,7 +49,11 @@ impl Election {
         });
         let (stop, stopped) = oneshot::channel();
         tokio::spawn(elect(options.clone(), advertise_url, role_tx, stopped));
-        tokio::spawn(listen(options, changes, role.clone()));
+        tokio::spawn(listen(
+            options.application_name("gpuex-market-listener"),
+            changes,
+            role.clone(),
+        ));
         let _ = tokio::time::timeout(
             Duration::from_secs(5),
             role.wait_for(|r| !matches!(r, Role::Detached { .. })),

@@ -522,3 +522,50 @@ async fn a_replaced_leader_can_commit_nothing_more() {
     drop(next);
     db.close().await;
 }
+
+/// A leader whose election connection is cut (here by the database
+/// itself) stops leading, takes the lock again on a new connection, with a
+/// new epoch, and serves engine commands as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_its_election_connection_leads_again_under_a_new_epoch() {
+    if postgres_base_url().is_none() {
+        eprintln!("SKIPPED: the election lives in PostgreSQL; set GPUEX_TEST_POSTGRES_URL");
+        return;
+    }
+    let app = TestApp::spawn(crate::helpers::Backend::Postgres).await;
+    let epoch = "SELECT epoch FROM market_leader WHERE shard = 0";
+    assert_eq!(fleet::scalar(&app, epoch).await, 1);
+    let cut = fleet::scalar(
+        &app,
+        "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = 'gpuex-leader-election' AND datname = current_database()) t",
+    )
+    .await;
+    assert_eq!(cut, 1, "the leader's election connection");
+    eventually(15, "the leader to take the lock again", || async {
+        fleet::scalar(&app, epoch).await == 2
+    })
+    .await;
+    eventually(15, "the replica to lead again", || async {
+        app.get("/readyz", None).await.body["role"] == "leader"
+    })
+    .await;
+    // Engine commands go through: the admin's prices reach the engine.
+    let admin = app.admin().await;
+    app.seed_prices(&admin).await;
+    let (buyer, buyer_id) = app.user("buyer").await;
+    assert!(app
+        .credit(&admin, buyer_id, "100")
+        .await
+        .status
+        .is_success());
+    let quote = app
+        .post(
+            "/v1/quotes",
+            Some(&buyer),
+            json!({"mode": "on_demand", "resources": {"tflops": 10, "vram_gb": 4}, "region": "eu-west"}),
+        )
+        .await;
+    assert_ne!(quote.status.as_u16(), 503, "{}", quote.body);
+    assert!(quote.status.as_u16() < 500, "{}", quote.body);
+}
