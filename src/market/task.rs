@@ -203,10 +203,6 @@ impl MarketTask {
                     }
                     continue;
                 }
-                request = rx.recv() => match request {
-                    Some(first) => first,
-                    None => return,
-                },
                 () = changes.notified(), if !leading => {
                     // The leader's commit may have written events: this
                     // replica's streams hear them now, not at the next look.
@@ -223,6 +219,11 @@ impl MarketTask {
                     }
                     continue;
                 }
+                // Last: a busy queue must not starve a follower's refresh.
+                request = rx.recv() => match request {
+                    Some(first) => first,
+                    None => return,
+                },
             };
             let mut batch = Vec::new();
             let mut next = Some(first);
