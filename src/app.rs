@@ -33,12 +33,18 @@ pub struct AppState {
     pub market_feed: crate::market::MarketFeed,
     /// The latest demand forecast (DESIGN §17).
     pub forecasts: crate::forecast::Forecasts,
+    /// Whether this replica leads the market (DESIGN §12).
+    pub cluster: crate::cluster::Cluster,
 }
 
 impl AppState {
-    /// Connects, migrates, loads keys and bootstraps the admin.
-    pub async fn start(settings: Settings) -> anyhow::Result<AppState> {
+    /// Connects, migrates, loads keys and bootstraps the admin, then joins
+    /// the leader election, telling the others it listens at `advertise_url`.
+    pub async fn start(settings: Settings, advertise_url: String) -> anyhow::Result<AppState> {
         let db = Db::connect(&settings.database_url).await?;
+        // Replicas starting at once take turns: one migrates and bootstraps,
+        // the others then find it done.
+        let startup = crate::cluster::StartupLock::take(&db, &settings.database_url).await?;
         db.migrate().await?;
         let mut tx = db.begin().await?;
         ledger::open_system_accounts(&mut tx, &settings.currency, Utc::now()).await?;
@@ -50,6 +56,10 @@ impl AppState {
                 .await
                 .context("failed to bootstrap the admin")?;
         }
+        startup.release().await;
+        let cluster =
+            crate::cluster::Cluster::start(&db, &settings.database_url, advertise_url, &secret)
+                .await?;
         let login_limiter = LoginLimiter::new(
             settings.login_max_failures,
             Duration::from_millis(settings.login_delay_ms),
@@ -64,6 +74,7 @@ impl AppState {
             metrics.queue_wait.clone(),
             events.clone(),
             market_feed.clone(),
+            cluster.clone(),
         )
         .await?;
         Ok(AppState {
@@ -71,6 +82,7 @@ impl AppState {
             market_feed,
             events,
             forecasts: Default::default(),
+            cluster,
             regions: Default::default(),
             db,
             keys: Arc::new(keys),
@@ -89,13 +101,32 @@ pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let state = AppState::start(settings).await?;
-    crate::nodes::watchdog::spawn(state.clone());
+    let advertise_url =
+        crate::cluster::advertise_url(settings.advertise_url.as_deref(), listener.local_addr()?);
+    let state = AppState::start(settings, advertise_url).await?;
     let router = crate::api::router(state.clone());
-    let budget_watch =
-        crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15));
-    let pruner = crate::events::spawn_pruner(state.db.clone(), state.settings.event_retention_days);
-    let webhooks = crate::events::webhooks::spawn(&state);
+    // The singletons run on the leader only, and move with it.
+    let cluster = &state.cluster;
+    let workers = [
+        cluster.leader_only("node watchdog", {
+            let state = state.clone();
+            move || crate::nodes::watchdog::spawn(state.clone())
+        }),
+        cluster.leader_only("budget watcher", {
+            let state = state.clone();
+            move || crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15))
+        }),
+        cluster.leader_only("event pruner", {
+            let (db, days) = (state.db.clone(), state.settings.event_retention_days);
+            move || crate::events::spawn_pruner(db.clone(), days)
+        }),
+        cluster.leader_only("webhook worker", {
+            let state = state.clone();
+            move || crate::events::webhooks::spawn(&state)
+        }),
+    ];
+    // Every replica fits the forecast: its board answers that replica's
+    // reads, and the engine's holdback it sends is the same from each.
     let forecast = crate::forecast::spawn(state.clone());
     // Streams never end on their own: close them when shutdown begins, or
     // the graceful shutdown would wait for their clients.
@@ -113,13 +144,15 @@ pub async fn serve(
     .with_graceful_shutdown(shutdown)
     .await
     .context("server error")?;
-    budget_watch.abort();
-    pruner.abort();
-    webhooks.abort();
+    for worker in workers {
+        worker.abort();
+    }
     if let Some(forecast) = forecast {
         forecast.abort();
     }
     state.market.stop().await;
+    // After the market: the next leader must not find this one writing.
+    state.cluster.stop().await;
     state.db.close().await;
     Ok(())
 }

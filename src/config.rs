@@ -155,6 +155,11 @@ pub struct Settings {
     /// webhook URL must not reach into the provider's own network.
     #[arg(long, env = "GPUEX_WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: bool,
+    /// Where the other replicas reach this one (`http://10.0.0.7:8080`):
+    /// followers hand engine commands to the leader there. Defaults to the
+    /// listening address, with loopback for `0.0.0.0`.
+    #[arg(long, env = "GPUEX_ADVERTISE_URL")]
+    pub advertise_url: Option<String>,
     /// The market's clock; tests move it on to see hours pass.
     #[arg(skip)]
     pub clock: crate::clock::Clock,
@@ -199,6 +204,7 @@ impl Settings {
             forecast_mig_layout: true,
             event_retention_days: 7,
             webhook_allow_private: false,
+            advertise_url: None,
             clock: Default::default(),
         }
     }

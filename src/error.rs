@@ -172,6 +172,11 @@ impl IntoResponse for ApiError {
             if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
             }
+        } else if self.status() == StatusCode::SERVICE_UNAVAILABLE {
+            // A failover or a restart: a second is about what it takes.
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }

@@ -14,7 +14,7 @@ use uuid::Uuid;
 pub const HEADER: &str = "idempotency-key";
 
 /// A validated idempotency key with the hash of the request it came with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IdempotencyKey {
     pub key: String,
     pub request_hash: String,

@@ -25,6 +25,8 @@ pub mod bounds;
 #[cfg(feature = "server")]
 pub mod clock;
 #[cfg(feature = "server")]
+pub mod cluster;
+#[cfg(feature = "server")]
 mod columns;
 #[cfg(feature = "server")]
 pub mod config;

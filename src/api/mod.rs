@@ -126,6 +126,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             crate::limits::limit,
         ))
+        .merge(crate::cluster::forward::router(settings.body_limit))
         .with_state(state)
         .layer(middleware::from_fn_with_state(
             metrics,

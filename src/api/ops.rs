@@ -25,6 +25,17 @@ pub struct Health {
     pub status: String,
 }
 
+/// A ready replica, and its part in the market (DESIGN §12).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ok`
+    pub status: String,
+    /// `leader` (runs the engine), `follower` (hands engine commands to the
+    /// leader) or `detached` (no leader is known to it yet: engine commands
+    /// answer 503 with `Retry-After` until one is).
+    pub role: String,
+}
+
 /// Liveness: the process answers.
 #[utoipa::path(get, path = "/healthz", tag = "ops",
     responses((status = 200, description = "Alive", body = Health)))]
@@ -34,10 +45,11 @@ async fn healthz() -> axum::Json<Health> {
     })
 }
 
-/// Readiness: the database answers and the market task is alive.
+/// Readiness: the database answers and the market task is alive; says
+/// whether this replica leads the market or follows.
 #[utoipa::path(get, path = "/readyz", tag = "ops",
     responses(
-        (status = 200, description = "Ready", body = Health),
+        (status = 200, description = "Ready, with this replica's role", body = Readiness),
         (status = 503, description = "The database is unreachable or the market is not running", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn readyz(State(state): State<AppState>) -> Response {
@@ -55,8 +67,15 @@ async fn readyz(State(state): State<AppState>) -> Response {
     if !market_answers(&state.market).await {
         return not_ready("the market task is not running");
     }
-    axum::Json(Health {
+    let role = state.cluster.role();
+    if let crate::cluster::Role::Detached { why } = role {
+        // It would serve reads, but every engine command would wait for a
+        // leader: let the load balancer send them elsewhere meanwhile.
+        return not_ready(&format!("not in the market's election: {why}"));
+    }
+    axum::Json(Readiness {
         status: "ok".into(),
+        role: role.name().into(),
     })
     .into_response()
 }
@@ -118,6 +137,10 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response 
         )
         .into_response();
     }
+    state
+        .metrics
+        .leader
+        .set(i64::from(state.cluster.is_leader()));
     if let Ok(stats) = state.market.read(crate::market::book::market_stats).await {
         state.metrics.set_market(&stats);
     }

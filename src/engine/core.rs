@@ -61,7 +61,7 @@ impl Default for EngineConfig {
 
 /// Errors of commands that name something unknown or ask the impossible.
 /// Order refusals are not errors: they are [`Event::OrderRejected`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum EngineError {
     #[error("unknown order {0}")]
     UnknownOrder(OrderId),

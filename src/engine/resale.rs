@@ -94,7 +94,9 @@ pub struct ListResale {
 }
 
 /// Why a listing or its cancellation was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize,
+)]
 pub enum ListingRefusal {
     #[error("the lease is not the caller's")]
     NotHolder,

@@ -3,14 +3,14 @@
 use super::EventType;
 use crate::db::{dispatch, execute_tx, push_statement, Db, Statements, Writes};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Whose event it is. An order's or a lease's buyer is read in the same
 /// statement that writes the event, so writers need not know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Owner {
     User(Uuid),
     BuyerOfOrder(Uuid),
@@ -18,7 +18,7 @@ pub enum Owner {
 }
 
 /// An event to write with the change it reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewEvent {
     pub owner: Owner,
     pub kind: EventType,

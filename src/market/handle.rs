@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 
 /// What an order carries besides what the engine needs: stored with the order
 /// row in the same transaction as the engine's events.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct OrderMeta {
     pub client_order_id: Option<String>,
     /// The request as the buyer sent it (shown back on `GET /v1/orders/{id}`),
@@ -46,6 +46,14 @@ pub enum MarketError {
     /// The engine task is gone (shutting down).
     #[error("the market is shutting down")]
     Unavailable,
+    /// No replica leads the market right now (a failover is under way),
+    /// or the leader's answer was lost: retry, with the same `Idempotency-Key`.
+    #[error("no replica leads the market right now; retry")]
+    NoLeader,
+    /// The batch could not be committed (the database failed); nothing of
+    /// the command was kept.
+    #[error("the command could not be committed; retry")]
+    NotCommitted,
     #[error(transparent)]
     Storage(#[from] anyhow::Error),
 }
@@ -105,6 +113,8 @@ impl From<MarketError> for ApiError {
                 code: "unavailable",
                 detail: "the market is shutting down; retry".into(),
             },
+            MarketError::NoLeader => refused(StatusCode::SERVICE_UNAVAILABLE, "no_leader"),
+            MarketError::NotCommitted => refused(StatusCode::SERVICE_UNAVAILABLE, "not_committed"),
             MarketError::Storage(e) => ApiError::Internal(e),
         }
     }
@@ -145,6 +155,9 @@ pub(crate) enum Request {
         meta: Option<Box<OrderMeta>>,
         /// Events to write with the command's changes, if the engine takes it.
         tell: Vec<crate::events::NewEvent>,
+        /// Sent by the leader's internal route for a follower: applied
+        /// here or refused, never forwarded again.
+        here: bool,
         reply: Reply,
     },
     Read(Box<dyn FnOnce(&Engine) + Send>),
@@ -180,11 +193,32 @@ impl MarketHandle {
         self.send(command, Some(Box::new(meta)), Vec::new()).await
     }
 
+    /// A follower's command, on the leader: applied by this replica's
+    /// engine, or refused as [`MarketError::NoLeader`] if it does not lead.
+    pub async fn apply_here(
+        &self,
+        command: Command,
+        meta: Option<OrderMeta>,
+        tell: Vec<crate::events::NewEvent>,
+    ) -> Result<Committed, MarketError> {
+        self.request(command, meta.map(Box::new), tell, true).await
+    }
+
     async fn send(
         &self,
         command: Command,
         meta: Option<Box<OrderMeta>>,
         tell: Vec<crate::events::NewEvent>,
+    ) -> Result<Committed, MarketError> {
+        self.request(command, meta, tell, false).await
+    }
+
+    async fn request(
+        &self,
+        command: Command,
+        meta: Option<Box<OrderMeta>>,
+        tell: Vec<crate::events::NewEvent>,
+        here: bool,
     ) -> Result<Committed, MarketError> {
         let (reply, rx) = oneshot::channel();
         self.tx
@@ -192,6 +226,7 @@ impl MarketHandle {
                 command: Box::new(command),
                 meta,
                 tell,
+                here,
                 reply,
             })
             .await

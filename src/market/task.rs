@@ -11,6 +11,7 @@ use super::restore;
 use super::stream::MarketFeed;
 use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
+use crate::cluster::{forward, Cluster, Role};
 use crate::db::Db;
 use crate::engine::{Command, Engine, EngineConfig, Event, LeaseState};
 use crate::events::{EventHub, EventType, NewEvent, Owner};
@@ -45,6 +46,7 @@ pub async fn start(
     queue_wait: prometheus::Histogram,
     events: EventHub,
     feed: MarketFeed,
+    cluster: Cluster,
 ) -> anyhow::Result<MarketHandle> {
     let engine = restore::load(&db, config.engine).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
@@ -62,6 +64,11 @@ pub async fn start(
         events,
         history: MarketHistory::default(),
         feed: feed.clone(),
+        // Until the first look at the role: the engine was just loaded.
+        mode: Mode::Following,
+        cluster,
+        stale_since: None,
+        myself: handle.tx.downgrade(),
     };
     tokio::spawn(task.run(rx));
     feed.watch_book(handle.clone());
@@ -95,7 +102,31 @@ struct MarketTask {
     history: MarketHistory,
     /// Told after each commit: clearings, and that the book may have moved.
     feed: MarketFeed,
+    /// Whether this replica leads (applies commands) or follows (hands
+    /// them to the leader and keeps its engine as a mirror for reads).
+    mode: Mode,
+    cluster: Cluster,
+    /// A follower's mirror is behind the leader's commits since then.
+    stale_since: Option<tokio::time::Instant>,
+    /// The task's own queue, for a forwarded command that finds this
+    /// replica leading by the time it would go out. Weak: the handles the
+    /// server holds decide when the task ends.
+    myself: mpsc::WeakSender<Request>,
 }
+
+/// What the task does with commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Applies them; `fence` is the epoch each commit checks (PostgreSQL).
+    Leading { fence: Option<i64> },
+    /// Hands them to the leader.
+    Following,
+    /// Refuses them (503): no leader is known to this replica.
+    Detached,
+}
+
+/// A follower's mirror is rebuilt at most this often under steady commits.
+const MIRROR_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// When each open order joined the queue, so its fill can observe the wait.
 struct QueueClock {
@@ -152,8 +183,48 @@ struct Pending {
 
 impl MarketTask {
     async fn run(mut self, mut rx: mpsc::Receiver<Request>) {
+        let mut role = self.cluster.watch();
+        let changes = self.cluster.changes();
+        let initial = role.borrow_and_update().clone();
+        self.take_role(initial, false).await;
+        let mut role_open = true;
         let mut stopped = None;
-        while let Some(first) = rx.recv().await {
+        loop {
+            let leading = matches!(self.mode, Mode::Leading { .. });
+            let refresh_at = self.stale_since.map(|since| since + MIRROR_EVERY);
+            let first = tokio::select! {
+                biased;
+                changed = role.changed(), if role_open => {
+                    if changed.is_ok() {
+                        let now = role.borrow_and_update().clone();
+                        self.take_role(now, true).await;
+                    } else {
+                        role_open = false;
+                    }
+                    continue;
+                }
+                () = changes.notified(), if !leading => {
+                    // The leader's commit may have written events: this
+                    // replica's streams hear them now, not at the next look.
+                    self.events.poke();
+                    self.stale_since.get_or_insert_with(tokio::time::Instant::now);
+                    continue;
+                }
+                () = tokio::time::sleep_until(refresh_at.unwrap_or_else(tokio::time::Instant::now)),
+                    if refresh_at.is_some() =>
+                {
+                    self.stale_since = None;
+                    if !leading {
+                        self.rebuild().await;
+                    }
+                    continue;
+                }
+                // Last: a busy queue must not starve a follower's refresh.
+                request = rx.recv() => match request {
+                    Some(first) => first,
+                    None => return,
+                },
+            };
             let mut batch = Vec::new();
             let mut next = Some(first);
             while let Some(request) = next.take() {
@@ -176,13 +247,28 @@ impl MarketTask {
                         command,
                         meta,
                         tell,
+                        here,
                         reply,
-                    } => batch.push(Pending {
-                        command,
-                        meta,
-                        tell,
-                        reply,
-                    }),
+                    } => match self.mode {
+                        Mode::Leading { .. } => batch.push(Pending {
+                            command,
+                            meta,
+                            tell,
+                            reply,
+                        }),
+                        // The leader's own clock ticks; a follower's does nothing.
+                        _ if matches!(*command, Command::Tick) => {
+                            let _ = reply.send(Ok(Committed {
+                                events: Vec::new(),
+                                at: self.config.clock.now(),
+                                order: None,
+                            }));
+                        }
+                        Mode::Following if !here => self.forward(*command, meta, tell, reply),
+                        Mode::Following | Mode::Detached => {
+                            let _ = reply.send(Err(MarketError::NoLeader));
+                        }
+                    },
                 }
                 if batch.len() < GROUP_COMMIT {
                     next = rx.try_recv().ok();
@@ -199,6 +285,85 @@ impl MarketTask {
         }
     }
 
+    /// Follows the election: a new leader rebuilds its engine from the
+    /// database first (the last leader's commits, then every end and notice
+    /// that fell due since, at its first tick); one that stops leading
+    /// rebuilds too, as a mirror, dropping nothing that was committed.
+    async fn take_role(&mut self, role: Role, rebuild: bool) {
+        let mode = match role {
+            Role::Leader { epoch } => Mode::Leading { fence: epoch },
+            Role::Follower { .. } => Mode::Following,
+            Role::Detached { .. } => Mode::Detached,
+        };
+        if mode == self.mode {
+            return;
+        }
+        let was_leading = matches!(self.mode, Mode::Leading { .. });
+        self.mode = mode;
+        if let Mode::Leading { .. } = mode {
+            tracing::info!("this replica leads the market: restoring the engine");
+            // Bill at the first batch, as after a restart.
+            self.last_billing = 0;
+            if rebuild {
+                let started = std::time::Instant::now();
+                self.rebuild().await;
+                tracing::info!(
+                    took_ms = started.elapsed().as_millis(),
+                    "the engine is restored; leading"
+                );
+            }
+        } else if was_leading {
+            self.rebuild().await;
+        }
+    }
+
+    /// Hands a command to the leader; the reply comes once it committed.
+    /// The mirror is then stale: the leader's notice will refresh it.
+    fn forward(
+        &self,
+        command: Command,
+        meta: Option<Box<OrderMeta>>,
+        tell: Vec<NewEvent>,
+        reply: Reply,
+    ) {
+        let (cluster, myself) = (self.cluster.clone(), self.myself.clone());
+        tokio::spawn(async move {
+            let forwarded = forward::Forwarded {
+                command: command.into(),
+                meta: meta.map(|m| *m),
+                tell,
+            };
+            let answer = match forward::to_leader(&cluster, &forwarded).await {
+                forward::Forwarding::Done(answer) => answer.map(|(events, at)| Committed {
+                    events,
+                    at,
+                    order: None,
+                }),
+                forward::Forwarding::LeadingHere => {
+                    // Back into this task's own queue, to be applied here.
+                    let Some(market) = myself.upgrade() else {
+                        let _ = reply.send(Err(MarketError::Unavailable));
+                        return;
+                    };
+                    let request = Request::Command {
+                        command: Box::new(forwarded.command.into()),
+                        meta: forwarded.meta.map(Box::new),
+                        tell: forwarded.tell,
+                        here: true,
+                        reply,
+                    };
+                    if let Err(mpsc::error::SendError(Request::Command { reply, .. })) =
+                        market.send(request).await
+                    {
+                        let _ = reply.send(Err(MarketError::Unavailable));
+                    }
+                    return;
+                }
+            };
+            let _ = reply.send(answer);
+        });
+    }
+
     async fn apply_batch(&mut self, batch: Vec<Pending>) {
         match self.guarded_batch(&batch).await {
             Ok(Ok(results)) => {
@@ -207,12 +372,9 @@ impl MarketTask {
                 }
             }
             Ok(Err(err)) => {
-                tracing::error!(error = ?err, "market batch failed; rebuilding the engine from the database");
-                self.rebuild().await;
+                self.batch_failed(&err).await;
                 for pending in batch {
-                    let _ = pending.reply.send(Err(MarketError::Storage(anyhow::anyhow!(
-                        "the command could not be committed"
-                    ))));
+                    let _ = pending.reply.send(Err(self.not_applied()));
                 }
             }
             Err(Panicked) => {
@@ -239,11 +401,8 @@ impl MarketTask {
                 )))
             }),
             Ok(Err(err)) => {
-                tracing::error!(error = ?err, "market command failed; rebuilding the engine from the database");
-                self.rebuild().await;
-                Err(MarketError::Storage(anyhow::anyhow!(
-                    "the command could not be committed"
-                )))
+                self.batch_failed(&err).await;
+                Err(self.not_applied())
             }
             Err(Panicked) => {
                 tracing::error!(command = ?pending.command, "a market command panicked; it is refused and the engine rebuilt");
@@ -267,6 +426,26 @@ impl MarketTask {
             .catch_unwind()
             .await
             .map_err(|_| Panicked)
+    }
+
+    /// A batch that could not commit: memory goes back in step with disk;
+    /// a leader that was replaced stops leading.
+    async fn batch_failed(&mut self, err: &anyhow::Error) {
+        if let Some(fenced) = err.downcast_ref::<crate::cluster::Fenced>() {
+            tracing::error!(%fenced, "another replica leads the market now; stepping down");
+            self.mode = Mode::Detached;
+        } else {
+            tracing::error!(error = ?err, "market batch failed; rebuilding the engine from the database");
+        }
+        self.rebuild().await;
+    }
+
+    /// Why a command of a failed batch was not applied.
+    fn not_applied(&self) -> MarketError {
+        match self.mode {
+            Mode::Leading { .. } => MarketError::NotCommitted,
+            Mode::Following | Mode::Detached => MarketError::NoLeader,
+        }
     }
 
     /// Memory back in step with disk, after a failed or panicked batch.
@@ -375,6 +554,9 @@ impl MarketTask {
             let events = self.follow_up(&mut out, ts, followups);
             self.record(&mut out, &mut tx, ts, events).await?;
             self.last_billing = ts;
+        }
+        if let Mode::Leading { fence: Some(epoch) } = self.mode {
+            crate::cluster::fence(&mut tx, epoch).await?;
         }
         out.finish(&mut tx, &self.engine, &self.demand).await?;
         let history = self.history.roll(&mut tx, out.clearings()).await?;
@@ -607,6 +789,7 @@ mod tests {
             histogram(),
             hub,
             MarketFeed::default(),
+            Cluster::single(),
         )
         .await
         .expect("market");
@@ -654,9 +837,16 @@ mod tests {
     async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
         let (_dir, db) = fresh_database().await;
         let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(db, quiet_market(), histogram(), hub, MarketFeed::default())
-            .await
-            .expect("market");
+        let market = start(
+            db,
+            quiet_market(),
+            histogram(),
+            hub,
+            MarketFeed::default(),
+            Cluster::single(),
+        )
+        .await
+        .expect("market");
         assert!(market.command(Command::Tick).await.is_ok());
         market.stop().await;
         assert!(matches!(
@@ -673,9 +863,16 @@ mod tests {
     async fn a_read_that_panics_costs_only_its_own_answer() {
         let (_dir, db) = fresh_database().await;
         let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(db, quiet_market(), histogram(), hub, MarketFeed::default())
-            .await
-            .expect("market");
+        let market = start(
+            db,
+            quiet_market(),
+            histogram(),
+            hub,
+            MarketFeed::default(),
+            Cluster::single(),
+        )
+        .await
+        .expect("market");
         let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;
         assert!(matches!(panicked, Err(MarketError::Unavailable)));
         assert_eq!(market.read(|_| 7).await.expect("the task still answers"), 7);

@@ -38,6 +38,8 @@ pub struct Metrics {
     pub event_streams: IntGauge,
     /// The demand forecast's next minute per market, in standard TFLOPS.
     pub forecast_units: GaugeVec,
+    /// 1 while this replica leads the market (DESIGN §12), else 0.
+    pub leader: IntGauge,
 }
 
 /// What agents report: heartbeats, nodes by status, each GPU's utilization.
@@ -166,7 +168,13 @@ impl Metrics {
             &["gpu_model", "region"],
         )?;
         registry.register(Box::new(forecast_units.clone()))?;
+        let leader = IntGauge::new(
+            "gpuex_leader",
+            "1 while this replica leads the market and runs its engine, else 0",
+        )?;
+        registry.register(Box::new(leader.clone()))?;
         Ok(Metrics {
+            leader,
             webhook_deliveries,
             event_streams,
             forecast_units,

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 /// Starts the watchdog; it stops when the database closes.
-pub fn spawn(state: AppState) {
+pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
     let timeout_s = state.settings.node_timeout_s.max(1);
     // Check a few times per timeout, at most every 5 s.
     let every = Duration::from_millis((timeout_s as u64 * 1000 / 3).clamp(200, 5000));
@@ -34,7 +34,7 @@ pub fn spawn(state: AppState) {
                 tracing::warn!(error = ?e, "node watchdog pass failed");
             }
         }
-    });
+    })
 }
 
 fn closed(state: &AppState) -> bool {

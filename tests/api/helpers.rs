@@ -139,6 +139,25 @@ impl TestApp {
         app
     }
 
+    /// A client of a server this test runs as a process of its own (the
+    /// scale-out test's replicas): the helpers work on it, `halt`/`stop`
+    /// do nothing.
+    pub fn external(address: &str, database_url: &str) -> TestApp {
+        TestApp {
+            address: address.to_owned(),
+            client: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .build()
+                .expect("client"),
+            backend: Backend::Postgres,
+            database_url: database_url.to_owned(),
+            settings: Settings::with_database(database_url),
+            shutdown: None,
+            server: None,
+            _dir: None,
+        }
+    }
+
     /// Moves the market's clock on, as if `by` had passed: reservations
     /// start and listings take over without the test waiting hours.
     pub fn advance_clock(&self, by: std::time::Duration) {

@@ -32,6 +32,7 @@ mod prediction;
 mod prices;
 mod readme;
 mod resale;
+mod scale_out;
 mod spot_funds;
 mod storage;
 mod validation;

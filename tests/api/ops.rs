@@ -4,9 +4,11 @@ use serde_json::json;
 on_both_databases! {
     async fn health_readiness_and_metrics_answer(app) {
         assert_eq!(app.get("/healthz", None).await.body, json!({"status": "ok"}));
-        assert_eq!(app.get("/readyz", None).await.body, json!({"status": "ok"}));
+        // A single server leads its market, on either database.
+        assert_eq!(app.get("/readyz", None).await.body, json!({"status": "ok", "role": "leader"}));
         app.get("/v1/catalog/gpus", None).await;
         let text = app.metrics_text().await;
+        assert!(text.contains("gpuex_leader 1"), "{text}");
         assert!(text.contains(r#"gpuex_http_requests_total{method="GET",route="/v1/catalog/gpus",status="200"} 1"#), "{text}");
         assert!(text.contains("gpuex_http_request_duration_seconds_bucket"));
     }

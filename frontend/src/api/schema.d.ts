@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers and the market task is alive. */
+        /**
+         * Readiness: the database answers and the market task is alive; says
+         *     whether this replica leads the market or follows.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -2580,6 +2583,17 @@ export interface components {
              */
             start_at?: string | null;
         };
+        /** @description A ready replica, and its part in the market (DESIGN §12). */
+        Readiness: {
+            /**
+             * @description `leader` (runs the engine), `follower` (hands engine commands to the
+             *     leader) or `detached` (no leader is known to it yet: engine commands
+             *     answer 503 with `Retry-After` until one is).
+             */
+            role: string;
+            /** @description `ok` */
+            status: string;
+        };
         Region: {
             /** Format: date-time */
             created_at: string;
@@ -3150,13 +3164,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready */
+            /** @description Ready, with this replica's role */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];

@@ -141,6 +141,7 @@ from .quote import Quote
 from .quote_line import QuoteLine
 from .quote_option import QuoteOption
 from .quote_request import QuoteRequest
+from .readiness import Readiness
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
@@ -319,6 +320,7 @@ __all__ = (
     "QuoteLine",
     "QuoteOption",
     "QuoteRequest",
+    "Readiness",
     "Region",
     "RegisteredRole",
     "RegisterRequest",

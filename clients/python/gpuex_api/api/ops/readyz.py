@@ -8,8 +8,8 @@ from ...client import AuthenticatedClient, Client
 from ...types import Response, UNSET
 from ... import errors
 
-from ...models.health import Health
 from ...models.problem import Problem
+from ...models.readiness import Readiness
 from typing import cast
 
 
@@ -33,9 +33,9 @@ def _get_kwargs(
 
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Health | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Readiness | None:
     if response.status_code == 200:
-        response_200 = Health.from_dict(response.json())
+        response_200 = Readiness.from_dict(response.json())
 
 
 
@@ -75,7 +75,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         return None
 
 
-def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Health | Problem]:
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Readiness]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -88,15 +88,16 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[Health | Problem]:
-    """ Readiness: the database answers and the market task is alive.
+) -> Response[Problem | Readiness]:
+    """ Readiness: the database answers and the market task is alive; says
+    whether this replica leads the market or follows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Health | Problem]
+        Response[Problem | Readiness]
      """
 
 
@@ -114,15 +115,16 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Health | Problem | None:
-    """ Readiness: the database answers and the market task is alive.
+) -> Problem | Readiness | None:
+    """ Readiness: the database answers and the market task is alive; says
+    whether this replica leads the market or follows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Health | Problem
+        Problem | Readiness
      """
 
 
@@ -135,15 +137,16 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Response[Health | Problem]:
-    """ Readiness: the database answers and the market task is alive.
+) -> Response[Problem | Readiness]:
+    """ Readiness: the database answers and the market task is alive; says
+    whether this replica leads the market or follows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Health | Problem]
+        Response[Problem | Readiness]
      """
 
 
@@ -161,15 +164,16 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 
-) -> Health | Problem | None:
-    """ Readiness: the database answers and the market task is alive.
+) -> Problem | Readiness | None:
+    """ Readiness: the database answers and the market task is alive; says
+    whether this replica leads the market or follows.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Health | Problem
+        Problem | Readiness
      """
 
 
