@@ -359,6 +359,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/billing/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's capacity profile: units held at once, lease durations and
+         *     utilization, in total and by mode, GPU model and tag.
+         */
+        get: operations["profile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing/usage": {
         parameters: {
             query?: never;
@@ -932,6 +952,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tco": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compare renting whole 8-GPU nodes with buying the same work as gpuex
+         *     units over `months`, from the caller's last 30 days or a given profile.
+         */
+        post: operations["tco"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/wallet": {
         parameters: {
             query?: never;
@@ -1314,6 +1354,60 @@ export interface components {
             spent: string;
             tag_key: string;
             tag_value: string;
+        };
+        CapacityProfile: {
+            by_gpu_model: components["schemas"]["GroupProfile"][];
+            by_mode: components["schemas"]["GroupProfile"][];
+            /** @description One group per tag key and value; a lease with two tags is in two groups. */
+            by_tag: components["schemas"]["GroupProfile"][];
+            /**
+             * Format: int64
+             * @description The part of the window already passed, over which means are taken.
+             */
+            elapsed_s: number;
+            /** Format: date-time */
+            from: string;
+            /**
+             * @description Share of the TFLOPS-hours held that ran as spot, to 6 decimals.
+             * @example 0.25
+             */
+            spot_share: string;
+            /** Format: date-time */
+            to: string;
+            total: components["schemas"]["GroupProfile"];
+        };
+        /**
+         * @description How many units of one kind were held at once. Means are over the elapsed
+         *     part of the window (`elapsed_s`), idle time included.
+         */
+        Concurrency: {
+            /**
+             * @description The highest level held for at least half of the elapsed time: what a
+             *     reservation would keep busy at least half the time.
+             * @example 100
+             */
+            baseline: string;
+            /**
+             * @description Unit-seconds held ÷ elapsed seconds, to 6 decimals.
+             * @example 150.5
+             */
+            mean: string;
+            /**
+             * @description The mean of what was held above `baseline` (0 when below it), to 6
+             *     decimals: the work a reservation at `baseline` leaves to other modes.
+             * @example 60.5
+             */
+            mean_above_baseline: string;
+            /**
+             * @description The most held at any second.
+             * @example 400
+             */
+            peak: string;
+            /**
+             * @description Unit-hours held, to 6 decimals.
+             * @example 3612
+             */
+            unit_hours: string;
         };
         /** @description One mode conversion of a lease (DESIGN §3 "Mode changes"). */
         ConversionView: {
@@ -1751,6 +1845,21 @@ export interface components {
             slices: components["schemas"]["SliceView"][];
             uuid?: string | null;
         };
+        GpuexCost: {
+            mix: components["schemas"]["MixLine"][];
+            per_hour: string;
+            per_month: string;
+            total: string;
+        };
+        /** @description The profile of one group (or of everything, in `total`). */
+        GroupProfile: {
+            durations: components["schemas"]["LeaseDurations"];
+            /** @description A mode, a GPU model, `KEY=VALUE` of a tag, `(untagged)`, or `all`. */
+            key: string;
+            tflops_units: components["schemas"]["Concurrency"];
+            utilization: components["schemas"]["HeldUtilization"];
+            vram_units: components["schemas"]["Concurrency"];
+        };
         Health: {
             /** @description `ok` */
             status: string;
@@ -1787,6 +1896,26 @@ export interface components {
             tflops: components["schemas"]["DecimalInput"];
             /** @description GPU memory in GB (10⁹ bytes). */
             vram_gb: components["schemas"]["DecimalInput"];
+        };
+        /** @description What was used of what was held, from the agents' usage reports. */
+        HeldUtilization: {
+            /**
+             * @description `used_tflops_h ÷ measured_tflops_h`, to 6 decimals; null when no
+             *     agent reported a utilization.
+             * @example 0.75
+             */
+            fraction?: string | null;
+            /**
+             * @description TFLOPS-hours held over the intervals whose utilization an agent
+             *     measured, to 6 decimals.
+             * @example 200
+             */
+            measured_tflops_h: string;
+            /**
+             * @description Of those, the TFLOPS-hours used (held × mean utilization), to 6 decimals.
+             * @example 150
+             */
+            used_tflops_h: string;
         };
         /** @description One interval of one market: the clearing index (× list) and prices. */
         HistoryPoint: {
@@ -1905,6 +2034,27 @@ export interface components {
          * @enum {string}
          */
         Isolation: "any" | "mig" | "whole";
+        /**
+         * @description How long leases ran in the window, in seconds (nearest-rank percentiles).
+         *     A lease cut by the window's edges counts the part inside it.
+         */
+        LeaseDurations: {
+            /** Format: uint64 */
+            leases: number;
+            /** Format: int64 */
+            max_s?: number | null;
+            /**
+             * @description To 3 decimals; absent with no lease.
+             * @example 5400
+             */
+            mean_s?: string | null;
+            /** Format: int64 */
+            p50_s?: number | null;
+            /** Format: int64 */
+            p90_s?: number | null;
+            /** Format: int64 */
+            p99_s?: number | null;
+        };
         /** @description A workload's output tail. */
         LeaseLogs: {
             /** @description Whether the workload finished, so this tail is final. */
@@ -2083,6 +2233,33 @@ export interface components {
             /** Format: date-time */
             until: string;
         };
+        LoadProfile: {
+            spot_share: string;
+            tflops_units: components["schemas"]["LoadShape"];
+            vram_units: components["schemas"]["LoadShape"];
+        };
+        /** @description The work to price, as a body gives it (the fields of a capacity profile's `total`). */
+        LoadProfileInput: {
+            spot_share?: null | components["schemas"]["ShareInput"];
+            tflops_units: components["schemas"]["LoadShapeInput"];
+            vram_units: components["schemas"]["LoadShapeInput"];
+        };
+        /** @description A load shape as priced. */
+        LoadShape: {
+            baseline: string;
+            mean: string;
+            mean_above_baseline: string;
+            peak: string;
+        };
+        /** @description A load shape as a body gives it. */
+        LoadShapeInput: {
+            baseline?: null | components["schemas"]["UnitsInput"];
+            /** @description The mean held (idle time included); at most `peak`. */
+            mean: components["schemas"]["UnitsInput"];
+            mean_above_baseline?: null | components["schemas"]["UnitsInput"];
+            /** @description The most held at once. */
+            peak: components["schemas"]["UnitsInput"];
+        };
         LoginRequest: {
             email: string;
             password: string;
@@ -2226,6 +2403,16 @@ export interface components {
             starts: number[];
             tflops_units: string;
             vram_units: string;
+        };
+        /** @description One part of the gpuex mix. */
+        MixLine: {
+            mode: components["schemas"]["Mode"];
+            /** @description `units × price_per_unit_hour`, to 6 decimals. */
+            per_hour: string;
+            price_per_unit_hour: string;
+            unit: components["schemas"]["Unit"];
+            /** @description Units bought on average each hour (unit-hours per hour). */
+            units: string;
         };
         /**
          * @description How an order buys capacity.
@@ -2520,6 +2707,11 @@ export interface components {
             /** @description e.g. `3g.40gb`. */
             profile: string;
         };
+        /**
+         * @description Where the priced work came from.
+         * @enum {string}
+         */
+        ProfileSource: "history" | "body";
         PutRegionRequest: {
             /** @description IANA time zone, e.g. `America/New_York`. */
             timezone: string;
@@ -2695,6 +2887,8 @@ export interface components {
             /** @description Whether the latest one cleared the GPU. */
             last_ok: boolean;
         };
+        /** @description A decimal from 0 to 1, with at most 6 decimals. */
+        ShareInput: string | number;
         /** @description The concrete slice the order would get if placed now. */
         SliceQuote: {
             gpu_model: string;
@@ -2834,6 +3028,76 @@ export interface components {
             order_id?: string | null;
             type: components["schemas"]["EventType"];
         };
+        Tco: {
+            assumptions: components["schemas"]["TcoAssumptions"];
+            currency: string;
+            gpuex: components["schemas"]["GpuexCost"];
+            saving: components["schemas"]["TcoSaving"];
+            whole_node: components["schemas"]["WholeNodeCost"];
+        };
+        /** @description Everything the figures were computed from. */
+        TcoAssumptions: {
+            gpu_model: string;
+            /** @description What one GPU of the model holds. */
+            gpu_tflops_units: string;
+            gpu_vram_units: string;
+            /**
+             * Format: date-time
+             * @description The history window (source `history`).
+             */
+            history_from?: string | null;
+            /** Format: date-time */
+            history_to?: string | null;
+            /** Format: uint32 */
+            hours_per_month: number;
+            /** @description How the mix was chosen, in words. */
+            mix_rule: string;
+            /** Format: uint32 */
+            months: number;
+            /** Format: uint32 */
+            node_gpus: number;
+            node_price_per_hour: string;
+            on_demand_factor: string;
+            prices: components["schemas"]["UnitPrices"][];
+            profile: components["schemas"]["LoadProfile"];
+            profile_source: components["schemas"]["ProfileSource"];
+            region: string;
+            reserved_factor: string;
+            /** @description Spot price ÷ list. */
+            spot_index: string;
+            /** @description `market_clearing` (the auction's current index) or `default_discount`. */
+            spot_index_source: string;
+            /** @description Extra spot work for preemptions, as a share of it. */
+            spot_preemption_overhead: string;
+            /** @description The share of the nodes' hours doing the work, to 6 decimals. */
+            utilization: string;
+            /** @description `given`, or `sized_to_peak` (nodes for the peak; utilization = mean ÷ capacity). */
+            utilization_source: string;
+        };
+        TcoRequest: {
+            /**
+             * @description The GPU model of the node and of the units (default: the model the
+             *     history used most, else H100-SXM5-80GB).
+             */
+            gpu_model?: string | null;
+            /**
+             * Format: uint32
+             * @description How long to compare, 1 to 120 months (default 36).
+             */
+            months?: number | null;
+            /** @description What one whole 8-GPU node rents for per hour. */
+            node_price_per_hour: components["schemas"]["PricePerHour"];
+            profile?: null | components["schemas"]["LoadProfileInput"];
+            /** @description Whose list prices (default: the region where one GPU of the model lists cheapest). */
+            region?: string | null;
+            utilization?: null | components["schemas"]["ShareInput"];
+        };
+        TcoSaving: {
+            /** @description `whole_node.total − gpuex.total`; negative when whole nodes cost less. */
+            amount: string;
+            /** @description `amount ÷ whole_node.total`, to 4 decimals. */
+            fraction: string;
+        };
         /** @description A decimal: above 0 and below 100000, with at most 3 decimals. */
         Tflops: (string) | number;
         TokenResponse: {
@@ -2853,6 +3117,17 @@ export interface components {
          * @enum {string}
          */
         Unit: "tflops_h" | "vram_h";
+        /** @description A unit's prices per unit-hour. */
+        UnitPrices: {
+            list: string;
+            on_demand: string;
+            reserved: string;
+            /** @description `spot_index` × list. */
+            spot: string;
+            unit: components["schemas"]["Unit"];
+        };
+        /** @description A decimal: 0 or more and below 1000000000, with at most 6 decimals. */
+        UnitsInput: string | number;
         /** @description Units a lease holds. */
         UnitsView: {
             tflops_h: string;
@@ -2964,6 +3239,13 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
+        };
+        WholeNodeCost: {
+            /** Format: uint64 */
+            nodes: number;
+            per_hour: string;
+            per_month: string;
+            total: string;
         };
     };
     responses: {
@@ -5255,6 +5537,94 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             /** @description Invalid query */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    profile: {
+        parameters: {
+            query?: {
+                /** @description Capacity held at or after this time (RFC 3339; default: this month's start). */
+                from?: string;
+                /** @description Capacity held before this time (RFC 3339; default: next month's start). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The capacity profile */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityProfile"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description Invalid query (e.g. `to` not after `from`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8423,6 +8793,119 @@ export interface operations {
                      *       "status": 409,
                      *       "title": "Conflict",
                      *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    tco: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TcoRequest"];
+            };
+        };
+        responses: {
+            /** @description Both costs, the saving and every assumption */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tco"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Invalid fields, an unknown model, a region without its prices, or no history and no `profile` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

@@ -26,6 +26,8 @@ from .bid_view import BidView
 from .book_entry import BookEntry
 from .budget_request import BudgetRequest
 from .budget_view import BudgetView
+from .capacity_profile import CapacityProfile
+from .concurrency import Concurrency
 from .conversion_view import ConversionView
 from .convert_request import ConvertRequest
 from .cordon_request import CordonRequest
@@ -63,10 +65,13 @@ from .gpu_model_view import GpuModelView
 from .gpu_model_view_peak_tflops import GpuModelViewPeakTflops
 from .gpu_view import GpuView
 from .gpu_view_metrics_type_0 import GpuViewMetricsType0
+from .gpuex_cost import GpuexCost
+from .group_profile import GroupProfile
 from .health import Health
 from .heartbeat_request import HeartbeatRequest
 from .heartbeat_response import HeartbeatResponse
 from .held_units import HeldUnits
+from .held_utilization import HeldUtilization
 from .history_interval import HistoryInterval
 from .history_point import HistoryPoint
 from .history_prices import HistoryPrices
@@ -78,6 +83,7 @@ from .invoice_item import InvoiceItem
 from .invoice_item_tags import InvoiceItemTags
 from .invoice_summary import InvoiceSummary
 from .isolation import Isolation
+from .lease_durations import LeaseDurations
 from .lease_logs import LeaseLogs
 from .lease_page import LeasePage
 from .lease_report import LeaseReport
@@ -94,6 +100,10 @@ from .list_price_type_0 import ListPriceType0
 from .listing_page import ListingPage
 from .listing_request import ListingRequest
 from .listing_view import ListingView
+from .load_profile import LoadProfile
+from .load_profile_input import LoadProfileInput
+from .load_shape import LoadShape
+from .load_shape_input import LoadShapeInput
 from .login_request import LoginRequest
 from .logs_upload import LogsUpload
 from .market_forecast_view import MarketForecastView
@@ -104,6 +114,7 @@ from .mig_instance_inventory import MigInstanceInventory
 from .mig_instance_metrics import MigInstanceMetrics
 from .mig_mode import MigMode
 from .mig_profile_view import MigProfileView
+from .mix_line import MixLine
 from .mode import Mode
 from .new_webhook import NewWebhook
 from .node_detail import NodeDetail
@@ -135,6 +146,7 @@ from .price_view import PriceView
 from .problem import Problem
 from .process_metrics import ProcessMetrics
 from .profile_instances import ProfileInstances
+from .profile_source import ProfileSource
 from .put_region_request import PutRegionRequest
 from .qos import Qos
 from .quote import Quote
@@ -163,9 +175,14 @@ from .status_report_provisioned import StatusReportProvisioned
 from .status_report_provisioned_status import StatusReportProvisionedStatus
 from .stored_event import StoredEvent
 from .stored_event_data import StoredEventData
+from .tco import Tco
+from .tco_assumptions import TcoAssumptions
+from .tco_request import TcoRequest
+from .tco_saving import TcoSaving
 from .tflops_type_0 import TflopsType0
 from .token_response import TokenResponse
 from .unit import Unit
+from .unit_prices import UnitPrices
 from .units_view import UnitsView
 from .usage_ack import UsageAck
 from .usage_batch import UsageBatch
@@ -177,6 +194,7 @@ from .usage_view import UsageView
 from .user_view import UserView
 from .wallet_view import WalletView
 from .webhook import Webhook
+from .whole_node_cost import WholeNodeCost
 
 __all__ = (
     "Action",
@@ -205,6 +223,8 @@ __all__ = (
     "BookEntry",
     "BudgetRequest",
     "BudgetView",
+    "CapacityProfile",
+    "Concurrency",
     "ConversionView",
     "ConvertRequest",
     "CordonRequest",
@@ -234,6 +254,7 @@ __all__ = (
     "ForecastPoint",
     "ForecastView",
     "GetInvoiceFormat",
+    "GpuexCost",
     "GpuFields",
     "GpuInventory",
     "GpuMetrics",
@@ -242,10 +263,12 @@ __all__ = (
     "GpuModelViewPeakTflops",
     "GpuView",
     "GpuViewMetricsType0",
+    "GroupProfile",
     "Health",
     "HeartbeatRequest",
     "HeartbeatResponse",
     "HeldUnits",
+    "HeldUtilization",
     "HistoryInterval",
     "HistoryPoint",
     "HistoryPrices",
@@ -257,6 +280,7 @@ __all__ = (
     "InvoiceItemTags",
     "InvoiceSummary",
     "Isolation",
+    "LeaseDurations",
     "LeaseLogs",
     "LeasePage",
     "LeaseReport",
@@ -273,6 +297,10 @@ __all__ = (
     "ListOrdersMode",
     "ListOrdersState",
     "ListPriceType0",
+    "LoadProfile",
+    "LoadProfileInput",
+    "LoadShape",
+    "LoadShapeInput",
     "LoginRequest",
     "LogsUpload",
     "MarketForecastView",
@@ -283,6 +311,7 @@ __all__ = (
     "MigInstanceMetrics",
     "MigMode",
     "MigProfileView",
+    "MixLine",
     "Mode",
     "NewWebhook",
     "NodeDetail",
@@ -314,6 +343,7 @@ __all__ = (
     "Problem",
     "ProcessMetrics",
     "ProfileInstances",
+    "ProfileSource",
     "PutRegionRequest",
     "Qos",
     "Quote",
@@ -342,9 +372,14 @@ __all__ = (
     "StatusReportProvisionedStatus",
     "StoredEvent",
     "StoredEventData",
+    "Tco",
+    "TcoAssumptions",
+    "TcoRequest",
+    "TcoSaving",
     "TflopsType0",
     "TokenResponse",
     "Unit",
+    "UnitPrices",
     "UnitsView",
     "UsageAck",
     "UsageBatch",
@@ -356,4 +391,5 @@ __all__ = (
     "UserView",
     "WalletView",
     "Webhook",
+    "WholeNodeCost",
 )
