@@ -47,7 +47,13 @@ impl Rng {
 }
 
 fn fleet_engine() -> Engine {
-    let mut e = Engine::new(EngineConfig::default());
+    fleet_of(1250, EngineConfig::default())
+}
+
+/// The benchmark's fleet at any size: `nodes` nodes of 8 GPUs cycling
+/// through the models, modes and regions.
+fn fleet_of(nodes: u32, cfg: EngineConfig) -> Engine {
+    let mut e = Engine::new(cfg);
     for (i, r) in REGIONS.iter().enumerate() {
         e.apply(
             T0,
@@ -75,7 +81,7 @@ fn fleet_engine() -> Engine {
         }
         e.apply(T0, Command::SetPrices(rows)).unwrap();
     }
-    for n in 0..1250u32 {
+    for n in 0..nodes {
         let (model, mig) = MODELS[(n % 6) as usize];
         let mode = match n % 3 {
             0 if mig => PartitionMode::Mig,
@@ -158,7 +164,7 @@ fn fill_from(
     next_id: &mut u128,
     mut held: f64,
 ) -> Vec<Uuid> {
-    let total: f64 = 10_000.0 * 1000.0;
+    let total = e.view().nodes().len() as f64 * 8.0 * 1000.0;
     let mut leases = Vec::new();
     let mut misses = 0;
     while held / total < target && misses < 2000 {
@@ -211,7 +217,9 @@ fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration, Duration) {
 }
 
 fn bench(c: &mut Criterion) {
-    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
+    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some()
+        || std::env::var_os("GPUEX_BENCH_SCALE_ONLY").is_some()
+    {
         return;
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
@@ -475,6 +483,9 @@ fn timed_place(e: &mut Engine, id: u128, spec: OrderSpec) -> (Duration, bool) {
 /// Issue 17: what a buyer's Place costs with 1,000 open listings, against the
 /// same engine without them, the same orders alternating between the two.
 fn bench_resale(_c: &mut Criterion) {
+    if std::env::var_os("GPUEX_BENCH_SCALE_ONLY").is_some() {
+        return;
+    }
     let mut rng = Rng(0x51ed_270b_2769_4a1f);
     let mut next_id = 0x1_0000_0000u128;
     let (listed, plain) = resale_engines(&mut rng, &mut next_id);
@@ -594,5 +605,76 @@ fn bench_resale(_c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench, bench_resale);
+/// Issue 23: the fleet-size curve. The benchmark's fleet at 1,000, 10,000
+/// and 100,000 GPUs (`GPUEX_BENCH_SCALE_GPUS`, comma-separated), filled to
+/// 80 % with the same orders, once with placement walking every node (the
+/// code before the state index) and once on the state index. Both choose
+/// the same placements, so both fleets end up identical and every figure
+/// compares like with like. `GPUEX_BENCH_SCALE_ONLY=1` runs this part alone.
+fn bench_scale(_c: &mut Criterion) {
+    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
+        return;
+    }
+    let sizes: Vec<u32> = std::env::var("GPUEX_BENCH_SCALE_GPUS")
+        .unwrap_or_else(|_| "1000,10000,100000".into())
+        .split(',')
+        .filter_map(|g| g.trim().parse().ok())
+        .collect();
+    println!("| GPUs | walk | placement p50 | placement p99 | placements/s | apply(Place) p99 | filling to 80 % | leases | node states |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for gpus in sizes {
+        let mut fleets = Vec::new();
+        for walk in [placement::Walk::EveryNode, placement::Walk::States] {
+            let mut cfg = EngineConfig::default();
+            cfg.policy.walk = walk;
+            let mut e = fleet_of(gpus.div_ceil(8), cfg);
+            let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+            let mut next_id = 0u128;
+            let t = Instant::now();
+            let leases = fill(&mut e, &mut rng, 0.80, &mut next_id);
+            let filling = t.elapsed();
+
+            let policy = e.config().policy;
+            let reqs: Vec<PlacementRequest> = (0..5000)
+                .map(|_| request_of(&e, &order(&mut rng)))
+                .collect();
+            let mut samples = Vec::with_capacity(reqs.len());
+            for r in &reqs {
+                let t = Instant::now();
+                let p = placement::place(e.view(), r, e.demand_mix(), &policy);
+                samples.push(t.elapsed());
+                std::hint::black_box(p);
+            }
+            let spent: Duration = samples.iter().sum();
+            let per_s = reqs.len() as f64 / spent.as_secs_f64();
+            let (p50, p99, _) = percentiles(samples);
+
+            let mut applied = Vec::new();
+            for _ in 0..3000 {
+                next_id += 1;
+                let spec = order(&mut rng);
+                let t = Instant::now();
+                let ev = e.apply(T0, place_cmd(next_id, spec)).unwrap();
+                applied.push(t.elapsed());
+                for x in ev {
+                    if let Event::LeaseGranted { lease, .. } = x {
+                        e.apply(T0, Command::Release { lease_id: lease.id })
+                            .unwrap();
+                    }
+                }
+            }
+            let (_, apply_p99, _) = percentiles(applied);
+            println!(
+                "| {gpus} | {walk:?} | {p50:.1?} | {p99:.1?} | {per_s:.0} | {apply_p99:.1?} | {:.1} s | {} | {} |",
+                filling.as_secs_f64(),
+                leases.len(),
+                e.view().node_states()
+            );
+            fleets.push(e.snapshot().leases);
+        }
+        assert_eq!(fleets[0], fleets[1], "both walks place the same");
+    }
+}
+
+criterion_group!(benches, bench, bench_resale, bench_scale);
 criterion_main!(benches);

@@ -269,7 +269,7 @@ impl Engine {
             "node {node_id}'s host use drifted from its leases"
         );
         let cordoned = node.cordoned;
-        if let Some(v) = self.view.node_mut(node_id) {
+        self.view.update_node(node_id, |v| {
             for (index, free, ends) in frees {
                 if let Some(g) = v.gpus.iter_mut().find(|g| g.index == index) {
                     g.free = free;
@@ -279,8 +279,7 @@ impl Engine {
             v.cpu_free = v.cpu_milli.saturating_sub(cpu);
             v.memory_free = v.memory_mib.saturating_sub(mem);
             v.cordoned = cordoned;
-            v.refresh_summary();
-        }
+        });
     }
 
     /// The GPU model and mode at a node's GPU index.

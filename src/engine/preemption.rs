@@ -79,18 +79,6 @@ impl Engine {
             if open_ended && !node.leases.iter().any(|l| gone.contains(l)) {
                 continue;
             }
-            let Some(v) = view.node_mut(*id) else {
-                continue;
-            };
-            for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
-                let Some(model) = crate::catalog::lookup(&g.model) else {
-                    continue;
-                };
-                if let Some(gv) = v.gpus.iter_mut().find(|x| x.index == g.index) {
-                    gv.free =
-                        cal.free_over(model, g.mode, from, until, |b| gone.contains(&b.lease));
-                }
-            }
             let (cpu, mem) = node
                 .leases
                 .iter()
@@ -103,9 +91,19 @@ impl Engine {
                 .fold((0, 0), |(c, m), l| {
                     (c + l.placement.cpu_milli, m + l.placement.memory_mib)
                 });
-            v.cpu_free = v.cpu_milli.saturating_sub(cpu);
-            v.memory_free = v.memory_mib.saturating_sub(mem);
-            v.refresh_summary();
+            view.update_node(*id, |v| {
+                for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
+                    let Some(model) = crate::catalog::lookup(&g.model) else {
+                        continue;
+                    };
+                    if let Some(gv) = v.gpus.iter_mut().find(|x| x.index == g.index) {
+                        gv.free =
+                            cal.free_over(model, g.mode, from, until, |b| gone.contains(&b.lease));
+                    }
+                }
+                v.cpu_free = v.cpu_milli.saturating_sub(cpu);
+                v.memory_free = v.memory_mib.saturating_sub(mem);
+            });
         }
         view
     }

@@ -30,13 +30,16 @@ pub enum Invariant {
     Conversion(LeaseId),
     #[error("the index of listing asks is out of step with the open listings")]
     ListingAsks,
+    #[error("placement's index of node states is out of step with the nodes")]
+    NodeStates,
 }
 
 impl Engine {
     /// Checks every invariant: no slice over-committed at any instant
     /// (reserved windows disjoint follows), the view equals the calendars,
     /// every lease booked where it says, only pooled and spot preempted and
-    /// only after a full notice, every open listing indexed once with its fit.
+    /// only after a full notice, every open listing indexed once with its fit, the node states indexed
+    /// as a fresh index would file them.
     pub fn validate(&self) -> Result<(), Invariant> {
         for (id, node) in &self.nodes {
             for (g, cal) in node.spec.gpus.iter().zip(&node.calendars) {
@@ -78,6 +81,9 @@ impl Engine {
             if !super::nodes::host_fits(&leases, node.spec.cpu_milli, node.spec.memory_mib) {
                 return Err(Invariant::HostOverCommitted { node: *id });
             }
+        }
+        if !self.view.states_in_step() {
+            return Err(Invariant::NodeStates);
         }
         for l in self.leases.values() {
             let node = self.nodes.get(&l.node).ok_or(Invariant::Bookings(l.id))?;

@@ -174,10 +174,10 @@ impl GpuexPlacer {
                 self.mix.record(class);
             }
             Held::Host { node, cpu, mem } => {
-                if let Some(n) = self.view.node_mut(*node) {
+                self.view.update_node(*node, |n| {
                     n.cpu_free -= cpu;
                     n.memory_free -= mem;
-                }
+                });
             }
         }
         self.held.entry(idx).or_default().push(held);
@@ -192,10 +192,10 @@ impl GpuexPlacer {
             }
             .expect("a committed placement releases"),
             Some(Held::Host { node, cpu, mem }) => {
-                if let Some(n) = self.view.node_mut(node) {
+                self.view.update_node(node, |n| {
                     n.cpu_free += cpu;
                     n.memory_free += mem;
-                }
+                });
             }
             None => {}
         }

@@ -61,6 +61,7 @@ mod nvlink;
 mod request;
 mod scan;
 pub mod score;
+mod states;
 mod view;
 
 #[cfg(test)]
@@ -100,6 +101,22 @@ pub struct Policy {
     /// exact price ties.
     #[serde(default)]
     pub offpeak_band: Option<Decimal>,
+    /// How candidates are found; every walk chooses the same placement.
+    #[serde(default)]
+    pub walk: Walk,
+}
+
+/// How placement finds the nodes worth scoring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walk {
+    /// Each distinct node state with room for the request, once (the
+    /// view's state index): the cost follows the free shapes, not the fleet.
+    #[default]
+    States,
+    /// Every node of each bucket: the reference the index must agree with,
+    /// and the benchmarks' baseline.
+    EveryNode,
 }
 
 /// DESIGN §6: off-peak capacity within 5 % of the cheapest goes first.
@@ -114,6 +131,7 @@ impl Default for Policy {
             prefer_nvlink: true,
             host_cap_factor: Some(4),
             offpeak_band: Some(OFFPEAK_BAND),
+            walk: Walk::States,
         }
     }
 }
@@ -128,6 +146,7 @@ impl Policy {
             prefer_nvlink: true,
             host_cap_factor: None,
             offpeak_band: None,
+            walk: Walk::States,
         }
     }
 }

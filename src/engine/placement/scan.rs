@@ -10,7 +10,7 @@ use super::request::EndHint;
 use super::request::PlacementRequest;
 use super::score::{end_term, rank, ScoreKind, Scorer};
 use super::view::{model_at, CapacityView, GpuFree, NodeView};
-use super::{DemandMix, Policy};
+use super::{DemandMix, Policy, Walk};
 use crate::catalog::MigProfile;
 
 /// Lower is better; compared field by field: not off-peak, then the
@@ -61,11 +61,85 @@ impl<'a, 'v> Scan<'a, 'v> {
         }
     }
 
-    /// Walks the nodes of `opt`'s bucket that could hold it and keeps the best candidate.
+    /// Finds the best candidate of `opt`'s bucket. Each node state with room
+    /// for the request is scored once, at its lowest-id node (the one the
+    /// final tie-break would take of equals); [`Walk::EveryNode`] visits every
+    /// node of the bucket instead and must choose the same.
     pub(super) fn option(&mut self, opt: &Opt<'v>, opt_idx: usize) {
         let b = opt.bucket;
-        let need = opt.need;
         let scorer = Scorer::with_forecast(model_at(b.model), b.mode, self.mix);
+        if let Some(id) = self.req.node {
+            let pinned = self
+                .view
+                .position_of(id)
+                .filter(|pos| b.nodes.binary_search(pos).is_ok());
+            self.walk(opt, opt_idx, &scorer, pinned.into_iter());
+            return;
+        }
+        if self.policy.walk == Walk::EveryNode {
+            self.walk(opt, opt_idx, &scorer, b.nodes.iter().copied());
+            return;
+        }
+        let total_weight = self.mix.total_weight();
+        let multi_gpu = matches!(opt.kind, Kind::Whole) && opt.need.gpus > 1;
+        let hint = self.req.ends;
+        let view = self.view;
+        for state in view
+            .states()
+            .with_room(b.position, opt.held_milli.min(1000))
+        {
+            let Some(&first) = state.members.first() else {
+                continue;
+            };
+            let Some(node) = view.node_at(first) else {
+                continue;
+            };
+            if !might_hold(node, opt) {
+                continue;
+            }
+            let ends_differ = hint.is_some() && !node.summary.all_idle && !multi_gpu;
+            if ends_differ && state.members.len() > 1 {
+                // Predicted ends are not part of a state: score each member.
+                self.walk(opt, opt_idx, &scorer, state.members.iter().copied());
+                continue;
+            }
+            let Some((cpu, mem)) = host_take(self.req, node, opt.held_milli, self.policy) else {
+                continue;
+            };
+            let at = Site {
+                opt,
+                opt_idx,
+                node,
+                pos: first,
+                cpu,
+                mem,
+            };
+            let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
+            if multi_gpu {
+                let before = self.scored;
+                self.gpu_set(&at);
+                self.scored = before + (self.scored - before).saturating_mul(twins);
+                continue;
+            }
+            let local = node_candidates(&at, &scorer, total_weight, self.policy, hint);
+            self.scored = self
+                .scored
+                .saturating_add(local.candidates.saturating_mul(twins));
+            if let Some(c) = local.best {
+                at.consider(&mut self.best, c);
+            }
+        }
+    }
+
+    /// Visits each node at `positions` in `opt`'s bucket and keeps the best candidate.
+    fn walk(
+        &mut self,
+        opt: &Opt<'v>,
+        opt_idx: usize,
+        scorer: &Scorer,
+        positions: impl Iterator<Item = u32>,
+    ) {
+        let need = opt.need;
         let total_weight = self.mix.total_weight();
         // Nodes in the same state score the same but for their id, the last
         // tie-break: each state is scored once. Recent states catch the common
@@ -74,14 +148,11 @@ impl<'a, 'v> Scan<'a, 'v> {
         let mut next_slot = 0;
         let multi_gpu = matches!(opt.kind, Kind::Whole) && need.gpus > 1;
         let hint = self.req.ends;
-        for &pos in &b.nodes {
+        for pos in positions {
             let Some(node) = self.view.node_at(pos) else {
                 continue;
             };
-            if node.cordoned
-                || self.req.node.is_some_and(|n| n != node.id)
-                || !might_hold(node, opt)
-            {
+            if node.cordoned || !might_hold(node, opt) {
                 continue;
             }
             // A twin takes the same host share and offers the same candidates.
@@ -116,7 +187,7 @@ impl<'a, 'v> Scan<'a, 'v> {
             let local = match twin {
                 Some(twin) => twin,
                 None => {
-                    let local = node_candidates(&at, &scorer, total_weight, self.policy, hint);
+                    let local = node_candidates(&at, scorer, total_weight, self.policy, hint);
                     recent[next_slot] = Some((node, local));
                     next_slot = (next_slot + 1) % TWINS_KEPT;
                     local

@@ -380,9 +380,13 @@ proptest! {
             for req in &reqs {
                 let fast = place(&view, req, &mix, &policy);
                 prop_assert_eq!(fast.is_some(), naive::feasible(&view, req, &policy), "request {:?}", req);
+                // The state index chooses exactly what a walk over every node does.
+                let walking = Policy { walk: Walk::EveryNode, ..policy };
+                prop_assert_eq!(&fast, &place(&view, req, &mix, &walking), "request {:?}", req);
                 if let Some(p) = fast {
                     prop_assert!(naive::valid(&view, req, &p), "invalid placement {:?}", p);
                     view.allocate(&p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    prop_assert!(view.states_in_step(), "index after allocating {:?}", p);
                 }
             }
         }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::request::{Placement, Slot};
+use super::states::StateIndex;
 use crate::catalog::{self, GpuModel, COMPUTE_SLICES};
 
 /// How a GPU is sold (DESIGN §2).
@@ -255,6 +256,8 @@ pub struct Bucket {
     pub mode: PartitionMode,
     /// Positions in [`CapacityView::nodes`] of nodes holding such a GPU, ascending.
     pub nodes: Vec<u32>,
+    /// This bucket's position in [`CapacityView::buckets`].
+    pub position: u32,
 }
 
 /// Everything placement reads. Plain data: build it, place against it, mutate it.
@@ -264,6 +267,11 @@ pub struct CapacityView {
     nodes: Vec<NodeView>,
     by_id: HashMap<Uuid, u32>,
     buckets: Vec<Bucket>,
+    bucket_at: HashMap<(RegionIdx, ModelIdx, PartitionMode), u32>,
+    /// Interned GPU hardware: see [`NodeView::hardware`].
+    hardware: HashMap<Vec<HardwareGpu>, u32>,
+    /// Uncordoned nodes grouped by free state, per bucket by room.
+    states: StateIndex,
     prices: HashMap<(RegionIdx, ModelIdx), UnitPrices>,
 }
 
@@ -309,14 +317,58 @@ impl CapacityView {
         self.prices.get(&(region, model)).copied()
     }
 
-    /// Adds a node or replaces the one with the same id.
+    /// Adds a node or replaces the one with the same id. A node that keeps
+    /// its hardware, or a new one after every other (ids in order, as a
+    /// fleet is restored), is filed in place; anything else rebuilds the
+    /// indexes.
     pub fn upsert_node(&mut self, mut node: NodeView) {
         node.refresh_summary();
         match self.nodes.binary_search_by(|n| n.id.cmp(&node.id)) {
-            Ok(i) => self.nodes[i] = node,
+            Ok(i) => {
+                let old = &self.nodes[i];
+                if old.region == node.region && hardware_of(old) == hardware_of(&node) {
+                    node.hardware = old.hardware;
+                    let pos = u32::try_from(i).unwrap_or(u32::MAX);
+                    let buckets = buckets_of(&self.bucket_at, &node);
+                    self.states.remove(pos);
+                    self.states.insert(pos, &node, &buckets);
+                    self.nodes[i] = node;
+                    return;
+                }
+                self.nodes[i] = node;
+            }
+            Err(i) if i == self.nodes.len() => {
+                let known = node
+                    .gpus
+                    .iter()
+                    .all(|g| self.bucket_at.contains_key(&(node.region, g.model, g.mode)));
+                self.nodes.push(node);
+                if known {
+                    self.index_last();
+                    return;
+                }
+            }
             Err(i) => self.nodes.insert(i, node),
         }
         self.rebuild_index();
+    }
+
+    /// Files the last node, whose buckets all exist, in every index.
+    fn index_last(&mut self) {
+        let pos = u32::try_from(self.nodes.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        let Some(node) = self.nodes.last_mut() else {
+            return;
+        };
+        self.by_id.insert(node.id, pos);
+        let next = u32::try_from(self.hardware.len() + 1).unwrap_or(0);
+        node.hardware = *self.hardware.entry(hardware_of(node)).or_insert(next);
+        let buckets = buckets_of(&self.bucket_at, node);
+        for &b in &buckets {
+            if let Some(bucket) = self.buckets.get_mut(b as usize) {
+                bucket.nodes.push(pos);
+            }
+        }
+        self.states.insert(pos, node, &buckets);
     }
 
     /// Adds many nodes at once (one index rebuild).
@@ -341,18 +393,13 @@ impl CapacityView {
 
     fn rebuild_index(&mut self) {
         self.by_id.clear();
+        self.hardware.clear();
         let mut buckets: HashMap<(RegionIdx, ModelIdx, PartitionMode), Vec<u32>> = HashMap::new();
-        let mut hardware: HashMap<Vec<(u8, ModelIdx, PartitionMode, u32)>, u32> = HashMap::new();
         for (i, n) in self.nodes.iter_mut().enumerate() {
             let pos = u32::try_from(i).unwrap_or(u32::MAX);
             self.by_id.insert(n.id, pos);
-            let key = n
-                .gpus
-                .iter()
-                .map(|g| (g.index, g.model, g.mode, g.nvlink))
-                .collect();
-            let next = u32::try_from(hardware.len() + 1).unwrap_or(0);
-            n.hardware = *hardware.entry(key).or_insert(next);
+            let next = u32::try_from(self.hardware.len() + 1).unwrap_or(0);
+            n.hardware = *self.hardware.entry(hardware_of(n)).or_insert(next);
             for g in &n.gpus {
                 let list = buckets.entry((n.region, g.model, g.mode)).or_default();
                 if list.last() != Some(&pos) {
@@ -367,10 +414,61 @@ impl CapacityView {
                 model,
                 mode,
                 nodes,
+                position: 0,
             })
             .collect();
         out.sort_by_key(|b| (b.region, b.model, b.mode));
+        self.bucket_at.clear();
+        for (i, b) in out.iter_mut().enumerate() {
+            b.position = u32::try_from(i).unwrap_or(u32::MAX);
+            self.bucket_at
+                .insert((b.region, b.model, b.mode), b.position);
+        }
         self.buckets = out;
+        let bucket_at = &self.bucket_at;
+        self.states = StateIndex::build(&self.nodes, self.buckets.len(), |n| {
+            buckets_of(bucket_at, n)
+        });
+    }
+
+    /// Whether the state index equals one built from scratch over today's
+    /// nodes (the engine's invariants and the property tests check it).
+    pub fn states_in_step(&self) -> bool {
+        let bucket_at = &self.bucket_at;
+        let fresh = StateIndex::build(&self.nodes, self.buckets.len(), |n| {
+            buckets_of(bucket_at, n)
+        });
+        fresh.canonical() == self.states.canonical()
+    }
+
+    /// How many distinct node states placement walks at most (uncordoned
+    /// nodes collapse into one state when interchangeable).
+    pub fn node_states(&self) -> usize {
+        self.states.count()
+    }
+
+    /// The state index placement walks.
+    pub(super) fn states(&self) -> &StateIndex {
+        &self.states
+    }
+
+    /// Changes the node with this id through `change` and files it under its
+    /// new state. Every change to a node's free state or cordon goes
+    /// through here (or [`CapacityView::upsert_node`]), so the index stays
+    /// equal to one built from scratch.
+    pub fn update_node<R>(
+        &mut self,
+        id: Uuid,
+        change: impl FnOnce(&mut NodeView) -> R,
+    ) -> Option<R> {
+        let pos = *self.by_id.get(&id)?;
+        let node = self.nodes.get_mut(pos as usize)?;
+        let buckets = buckets_of(&self.bucket_at, node);
+        self.states.remove(pos);
+        let out = change(node);
+        node.refresh_summary();
+        self.states.insert(pos, node, &buckets);
+        Some(out)
     }
 
     /// All nodes, sorted by id.
@@ -388,10 +486,9 @@ impl CapacityView {
         self.by_id.get(&id).map(|&i| &self.nodes[i as usize])
     }
 
-    /// The node with this id, mutable. Call [`NodeView::refresh_summary`] after changing GPUs.
-    pub fn node_mut(&mut self, id: Uuid) -> Option<&mut NodeView> {
-        let i = *self.by_id.get(&id)? as usize;
-        self.nodes.get_mut(i)
+    /// The position of the node with this id (as buckets list them).
+    pub fn position_of(&self, id: Uuid) -> Option<u32> {
+        self.by_id.get(&id).copied()
     }
 
     /// The node at a position (as buckets list them).
@@ -401,17 +498,13 @@ impl CapacityView {
 
     /// Cordons or uncordons a node.
     pub fn set_cordoned(&mut self, id: Uuid, cordoned: bool) {
-        if let Some(n) = self.node_mut(id) {
-            n.cordoned = cordoned;
-        }
+        self.update_node(id, |n| n.cordoned = cordoned);
     }
 
     /// Takes a placement's capacity out of the view. Fails (and changes nothing)
     /// when the placement no longer fits.
     pub fn allocate(&mut self, p: &Placement) -> Result<(), ViewError> {
-        let node = self
-            .node_mut(p.node)
-            .ok_or(ViewError::UnknownNode(p.node))?;
+        let node = self.node(p.node).ok_or(ViewError::UnknownNode(p.node))?;
         if node.cpu_free < p.cpu_milli || node.memory_free < p.memory_mib {
             return Err(ViewError::DoesNotFit(p.node));
         }
@@ -424,10 +517,11 @@ impl CapacityView {
             g.free = take(g.free, g.mode, &gs.slot, model_at(g.model))
                 .ok_or(ViewError::DoesNotFit(p.node))?;
         }
-        node.gpus = next;
-        node.cpu_free -= p.cpu_milli;
-        node.memory_free -= p.memory_mib;
-        node.refresh_summary();
+        self.update_node(p.node, |node| {
+            node.gpus = next;
+            node.cpu_free -= p.cpu_milli;
+            node.memory_free -= p.memory_mib;
+        });
         Ok(())
     }
 
@@ -452,10 +546,13 @@ impl CapacityView {
     }
 
     fn each_gpu_of(&mut self, p: &Placement, mut f: impl FnMut(&mut GpuView)) {
-        if let Some(node) = self.node_mut(p.node) {
-            for gs in &p.gpus {
-                if let Some(g) = node.gpus.iter_mut().find(|g| g.index == gs.index) {
-                    f(g);
+        // Predicted ends are not part of a node's state: no refiling.
+        if let Some(&pos) = self.by_id.get(&p.node) {
+            if let Some(node) = self.nodes.get_mut(pos as usize) {
+                for gs in &p.gpus {
+                    if let Some(g) = node.gpus.iter_mut().find(|g| g.index == gs.index) {
+                        f(g);
+                    }
                 }
             }
         }
@@ -463,21 +560,47 @@ impl CapacityView {
 
     /// Gives a placement's capacity back to the view.
     pub fn release(&mut self, p: &Placement) -> Result<(), ViewError> {
-        let node = self
-            .node_mut(p.node)
-            .ok_or(ViewError::UnknownNode(p.node))?;
+        let node = self.node(p.node).ok_or(ViewError::UnknownNode(p.node))?;
+        let mut next = node.gpus.clone();
         for gs in &p.gpus {
             let pos = node
                 .gpu_pos(gs.index)
                 .ok_or(ViewError::DoesNotFit(p.node))?;
-            let g = &mut node.gpus[pos];
+            let g = &mut next[pos];
             g.free = give(g.free, &gs.slot, model_at(g.model));
         }
-        node.cpu_free = (node.cpu_free + p.cpu_milli).min(node.cpu_milli);
-        node.memory_free = (node.memory_free + p.memory_mib).min(node.memory_mib);
-        node.refresh_summary();
+        self.update_node(p.node, |node| {
+            node.gpus = next;
+            node.cpu_free = (node.cpu_free + p.cpu_milli).min(node.cpu_milli);
+            node.memory_free = (node.memory_free + p.memory_mib).min(node.memory_mib);
+        });
         Ok(())
     }
+}
+
+/// One GPU's hardware as a node's interned hardware id covers it.
+type HardwareGpu = (u8, ModelIdx, PartitionMode, u32);
+
+fn hardware_of(node: &NodeView) -> Vec<HardwareGpu> {
+    node.gpus
+        .iter()
+        .map(|g| (g.index, g.model, g.mode, g.nvlink))
+        .collect()
+}
+
+/// The buckets a node's GPUs are in.
+fn buckets_of(
+    bucket_at: &HashMap<(RegionIdx, ModelIdx, PartitionMode), u32>,
+    node: &NodeView,
+) -> Vec<u32> {
+    let mut out: Vec<u32> = node
+        .gpus
+        .iter()
+        .filter_map(|g| bucket_at.get(&(node.region, g.model, g.mode)).copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The free state after taking `slot`, or `None` when it does not fit.

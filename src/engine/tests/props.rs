@@ -402,10 +402,15 @@ proptest! {
         let at = cut.index(steps.len());
         let (cmds, outs, snap) = drive(&steps, at)?;
 
-        // Same commands, same events.
+        // Same commands, same events; and the same again when placement
+        // walks every node instead of the state index.
         let mut again = engine_with(fleet());
+        let mut cfg = EngineConfig::default();
+        cfg.policy.walk = crate::engine::placement::Walk::EveryNode;
+        let mut walking = engine_configured(cfg, fleet());
         for ((now, cmd), out) in cmds.iter().zip(&outs) {
             prop_assert_eq!(&again.apply(*now, cmd.clone()), out);
+            prop_assert_eq!(&walking.apply(*now, cmd.clone()), out);
         }
         // Restored mid-run from its rows, the engine carries on exactly as the original.
         let mut restored = Engine::restore(EngineConfig::default(), snap)
