@@ -676,5 +676,66 @@ fn bench_scale(_c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, bench_resale, bench_scale);
+/// Issue 23: what a spot clearing costs with 10,000 bids queued on the
+/// 10,000-GPU fleet at 80 % (`GPUEX_BENCH_AUCTION_BIDS`): the first
+/// clearing, which places every bid and grants what fits; then clearings
+/// with nothing freed in between, where the bids that found no room lose
+/// without a placement; then one after a lease ends, which places them all
+/// again. Run with `GPUEX_BENCH_SCALE_ONLY=1` too.
+fn bench_auction(_c: &mut Criterion) {
+    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
+        return;
+    }
+    let bids: usize = std::env::var("GPUEX_BENCH_AUCTION_BIDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut e = fleet_engine();
+    let mut next_id = 0u128;
+    let leases = fill(&mut e, &mut rng, 0.80, &mut next_id);
+    let mut now = T0;
+    e.apply(now, Command::Tick).unwrap();
+    for _ in 0..bids {
+        next_id += 1;
+        let mut s = order(&mut rng);
+        // A bid between 0.55 and 0.95 of the list value of what it asks.
+        let index = Decimal::new(55 + rng.below(41) as i64, 2);
+        let list = s.resources.tflops * Decimal::new(2, 3)
+            + Decimal::from(s.resources.vram_gb / 4) * Decimal::new(5, 2);
+        s.mode = Mode::Spot;
+        s.max_price = Some((list * index).round_dp(6));
+        e.apply(now, place_cmd(next_id, s)).unwrap();
+    }
+    let mut clear = |e: &mut Engine, now: &mut Ts| {
+        *now += e.config().spot_interval_s;
+        let t = Instant::now();
+        let ev = e.apply(*now, Command::Tick).unwrap();
+        let took = t.elapsed();
+        let granted = ev
+            .iter()
+            .filter(|x| matches!(x, Event::LeaseGranted { .. }))
+            .count();
+        (took, granted)
+    };
+    let (first, granted) = clear(&mut e, &mut now);
+    let queued = e.open_orders().count();
+    let mut steady = Vec::new();
+    for _ in 0..20 {
+        steady.push(clear(&mut e, &mut now).0);
+    }
+    let (steady_p50, _, steady_max) = percentiles(steady);
+    let mut after_release = Vec::new();
+    for k in 0..5 {
+        e.apply(now, Command::Release { lease_id: leases[k * 97] })
+            .unwrap();
+        after_release.push(clear(&mut e, &mut now).0);
+    }
+    let (release_p50, _, release_max) = percentiles(after_release);
+    println!(
+        "spot auction, {bids} bids on 10000 GPUs at 80 %: first clearing {first:.1?} ({granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?}; after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?}"
+    );
+}
+
+criterion_group!(benches, bench, bench_resale, bench_scale, bench_auction);
 criterion_main!(benches);

@@ -196,6 +196,11 @@ pub struct Engine {
     /// Standard TFLOPS primary orders are expected to ask for within the
     /// notice period, per (model, region): not sold to spot.
     pub(super) forecast: BTreeMap<(String, String), Decimal>,
+    /// The bids the last spot clearing found no room for, and the view's
+    /// growth count after it: while that stands, they find none again and
+    /// lose without a placement. Derived, so not in a snapshot (a restored
+    /// engine places them once and finds the same).
+    pub(super) spot_no_room: Option<(u64, BTreeSet<OrderId>)>,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -249,6 +254,7 @@ impl Engine {
             listing_asks: BTreeMap::new(),
             touched_listings: BTreeSet::new(),
             forecast: BTreeMap::new(),
+            spot_no_room: None,
         }
     }
 

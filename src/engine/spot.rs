@@ -2,7 +2,7 @@
 //! (never inside a booked window), the clearing index is set per
 //! (model, region), live spot leases are repriced and warned.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
 
@@ -11,7 +11,9 @@ use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
-use super::placement::{model_at, place, Compute, Placement, PlacementRequest, UnitPrices, Units};
+use super::placement::{
+    model_at, place, Compute, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
+};
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
 use super::types::OrderId;
@@ -49,6 +51,13 @@ impl Engine {
             })
             .collect();
         let mut spot_room = self.spot_room();
+        // A bid that found no room at the last clearing finds none while
+        // nothing has been freed since: it loses without a placement.
+        let known_no_room = match self.spot_no_room.take() {
+            Some((growth, bids)) if growth == self.view.growth() => bids,
+            _ => BTreeSet::new(),
+        };
+        let mut found_no_room = BTreeSet::new();
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
         // one that found no room finds none either: skip its placement.
@@ -57,12 +66,14 @@ impl Engine {
             let Some((req, max_price)) = prepared.get(&bid.order) else {
                 return false;
             };
-            if no_room.iter().any(|f| at_least(req, f)) {
+            if known_no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
+                found_no_room.insert(bid.order);
                 losers_req.push((bid.order, req.clone()));
                 return false;
             }
             let Some(p) = place(view, req, mix, policy) else {
                 no_room.push(req);
+                found_no_room.insert(bid.order);
                 losers_req.push((bid.order, req.clone()));
                 return false;
             };
@@ -85,8 +96,17 @@ impl Engine {
             won.push((bid.order, p, index));
             true
         });
-        // Phase 2: the clearing index of every market from the losers that could use it.
+        // Phase 2: the clearing index of every market from the losers that
+        // could use it: the highest losing index per (models, region) asked,
+        // then per market the highest of the kinds that can use it.
         let losing: BTreeMap<OrderId, Decimal> = outcome.losers.iter().copied().collect();
+        let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
+        for (id, req) in &losers_req {
+            if let Some(&index) = losing.get(id) {
+                let top = highest_by_kind.entry((req.models, req.region)).or_insert(index);
+                *top = (*top).max(index);
+            }
+        }
         let mut markets: BTreeMap<(String, String), Decimal> = BTreeMap::new();
         let mut list: BTreeMap<(String, String), UnitPrices> = BTreeMap::new();
         for b in self.view.buckets() {
@@ -99,11 +119,12 @@ impl Engine {
                 .get(usize::from(b.region))
                 .map_or_else(String::new, |r| r.name.clone());
             let model = model_at(b.model).name.to_owned();
-            let idx = auction::clearing_index(losers_req.iter().filter_map(|(id, req)| {
-                let usable =
-                    req.models.contains(b.model) && req.region.is_none_or(|r| r == b.region);
-                usable.then(|| losing.get(id).copied()).flatten()
-            }));
+            let idx = auction::clearing_index(highest_by_kind.iter().filter_map(
+                |((models, region), index)| {
+                    let usable = models.contains(b.model) && region.is_none_or(|r| r == b.region);
+                    usable.then_some(*index)
+                },
+            ));
             list.insert((model.clone(), region.clone()), prices);
             markets.insert((model, region), idx);
         }
@@ -179,6 +200,7 @@ impl Engine {
             });
         }
         self.reprice_spot(events);
+        self.spot_no_room = Some((self.view.growth(), found_no_room));
     }
 
     /// Bids that found no idle capacity may displace running spot leases with

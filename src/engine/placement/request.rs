@@ -22,7 +22,7 @@ pub enum Compute {
 }
 
 /// A set of catalog models, bit i = [`ModelIdx`] i.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ModelSet(pub u32);
 
 impl ModelSet {

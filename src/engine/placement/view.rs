@@ -272,6 +272,10 @@ pub struct CapacityView {
     hardware: HashMap<Vec<HardwareGpu>, u32>,
     /// Uncordoned nodes grouped by free state, per bucket by room.
     states: StateIndex,
+    /// Counts the changes that may have made room: anything freed, a node
+    /// added, replaced or uncordoned, a price set. While it stands still,
+    /// a request that found no room finds none.
+    growth: u64,
     prices: HashMap<(RegionIdx, ModelIdx), UnitPrices>,
 }
 
@@ -309,7 +313,14 @@ impl CapacityView {
 
     /// Sets the list prices of one (region, model).
     pub fn set_price(&mut self, region: RegionIdx, model: ModelIdx, prices: UnitPrices) {
-        self.prices.insert((region, model), prices);
+        if self.prices.insert((region, model), prices) != Some(prices) {
+            self.growth += 1;
+        }
+    }
+
+    /// See [`CapacityView::growth`]'s field: equal values mean nothing was freed in between.
+    pub fn growth(&self) -> u64 {
+        self.growth
     }
 
     /// The list prices of one (region, model), if set.
@@ -323,6 +334,7 @@ impl CapacityView {
     /// indexes.
     pub fn upsert_node(&mut self, mut node: NodeView) {
         node.refresh_summary();
+        self.growth += 1;
         match self.nodes.binary_search_by(|n| n.id.cmp(&node.id)) {
             Ok(i) => {
                 let old = &self.nodes[i];
@@ -373,6 +385,7 @@ impl CapacityView {
 
     /// Adds many nodes at once (one index rebuild).
     pub fn extend_nodes(&mut self, nodes: impl IntoIterator<Item = NodeView>) {
+        self.growth += 1;
         for mut n in nodes {
             n.refresh_summary();
             self.by_id.remove(&n.id);
@@ -465,8 +478,12 @@ impl CapacityView {
         let node = self.nodes.get_mut(pos as usize)?;
         let buckets = buckets_of(&self.bucket_at, node);
         self.states.remove(pos);
+        let before = Room::of(node);
         let out = change(node);
         node.refresh_summary();
+        if Room::of(node).exceeds(&before) {
+            self.growth += 1;
+        }
         self.states.insert(pos, node, &buckets);
         Some(out)
     }
@@ -575,6 +592,39 @@ impl CapacityView {
             node.memory_free = (node.memory_free + p.memory_mib).min(node.memory_mib);
         });
         Ok(())
+    }
+}
+
+/// What a node has free, to tell whether a change freed anything.
+struct Room {
+    open: bool,
+    cpu: u64,
+    memory: u64,
+    gpus: Vec<GpuFree>,
+}
+
+impl Room {
+    fn of(node: &NodeView) -> Room {
+        Room {
+            open: !node.cordoned,
+            cpu: node.cpu_free,
+            memory: node.memory_free,
+            gpus: node.gpus.iter().map(|g| g.free).collect(),
+        }
+    }
+
+    /// Whether anything is free here that was not in `before`.
+    fn exceeds(&self, before: &Room) -> bool {
+        (self.open && !before.open)
+            || self.cpu > before.cpu
+            || self.memory > before.memory
+            || self.gpus.len() != before.gpus.len()
+            || self.gpus.iter().zip(&before.gpus).any(|(now, was)| {
+                now.milli > was.milli
+                    || now.memory_mb > was.memory_mb
+                    || now.mig_mask & !was.mig_mask != 0
+                    || now.mig_compute > was.mig_compute
+            })
     }
 }
 

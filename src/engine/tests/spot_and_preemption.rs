@@ -486,3 +486,26 @@ fn a_spot_workload_that_exits_before_any_notice_ends_its_order() {
     assert!(!ev.iter().any(|x| matches!(x, Event::OrderRequeued { .. })));
     assert!(granted(&run(&mut e, T0 + 30, Command::Tick)).is_empty());
 }
+
+#[test]
+fn a_bid_without_room_keeps_losing_until_something_is_freed_then_wins() {
+    let mut e = one_whole_gpu();
+    let od = grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    run(&mut e, T0, place(2, spot(dec!(1.0))));
+    // No room at three clearings: the later two remember it and place nothing.
+    let before = e.view().growth();
+    for k in 1..=3 {
+        let ev = run(&mut e, T0 + 10 * k, Command::Tick);
+        assert!(granted(&ev).is_empty(), "clearing {k}");
+        assert_eq!(e.view().growth(), before, "clearing {k} frees nothing");
+    }
+    // An on-demand order that finds no room takes nothing and frees nothing.
+    run(&mut e, T0 + 35, place(3, spec(Mode::OnDemand, whole_a100())));
+    assert_eq!(e.view().growth(), before);
+    run(&mut e, T0 + 37, Command::Release { lease_id: od.id });
+    assert!(e.view().growth() > before, "a release frees room");
+    let ev = run(&mut e, T0 + 38, Command::Tick);
+    let won = granted(&ev).pop().expect("the bid wins once room is freed");
+    assert_eq!(won.order_id, order_id(2));
+    e.validate().expect("invariants hold");
+}
