@@ -9,6 +9,11 @@
 //! same function either way (listings are bookings like any other), so the
 //! whole Place command is what is compared. `GPUEX_BENCH_RESALE_ONLY=1`
 //! runs that part alone.
+//!
+//! Then the fleet-size curve (issue 23): 1,000, 10,000 and 100,000 GPUs,
+//! placement walking every node against the state index, side by side; and
+//! the spot auction's cost with 10,000 bids queued. `GPUEX_BENCH_SCALE_ONLY=1`
+//! runs those two alone.
 
 use std::time::{Duration, Instant};
 

@@ -61,7 +61,7 @@ fn node_id(i: usize) -> Uuid {
 
 impl GpuexPlacer {
     /// Mirrors the trace's nodes into a view: one region, every GPU shared.
-    pub fn new(trace: &Trace) -> Self {
+    pub fn new(trace: &Trace, walk: super::PlacementWalk) -> Self {
         let named: Vec<Option<ModelIdx>> = trace
             .kinds
             .iter()
@@ -86,7 +86,13 @@ impl GpuexPlacer {
         GpuexPlacer {
             view,
             mix: DemandMix::default(),
-            policy: engine::Policy::simulation(ScoreKind::Fgd),
+            policy: engine::Policy {
+                walk: match walk {
+                    super::PlacementWalk::States => engine::Walk::States,
+                    super::PlacementWalk::EveryNode => engine::Walk::EveryNode,
+                },
+                ..engine::Policy::simulation(ScoreKind::Fgd)
+            },
             kind_model,
             pending: None,
             held: HashMap::new(),
@@ -222,7 +228,7 @@ mod tests {
     #[test]
     fn gpuex_places_through_the_engine_and_keeps_its_view_in_step() {
         let (t, mut c) = cluster(&[2, 2], 32000);
-        let mut g = GpuexPlacer::new(&t);
+        let mut g = GpuexPlacer::new(&t, super::PlacementWalk::States);
         let a = task(1000, GpuAsk::Share(600));
         let at = g.choose(&c, &a, None).unwrap();
         c.place(&a, at);
@@ -250,7 +256,7 @@ mod tests {
         let hint = |end| Some(EndHint { now: 0, end });
         let third = |with: Option<EndHint>| {
             let (t, mut c) = cluster(&[2], 32000);
-            let mut g = GpuexPlacer::new(&t);
+            let mut g = GpuexPlacer::new(&t, super::PlacementWalk::States);
             // GPU 0 holds work predicted to end in an hour, GPU 1 in ten.
             for (i, end) in [(0, 3_600), (1, 36_000)] {
                 let a = task(1000, GpuAsk::Share(600));

@@ -48,6 +48,11 @@ pub struct SimulateArgs {
     /// in timeline mode, a quarter of it they do.
     #[arg(long, default_value_t = 1.0)]
     pub node_share: f64,
+    /// How the gpuex policy's placement finds its candidates: `states`
+    /// (the server's, each distinct node state once) or `every-node` (the
+    /// reference walk). Both choose the same; only the speed differs.
+    #[arg(long, value_enum, default_value_t = PlacementWalk::States)]
+    pub placement_walk: PlacementWalk,
     /// Seeds: `42..51` (inclusive, as the paper's ten), `42..=51`, `1,2,3` or `42`.
     #[arg(long, default_value = "42..51", value_parser = parse_seeds)]
     pub seeds: Seeds,
@@ -57,6 +62,13 @@ pub struct SimulateArgs {
     /// or utilization over time (timeline mode), one line per policy.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// See [`SimulateArgs::placement_walk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementWalk {
+    States,
+    EveryNode,
 }
 
 /// A placement policy.
@@ -156,6 +168,7 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
         return Err(SimulateError::Unavailable("gpuex"));
     }
     let mut shared = policy::Shared::new(&trace);
+    shared.walk = args.placement_walk;
     match args.mode {
         Mode::Paper => {
             let mut results = Vec::new();

@@ -33,6 +33,8 @@ pub struct Shared {
     /// Class id per trace task (same CPU, GPU ask and model set).
     pub class_of: Vec<u32>,
     pub classes: usize,
+    /// How the gpuex policy walks the nodes.
+    pub walk: super::PlacementWalk,
 }
 
 impl Shared {
@@ -53,6 +55,7 @@ impl Shared {
             memo: FragMemo::default(),
             class_of,
             classes: ids.len(),
+            walk: super::PlacementWalk::States,
         }
     }
 }
@@ -90,7 +93,7 @@ impl<'a> Scheduler<'a> {
         } else {
             Vec::new()
         };
-        let gpuex = (policy == PolicyName::Gpuex).then(|| GpuexPlacer::new(trace));
+        let gpuex = (policy == PolicyName::Gpuex).then(|| GpuexPlacer::new(trace, shared.walk));
         Scheduler {
             policy,
             trace,

@@ -333,6 +333,7 @@ mod tests {
             tune: 1.3,
             seeds: parse_seeds("42").unwrap(),
             node_share: 1.0,
+            placement_walk: super::PlacementWalk::States,
             format,
             plot: None,
         }

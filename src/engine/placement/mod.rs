@@ -25,6 +25,11 @@
 //!   memory free) and per-GPU ([`GpuView`]: model, [`PartitionMode`], NVLink
 //!   peers, [`GpuFree`]) free state, indexed by (region, model, mode) buckets
 //!   and a per-node free summary, plus list prices per (region, model).
+//!   Within a bucket, uncordoned nodes are filed by state (region, hardware,
+//!   free host and free GPUs): interchangeable nodes are scored once, at
+//!   their lowest id, and a request visits only the states with room for
+//!   it, so a scan costs the number of distinct free shapes, not of GPUs
+//!   ([`Walk::EveryNode`] is the reference walk that must agree).
 //! - [`PlacementRequest`]: compute (TFLOPS at a precision, or milli-GPU),
 //!   memory, GPU count, allowed models, NVLink, isolation, region, node, host CPU/memory.
 //! - [`Policy`]: the hard rules and the ranking ([`ScoreKind`]); the simulator

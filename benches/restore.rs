@@ -1,0 +1,363 @@
+//! Restore at scale (issue 23): a database holding a 100,000-GPU fleet
+//! (12,500 nodes of 8) with its live leases is read back into a serving
+//! engine, the way a replica that takes over the market does. The fleet
+//! and its leases come from the engine benchmark's fleet filled to 80 %
+//! with its order mix, written as the server's rows (node specs, order and
+//! lease rows with the engine's JSON, list prices, the engine's clock).
+//!
+//! Reported: the database read and decode, `Engine::restore` itself, and the
+//! whole of `market::restore::load`, on SQLite and, with
+//! `GPUEX_TEST_POSTGRES_URL` (or `GPUEX_BENCH_POSTGRES_URL`), on PostgreSQL.
+//!
+//! `cargo bench --bench restore` (`GPUEX_BENCH_RESTORE_GPUS`, default 100000).
+
+use std::time::Instant;
+
+use chrono::Utc;
+use rust_decimal::Decimal;
+use sqlx::Connection;
+use uuid::Uuid;
+
+use gpuex::catalog::Unit;
+use gpuex::db::{push_rows, Db, Money, Writes};
+use gpuex::engine::placement::PartitionMode;
+use gpuex::engine::*;
+
+const T0: Ts = 1_700_000_000;
+const REGIONS: [(&str, &str); 3] = [
+    ("eu", "Europe/Paris"),
+    ("us", "America/New_York"),
+    ("ap", "Asia/Tokyo"),
+];
+const MODELS: [(&str, bool); 6] = [
+    ("A100-SXM4-80GB", true),
+    ("H100-SXM5-80GB", true),
+    ("H200-SXM-141GB", true),
+    ("L40S-48GB", false),
+    ("A100-SXM4-40GB", true),
+    ("V100-SXM2-32GB", false),
+];
+const BUYER: Uuid = Uuid::from_u128(0xb0);
+const PROVIDER: Uuid = Uuid::from_u128(0xa0);
+
+/// A deterministic xorshift, as in the engine benchmark.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn prices() -> Vec<ListPrice> {
+    let mut rows = Vec::new();
+    for (i, (r, _)) in REGIONS.iter().enumerate() {
+        let bump = Decimal::new(100 + i as i64, 2);
+        for (m, _) in MODELS {
+            for (unit, price) in [
+                (Unit::TflopsH, Decimal::new(2, 3)),
+                (Unit::VramH, Decimal::new(5, 2)),
+            ] {
+                rows.push(ListPrice {
+                    region: (*r).into(),
+                    gpu_model: m.into(),
+                    unit,
+                    list_price: price * bump,
+                });
+            }
+        }
+    }
+    rows
+}
+
+fn node_spec(n: u32) -> NodeSpec {
+    let (model, mig) = MODELS[(n % 6) as usize];
+    let mode = match n % 3 {
+        0 if mig => PartitionMode::Mig,
+        0 | 1 => PartitionMode::Shared,
+        _ => PartitionMode::Whole,
+    };
+    NodeSpec {
+        id: Uuid::from_u128(0x5000_0000 + u128::from(n)),
+        region: REGIONS[(n % 3) as usize].0.into(),
+        cpu_milli: 128_000,
+        memory_mib: 1_024_000,
+        gpus: (0..8u8)
+            .map(|i| GpuSpec {
+                index: i,
+                model: model.into(),
+                mode,
+                nvlink: vec![i ^ 1],
+            })
+            .collect(),
+    }
+}
+
+fn order(rng: &mut Rng) -> OrderSpec {
+    let gpus = if rng.below(20) == 0 { 2 } else { 1 };
+    let tflops = match rng.below(4) {
+        0 => 30 + rng.below(40),
+        1 => 100 + rng.below(100),
+        2 => 200 + rng.below(200),
+        _ => 300 * gpus,
+    };
+    OrderSpec {
+        mode: Mode::OnDemand,
+        resources: Resources {
+            tflops: Decimal::from(tflops),
+            vram_gb: 4 * (1 + rng.below(8) as u32) * gpus as u32,
+            precision: None,
+            gpu_model: None,
+            gpus: Some(gpus as u32),
+            nvlink: false,
+            isolation: Isolation::Any,
+            cpu_milli: None,
+            memory_mib: None,
+        },
+        region: None,
+        node: None,
+        start_at: None,
+        duration_s: None,
+        max_price: None,
+        max_wait_s: None,
+        qos: Qos::Batch,
+        predicted_duration: None,
+    }
+}
+
+/// The fleet filled to 80 % of its GPU compute with on-demand leases.
+fn filled_engine(gpus: u32) -> Engine {
+    let mut e = Engine::new(EngineConfig::default());
+    for (name, timezone) in REGIONS {
+        e.apply(
+            T0,
+            Command::SetRegion {
+                name: name.into(),
+                timezone: timezone.into(),
+            },
+        )
+        .expect("region");
+    }
+    e.apply(T0, Command::SetPrices(prices())).expect("prices");
+    for n in 0..gpus.div_ceil(8) {
+        e.apply(T0, Command::UpsertNode(node_spec(n)))
+            .expect("node");
+    }
+    let total = f64::from(gpus) * 1000.0;
+    let (mut held, mut misses, mut id) = (0.0, 0, 0u128);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    while held / total < 0.80 && misses < 2000 {
+        id += 1;
+        let place = Command::Place(PlaceOrder {
+            order_id: Uuid::from_u128(0x1_0000_0000 + id),
+            buyer: BUYER,
+            funds_available: Decimal::from(1_000_000_000),
+            spec: order(&mut rng),
+        });
+        let granted = e.apply(T0, place).expect("place").into_iter().find_map(|x| match x {
+            Event::LeaseGranted { lease, .. } => Some(lease),
+            _ => None,
+        });
+        match granted {
+            Some(lease) => held += f64::from(lease.placement.held_milli()),
+            None => misses += 1,
+        }
+    }
+    e
+}
+
+/// Writes the engine's state as the server's rows.
+async fn write_rows(db: &Db, e: &Engine) {
+    let snap = e.snapshot();
+    let now = Utc::now();
+    let mut tx = db.begin().await.expect("begin");
+    let mut writes = Writes::new(&tx);
+    let users = [(BUYER, "buyer"), (PROVIDER, "provider")];
+    push_rows!(
+        &mut writes,
+        "INSERT INTO users (id, email, name, role, password_hash, created_at) ",
+        users,
+        |row, (id, role)| row
+            .push_bind(*id)
+            .push_bind(format!("{role}@restore.bench"))
+            .push_bind(*role)
+            .push_bind(*role)
+            .push_bind("x")
+            .push_bind(now)
+    );
+    push_rows!(
+        &mut writes,
+        "INSERT INTO regions (name, timezone, created_at, updated_at) ",
+        REGIONS,
+        |row, (name, timezone)| row
+            .push_bind(*name)
+            .push_bind(*timezone)
+            .push_bind(now)
+            .push_bind(now),
+        " ON CONFLICT (name) DO NOTHING"
+    );
+    push_rows!(
+        &mut writes,
+        "INSERT INTO list_prices (region, gpu_model, unit, list_price, currency, updated_at) ",
+        snap.prices,
+        |row, p| row
+            .push_bind(&p.region)
+            .push_bind(&p.gpu_model)
+            .push_bind(p.unit.to_string())
+            .push_bind(Money(p.list_price))
+            .push_bind("USD")
+            .push_bind(now),
+        " ON CONFLICT (region, gpu_model, unit) DO NOTHING"
+    );
+    let specs: Vec<(NodeSpec, String)> = snap
+        .nodes
+        .iter()
+        .map(|n| (n.spec.clone(), serde_json::to_string(&n.spec).expect("spec")))
+        .collect();
+    push_rows!(
+        &mut writes,
+        "INSERT INTO nodes (id, provider_id, name, region, token_hash, status, spec_json, created_at) ",
+        specs,
+        |row, (spec, json)| row
+            .push_bind(spec.id)
+            .push_bind(PROVIDER)
+            .push_bind(spec.id.to_string())
+            .push_bind(&spec.region)
+            .push_bind(spec.id.to_string())
+            .push_bind("online")
+            .push_bind(json)
+            .push_bind(now)
+    );
+    let leases: Vec<(&Lease, String)> = snap
+        .leases
+        .iter()
+        .map(|l| (l, serde_json::to_string(l).expect("lease")))
+        .collect();
+    push_rows!(
+        &mut writes,
+        "INSERT INTO orders (id, buyer_id, mode, state, region, request_json, tags_json, lease_id, created_at, updated_at) ",
+        leases,
+        |row, (l, _)| row
+            .push_bind(l.order_id)
+            .push_bind(BUYER)
+            .push_bind(l.mode.to_string())
+            .push_bind("filled")
+            .push_bind("any")
+            .push_bind("{}")
+            .push_bind("{}")
+            .push_bind(l.id)
+            .push_bind(now)
+            .push_bind(now)
+    );
+    push_rows!(
+        &mut writes,
+        "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
+         price_per_hour, starts_at, ends_at, engine_json, created_at, updated_at) ",
+        leases,
+        |row, (l, json)| row
+            .push_bind(l.id)
+            .push_bind(l.order_id)
+            .push_bind(BUYER)
+            .push_bind(l.node)
+            .push_bind(l.mode.to_string())
+            .push_bind(l.state.to_string())
+            .push_bind(&l.model)
+            .push_bind(&l.region)
+            .push_bind(Money(l.price_per_hour))
+            .push_bind(l.starts_at)
+            .push_bind(l.ends_at)
+            .push_bind(json)
+            .push_bind(now)
+            .push_bind(now)
+    );
+    let meta = [serde_json::to_string(&e.meta()).expect("meta")];
+    push_rows!(
+        &mut writes,
+        "INSERT INTO engine_meta (id, state_json) ",
+        meta,
+        |row, json| row.push_bind(1i32).push_bind(json)
+    );
+    writes.execute(&mut tx).await.expect("rows");
+    tx.commit().await.expect("commit");
+}
+
+async fn measure(label: &str, url: &str, e: &Engine) {
+    let db = Db::connect(url).await.expect("database");
+    let t = Instant::now();
+    write_rows(&db, e).await;
+    let written = t.elapsed();
+    // The whole load twice: the first reads a cold cache.
+    let mut loads = Vec::new();
+    for _ in 0..2 {
+        let t = Instant::now();
+        let restored = gpuex::market::restore::load(&db, EngineConfig::default())
+            .await
+            .expect("restore");
+        loads.push(t.elapsed());
+        assert_eq!(restored.leases().count(), e.leases().count());
+    }
+    db.close().await;
+    println!(
+        "{label}: rows written in {written:.1?}; market::restore::load (read, decode, Engine::restore, validate): {:.2?} cold, {:.2?} warm",
+        loads[0], loads[1]
+    );
+}
+
+fn main() {
+    let gpus: u32 = std::env::var("GPUEX_BENCH_RESTORE_GPUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let t = Instant::now();
+    let e = filled_engine(gpus);
+    let held: u64 = e
+        .leases()
+        .map(|l| u64::from(l.placement.held_milli()))
+        .sum();
+    println!(
+        "fleet: {gpus} GPUs, {} live leases, {:.1} % of GPU compute held (filled in {:.1?})",
+        e.leases().count(),
+        held as f64 / f64::from(gpus) / 10.0,
+        t.elapsed()
+    );
+
+    // The engine alone, from rows already decoded.
+    let snap = e.snapshot();
+    let t = Instant::now();
+    let restored = Engine::restore(EngineConfig::default(), snap).expect("restore");
+    println!(
+        "Engine::restore of the snapshot (validation included): {:.2?}",
+        t.elapsed()
+    );
+    assert_eq!(restored.snapshot(), e.snapshot(), "restored as it stopped");
+
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite = format!("sqlite://{}/restore.db", dir.path().display());
+    runtime.block_on(measure("SQLite", &sqlite, &e));
+    let postgres = std::env::var("GPUEX_BENCH_POSTGRES_URL")
+        .or_else(|_| std::env::var("GPUEX_TEST_POSTGRES_URL"))
+        .ok();
+    match postgres {
+        Some(base) => runtime.block_on(async {
+            let name = format!("gpuex_bench_restore_{}", std::process::id());
+            let mut admin = sqlx::PgConnection::connect(&base).await.expect("postgres");
+            sqlx::query(&format!("CREATE DATABASE {name}"))
+                .execute(&mut admin)
+                .await
+                .expect("create database");
+            let url = match base.rsplit_once('/') {
+                Some((server, _)) => format!("{server}/{name}"),
+                None => base.clone(),
+            };
+            measure("PostgreSQL", &url, &e).await;
+            sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+                .execute(&mut admin)
+                .await
+                .expect("drop database");
+        }),
+        None => println!("PostgreSQL: SKIPPED (set GPUEX_TEST_POSTGRES_URL)"),
+    }
+}
