@@ -695,8 +695,12 @@ fn bench_auction(_c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    let gpus: u32 = std::env::var("GPUEX_BENCH_AUCTION_GPUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut e = fleet_engine();
+    let mut e = fleet_of(gpus.div_ceil(8), EngineConfig::default());
     let mut next_id = 0u128;
     let leases = fill(&mut e, &mut rng, 0.80, &mut next_id);
     let mut now = T0;
@@ -712,7 +716,7 @@ fn bench_auction(_c: &mut Criterion) {
         s.max_price = Some((list * index).round_dp(6));
         e.apply(now, place_cmd(next_id, s)).unwrap();
     }
-    let mut clear = |e: &mut Engine, now: &mut Ts| {
+    let clear = |e: &mut Engine, now: &mut Ts| {
         *now += e.config().spot_interval_s;
         let t = Instant::now();
         let ev = e.apply(*now, Command::Tick).unwrap();
@@ -732,13 +736,18 @@ fn bench_auction(_c: &mut Criterion) {
     let (steady_p50, _, steady_max) = percentiles(steady);
     let mut after_release = Vec::new();
     for k in 0..5 {
-        e.apply(now, Command::Release { lease_id: leases[k * 97] })
-            .unwrap();
+        e.apply(
+            now,
+            Command::Release {
+                lease_id: leases[k * 97],
+            },
+        )
+        .unwrap();
         after_release.push(clear(&mut e, &mut now).0);
     }
     let (release_p50, _, release_max) = percentiles(after_release);
     println!(
-        "spot auction, {bids} bids on 10000 GPUs at 80 %: first clearing {first:.1?} ({granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?}; after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?}"
+        "spot auction, {bids} bids on {gpus} GPUs at 80 %: first clearing {first:.1?} ({granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?}; after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?}"
     );
 }
 

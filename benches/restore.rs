@@ -156,10 +156,14 @@ fn filled_engine(gpus: u32) -> Engine {
             funds_available: Decimal::from(1_000_000_000),
             spec: order(&mut rng),
         });
-        let granted = e.apply(T0, place).expect("place").into_iter().find_map(|x| match x {
-            Event::LeaseGranted { lease, .. } => Some(lease),
-            _ => None,
-        });
+        let granted = e
+            .apply(T0, place)
+            .expect("place")
+            .into_iter()
+            .find_map(|x| match x {
+                Event::LeaseGranted { lease, .. } => Some(lease),
+                _ => None,
+            });
         match granted {
             Some(lease) => held += f64::from(lease.placement.held_milli()),
             None => misses += 1,
@@ -214,7 +218,12 @@ async fn write_rows(db: &Db, e: &Engine) {
     let specs: Vec<(NodeSpec, String)> = snap
         .nodes
         .iter()
-        .map(|n| (n.spec.clone(), serde_json::to_string(&n.spec).expect("spec")))
+        .map(|n| {
+            (
+                n.spec.clone(),
+                serde_json::to_string(&n.spec).expect("spec"),
+            )
+        })
         .collect();
     push_rows!(
         &mut writes,

@@ -1,6 +1,7 @@
 //! The engine's state: its configuration, errors, the `Engine` struct and its
 //! read accessors. Commands live in sibling files (`apply.rs` dispatches).
 
+use super::spot::ClearingMemo;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
@@ -196,11 +197,8 @@ pub struct Engine {
     /// Standard TFLOPS primary orders are expected to ask for within the
     /// notice period, per (model, region): not sold to spot.
     pub(super) forecast: BTreeMap<(String, String), Decimal>,
-    /// The bids the last spot clearing found no room for, and the view's
-    /// growth count after it: while that stands, they find none again and
-    /// lose without a placement. Derived, so not in a snapshot (a restored
-    /// engine places them once and finds the same).
-    pub(super) spot_no_room: Option<(u64, BTreeSet<OrderId>)>,
+    /// What the last spot clearing learned of its losers (see [`ClearingMemo`]).
+    pub(super) spot_memo: ClearingMemo,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -254,7 +252,7 @@ impl Engine {
             listing_asks: BTreeMap::new(),
             touched_listings: BTreeSet::new(),
             forecast: BTreeMap::new(),
-            spot_no_room: None,
+            spot_memo: ClearingMemo::default(),
         }
     }
 

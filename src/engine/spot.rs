@@ -12,7 +12,8 @@ use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{
-    model_at, place, Compute, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
+    model_at, place, Compute, ForecastClass, ModelSet, Placement, PlacementRequest, RegionIdx,
+    UnitPrices, Units,
 };
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
@@ -51,12 +52,25 @@ impl Engine {
             })
             .collect();
         let mut spot_room = self.spot_room();
+        let memo = std::mem::take(&mut self.spot_memo);
         // A bid that found no room at the last clearing finds none while
         // nothing has been freed since: it loses without a placement.
-        let known_no_room = match self.spot_no_room.take() {
-            Some((growth, bids)) if growth == self.view.growth() => bids,
-            _ => BTreeSet::new(),
+        let known_no_room = if memo.growth == Some(self.view.growth()) {
+            memo.no_room
+        } else {
+            BTreeSet::new()
         };
+        // While nothing placement reads has changed either, every bid lands
+        // where it did and loses the same way, until a bid of this clearing
+        // wins and takes capacity (a bid with a predicted end reads the
+        // clock, so it is always placed).
+        let seen = self.placement_inputs();
+        let known_lost = if memo.seen.as_ref() == Some(&seen) {
+            memo.lost
+        } else {
+            BTreeSet::new()
+        };
+        let mut won_any = false;
         let mut found_no_room = BTreeSet::new();
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
@@ -68,6 +82,10 @@ impl Engine {
             };
             if known_no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
                 found_no_room.insert(bid.order);
+                losers_req.push((bid.order, req.clone()));
+                return false;
+            }
+            if !won_any && req.ends.is_none() && known_lost.contains(&bid.order) {
                 losers_req.push((bid.order, req.clone()));
                 return false;
             }
@@ -93,6 +111,7 @@ impl Engine {
             if view.allocate(&p).is_err() {
                 return false;
             }
+            won_any = true;
             won.push((bid.order, p, index));
             true
         });
@@ -103,7 +122,9 @@ impl Engine {
         let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
         for (id, req) in &losers_req {
             if let Some(&index) = losing.get(id) {
-                let top = highest_by_kind.entry((req.models, req.region)).or_insert(index);
+                let top = highest_by_kind
+                    .entry((req.models, req.region))
+                    .or_insert(index);
                 *top = (*top).max(index);
             }
         }
@@ -200,7 +221,29 @@ impl Engine {
             });
         }
         self.reprice_spot(events);
-        self.spot_no_room = Some((self.view.growth(), found_no_room));
+        let lost = outcome
+            .losers
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| prepared.get(id).is_some_and(|(req, _)| req.ends.is_none()))
+            .collect();
+        self.spot_memo = ClearingMemo {
+            growth: Some(self.view.growth()),
+            no_room: found_no_room,
+            seen: Some(self.placement_inputs()),
+            lost,
+        };
+    }
+
+    /// What placement and the spot holdback read besides the bids: equal
+    /// values, the same placements.
+    fn placement_inputs(&self) -> PlacementInputs {
+        PlacementInputs {
+            view_changes: self.view.changes(),
+            demand_recorded: self.mix.recorded(),
+            mix_forecast: self.mix.forecast().to_vec(),
+            holdback: self.forecast.clone(),
+        }
     }
 
     /// Bids that found no idle capacity may displace running spot leases with
@@ -335,6 +378,29 @@ impl Engine {
             }
         }
     }
+}
+
+/// What the last spot clearing learned of the bids that lost, so the next
+/// one skips placements whose outcome cannot have changed. Derived, so not
+/// in a snapshot: a restored engine places those bids once and finds the same.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ClearingMemo {
+    /// The view's growth count after the clearing.
+    growth: Option<u64>,
+    /// Bids that found no room.
+    no_room: BTreeSet<OrderId>,
+    /// What placement read, after the clearing.
+    seen: Option<PlacementInputs>,
+    /// Bids that lost, for any reason (none with a predicted end).
+    lost: BTreeSet<OrderId>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct PlacementInputs {
+    view_changes: u64,
+    demand_recorded: u64,
+    mix_forecast: Vec<ForecastClass>,
+    holdback: BTreeMap<(String, String), Decimal>,
 }
 
 /// Adds a grant's units to its market's total. Units are bounded by the

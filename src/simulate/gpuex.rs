@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn gpuex_places_through_the_engine_and_keeps_its_view_in_step() {
         let (t, mut c) = cluster(&[2, 2], 32000);
-        let mut g = GpuexPlacer::new(&t, super::PlacementWalk::States);
+        let mut g = GpuexPlacer::new(&t, crate::simulate::PlacementWalk::States);
         let a = task(1000, GpuAsk::Share(600));
         let at = g.choose(&c, &a, None).unwrap();
         c.place(&a, at);
@@ -256,7 +256,7 @@ mod tests {
         let hint = |end| Some(EndHint { now: 0, end });
         let third = |with: Option<EndHint>| {
             let (t, mut c) = cluster(&[2], 32000);
-            let mut g = GpuexPlacer::new(&t, super::PlacementWalk::States);
+            let mut g = GpuexPlacer::new(&t, crate::simulate::PlacementWalk::States);
             // GPU 0 holds work predicted to end in an hour, GPU 1 in ten.
             for (i, end) in [(0, 3_600), (1, 36_000)] {
                 let a = task(1000, GpuAsk::Share(600));

@@ -333,7 +333,7 @@ mod tests {
             tune: 1.3,
             seeds: parse_seeds("42").unwrap(),
             node_share: 1.0,
-            placement_walk: super::PlacementWalk::States,
+            placement_walk: crate::simulate::PlacementWalk::States,
             format,
             plot: None,
         }

@@ -276,6 +276,9 @@ pub struct CapacityView {
     /// added, replaced or uncordoned, a price set. While it stands still,
     /// a request that found no room finds none.
     growth: u64,
+    /// Counts every change placement could see (free state, nodes, cordons,
+    /// prices, off-peak flags): equal values, the same placements.
+    changes: u64,
     prices: HashMap<(RegionIdx, ModelIdx), UnitPrices>,
 }
 
@@ -289,6 +292,7 @@ impl CapacityView {
         if let Some(i) = self.region_idx(name) {
             return i;
         }
+        self.changes += 1;
         self.regions.push(RegionView {
             name: name.to_owned(),
             offpeak: false,
@@ -307,7 +311,10 @@ impl CapacityView {
     /// Sets whether a region is off-peak now.
     pub fn set_offpeak(&mut self, region: RegionIdx, offpeak: bool) {
         if let Some(r) = self.regions.get_mut(usize::from(region)) {
-            r.offpeak = offpeak;
+            if r.offpeak != offpeak {
+                r.offpeak = offpeak;
+                self.changes += 1;
+            }
         }
     }
 
@@ -315,12 +322,18 @@ impl CapacityView {
     pub fn set_price(&mut self, region: RegionIdx, model: ModelIdx, prices: UnitPrices) {
         if self.prices.insert((region, model), prices) != Some(prices) {
             self.growth += 1;
+            self.changes += 1;
         }
     }
 
     /// See [`CapacityView::growth`]'s field: equal values mean nothing was freed in between.
     pub fn growth(&self) -> u64 {
         self.growth
+    }
+
+    /// See [`CapacityView::changes`]'s field: equal values mean nothing placement reads changed.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The list prices of one (region, model), if set.
@@ -335,6 +348,7 @@ impl CapacityView {
     pub fn upsert_node(&mut self, mut node: NodeView) {
         node.refresh_summary();
         self.growth += 1;
+        self.changes += 1;
         match self.nodes.binary_search_by(|n| n.id.cmp(&node.id)) {
             Ok(i) => {
                 let old = &self.nodes[i];
@@ -386,6 +400,7 @@ impl CapacityView {
     /// Adds many nodes at once (one index rebuild).
     pub fn extend_nodes(&mut self, nodes: impl IntoIterator<Item = NodeView>) {
         self.growth += 1;
+        self.changes += 1;
         for mut n in nodes {
             n.refresh_summary();
             self.by_id.remove(&n.id);
@@ -399,6 +414,7 @@ impl CapacityView {
     /// Removes a node.
     pub fn remove_node(&mut self, id: Uuid) -> Option<NodeView> {
         let pos = *self.by_id.get(&id)? as usize;
+        self.changes += 1;
         let node = self.nodes.remove(pos);
         self.rebuild_index();
         Some(node)
@@ -479,6 +495,7 @@ impl CapacityView {
         let buckets = buckets_of(&self.bucket_at, node);
         self.states.remove(pos);
         let before = Room::of(node);
+        self.changes += 1;
         let out = change(node);
         node.refresh_summary();
         if Room::of(node).exceeds(&before) {

@@ -500,7 +500,11 @@ fn a_bid_without_room_keeps_losing_until_something_is_freed_then_wins() {
         assert_eq!(e.view().growth(), before, "clearing {k} frees nothing");
     }
     // An on-demand order that finds no room takes nothing and frees nothing.
-    run(&mut e, T0 + 35, place(3, spec(Mode::OnDemand, whole_a100())));
+    run(
+        &mut e,
+        T0 + 35,
+        place(3, spec(Mode::OnDemand, whole_a100())),
+    );
     assert_eq!(e.view().growth(), before);
     run(&mut e, T0 + 37, Command::Release { lease_id: od.id });
     assert!(e.view().growth() > before, "a release frees room");
