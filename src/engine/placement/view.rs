@@ -495,10 +495,13 @@ impl CapacityView {
         let buckets = buckets_of(&self.bucket_at, node);
         self.states.remove(pos);
         let before = Room::of(node);
-        self.changes += 1;
         let out = change(node);
         node.refresh_summary();
-        if Room::of(node).exceeds(&before) {
+        let after = Room::of(node);
+        if after != before {
+            self.changes += 1;
+        }
+        if after.exceeds(&before) {
             self.growth += 1;
         }
         self.states.insert(pos, node, &buckets);
@@ -613,6 +616,7 @@ impl CapacityView {
 }
 
 /// What a node has free, to tell whether a change freed anything.
+#[derive(PartialEq)]
 struct Room {
     open: bool,
     cpu: u64,
