@@ -382,6 +382,53 @@ struct Figures {
     p99: Duration,
     /// p50 and p99 of the orders sent to the leader, and to followers.
     by_role: Option<[(Duration, Duration); 2]>,
+    /// Cores busy over the measured window: each replica (the leader
+    /// first), this bench's client, and the whole machine.
+    cores: Option<Cores>,
+    /// One follower mirror rebuild (`restore::load`) of the database the
+    /// run left, and the leases in it.
+    rebuild: Option<(Duration, usize)>,
+}
+
+struct Cores {
+    replicas: Vec<f64>,
+    client: f64,
+    machine: f64,
+}
+
+/// Clock ticks a second of `/proc`'s CPU times (`getconf CLK_TCK`: 100 on
+/// Linux everywhere this runs).
+const TICKS_PER_S: f64 = 100.0;
+
+/// User and system CPU ticks of a process, from `/proc/<pid>/stat`.
+fn process_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Busy ticks of the whole machine (all but idle and iowait), from `/proc/stat`.
+fn machine_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: u64 = ticks.iter().take(8).sum();
+    Some(total - ticks.get(3)? - ticks.get(4)?)
+}
+
+/// CPU ticks of the replicas, this process and the machine, at one moment.
+fn ticks(replicas: &[Replica]) -> Option<(Vec<u64>, u64, u64)> {
+    let each = replicas
+        .iter()
+        .map(|r| process_ticks(&r.child.id()?.to_string()))
+        .collect::<Option<Vec<u64>>>()?;
+    Some((each, process_ticks("self")?, machine_ticks()?))
 }
 
 fn percentiles(mut took: Vec<Duration>) -> (Duration, Duration) {
@@ -420,11 +467,46 @@ async fn measure(
     let buyer: Arc<str> = market(client, &addresses[0], nodes).await.into();
 
     load(client, &addresses, &buyer, in_flight, warm_up).await;
+    let before = ticks(&replicas);
     let (samples, elapsed) = load(client, &addresses, &buyer, in_flight, wall).await;
+    let after = ticks(&replicas);
+    let busy = |from: u64, to: u64| (to - from) as f64 / TICKS_PER_S / elapsed.as_secs_f64();
+    let cores = before.zip(after).map(|((r0, c0, m0), (r1, c1, m1))| {
+        let mut replicas: Vec<(usize, f64)> = r0
+            .iter()
+            .zip(&r1)
+            .map(|(a, b)| busy(*a, *b))
+            .enumerate()
+            .collect();
+        // The leader first.
+        replicas.sort_by_key(|(i, _)| Some(*i) != leader);
+        Cores {
+            replicas: replicas.into_iter().map(|(_, c)| c).collect(),
+            client: busy(c0, c1),
+            machine: busy(m0, m1),
+        }
+    });
 
     for replica in &mut replicas {
         let _ = replica.child.kill().await;
     }
+    // What each follower's market task does every 250 ms under steady
+    // commits, blocking the orders it forwards meanwhile.
+    let rebuild = if deployment.replicas > 1 {
+        let db = gpuex::db::Db::connect(&database.url)
+            .await
+            .expect("connect to the bench database");
+        let started = Instant::now();
+        let engine = gpuex::market::restore::load(&db, gpuex::engine::EngineConfig::default())
+            .await
+            .expect("the engine restores");
+        let took = started.elapsed();
+        let leases = engine.leases().count();
+        db.close().await;
+        Some((took, leases))
+    } else {
+        None
+    };
     database.drop_now().await;
 
     let created = samples.iter().filter(|s| s.status == 201).count();
@@ -459,6 +541,8 @@ async fn measure(
         p50,
         p99,
         by_role,
+        cores,
+        rebuild,
     }
 }
 
@@ -514,6 +598,24 @@ fn main() {
                 ms(follower_p50),
                 ms(follower_p99)
             );
+        }
+        if let Some((took, leases)) = figures[1].rebuild {
+            println!(
+                "3 replicas: one follower mirror rebuild of the final database ({leases} leases): {}",
+                ms(took)
+            );
+        }
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            if let Some(cores) = &f.cores {
+                let each: Vec<String> = cores.replicas.iter().map(|c| format!("{c:.2}")).collect();
+                println!(
+                    "{}: cores busy: replicas (leader first) {}, bench client {:.2}, whole machine {:.2}",
+                    d.name,
+                    each.join(" + "),
+                    cores.client,
+                    cores.machine
+                );
+            }
         }
         let ratio = |a: &Figures, b: &Figures| {
             format!(
