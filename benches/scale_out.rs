@@ -5,7 +5,9 @@
 //! 2. three replicas on one PostgreSQL database, the load spread
 //!    round-robin over them, so two orders in three reach a follower and
 //!    are forwarded to the leader (`POST /internal/market/command`),
-//! 3. one replica on SQLite.
+//! 3. the same three replicas with every order sent to the leader (what
+//!    the followers cost by merely following: their mirror rebuilds),
+//! 4. one replica on SQLite.
 //!
 //! Each deployment gets a fresh database, the same market (nodes of
 //! 8 shared H100s, a credited buyer), the same order and the same number of
@@ -67,23 +69,34 @@ struct Deployment {
     name: &'static str,
     backend: Backend,
     replicas: usize,
+    /// Every order to the leader: what the followers' mere presence costs.
+    leader_only: bool,
 }
 
-const DEPLOYMENTS: [Deployment; 3] = [
+const DEPLOYMENTS: [Deployment; 4] = [
     Deployment {
         name: "PostgreSQL, 1 replica",
         backend: Backend::Postgres,
         replicas: 1,
+        leader_only: false,
     },
     Deployment {
-        name: "PostgreSQL, 3 replicas",
+        name: "PostgreSQL, 3 replicas, round-robin",
         backend: Backend::Postgres,
         replicas: 3,
+        leader_only: false,
+    },
+    Deployment {
+        name: "PostgreSQL, 3 replicas, all to the leader",
+        backend: Backend::Postgres,
+        replicas: 3,
+        leader_only: true,
     },
     Deployment {
         name: "SQLite, 1 replica",
         backend: Backend::Sqlite,
         replicas: 1,
+        leader_only: false,
     },
 ];
 
@@ -462,9 +475,15 @@ async fn measure(
             leader = Some(i);
         }
     }
-    let addresses: Arc<Vec<String>> =
-        Arc::new(replicas.iter().map(|r| r.address.clone()).collect());
-    let buyer: Arc<str> = market(client, &addresses[0], nodes).await.into();
+    let buyer: Arc<str> = market(client, &replicas[0].address, nodes).await.into();
+    let addresses: Arc<Vec<String>> = Arc::new(
+        replicas
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !deployment.leader_only || Some(*i) == leader)
+            .map(|(_, r)| r.address.clone())
+            .collect(),
+    );
 
     load(client, &addresses, &buyer, in_flight, warm_up).await;
     let before = ticks(&replicas);
@@ -522,7 +541,7 @@ async fn measure(
             samples.len()
         );
     }
-    let by_role = (deployment.replicas > 1).then(|| {
+    let by_role = (addresses.len() > 1).then(|| {
         let leader = leader.expect("a leader");
         let of = |to_leader: bool| {
             percentiles(
@@ -599,11 +618,14 @@ fn main() {
                 ms(follower_p99)
             );
         }
-        if let Some((took, leases)) = figures[1].rebuild {
-            println!(
-                "3 replicas: one follower mirror rebuild of the final database ({leases} leases): {}",
-                ms(took)
-            );
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            if let Some((took, leases)) = f.rebuild {
+                println!(
+                    "{}: one follower mirror rebuild of the final database ({leases} leases): {}",
+                    d.name,
+                    ms(took)
+                );
+            }
         }
         for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
             if let Some(cores) = &f.cores {
@@ -626,12 +648,16 @@ fn main() {
             )
         };
         println!(
-            "3 replicas / 1 replica (PostgreSQL): {}",
+            "3 replicas round-robin / 1 replica (PostgreSQL): {}",
             ratio(&figures[1], &figures[0])
         );
         println!(
-            "PostgreSQL / SQLite (1 replica):     {}",
-            ratio(&figures[0], &figures[2])
+            "3 replicas all to the leader / 1 replica:       {}",
+            ratio(&figures[2], &figures[0])
+        );
+        println!(
+            "PostgreSQL / SQLite (1 replica each):          {}",
+            ratio(&figures[0], &figures[3])
         );
     }
 }
