@@ -173,7 +173,8 @@ impl Database {
             }
             Backend::Postgres => {
                 use sqlx::Connection;
-                let name = format!("gpuex_bench_{}", uuid::Uuid::new_v4().simple());
+                // The test script drops `gpuex_t_` databases a failed run left.
+                let name = format!("gpuex_t_bench_{}", uuid::Uuid::new_v4().simple());
                 let mut conn = sqlx::PgConnection::connect(postgres_base)
                     .await
                     .expect("connect to PostgreSQL");
@@ -570,6 +571,12 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
+    // `cargo test --benches` runs this without `--bench`: minutes of load
+    // have no place in a test run.
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!("scale_out is a benchmark: run it with `cargo bench --bench scale_out`");
+        return;
+    }
     let Some(postgres_base) = postgres_base_url() else {
         eprintln!(
             "SKIPPED: the scale-out bench needs PostgreSQL; set GPUEX_BENCH_POSTGRES_URL \
