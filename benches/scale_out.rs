@@ -1,0 +1,670 @@
+//! Scale-out throughput (DESIGN §12, issue 20): order placement
+//! (`POST /v1/orders`) through real `gpuex serve` processes, in one run:
+//!
+//! 1. one replica on PostgreSQL (the baseline),
+//! 2. three replicas on one PostgreSQL database, the load spread
+//!    round-robin over them, so two orders in three reach a follower and
+//!    are forwarded to the leader (`POST /internal/market/command`),
+//! 3. the same three replicas with every order sent to the leader (what
+//!    the followers cost by merely following: their mirror rebuilds),
+//! 4. one replica on SQLite.
+//!
+//! Each deployment gets a fresh database, the same market (nodes of
+//! 8 shared H100s, a credited buyer), the same order and the same number of
+//! requests in flight (each one that finishes starts the next). After a
+//! warm-up, the load runs for a fixed wall time; the bench prints orders per
+//! second, p50 and p99 latency, and the ratios against the one-replica
+//! PostgreSQL figure of the same run.
+//!
+//! ```text
+//! GPUEX_BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test \
+//!   cargo bench --bench scale_out
+//! ```
+//!
+//! `GPUEX_TEST_POSTGRES_URL` serves too; with neither the bench says so and
+//! measures nothing. Knobs: `GPUEX_BENCH_IN_FLIGHT` (32),
+//! `GPUEX_BENCH_SECONDS` (20, measured per deployment),
+//! `GPUEX_BENCH_WARMUP_SECONDS` (5), `GPUEX_BENCH_NODES` (600: each takes 160 orders),
+//! `GPUEX_BENCH_ROUNDS` (1: each round runs all three deployments again).
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::process::{Child, Command};
+
+const ADMIN_EMAIL: &str = "admin@bench.test";
+const ADMIN_PASSWORD: &str = "bench-password-1";
+const JWT_SECRET: &str = "bench-secret-known-to-the-bench";
+
+fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn postgres_base_url() -> Option<String> {
+    ["GPUEX_BENCH_POSTGRES_URL", "GPUEX_TEST_POSTGRES_URL"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|url| !url.is_empty())
+}
+
+/// The order every deployment places: the one `benches/http.rs` places.
+fn order() -> Value {
+    json!({"mode": "on_demand", "region": "eu-west", "resources": {"tflops": 2, "vram_gb": 4}})
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// One deployment to measure.
+struct Deployment {
+    name: &'static str,
+    backend: Backend,
+    replicas: usize,
+    /// Every order to the leader: what the followers' mere presence costs.
+    leader_only: bool,
+}
+
+const DEPLOYMENTS: [Deployment; 4] = [
+    Deployment {
+        name: "PostgreSQL, 1 replica",
+        backend: Backend::Postgres,
+        replicas: 1,
+        leader_only: false,
+    },
+    Deployment {
+        name: "PostgreSQL, 3 replicas, round-robin",
+        backend: Backend::Postgres,
+        replicas: 3,
+        leader_only: false,
+    },
+    Deployment {
+        name: "PostgreSQL, 3 replicas, all to the leader",
+        backend: Backend::Postgres,
+        replicas: 3,
+        leader_only: true,
+    },
+    Deployment {
+        name: "SQLite, 1 replica",
+        backend: Backend::Sqlite,
+        replicas: 1,
+        leader_only: false,
+    },
+];
+
+/// One `gpuex serve` process.
+struct Replica {
+    address: String,
+    child: Child,
+}
+
+impl Replica {
+    fn start(database_url: &str) -> Replica {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
+            .args(["serve", "--listen", &listen])
+            .env("DATABASE_URL", database_url)
+            .env("GPUEX_JWT_SECRET", JWT_SECRET)
+            .env("GPUEX_ADMIN_EMAIL", ADMIN_EMAIL)
+            .env("GPUEX_ADMIN_PASSWORD", ADMIN_PASSWORD)
+            .env("GPUEX_TOKEN_TTL_S", "3600")
+            // The bench measures the server, not its request limits.
+            .env("GPUEX_RATE_LIMIT_RPS", "1000000")
+            .env("GPUEX_RATE_LIMIT_BURST", "1000000")
+            .env("GPUEX_RATE_LIMIT_ADDRESS_RPS", "1000000")
+            .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
+            .env("GPUEX_REGISTER_PER_HOUR", "1000000")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn gpuex serve");
+        Replica {
+            address: format!("http://{listen}"),
+            child,
+        }
+    }
+
+    /// `/readyz`'s role, or `None` while it does not answer ready.
+    async fn role(&self, client: &reqwest::Client) -> Option<String> {
+        let r = client
+            .get(format!("{}/readyz", self.address))
+            .send()
+            .await
+            .ok()?;
+        if !r.status().is_success() {
+            return None;
+        }
+        let body: Value = r.json().await.ok()?;
+        body["role"].as_str().map(str::to_owned)
+    }
+}
+
+/// A database made for one deployment, dropped after it.
+struct Database {
+    url: String,
+    postgres: Option<(String, String)>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Database {
+    async fn create(backend: Backend, postgres_base: &str) -> Database {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                Database {
+                    url: format!("sqlite://{}/bench.db", dir.path().display()),
+                    postgres: None,
+                    _dir: Some(dir),
+                }
+            }
+            Backend::Postgres => {
+                use sqlx::Connection;
+                // The test script drops `gpuex_t_` databases a failed run left.
+                let name = format!("gpuex_t_bench_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = sqlx::PgConnection::connect(postgres_base)
+                    .await
+                    .expect("connect to PostgreSQL");
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create database");
+                let (prefix, _) = postgres_base
+                    .rsplit_once('/')
+                    .expect("a database in the URL");
+                Database {
+                    url: format!("{prefix}/{name}"),
+                    postgres: Some((postgres_base.to_owned(), name)),
+                    _dir: None,
+                }
+            }
+        }
+    }
+
+    async fn drop_now(self) {
+        use sqlx::Connection;
+        if let Some((base, name)) = self.postgres {
+            let mut conn = sqlx::PgConnection::connect(&base)
+                .await
+                .expect("connect to PostgreSQL");
+            if let Err(e) = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+                .execute(&mut conn)
+                .await
+            {
+                eprintln!("could not drop the bench database {name}: {e}");
+            }
+        }
+    }
+}
+
+async fn post(client: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> Value {
+    let mut req = client.post(url).json(body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let response = req.send().await.expect("request");
+    let status = response.status();
+    let body = response.json().await.unwrap_or(Value::Null);
+    assert!(status.is_success(), "POST {url}: {status} {body}");
+    body
+}
+
+async fn login(client: &reqwest::Client, base: &str, email: &str) -> String {
+    let password = if email == ADMIN_EMAIL {
+        ADMIN_PASSWORD
+    } else {
+        "bench-password-1"
+    };
+    let r = post(
+        client,
+        &format!("{base}/v1/auth/login"),
+        None,
+        &json!({"email": email, "password": password}),
+    )
+    .await;
+    r["access_token"].as_str().expect("token").to_owned()
+}
+
+/// Waits for every replica to answer ready, and for exactly one to lead.
+async fn wait_ready(client: &reqwest::Client, replicas: &[Replica]) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let roles: Vec<Option<String>> =
+            futures::future::join_all(replicas.iter().map(|r| r.role(client))).await;
+        let leaders = roles
+            .iter()
+            .filter(|r| r.as_deref() == Some("leader"))
+            .count();
+        if roles.iter().all(Option::is_some) && leaders == 1 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replicas are not ready with one leader: {roles:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The market of `benches/http.rs`: a region, list prices, a provider's
+/// nodes and a buyer with funds, set up through the first replica.
+async fn market(client: &reqwest::Client, base: &str, nodes: usize) -> String {
+    let admin = login(client, base, ADMIN_EMAIL).await;
+    let r = client
+        .put(format!("{base}/v1/admin/regions/eu-west"))
+        .bearer_auth(&admin)
+        .json(&json!({"timezone": "UTC"}))
+        .send()
+        .await
+        .expect("region");
+    assert!(r.status().is_success(), "region: {}", r.status());
+    let r = client
+        .put(format!("{base}/v1/admin/prices"))
+        .bearer_auth(&admin)
+        .json(&json!([
+            {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "tflops_h", "list_price": "0.002"},
+            {"region": "eu-west", "gpu_model": "H100-SXM5-80GB", "unit": "vram_h", "list_price": "0.05"}
+        ]))
+        .send()
+        .await
+        .expect("prices");
+    assert!(r.status().is_success(), "prices: {}", r.status());
+    for (email, role) in [("p@bench.test", "provider"), ("b@bench.test", "buyer")] {
+        post(
+            client,
+            &format!("{base}/v1/auth/register"),
+            None,
+            &json!({"email": email, "password": "bench-password-1", "name": "b", "role": role}),
+        )
+        .await;
+    }
+    let provider = login(client, base, "p@bench.test").await;
+    let buyer = login(client, base, "b@bench.test").await;
+    let gpus: Vec<Value> = (0..8)
+        .map(|i| json!({"index": i, "model": "H100-SXM5-80GB", "mode": "shared"}))
+        .collect();
+    futures::stream::iter(0..nodes)
+        .map(|n| {
+            let body = json!({"name": format!("n{n}"), "region": "eu-west", "gpus": gpus,
+                              "cpu_milli": 1_000_000, "memory_mib": 100_000_000});
+            let (provider, url) = (provider.clone(), format!("{base}/v1/nodes"));
+            async move { post(client, &url, Some(&provider), &body).await }
+        })
+        .buffer_unordered(8)
+        .for_each(|_| async {})
+        .await;
+    let me: Value = client
+        .get(format!("{base}/v1/me"))
+        .bearer_auth(&buyer)
+        .send()
+        .await
+        .expect("me")
+        .json()
+        .await
+        .expect("json");
+    post(
+        client,
+        &format!("{base}/v1/admin/credits"),
+        Some(&admin),
+        &json!({"user_id": me["id"], "amount": "100000000"}),
+    )
+    .await;
+    buyer
+}
+
+/// One answered request.
+struct Sample {
+    replica: usize,
+    took: Duration,
+    status: u16,
+    filled: bool,
+}
+
+/// Keeps `in_flight` orders in flight, round-robin over `addresses`, for
+/// `wall`; each worker starts no new order after it. Returns the answers
+/// and the time until the last one came back.
+async fn load(
+    client: &reqwest::Client,
+    addresses: &Arc<Vec<String>>,
+    buyer: &Arc<str>,
+    in_flight: usize,
+    wall: Duration,
+) -> (Vec<Sample>, Duration) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let until = started + wall;
+    let workers: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let (client, addresses, buyer, next) = (
+                client.clone(),
+                addresses.clone(),
+                buyer.clone(),
+                next.clone(),
+            );
+            tokio::spawn(async move {
+                let mut samples = Vec::new();
+                while Instant::now() < until {
+                    let replica = next.fetch_add(1, Ordering::Relaxed) % addresses.len();
+                    let sent = Instant::now();
+                    let response = client
+                        .post(format!("{}/v1/orders", addresses[replica]))
+                        .bearer_auth(&*buyer)
+                        .json(&order())
+                        .send()
+                        .await
+                        .expect("an answer");
+                    let status = response.status().as_u16();
+                    let body: Value = response.json().await.unwrap_or(Value::Null);
+                    samples.push(Sample {
+                        replica,
+                        took: sent.elapsed(),
+                        status,
+                        filled: body["lease_id"].is_string(),
+                    });
+                    if status >= 500 && samples.iter().filter(|s| s.status >= 500).count() == 1 {
+                        eprintln!("  a {status} answer: {body}");
+                    }
+                }
+                samples
+            })
+        })
+        .collect();
+    let mut samples = Vec::new();
+    for worker in workers {
+        samples.extend(worker.await.expect("load worker"));
+    }
+    (samples, started.elapsed())
+}
+
+/// What one deployment measured.
+struct Figures {
+    orders_per_s: f64,
+    p50: Duration,
+    p99: Duration,
+    /// p50 and p99 of the orders sent to the leader, and to followers.
+    by_role: Option<[(Duration, Duration); 2]>,
+    /// Cores busy over the measured window: each replica (the leader
+    /// first), this bench's client, and the whole machine.
+    cores: Option<Cores>,
+    /// One follower mirror rebuild (`restore::load`) of the database the
+    /// run left, and the leases in it.
+    rebuild: Option<(Duration, usize)>,
+}
+
+struct Cores {
+    replicas: Vec<f64>,
+    client: f64,
+    machine: f64,
+}
+
+/// Clock ticks a second of `/proc`'s CPU times (`getconf CLK_TCK`: 100 on
+/// Linux everywhere this runs).
+const TICKS_PER_S: f64 = 100.0;
+
+/// User and system CPU ticks of a process, from `/proc/<pid>/stat`.
+fn process_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Busy ticks of the whole machine (all but idle and iowait), from `/proc/stat`.
+fn machine_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let total: u64 = ticks.iter().take(8).sum();
+    Some(total - ticks.get(3)? - ticks.get(4)?)
+}
+
+/// CPU ticks of the replicas, this process and the machine, at one moment.
+fn ticks(replicas: &[Replica]) -> Option<(Vec<u64>, u64, u64)> {
+    let each = replicas
+        .iter()
+        .map(|r| process_ticks(&r.child.id()?.to_string()))
+        .collect::<Option<Vec<u64>>>()?;
+    Some((each, process_ticks("self")?, machine_ticks()?))
+}
+
+fn percentiles(mut took: Vec<Duration>) -> (Duration, Duration) {
+    if took.is_empty() {
+        return (Duration::ZERO, Duration::ZERO);
+    }
+    took.sort_unstable();
+    let at = |p: usize| took[(took.len() * p / 100).min(took.len() - 1)];
+    (at(50), at(99))
+}
+
+async fn measure(
+    client: &reqwest::Client,
+    deployment: &Deployment,
+    postgres_base: &str,
+) -> Figures {
+    let in_flight = knob("GPUEX_BENCH_IN_FLIGHT", 32) as usize;
+    let wall = Duration::from_secs(knob("GPUEX_BENCH_SECONDS", 20));
+    let warm_up = Duration::from_secs(knob("GPUEX_BENCH_WARMUP_SECONDS", 5));
+    let nodes = knob("GPUEX_BENCH_NODES", 600) as usize;
+
+    let database = Database::create(deployment.backend, postgres_base).await;
+    // Started at once: they take turns on migrations and the bootstrap.
+    let mut replicas: Vec<Replica> = (0..deployment.replicas)
+        .map(|_| Replica::start(&database.url))
+        .collect();
+    wait_ready(client, &replicas).await;
+    let mut leader = None;
+    for (i, r) in replicas.iter().enumerate() {
+        if r.role(client).await.as_deref() == Some("leader") {
+            leader = Some(i);
+        }
+    }
+    let buyer: Arc<str> = market(client, &replicas[0].address, nodes).await.into();
+    let addresses: Arc<Vec<String>> = Arc::new(
+        replicas
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !deployment.leader_only || Some(*i) == leader)
+            .map(|(_, r)| r.address.clone())
+            .collect(),
+    );
+
+    load(client, &addresses, &buyer, in_flight, warm_up).await;
+    let before = ticks(&replicas);
+    let (samples, elapsed) = load(client, &addresses, &buyer, in_flight, wall).await;
+    let after = ticks(&replicas);
+    let busy = |from: u64, to: u64| (to - from) as f64 / TICKS_PER_S / elapsed.as_secs_f64();
+    let cores = before.zip(after).map(|((r0, c0, m0), (r1, c1, m1))| {
+        let mut replicas: Vec<(usize, f64)> = r0
+            .iter()
+            .zip(&r1)
+            .map(|(a, b)| busy(*a, *b))
+            .enumerate()
+            .collect();
+        // The leader first.
+        replicas.sort_by_key(|(i, _)| Some(*i) != leader);
+        Cores {
+            replicas: replicas.into_iter().map(|(_, c)| c).collect(),
+            client: busy(c0, c1),
+            machine: busy(m0, m1),
+        }
+    });
+
+    for replica in &mut replicas {
+        let _ = replica.child.kill().await;
+    }
+    // What each follower's market task does every 250 ms under steady
+    // commits, blocking the orders it forwards meanwhile.
+    let rebuild = if deployment.replicas > 1 {
+        let db = gpuex::db::Db::connect(&database.url)
+            .await
+            .expect("connect to the bench database");
+        let started = Instant::now();
+        let engine = gpuex::market::restore::load(&db, gpuex::engine::EngineConfig::default())
+            .await
+            .expect("the engine restores");
+        let took = started.elapsed();
+        let leases = engine.leases().count();
+        db.close().await;
+        Some((took, leases))
+    } else {
+        None
+    };
+    database.drop_now().await;
+
+    let created = samples.iter().filter(|s| s.status == 201).count();
+    let unfilled = samples
+        .iter()
+        .filter(|s| s.status == 201 && !s.filled)
+        .count();
+    let refused = samples.len() - created;
+    if refused > 0 || unfilled > 0 {
+        eprintln!(
+            "  {}: {refused} of {} orders not answered 201, {unfilled} accepted but not filled",
+            deployment.name,
+            samples.len()
+        );
+    }
+    let by_role = (addresses.len() > 1).then(|| {
+        let leader = leader.expect("a leader");
+        let of = |to_leader: bool| {
+            percentiles(
+                samples
+                    .iter()
+                    .filter(|s| (s.replica == leader) == to_leader)
+                    .map(|s| s.took)
+                    .collect(),
+            )
+        };
+        [of(true), of(false)]
+    });
+    let (p50, p99) = percentiles(samples.iter().map(|s| s.took).collect());
+    Figures {
+        orders_per_s: created as f64 / elapsed.as_secs_f64(),
+        p50,
+        p99,
+        by_role,
+        cores,
+        rebuild,
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    // `cargo test --benches` runs this without `--bench`: minutes of load
+    // have no place in a test run.
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!("scale_out is a benchmark: run it with `cargo bench --bench scale_out`");
+        return;
+    }
+    let Some(postgres_base) = postgres_base_url() else {
+        eprintln!(
+            "SKIPPED: the scale-out bench needs PostgreSQL; set GPUEX_BENCH_POSTGRES_URL \
+             (or GPUEX_TEST_POSTGRES_URL), e.g. postgres://postgres@127.0.0.1:5432/test"
+        );
+        return;
+    };
+    let rounds = knob("GPUEX_BENCH_ROUNDS", 1).max(1);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client");
+    println!(
+        "scale_out: {} in flight, {} s measured per deployment after {} s warm-up, {} nodes",
+        knob("GPUEX_BENCH_IN_FLIGHT", 32),
+        knob("GPUEX_BENCH_SECONDS", 20),
+        knob("GPUEX_BENCH_WARMUP_SECONDS", 5),
+        knob("GPUEX_BENCH_NODES", 600)
+    );
+    for round in 1..=rounds {
+        let figures: Vec<Figures> = DEPLOYMENTS
+            .iter()
+            .map(|d| rt.block_on(measure(&client, d, &postgres_base)))
+            .collect();
+        let baseline = figures[0].orders_per_s;
+        println!("\nround {round}");
+        println!("| deployment | orders/s | p50 | p99 | orders/s against PostgreSQL, 1 replica |");
+        println!("| --- | --- | --- | --- | --- |");
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            println!(
+                "| {} | {:.0} | {} | {} | {:.2} |",
+                d.name,
+                f.orders_per_s,
+                ms(f.p50),
+                ms(f.p99),
+                f.orders_per_s / baseline
+            );
+        }
+        if let Some([(leader_p50, leader_p99), (follower_p50, follower_p99)]) = figures[1].by_role {
+            println!(
+                "3 replicas, sent to the leader: p50 {} p99 {}; sent to a follower (forwarded): p50 {} p99 {}",
+                ms(leader_p50),
+                ms(leader_p99),
+                ms(follower_p50),
+                ms(follower_p99)
+            );
+        }
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            if let Some((took, leases)) = f.rebuild {
+                println!(
+                    "{}: one follower mirror rebuild of the final database ({leases} leases): {}",
+                    d.name,
+                    ms(took)
+                );
+            }
+        }
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            if let Some(cores) = &f.cores {
+                let each: Vec<String> = cores.replicas.iter().map(|c| format!("{c:.2}")).collect();
+                println!(
+                    "{}: cores busy: replicas (leader first) {}, bench client {:.2}, whole machine {:.2}",
+                    d.name,
+                    each.join(" + "),
+                    cores.client,
+                    cores.machine
+                );
+            }
+        }
+        let ratio = |a: &Figures, b: &Figures| {
+            format!(
+                "orders/s {:.2}, p50 {:.2}, p99 {:.2}",
+                a.orders_per_s / b.orders_per_s,
+                a.p50.as_secs_f64() / b.p50.as_secs_f64(),
+                a.p99.as_secs_f64() / b.p99.as_secs_f64()
+            )
+        };
+        println!(
+            "3 replicas round-robin / 1 replica (PostgreSQL): {}",
+            ratio(&figures[1], &figures[0])
+        );
+        println!(
+            "3 replicas all to the leader / 1 replica:       {}",
+            ratio(&figures[2], &figures[0])
+        );
+        println!(
+            "PostgreSQL / SQLite (1 replica each):          {}",
+            ratio(&figures[0], &figures[3])
+        );
+    }
+}
