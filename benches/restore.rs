@@ -294,6 +294,7 @@ async fn write_rows(db: &Db, e: &Engine) {
 
 async fn measure(label: &str, url: &str, e: &Engine) {
     let db = Db::connect(url).await.expect("database");
+    db.migrate().await.expect("migrations");
     let t = Instant::now();
     write_rows(&db, e).await;
     let written = t.elapsed();

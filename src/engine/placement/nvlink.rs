@@ -8,18 +8,10 @@ use super::view::{model_at, Bucket, NodeView};
 /// greedy failed). Returns the set as a bit mask of GPU indices and its links.
 pub(super) fn pick_gpu_set(
     node: &NodeView,
-    b: &Bucket,
+    idle: u32,
     n: u8,
     require_nvlink: bool,
 ) -> Option<(u32, u32)> {
-    let model = model_at(b.model);
-    let idle: u32 = node
-        .gpus
-        .iter()
-        .filter(|g| {
-            g.model == b.model && g.mode == b.mode && g.free.is_idle(model, g.mode) && g.index < 32
-        })
-        .fold(0, |m, g| m | 1 << g.index);
     if idle.count_ones() < u32::from(n) {
         return None;
     }
@@ -59,6 +51,17 @@ pub(super) fn pick_gpu_set(
         best = exhaustive_connected(idle, n, &peers).map(|s| (s, links_of(s)));
     }
     best
+}
+
+/// The idle GPUs of the bucket's model and mode on `node`, as a bit mask of indices.
+pub(super) fn idle_gpus(node: &NodeView, b: &Bucket) -> u32 {
+    let model = model_at(b.model);
+    node.gpus
+        .iter()
+        .filter(|g| {
+            g.model == b.model && g.mode == b.mode && g.free.is_idle(model, g.mode) && g.index < 32
+        })
+        .fold(0, |m, g| m | 1 << g.index)
 }
 
 /// The first NVLink-connected subset of `idle` with `n` GPUs, trying all.

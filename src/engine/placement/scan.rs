@@ -1,11 +1,13 @@
 //! The fast placement's walk over one option's bucket: each node the free
 //! summary allows, each node state scored once, the best candidate kept.
 
+use std::collections::HashMap;
+
 use uuid::Uuid;
 
 use super::fast::{Kind, Opt};
 use super::host::host_take;
-use super::nvlink::pick_gpu_set;
+use super::nvlink::{idle_gpus, pick_gpu_set};
 use super::request::EndHint;
 use super::request::PlacementRequest;
 use super::score::{end_term, rank, ScoreKind, Scorer};
@@ -42,6 +44,13 @@ pub(super) struct Scan<'a, 'v> {
     pub(super) best: Option<Best>,
     /// Candidates scored over every option, for [`super::Why`].
     pub(super) scored: u32,
+    /// The GPU set a multi-GPU request takes, per (bucket, hardware, idle
+    /// GPUs): nodes of one hardware with the same GPUs idle offer the same
+    /// set, so the NVLink search runs once per shape, not once per node.
+    gpu_sets: HashMap<(u32, u32, u32), Option<(u32, u32)>>,
+    /// Each bucket's scorer, built once per scan (the MIG profiles of one
+    /// bucket are options of their own).
+    scorers: HashMap<u32, Scorer>,
 }
 
 impl<'a, 'v> Scan<'a, 'v> {
@@ -58,6 +67,8 @@ impl<'a, 'v> Scan<'a, 'v> {
             policy,
             best: None,
             scored: 0,
+            gpu_sets: HashMap::new(),
+            scorers: HashMap::new(),
         }
     }
 
@@ -67,17 +78,26 @@ impl<'a, 'v> Scan<'a, 'v> {
     /// node of the bucket instead and must choose the same.
     pub(super) fn option(&mut self, opt: &Opt<'v>, opt_idx: usize) {
         let b = opt.bucket;
-        let scorer = Scorer::with_forecast(model_at(b.model), b.mode, self.mix);
+        let scorer = match self.scorers.remove(&b.position) {
+            Some(scorer) => scorer,
+            None => Scorer::with_forecast(model_at(b.model), b.mode, self.mix),
+        };
+        self.scan_option(opt, opt_idx, &scorer);
+        self.scorers.insert(b.position, scorer);
+    }
+
+    fn scan_option(&mut self, opt: &Opt<'v>, opt_idx: usize, scorer: &Scorer) {
+        let b = opt.bucket;
         if let Some(id) = self.req.node {
             let pinned = self
                 .view
                 .position_of(id)
                 .filter(|pos| b.nodes.binary_search(pos).is_ok());
-            self.walk(opt, opt_idx, &scorer, pinned.into_iter());
+            self.walk(opt, opt_idx, scorer, pinned.into_iter());
             return;
         }
         if self.policy.walk == Walk::EveryNode {
-            self.walk(opt, opt_idx, &scorer, b.nodes.iter().copied());
+            self.walk(opt, opt_idx, scorer, b.nodes.iter().copied());
             return;
         }
         let total_weight = self.mix.total_weight();
@@ -100,7 +120,7 @@ impl<'a, 'v> Scan<'a, 'v> {
             let ends_differ = hint.is_some() && !node.summary.all_idle && !multi_gpu;
             if ends_differ && state.members.len() > 1 {
                 // Predicted ends are not part of a state: score each member.
-                self.walk(opt, opt_idx, &scorer, state.members.iter().copied());
+                self.walk(opt, opt_idx, scorer, state.members.iter().copied());
                 continue;
             }
             let Some((cpu, mem)) = host_take(self.req, node, opt.held_milli, self.policy) else {
@@ -121,7 +141,7 @@ impl<'a, 'v> Scan<'a, 'v> {
                 self.scored = before + (self.scored - before).saturating_mul(twins);
                 continue;
             }
-            let local = node_candidates(&at, &scorer, total_weight, self.policy, hint);
+            let local = node_candidates(&at, scorer, total_weight, self.policy, hint);
             self.scored = self
                 .scored
                 .saturating_add(local.candidates.saturating_mul(twins));
@@ -204,8 +224,20 @@ impl<'a, 'v> Scan<'a, 'v> {
     fn gpu_set(&mut self, at: &Site) {
         let need = at.opt.need;
         let node = at.node;
-        let Some((set, links)) = pick_gpu_set(node, at.opt.bucket, need.gpus, self.req.nvlink)
-        else {
+        let idle = idle_gpus(node, at.opt.bucket);
+        let shape = (at.opt.bucket.position, node.hardware, idle);
+        let found = match self.gpu_sets.get(&shape) {
+            Some(found) => *found,
+            None => {
+                let found = pick_gpu_set(node, idle, need.gpus, self.req.nvlink);
+                // Hardware 0: not interned, so not known to match another node.
+                if node.hardware != 0 {
+                    self.gpu_sets.insert(shape, found);
+                }
+                found
+            }
+        };
+        let Some((set, links)) = found else {
             return;
         };
         let idle_left = i64::from(node.summary.idle_gpus) - i64::from(need.gpus);
