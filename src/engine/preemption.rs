@@ -2,6 +2,7 @@
 //! pooled batch > spot. Capacity is only ever taken from pooled and spot
 //! leases, lowest priority and lowest bid index first, and only after notice.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use rust_decimal::Decimal;
@@ -10,7 +11,7 @@ use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::placement::{place, take, CapacityView, Placement, PlacementRequest};
-use super::types::{LeaseId, Priority, Ts};
+use super::types::{LeaseId, NodeId, Priority, Ts};
 
 /// The order victims are chosen in: lowest priority, then lowest bid index, then id.
 pub fn victim_order(
@@ -74,11 +75,36 @@ impl Engine {
     /// counts everything else).
     fn view_without(&self, gone: &BTreeSet<LeaseId>, from: Ts, until: Option<Ts>) -> CapacityView {
         let mut view = self.view.clone();
+        self.discount(&mut view, gone, from, until);
+        view
+    }
+
+    /// Sets the nodes of `view` (a copy of the live view) to what they have
+    /// free over `[from, until)` with the leases in `gone` treated as ended:
+    /// every node for a window, only those holding a lease in `gone` for
+    /// open-ended work from now. Returns the nodes it set.
+    fn discount(
+        &self,
+        view: &mut CapacityView,
+        gone: &BTreeSet<LeaseId>,
+        from: Ts,
+        until: Option<Ts>,
+    ) -> Vec<NodeId> {
         let open_ended = until.is_none() && from <= self.now;
-        for (id, node) in &self.nodes {
-            if open_ended && !node.leases.iter().any(|l| gone.contains(l)) {
+        let set: Vec<NodeId> = if open_ended {
+            let holding: BTreeSet<NodeId> = gone
+                .iter()
+                .filter_map(|l| self.leases.get(l))
+                .map(|l| l.node)
+                .collect();
+            holding.into_iter().collect()
+        } else {
+            self.nodes.keys().copied().collect()
+        };
+        for id in &set {
+            let Some(node) = self.nodes.get(id) else {
                 continue;
-            }
+            };
             let (cpu, mem) = node
                 .leases
                 .iter()
@@ -105,7 +131,7 @@ impl Engine {
                 v.memory_free = v.memory_mib.saturating_sub(mem);
             });
         }
-        view
+        set
     }
 
     /// Places `req` at `claim` over `[from, until)` and picks its victims.
@@ -133,10 +159,27 @@ impl Engine {
         } else {
             self.yielding(claim, from, until)
         };
+        // Open-ended work from now differs from the live view only on the
+        // nodes of the leases let go: one copy of the view serves every try,
+        // each putting back the nodes the last one changed.
+        let open_ended = until.is_none() && from <= self.now;
+        let scratch = open_ended.then(|| RefCell::new((self.view.clone(), Vec::<NodeId>::new())));
         let place_with = |n: usize| {
             let gone: BTreeSet<LeaseId> = order[..n].iter().copied().collect();
-            let view = self.view_without(&gone, from, until);
-            place(&view, req, &self.mix, &self.cfg.policy).map(|p| (p, gone))
+            let Some(scratch) = &scratch else {
+                let view = self.view_without(&gone, from, until);
+                return place(&view, req, &self.mix, &self.cfg.policy).map(|p| (p, gone));
+            };
+            let mut scratch = scratch.borrow_mut();
+            let (view, changed) = &mut *scratch;
+            for id in changed.drain(..) {
+                if let Some(live) = self.view.node(id) {
+                    let live = live.clone();
+                    view.update_node(id, |v| *v = live);
+                }
+            }
+            *changed = self.discount(view, &gone, from, until);
+            place(view, req, &self.mix, &self.cfg.policy).map(|p| (p, gone))
         };
         // With everything yielding gone it must fit, or nothing will.
         let mut best = place_with(order.len())?;
