@@ -14,161 +14,24 @@
 use std::time::Instant;
 
 use chrono::Utc;
-use rust_decimal::Decimal;
 use sqlx::Connection;
 use uuid::Uuid;
 
-use gpuex::catalog::Unit;
 use gpuex::db::{push_rows, Db, Money, Writes};
-use gpuex::engine::placement::PartitionMode;
 use gpuex::engine::*;
 
-const T0: Ts = 1_700_000_000;
-const REGIONS: [(&str, &str); 3] = [
-    ("eu", "Europe/Paris"),
-    ("us", "America/New_York"),
-    ("ap", "Asia/Tokyo"),
-];
-const MODELS: [(&str, bool); 6] = [
-    ("A100-SXM4-80GB", true),
-    ("H100-SXM5-80GB", true),
-    ("H200-SXM-141GB", true),
-    ("L40S-48GB", false),
-    ("A100-SXM4-40GB", true),
-    ("V100-SXM2-32GB", false),
-];
-const BUYER: Uuid = Uuid::from_u128(0xb0);
+#[path = "common/fleet.rs"]
+mod fleet;
+use fleet::{fill, fleet_of, Rng};
+
+/// The buyer of every lease `fleet::fill` places.
+const BUYER: Uuid = Uuid::from_u128(1);
 const PROVIDER: Uuid = Uuid::from_u128(0xa0);
 
-/// A deterministic xorshift, as in the engine benchmark.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-fn prices() -> Vec<ListPrice> {
-    let mut rows = Vec::new();
-    for (i, (r, _)) in REGIONS.iter().enumerate() {
-        let bump = Decimal::new(100 + i as i64, 2);
-        for (m, _) in MODELS {
-            for (unit, price) in [
-                (Unit::TflopsH, Decimal::new(2, 3)),
-                (Unit::VramH, Decimal::new(5, 2)),
-            ] {
-                rows.push(ListPrice {
-                    region: (*r).into(),
-                    gpu_model: m.into(),
-                    unit,
-                    list_price: price * bump,
-                });
-            }
-        }
-    }
-    rows
-}
-
-fn node_spec(n: u32) -> NodeSpec {
-    let (model, mig) = MODELS[(n % 6) as usize];
-    let mode = match n % 3 {
-        0 if mig => PartitionMode::Mig,
-        0 | 1 => PartitionMode::Shared,
-        _ => PartitionMode::Whole,
-    };
-    NodeSpec {
-        id: Uuid::from_u128(0x5000_0000 + u128::from(n)),
-        region: REGIONS[(n % 3) as usize].0.into(),
-        cpu_milli: 128_000,
-        memory_mib: 1_024_000,
-        gpus: (0..8u8)
-            .map(|i| GpuSpec {
-                index: i,
-                model: model.into(),
-                mode,
-                nvlink: vec![i ^ 1],
-            })
-            .collect(),
-    }
-}
-
-fn order(rng: &mut Rng) -> OrderSpec {
-    let gpus = if rng.below(20) == 0 { 2 } else { 1 };
-    let tflops = match rng.below(4) {
-        0 => 30 + rng.below(40),
-        1 => 100 + rng.below(100),
-        2 => 200 + rng.below(200),
-        _ => 300 * gpus,
-    };
-    OrderSpec {
-        mode: Mode::OnDemand,
-        resources: Resources {
-            tflops: Decimal::from(tflops),
-            vram_gb: 4 * (1 + rng.below(8) as u32) * gpus as u32,
-            precision: None,
-            gpu_model: None,
-            gpus: Some(gpus as u32),
-            nvlink: false,
-            isolation: Isolation::Any,
-            cpu_milli: None,
-            memory_mib: None,
-        },
-        region: None,
-        node: None,
-        start_at: None,
-        duration_s: None,
-        max_price: None,
-        max_wait_s: None,
-        qos: Qos::Batch,
-        predicted_duration: None,
-    }
-}
-
-/// The fleet filled to 80 % of its GPU compute with on-demand leases.
+/// The benchmark fleet of `gpus` GPUs filled to 80 % of its GPU compute.
 fn filled_engine(gpus: u32) -> Engine {
-    let mut e = Engine::new(EngineConfig::default());
-    for (name, timezone) in REGIONS {
-        e.apply(
-            T0,
-            Command::SetRegion {
-                name: name.into(),
-                timezone: timezone.into(),
-            },
-        )
-        .expect("region");
-    }
-    e.apply(T0, Command::SetPrices(prices())).expect("prices");
-    for n in 0..gpus.div_ceil(8) {
-        e.apply(T0, Command::UpsertNode(node_spec(n)))
-            .expect("node");
-    }
-    let total = f64::from(gpus) * 1000.0;
-    let (mut held, mut misses, mut id) = (0.0, 0, 0u128);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    while held / total < 0.80 && misses < 2000 {
-        id += 1;
-        let place = Command::Place(PlaceOrder {
-            order_id: Uuid::from_u128(0x1_0000_0000 + id),
-            buyer: BUYER,
-            funds_available: Decimal::from(1_000_000_000),
-            spec: order(&mut rng),
-        });
-        let granted = e
-            .apply(T0, place)
-            .expect("place")
-            .into_iter()
-            .find_map(|x| match x {
-                Event::LeaseGranted { lease, .. } => Some(lease),
-                _ => None,
-            });
-        match granted {
-            Some(lease) => held += f64::from(lease.placement.held_milli()),
-            None => misses += 1,
-        }
-    }
+    let mut e = fleet_of(gpus.div_ceil(8), EngineConfig::default());
+    fill(&mut e, &mut Rng(0x9e37_79b9_7f4a_7c15), 0.80, &mut 0);
     e
 }
 
@@ -194,10 +57,10 @@ async fn write_rows(db: &Db, e: &Engine) {
     push_rows!(
         &mut writes,
         "INSERT INTO regions (name, timezone, created_at, updated_at) ",
-        REGIONS,
-        |row, (name, timezone)| row
-            .push_bind(*name)
-            .push_bind(*timezone)
+        snap.regions,
+        |row, region| row
+            .push_bind(&region.name)
+            .push_bind(&region.timezone)
             .push_bind(now)
             .push_bind(now),
         " ON CONFLICT (name) DO NOTHING"
