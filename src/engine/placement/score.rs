@@ -7,6 +7,7 @@
 //! Everything here is integer (weights × milli-GPU), so scores compare exactly
 //! and replays choose the same slice. The simulator may tune this file.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
@@ -165,9 +166,16 @@ impl DemandMix {
             .iter()
             .map(|(k, v)| (*k, u64::from(*v)))
             .collect();
-        // Most frequent first; the key breaks ties so the choice is deterministic.
-        all.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        all.truncate(TOP_CLASSES);
+        // Most frequent first; the key breaks ties so the choice is
+        // deterministic (and the order total, so selecting the top before
+        // sorting them gives what sorting all would: a window holds
+        // hundreds of classes and this runs on every grant).
+        let order = |a: &(DemandClass, u64), b: &(DemandClass, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if all.len() > TOP_CLASSES {
+            all.select_nth_unstable_by(TOP_CLASSES - 1, order);
+            all.truncate(TOP_CLASSES);
+        }
+        all.sort_unstable_by(order);
         self.top = all;
     }
 
@@ -304,6 +312,29 @@ pub struct Scorer {
     by_milli: Option<(Vec<(u32, u64)>, u64)>,
     /// Classes by host CPU with the weight of all classes needing more.
     by_cpu: Vec<(u64, u64)>,
+    /// MIG: what [`Scorer::frag`] derives from a free state, filled as
+    /// states are met. A scan scores the same few states on thousands of
+    /// GPUs, and each is a search over every profile's starts.
+    mig: Option<MigMemo>,
+}
+
+/// Lazily filled tables of a MIG scorer ([`UNKNOWN`] until computed).
+struct MigMemo {
+    /// The placeable profiles per (free slice mask, free compute slices).
+    placeable: Vec<Cell<u16>>,
+    /// The weight of the classes no placeable profile serves, per set of placeable profiles.
+    unusable: Vec<Cell<u64>>,
+}
+
+const UNKNOWN: u64 = u64::MAX;
+
+impl MigMemo {
+    fn new() -> MigMemo {
+        MigMemo {
+            placeable: vec![Cell::new(u16::MAX); 256 * (usize::from(COMPUTE_SLICES) + 1)],
+            unusable: vec![Cell::new(UNKNOWN); 256],
+        }
+    }
 }
 
 /// Sorts (key, weight) and turns weights into "weight of keys above this one":
@@ -352,6 +383,7 @@ impl Scorer {
             (suffix_sums(share), whole)
         });
         let by_cpu = suffix_sums(classes.iter().map(|(w, c, _)| (c.cpu_milli, *w)).collect());
+        let mig = (mode == PartitionMode::Mig && layout.is_some()).then(MigMemo::new);
         Scorer {
             mode,
             layout,
@@ -359,6 +391,7 @@ impl Scorer {
             classes,
             by_milli,
             by_cpu,
+            mig,
         }
     }
 
@@ -382,6 +415,38 @@ impl Scorer {
         scorer
     }
 
+    /// The weight of the classes that no profile still placeable on a MIG
+    /// GPU in state `free` can serve.
+    fn unusable_mig_weight(&self, free: &GpuFree) -> u64 {
+        let unusable = |placeable: u8| -> u64 {
+            self.classes
+                .iter()
+                .filter(|(_, _, adequate)| placeable & adequate == 0)
+                .map(|(w, _, _)| w)
+                .sum()
+        };
+        let Some(memo) = &self.mig else {
+            return unusable(self.layout.map_or(0, |l| placeable_profiles(l, free)));
+        };
+        let at = usize::from(free.mig_mask) * (usize::from(COMPUTE_SLICES) + 1)
+            + usize::from(free.mig_compute);
+        let placeable = match memo.placeable.get(at).map(Cell::get) {
+            Some(known) if known != u16::MAX => known as u8,
+            found => {
+                let p = self.layout.map_or(0, |l| placeable_profiles(l, free));
+                if found.is_some() {
+                    memo.placeable[at].set(u16::from(p));
+                }
+                p
+            }
+        };
+        let cell = &memo.unusable[usize::from(placeable)];
+        if cell.get() == UNKNOWN {
+            cell.set(unusable(placeable));
+        }
+        cell.get()
+    }
+
     /// Fragmentation from the host: the node's free GPU compute is of no use
     /// to the classes that need more CPU than the node has free (FGD's "lack
     /// CPU" quadrant). Σ weight × free milli-GPU over those classes.
@@ -398,14 +463,7 @@ impl Scorer {
         }
         let mut total = 0;
         match self.mode {
-            PartitionMode::Mig => {
-                let placeable = self.layout.map_or(0, |l| placeable_profiles(l, free));
-                for (w, _, adequate) in &self.classes {
-                    if placeable & adequate == 0 {
-                        total += w * fm;
-                    }
-                }
-            }
+            PartitionMode::Mig => total = self.unusable_mig_weight(free) * fm,
             PartitionMode::Whole => {}
             PartitionMode::Shared if self.by_milli.is_some() => {
                 if let Some((share, whole)) = &self.by_milli {
