@@ -87,12 +87,25 @@ fn mig_fits(p: &MigProfile, need: Need) -> bool {
 /// Every priced option, cheapest first.
 fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) -> Vec<Opt<'v>> {
     let mut out = Vec::new();
+    // What the request needs of each model, once per model however many
+    // regions and modes it is in: TFLOPS become milli-GPU by a decimal division.
+    let mut per_model: Vec<Option<(Option<Need>, Decimal)>> = Vec::new();
     for b in view.buckets() {
         if req.region.is_some_and(|r| r != b.region) || !req.models.contains(b.model) {
             continue;
         }
         let model = model_at(b.model);
-        let Some(need) = need_on(req, model) else {
+        let at = usize::from(b.model);
+        if per_model.len() <= at {
+            per_model.resize(at + 1, None);
+        }
+        let (need, asked_tflops) = *per_model[at].get_or_insert_with(|| {
+            (
+                need_on(req, model),
+                req.standard_tflops(model).unwrap_or_default(),
+            )
+        });
+        let Some(need) = need else {
             continue;
         };
         if need.milli > 1000 || need.memory_mb > model.memory_mb() {
@@ -106,7 +119,6 @@ fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) 
             .regions
             .get(usize::from(b.region))
             .is_some_and(|r| r.offpeak);
-        let asked_tflops = req.standard_tflops(model).unwrap_or_default();
         let mut push = |kind: Kind, units: Units| {
             let cost = price.map(|p| units.tflops_h * p.tflops_h + units.vram_h * p.vram_h);
             out.push(Opt {

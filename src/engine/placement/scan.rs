@@ -48,9 +48,6 @@ pub(super) struct Scan<'a, 'v> {
     /// GPUs): nodes of one hardware with the same GPUs idle offer the same
     /// set, so the NVLink search runs once per shape, not once per node.
     gpu_sets: HashMap<(u32, u32, u32), Option<(u32, u32)>>,
-    /// Each bucket's scorer, built once per scan (the MIG profiles of one
-    /// bucket are options of their own).
-    scorers: HashMap<u32, Scorer>,
 }
 
 impl<'a, 'v> Scan<'a, 'v> {
@@ -68,7 +65,6 @@ impl<'a, 'v> Scan<'a, 'v> {
             best: None,
             scored: 0,
             gpu_sets: HashMap::new(),
-            scorers: HashMap::new(),
         }
     }
 
@@ -78,12 +74,9 @@ impl<'a, 'v> Scan<'a, 'v> {
     /// node of the bucket instead and must choose the same.
     pub(super) fn option(&mut self, opt: &Opt<'v>, opt_idx: usize) {
         let b = opt.bucket;
-        let scorer = match self.scorers.remove(&b.position) {
-            Some(scorer) => scorer,
-            None => Scorer::with_forecast(model_at(b.model), b.mode, self.mix),
-        };
+        let scorer = self.mix.take_scorer(b.model, b.mode);
         self.scan_option(opt, opt_idx, &scorer);
-        self.scorers.insert(b.position, scorer);
+        self.mix.return_scorer(b.model, b.mode, scorer);
     }
 
     fn scan_option(&mut self, opt: &Opt<'v>, opt_idx: usize, scorer: &Scorer) {

@@ -8,11 +8,12 @@
 //! and replays choose the same slice. The simulator may tune this file.
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::view::{model_at, CapacityView, GpuFree, PartitionMode};
+use super::view::{model_at, CapacityView, GpuFree, ModelIdx, PartitionMode};
 use crate::catalog::{GpuModel, MigLayout, COMPUTE_SLICES};
 
 /// One kind of task in the demand mix: what one of its GPUs needs.
@@ -78,6 +79,40 @@ pub struct DemandMix {
     /// soon, per model: MIG placement keeps room for them (see
     /// [`Scorer::with_forecast`]). Not part of the recorded mix.
     forecast: Vec<ForecastClass>,
+    /// Placement's scorers for this mix, per (model, mode): a spot clearing
+    /// places thousands of bids against one mix, and building a scorer
+    /// sorts the mix. Emptied whenever the mix or the forecast changes.
+    scorers: ScorerCache,
+}
+
+/// Scorers built for one state of a [`DemandMix`]. A copy of the mix starts empty.
+#[derive(Default)]
+struct ScorerCache(Mutex<HashMap<(ModelIdx, PartitionMode), Scorer>>);
+
+impl ScorerCache {
+    /// The scorers (a panic while holding them leaves nothing half-changed).
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(ModelIdx, PartitionMode), Scorer>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn clear(&mut self) {
+        self.0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+}
+
+impl Clone for ScorerCache {
+    fn clone(&self) -> ScorerCache {
+        ScorerCache::default()
+    }
+}
+
+impl std::fmt::Debug for ScorerCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScorerCache")
+    }
 }
 
 /// Instances of one MIG profile's class the forecast expects on one model.
@@ -118,6 +153,7 @@ impl DemandMix {
             top: Self::prior(),
             recorded: 0,
             forecast: Vec::new(),
+            scorers: ScorerCache::default(),
         }
     }
 
@@ -125,6 +161,7 @@ impl DemandMix {
     pub fn fixed(classes: Vec<(DemandClass, u64)>) -> DemandMix {
         let mut mix = DemandMix::new(1);
         mix.top = classes;
+        mix.scorers.clear();
         mix
     }
 
@@ -177,6 +214,7 @@ impl DemandMix {
         }
         all.sort_unstable_by(order);
         self.top = all;
+        self.scorers.clear();
     }
 
     /// The classes recorded in the window, oldest first (to persist and restore the mix).
@@ -207,6 +245,22 @@ impl DemandMix {
     /// Replaces the forecast MIG instances placement keeps room for.
     pub fn set_forecast(&mut self, classes: Vec<ForecastClass>) {
         self.forecast = classes;
+        self.scorers.clear();
+    }
+
+    /// Placement's scorer for GPUs of `model` in `mode` under this mix
+    /// ([`Scorer::with_forecast`]), built once per state of the mix. Hand
+    /// it back with [`DemandMix::return_scorer`] to keep it.
+    pub fn take_scorer(&self, model: ModelIdx, mode: PartitionMode) -> Scorer {
+        match self.scorers.lock().remove(&(model, mode)) {
+            Some(scorer) => scorer,
+            None => Scorer::with_forecast(model_at(model), mode, self),
+        }
+    }
+
+    /// Keeps a scorer [`DemandMix::take_scorer`] gave for the next placement.
+    pub fn return_scorer(&self, model: ModelIdx, mode: PartitionMode, scorer: Scorer) {
+        self.scorers.lock().insert((model, mode), scorer);
     }
 
     /// The forecast MIG instances placement keeps room for.
