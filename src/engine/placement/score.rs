@@ -8,8 +8,8 @@
 //! and replays choose the same slice. The simulator may tune this file.
 
 use std::cell::Cell;
-use std::sync::Mutex;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -92,7 +92,9 @@ struct ScorerCache(Mutex<HashMap<(ModelIdx, PartitionMode), Scorer>>);
 impl ScorerCache {
     /// The scorers (a panic while holding them leaves nothing half-changed).
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(ModelIdx, PartitionMode), Scorer>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn clear(&mut self) {
@@ -207,7 +209,8 @@ impl DemandMix {
         // deterministic (and the order total, so selecting the top before
         // sorting them gives what sorting all would: a window holds
         // hundreds of classes and this runs on every grant).
-        let order = |a: &(DemandClass, u64), b: &(DemandClass, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        let order =
+            |a: &(DemandClass, u64), b: &(DemandClass, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
         if all.len() > TOP_CLASSES {
             all.select_nth_unstable_by(TOP_CLASSES - 1, order);
             all.truncate(TOP_CLASSES);
