@@ -392,3 +392,69 @@ proptest! {
         }
     }
 }
+
+/// A MIG scorer's tables give what scoring each free state from scratch
+/// gives, whichever state is met first.
+#[test]
+fn mig_scores_from_the_tables_equal_scores_from_scratch() {
+    let model = model_at(m("A100-SXM4-80GB"));
+    let layout = model.mig.expect("the A100 has MIG");
+    let mut mix = DemandMix::default();
+    for (milli, memory_mb) in [(142, 10_000), (285, 20_000), (571, 40_000), (1000, 0)] {
+        mix.record(DemandClass::quantized(milli, memory_mb, 1));
+    }
+    let scorer = score::Scorer::new(model, PartitionMode::Mig, &mix);
+    let states: Vec<GpuFree> = (0..=u8::MAX)
+        .flat_map(|mig_mask| {
+            (0..=crate::catalog::COMPUTE_SLICES).map(move |mig_compute| GpuFree {
+                milli: 0,
+                memory_mb: 0,
+                mig_mask,
+                mig_compute,
+            })
+        })
+        .collect();
+    // Forwards fills the tables, backwards reads them in another order.
+    for free in states.iter().chain(states.iter().rev()) {
+        let free_milli = u64::from(free.free_milli(PartitionMode::Mig));
+        let placeable = score::placeable_profiles(layout, free);
+        let from_scratch: u64 = mix
+            .classes()
+            .iter()
+            .filter(|(c, _)| {
+                placeable & score::adequate_profiles(layout, c.milli, c.memory_mb) == 0
+            })
+            .map(|(_, weight)| weight * free_milli)
+            .sum();
+        assert_eq!(scorer.frag(free), from_scratch, "{free:?}");
+    }
+}
+
+/// The mix keeps placement's scorers between placements, and a recorded
+/// request gives scorers of the mix as it is then.
+#[test]
+fn kept_scorers_follow_the_mix_as_it_changes() {
+    let model = m("A100-SXM4-80GB");
+    let half_used = GpuFree {
+        milli: 500,
+        memory_mb: 40_000,
+        mig_mask: 0,
+        mig_compute: 0,
+    };
+    let mut mix = DemandMix::default();
+    let kept = mix.take_scorer(model, PartitionMode::Shared);
+    // The prior's whole GPUs cannot use half a GPU: weight 1 of 4.
+    assert_eq!(kept.frag(&half_used), 500);
+    mix.return_scorer(model, PartitionMode::Shared, kept);
+    for _ in 0..3 {
+        mix.record(DemandClass::quantized(600, 0, 1));
+    }
+    let now = mix.take_scorer(model, PartitionMode::Shared);
+    assert_eq!(
+        now.frag(&half_used),
+        1_500,
+        "three asks of 600 milli-GPU cannot use it"
+    );
+    let fresh = score::Scorer::with_forecast(model_at(model), PartitionMode::Shared, &mix);
+    assert_eq!(now.frag(&half_used), fresh.frag(&half_used));
+}
