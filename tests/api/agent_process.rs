@@ -37,6 +37,19 @@ pub(crate) fn agent_binary() -> PathBuf {
     binary
 }
 
+/// Uids for the workloads of the agent on `spool` alone (the same across
+/// its restarts): agents of tests running side by side would otherwise all
+/// take the default pool's first uid, and one cleaning up after a crash
+/// kills every process of that uid, another test's workload included.
+pub(crate) fn uid_pool_of(spool: &std::path::Path) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hash = DefaultHasher::new();
+    spool.hash(&mut hash);
+    // Above the pools agent_security picks at random (100,000–3,100,000).
+    let base = 4_000_000 + (hash.finish() % 30_000) as u32 * 100;
+    format!("{base}-{}", base + 99)
+}
+
 /// A running agent for one node, with its spool.
 pub(crate) struct Agent {
     pub(crate) child: Child,
@@ -94,6 +107,14 @@ impl Agent {
         fleet: &std::path::Path,
         extra: &[&str],
     ) -> Agent {
+        // Uids of this spool's agent alone (see `uid_pool_of`), unless the test picks them.
+        let pool = uid_pool_of(spool);
+        let default_pool = ["--uid-pool", pool.as_str()];
+        let pool_args: &[&str] = if extra.contains(&"--uid-pool") {
+            &[]
+        } else {
+            &default_pool
+        };
         let child = Command::new(agent_binary())
             .args(["--server", &app.address])
             .env("GPUEX_AGENT_TOKEN", token)
@@ -104,6 +125,7 @@ impl Agent {
             .arg(spool)
             .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
             .args(["--node-timeout", node_timeout, "--stop-grace", "1s"])
+            .args(pool_args)
             .args(extra)
             .env("GPUEX_AGENT_LOG", "warn")
             .stdout(Stdio::null())

@@ -7,7 +7,7 @@
 //!
 //! PostgreSQL only: on SQLite one process always leads.
 
-use crate::agent_process::agent_binary;
+use crate::agent_process::{agent_binary, uid_pool_of};
 use crate::fleet::{self, create_node, eventually, lease, market, node_view};
 use crate::helpers::{
     fresh_postgres_database, postgres_base_url, TestApp, ADMIN_EMAIL, ADMIN_PASSWORD, JWT_SECRET,
@@ -186,6 +186,7 @@ fn start_agent(server: &str, token: &str, spool: &std::path::Path) -> Child {
         .arg(spool)
         .args(["--heartbeat-interval", "1s", "--usage-interval", "1s"])
         .args(["--node-timeout", "20s", "--stop-grace", "1s"])
+        .args(["--uid-pool", &uid_pool_of(spool)])
         .env("GPUEX_AGENT_LOG", "error")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())

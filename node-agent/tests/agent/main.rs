@@ -86,6 +86,7 @@ fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProces
             "--stop-grace",
             "2s",
         ])
+        .args(["--uid-pool", &uid_pool_of(spool)])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -93,6 +94,18 @@ fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProces
         .spawn()
         .unwrap();
     AgentProcess { child }
+}
+
+/// Uids for the workloads of the agent on `spool` alone (the same across
+/// its restarts): agents of tests running side by side would otherwise all
+/// take the default pool's first uid, and one cleaning up after a crash
+/// kills every process of that uid, another test's workload included.
+fn uid_pool_of(spool: &Path) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hash = DefaultHasher::new();
+    spool.hash(&mut hash);
+    let base = 8_000_000 + (hash.finish() % 30_000) as u32 * 100;
+    format!("{base}-{}", base + 99)
 }
 
 /// Poll the server state until `f` yields something, or fail after `secs`.
