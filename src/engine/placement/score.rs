@@ -163,7 +163,6 @@ impl DemandMix {
     pub fn fixed(classes: Vec<(DemandClass, u64)>) -> DemandMix {
         let mut mix = DemandMix::new(1);
         mix.top = classes;
-        mix.scorers.clear();
         mix
     }
 
@@ -375,21 +374,19 @@ pub struct Scorer {
     mig: Option<MigMemo>,
 }
 
-/// Lazily filled tables of a MIG scorer ([`UNKNOWN`] until computed).
+/// Lazily filled tables of a MIG scorer (`None` until computed).
 struct MigMemo {
     /// The placeable profiles per (free slice mask, free compute slices).
-    placeable: Vec<Cell<u16>>,
+    placeable: Vec<Cell<Option<u8>>>,
     /// The weight of the classes no placeable profile serves, per set of placeable profiles.
-    unusable: Vec<Cell<u64>>,
+    unusable: Vec<Cell<Option<u64>>>,
 }
-
-const UNKNOWN: u64 = u64::MAX;
 
 impl MigMemo {
     fn new() -> MigMemo {
         MigMemo {
-            placeable: vec![Cell::new(u16::MAX); 256 * (usize::from(COMPUTE_SLICES) + 1)],
-            unusable: vec![Cell::new(UNKNOWN); 256],
+            placeable: vec![Cell::new(None); 256 * (usize::from(COMPUTE_SLICES) + 1)],
+            unusable: vec![Cell::new(None); 256],
         }
     }
 }
@@ -487,21 +484,21 @@ impl Scorer {
         };
         let at = usize::from(free.mig_mask) * (usize::from(COMPUTE_SLICES) + 1)
             + usize::from(free.mig_compute);
-        let placeable = match memo.placeable.get(at).map(Cell::get) {
-            Some(known) if known != u16::MAX => known as u8,
-            found => {
+        let placeable = match memo.placeable.get(at) {
+            Some(cell) => cell.get().unwrap_or_else(|| {
                 let p = self.layout.map_or(0, |l| placeable_profiles(l, free));
-                if found.is_some() {
-                    memo.placeable[at].set(u16::from(p));
-                }
+                cell.set(Some(p));
                 p
-            }
+            }),
+            // Not a state a GPU can be in (more than 7 compute slices free).
+            None => self.layout.map_or(0, |l| placeable_profiles(l, free)),
         };
         let cell = &memo.unusable[usize::from(placeable)];
-        if cell.get() == UNKNOWN {
-            cell.set(unusable(placeable));
-        }
-        cell.get()
+        cell.get().unwrap_or_else(|| {
+            let weight = unusable(placeable);
+            cell.set(Some(weight));
+            weight
+        })
     }
 
     /// Fragmentation from the host: the node's free GPU compute is of no use
