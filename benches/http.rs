@@ -59,6 +59,7 @@ async fn setup() -> Bench {
     settings.rate_limit_address_rps = 1_000_000;
     settings.rate_limit_address_burst = 1_000_000;
     settings.register_per_hour = 1_000_000;
+    settings.max_connections_per_address = 1_000_000;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -125,6 +125,7 @@ impl Replica {
             .env("GPUEX_RATE_LIMIT_BURST", "1000000")
             .env("GPUEX_RATE_LIMIT_ADDRESS_RPS", "1000000")
             .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
+            .env("GPUEX_MAX_CONNECTIONS_PER_ADDRESS", "1000000")
             .env("GPUEX_REGISTER_PER_HOUR", "1000000")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())

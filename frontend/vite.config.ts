@@ -28,6 +28,11 @@ function precompress(): Plugin {
 // must be byte-for-byte reproducible: no timestamps, hashed names only.
 export default defineConfig({
   plugins: [react(), precompress()],
+  // The server's Content-Security-Policy allows styles from this origin
+  // only, and inline `<style>` elements (Mantine writes its theme and
+  // responsive rules in them) by a nonce fresh with each index.html: the
+  // server swaps this placeholder for it (src/api/dashboard.rs).
+  html: { cspNonce: 'GPUEX_CSP_NONCE' },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

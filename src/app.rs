@@ -9,7 +9,6 @@ use crate::metrics::Metrics;
 use anyhow::Context;
 use chrono::Utc;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -137,13 +136,8 @@ pub async fn serve(
         events.close();
     };
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
-    .context("server error")?;
+    let limits = crate::httpd::ConnectionLimits::from_settings(&state.settings);
+    crate::httpd::run(listener, router, limits, shutdown).await;
     for worker in workers {
         worker.abort();
     }

@@ -1,5 +1,6 @@
-//! The admin audit log: who changed prices, credits and cordons, and when;
-//! recorded in the changing transaction and read back by `GET /v1/admin/audit`.
+//! The admin audit log: who changed prices, credits, cordons, nodes and
+//! roles, and when; recorded in the changing transaction and read back by
+//! `GET /v1/admin/audit`.
 
 use crate::api::Limit;
 use crate::app::AppState;
@@ -25,6 +26,8 @@ pub enum Action {
     BillingAdjustment,
     CordonNode,
     UncordonNode,
+    DeleteNode,
+    SetRole,
 }
 
 text_names!(Action {
@@ -34,6 +37,8 @@ text_names!(Action {
     BillingAdjustment => "billing_adjustment",
     CordonNode => "cordon_node",
     UncordonNode => "uncordon_node",
+    DeleteNode => "delete_node",
+    SetRole => "set_role",
 });
 
 /// Records an admin action in the caller's transaction, so the log and the

@@ -46,6 +46,10 @@ pub struct Settings {
     /// Lifetime of an access token, in seconds.
     #[arg(long, env = "GPUEX_TOKEN_TTL_S", default_value_t = 900)]
     pub token_ttl_s: u64,
+    /// Lifetime of a refresh token that is not used, in seconds (each use
+    /// issues a new one).
+    #[arg(long, env = "GPUEX_REFRESH_TOKEN_TTL_S", default_value_t = 14 * 24 * 3600)]
+    pub refresh_token_ttl_s: u64,
     /// Origins allowed by CORS, comma-separated (`*` for any).
     #[arg(long, env = "GPUEX_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
@@ -160,6 +164,25 @@ pub struct Settings {
     /// listening address, with loopback for `0.0.0.0`.
     #[arg(long, env = "GPUEX_ADVERTISE_URL")]
     pub advertise_url: Option<String>,
+    /// A request's headers must be complete this many seconds after its
+    /// connection opened (or after their first byte, on a kept-alive one);
+    /// slower connections are closed.
+    #[arg(long, env = "GPUEX_HEADER_READ_TIMEOUT_S", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_read_timeout_s: u64,
+    /// A kept-alive connection with no request in flight closes after this many seconds.
+    #[arg(long, env = "GPUEX_KEEP_ALIVE_IDLE_S", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub keep_alive_idle_s: u64,
+    /// Open connections in all; more are answered 503 and closed.
+    #[arg(long, env = "GPUEX_MAX_CONNECTIONS", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Open connections per client address (an IPv6 client's /64); the
+    /// trusted proxies are exempt.
+    #[arg(long, env = "GPUEX_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 128,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_address: u64,
     /// The market's clock; tests move it on to see hours pass.
     #[arg(skip)]
     pub clock: crate::clock::Clock,
@@ -175,6 +198,7 @@ impl Settings {
             jwt_private_key: None,
             jwt_public_key: None,
             token_ttl_s: 900,
+            refresh_token_ttl_s: 14 * 24 * 3600,
             cors_origins: vec![],
             request_timeout_s: 30,
             body_limit: 1024 * 1024,
@@ -205,6 +229,10 @@ impl Settings {
             event_retention_days: 7,
             webhook_allow_private: false,
             advertise_url: None,
+            header_read_timeout_s: 10,
+            keep_alive_idle_s: 60,
+            max_connections: 4096,
+            max_connections_per_address: 128,
             clock: Default::default(),
         }
     }

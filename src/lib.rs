@@ -1,14 +1,16 @@
 //! gpuex: an exchange for atomized GPU capacity.
 //!
-//! `catalog`, `protocol`, `engine` and `pricing`'s rules are pure and build
-//! without the server's dependencies (the `server` feature), so the node agent
-//! and the simulator share them.
+//! `catalog`, `protocol`, `engine`, `netguard`, `workload_env` and `pricing`'s
+//! rules are pure and build without the server's dependencies (the `server`
+//! feature), so the node agent and the simulator share them.
 
 pub mod catalog;
 pub mod decimal;
 pub mod engine;
+pub mod netguard;
 pub mod pricing;
 pub mod protocol;
+pub mod workload_env;
 
 #[cfg(feature = "server")]
 pub mod api;
@@ -39,6 +41,8 @@ pub mod events;
 #[cfg(any(feature = "server", feature = "simulate"))]
 pub mod forecast;
 #[cfg(feature = "server")]
+pub mod httpd;
+#[cfg(feature = "server")]
 pub mod idempotency;
 #[cfg(feature = "server")]
 pub mod limits;
@@ -48,6 +52,8 @@ pub mod market;
 pub mod metrics;
 #[cfg(feature = "server")]
 pub mod nodes;
+#[cfg(feature = "server")]
+pub mod owner_only;
 
 #[cfg(feature = "server")]
 pub use app::serve;

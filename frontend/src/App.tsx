@@ -46,6 +46,11 @@ const theme = createTheme({
   fontFamilyMonospace: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
 });
 
+/** The nonce the server gave this page for inline `<style>` elements (see vite.config.ts). */
+function styleNonce(): string {
+  return document.querySelector<HTMLMetaElement>('meta[property="csp-nonce"]')?.nonce ?? '';
+}
+
 type Role = SessionUser['role'];
 const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/market', label: 'Market', roles: 'all' },
@@ -86,7 +91,7 @@ export function App() {
   const [location] = useLocation();
   const role = s.user?.role;
   return (
-    <MantineProvider theme={theme}>
+    <MantineProvider theme={theme} getStyleNonce={styleNonce}>
       <AppShell header={{ height: 56 }} navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
         <AppShell.Header>
           <Group h="100%" px="md" justify="space-between">

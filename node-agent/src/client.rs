@@ -29,6 +29,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// 401: the server no longer knows the node token (revoked, or its node
+    /// deleted). Nothing this agent sends will be taken again.
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, ClientError::Status { status, .. } if *status == StatusCode::UNAUTHORIZED)
+    }
+
     /// A 4xx other than 408/429: retrying the same request will not help.
     pub fn is_permanent(&self) -> bool {
         matches!(self, ClientError::Status { status, .. }

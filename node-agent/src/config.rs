@@ -35,12 +35,16 @@ pub struct RunArgs {
     #[arg(long, env = "GPUEX_AGENT_SERVER")]
     pub server: Option<String>,
     /// A file holding the node token shown once by `POST /v1/nodes` (mode
-    /// 0600). The token never goes on the command line, where every user of
+    /// 0600: the agent tightens a wider one it owns and refuses one it does
+    /// not). The token never goes on the command line, where every user of
     /// the host can read it; `GPUEX_AGENT_TOKEN` is the other way in.
     #[arg(long, env = "GPUEX_AGENT_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
     /// How workloads run (DESIGN §13); default `process` on the simulated
-    /// backend, `sandbox` on nvml where bubblewrap is installed.
+    /// backend, `sandbox` on nvml where bubblewrap is installed. `process` is
+    /// for trusted single-tenant hosts only: its workloads share the host's
+    /// view of processes and files; strangers' workloads need `sandbox` or
+    /// `container`.
     #[arg(long, env = "GPUEX_AGENT_LAUNCHER", value_enum)]
     pub launcher: Option<LauncherKind>,
     /// The uids (and same-numbered gids) workloads run as, `FIRST-LAST`: one
@@ -48,12 +52,20 @@ pub struct RunArgs {
     /// this agent's alone and hold no other users (see the README).
     #[arg(long, env = "GPUEX_AGENT_UID_POOL", value_parser = parse_uid_pool, default_value = "61000-61999")]
     pub uid_pool: (u32, u32),
-    /// Where the leases' working folders go (default: `work/` in the spool).
+    /// Where the leases' working folders go, outside the spool (default:
+    /// `<spool>-work` beside it); every folder above it must be traversable
+    /// by others.
     #[arg(long, env = "GPUEX_AGENT_WORK_DIR")]
     pub work_dir: Option<PathBuf>,
     /// The most an artifact may weigh, in bytes.
     #[arg(long, env = "GPUEX_AGENT_ARTIFACT_MAX_BYTES", default_value_t = 4 << 30)]
     pub artifact_max_bytes: u64,
+    /// Let artifacts come from loopback, private, link-local and other
+    /// internal addresses (DESIGN §19). Off, an artifact URL whose host
+    /// resolves to any of them fails its lease; on only for the demo and
+    /// tests, whose artifacts are served on 127.0.0.1.
+    #[arg(long, env = "GPUEX_AGENT_ARTIFACT_ALLOW_PRIVATE")]
+    pub artifact_allow_private: bool,
     /// Where the GPUs come from.
     #[arg(
         long,
@@ -69,7 +81,8 @@ pub struct RunArgs {
     /// Host name to register (default: the fleet's, else the machine's).
     #[arg(long, env = "GPUEX_AGENT_HOSTNAME", global = true)]
     pub hostname: Option<String>,
-    /// Directory of the usage spool and the agent's persisted state.
+    /// Directory of the usage spool and the agent's persisted state (made
+    /// 0700, its files 0600).
     #[arg(long, env = "GPUEX_AGENT_SPOOL", default_value = "./gpuex-agent-spool")]
     pub spool: PathBuf,
     /// Serve `/metrics` (dcgm-exporter format) on this address, e.g. 0.0.0.0:9400.
@@ -91,7 +104,8 @@ pub struct RunArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LauncherKind {
-    /// An unprivileged pool user, its own session, folder and limits.
+    /// An unprivileged pool user, its own session, folder and limits; for
+    /// trusted single-tenant hosts only (no namespaces but a private /tmp).
     Process,
     /// `process` inside bubblewrap: own PID, mount, IPC, UTS (and network) namespaces.
     Sandbox,

@@ -26,13 +26,19 @@ use backend::simulated::{Fleet, SimulatedBackend};
 use backend::{system_hostname, GpuBackend};
 use clap::Parser;
 use config::{Backend, Cli, Command, LauncherKind, RunArgs};
+use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-fn main() -> anyhow::Result<()> {
+/// The exit status of an agent whose node token the server refused (401:
+/// revoked, or its node deleted): restarting it with the same token is
+/// pointless.
+const EXIT_TOKEN_REFUSED: u8 = 3;
+
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     if let Some(Command::ExecWorkload(args)) = cli.command {
         // The step between the agent and a workload: no runtime, no backend.
-        return launcher::exec::run(args);
+        return launcher::exec::run(args).map(|()| ExitCode::SUCCESS);
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -44,8 +50,8 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async {
         let backend = open_backend(&cli.run)?;
         match cli.command {
-            Some(Command::Probe) => probe(backend),
-            Some(Command::ExecWorkload(_)) => Ok(()),
+            Some(Command::Probe) => probe(backend).map(|()| ExitCode::SUCCESS),
+            Some(Command::ExecWorkload(_)) => Ok(ExitCode::SUCCESS),
             None => run(cli.run, backend).await,
         }
     })
@@ -100,8 +106,7 @@ fn probe(mut backend: Box<dyn GpuBackend>) -> anyhow::Result<()> {
 /// from the command line, which every user of the host can read in `/proc`.
 fn node_token(args: &RunArgs) -> anyhow::Result<String> {
     if let Some(path) = &args.token_file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the token file {}", path.display()))?;
+        let text = read_secret_file(path)?;
         let token = text.trim().to_string();
         if token.is_empty() {
             bail!("the token file {} is empty", path.display());
@@ -112,6 +117,73 @@ fn node_token(args: &RunArgs) -> anyhow::Result<String> {
         Ok(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
         _ => bail!("the node token is needed: --token-file FILE or GPUEX_AGENT_TOKEN"),
     }
+}
+
+/// A token or key file's text. It must be 0600: one that others may read
+/// or write is tightened when it is the agent's own, and refused otherwise
+/// (whoever owns it decides who reads it; the agent does not guess).
+fn read_secret_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mut file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    let meta = file.metadata()?;
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        let euid = nix::unistd::geteuid().as_raw();
+        if meta.uid() != euid {
+            bail!(
+                "the token file {} is mode {mode:o}, open to other users, and belongs to uid {} \
+                 (not the agent's {euid}): make it 0600 (chmod 600 {})",
+                path.display(),
+                meta.uid(),
+                path.display()
+            );
+        }
+        // On the open file: the one checked is the one changed.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("cannot make the token file {} 0600", path.display()))?;
+        tracing::warn!(
+            file = %path.display(),
+            "the token file was mode {mode:o}, open to other users: made it 600"
+        );
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    Ok(text)
+}
+
+/// Where the leases' folders go: `--work-dir`, else `<spool>-work` beside
+/// the spool. Never inside the spool, which is the agent's alone (0700)
+/// and which no workload could reach.
+fn work_dir(args: &RunArgs) -> anyhow::Result<std::path::PathBuf> {
+    let spool = std::path::absolute(&args.spool)
+        .with_context(|| format!("cannot resolve the spool {}", args.spool.display()))?;
+    let work = match &args.work_dir {
+        Some(w) => std::path::absolute(w)
+            .with_context(|| format!("cannot resolve --work-dir {}", w.display()))?,
+        None => {
+            let Some(name) = spool.file_name() else {
+                bail!(
+                    "the spool {} has no name to put `-work` after: give --work-dir",
+                    spool.display()
+                );
+            };
+            let mut name = name.to_os_string();
+            name.push("-work");
+            spool.with_file_name(name)
+        }
+    };
+    if work.starts_with(&spool) {
+        bail!(
+            "--work-dir {} is inside the spool {}, which is the agent's alone (0700) and which \
+             workloads cannot reach: put it outside",
+            work.display(),
+            spool.display()
+        );
+    }
+    Ok(work)
 }
 
 /// `--launcher`, or the default: `process` on the simulated backend,
@@ -159,7 +231,7 @@ fn probe_sandbox(exe: &std::path::Path, uid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> {
+async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<ExitCode> {
     let Some(server) = &args.server else {
         bail!("--server is required (or GPUEX_AGENT_SERVER)");
     };
@@ -178,6 +250,12 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> 
     }
     let launcher = launcher::make(kind, exe).map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
+    if kind == LauncherKind::Process {
+        tracing::warn!(
+            "the process launcher is for trusted single-tenant hosts: workloads share the \
+             host's view of processes and files; use --launcher sandbox or container for strangers"
+        );
+    }
     let snapshot = Arc::new(Mutex::new(exporter::Snapshot::default()));
     if let Some(addr) = args.metrics_listen {
         let local = exporter::serve(addr, snapshot.clone())
@@ -191,17 +269,17 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<()> 
         node_timeout: args.node_timeout,
         stop_grace: args.stop_grace,
         state_dir: args.spool.clone(),
-        work_dir: args
-            .work_dir
-            .clone()
-            .unwrap_or_else(|| args.spool.join("work")),
+        work_dir: work_dir(&args)?,
         uid_pool: args.uid_pool,
         artifact_max_bytes: args.artifact_max_bytes,
+        artifact_allow_private: args.artifact_allow_private,
     };
     let agent = agent::Agent::new(cfg, client, backend, launcher, snapshot)
         .with_context(|| format!("cannot start with the spool in {}", args.spool.display()))?;
-    agent.run(shutdown_signal()).await;
-    Ok(())
+    Ok(match agent.run(shutdown_signal()).await {
+        agent::Outcome::Stopped => ExitCode::SUCCESS,
+        agent::Outcome::TokenRefused => ExitCode::from(EXIT_TOKEN_REFUSED),
+    })
 }
 
 /// SIGTERM or SIGINT.
@@ -218,5 +296,31 @@ async fn shutdown_signal() {
             }
         }
         _ => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        Cli::parse_from(["gpuex-agent"].iter().chain(args)).run
+    }
+
+    #[test]
+    fn the_leases_folders_go_beside_the_spool_and_never_inside_it() {
+        let args = run_args(&["--spool", "/var/lib/gpuex/spool"]);
+        assert_eq!(
+            work_dir(&args).unwrap(),
+            std::path::PathBuf::from("/var/lib/gpuex/spool-work")
+        );
+        let args = run_args(&["--spool", "/srv/a", "--work-dir", "/srv/work"]);
+        assert_eq!(
+            work_dir(&args).unwrap(),
+            std::path::PathBuf::from("/srv/work")
+        );
+        let args = run_args(&["--spool", "/srv/a", "--work-dir", "/srv/a/work"]);
+        let err = work_dir(&args).unwrap_err().to_string();
+        assert!(err.contains("is inside the spool /srv/a"), "{err}");
     }
 }

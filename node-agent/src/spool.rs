@@ -25,11 +25,19 @@ impl Spool {
     /// Open (or create) the spool in `dir`. The next seq continues after both the
     /// persisted counter and any batch still on disk.
     pub fn open(dir: &Path) -> io::Result<Spool> {
-        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
         fs::create_dir_all(dir)?;
-        // Traversable (a workload reaches its folder under `work/`), not
-        // listable; every file in it is 0600.
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o711))?;
+        // The agent's alone, whatever the umask (DESIGN §19): no workload
+        // reaches into it (their folders are under `--work-dir`, outside).
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        // And so is every file in it, also one an older agent left wider.
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            if meta.is_file() && meta.mode() & 0o077 != 0 {
+                fs::set_permissions(entry.path(), fs::Permissions::from_mode(0o600))?;
+            }
+        }
         let persisted = fs::read_to_string(dir.join("seq"))
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
@@ -234,14 +242,17 @@ mod tests {
     }
 
     #[test]
-    fn the_spool_is_not_listable_and_its_files_are_the_agents_alone() {
+    fn the_spool_and_its_files_are_the_agents_alone_even_ones_left_wider() {
         use std::os::unix::fs::PermissionsExt;
         let dir = temp_dir();
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o777)).unwrap();
+        fs::write(dir.join("agent_id"), Uuid::nil().to_string()).unwrap();
+        fs::set_permissions(dir.join("agent_id"), fs::Permissions::from_mode(0o644)).unwrap();
         let mut spool = Spool::open(&dir).unwrap();
         spool.push(Uuid::nil(), vec![record()]).unwrap();
         assert_eq!(
             fs::metadata(&*dir).unwrap().permissions().mode() & 0o777,
-            0o711
+            0o700
         );
         for entry in fs::read_dir(&*dir).unwrap() {
             let mode = entry.unwrap().metadata().unwrap().permissions().mode() & 0o777;

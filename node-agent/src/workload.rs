@@ -1,13 +1,13 @@
-//! A lease's workload: `sh -c COMMAND` in its own process group, its output
-//! tail kept in memory, and signals sent to the whole group and to every
-//! process that carries the lease's marks (see [`crate::reaper`]).
+//! A lease's workload: its launcher's program in its own process group, its
+//! output tail kept in memory, and signals sent to the whole group and to
+//! every process that carries the lease's marks (see [`crate::reaper`]).
 
 use crate::launcher::Plan;
 use crate::reaper::{self, LEASE_VAR, OWNER_VAR};
 use gpuex::protocol::LOGS_TAIL_BYTES;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -71,23 +71,24 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Run `plan` with exactly `env` (nothing of the agent's own
-    /// environment) in `cwd`, marked with `marks` (which `env` cannot
-    /// override). `preamble` starts the output tail (the artifact fetch's
-    /// progress).
+    /// Write `plan`'s launch file, then run its program with exactly its
+    /// environment (nothing of the agent's own, nothing of the lease's) in
+    /// `cwd`, marked with `marks`. `preamble` starts the output tail (the
+    /// artifact fetch's progress).
     pub fn spawn(
         plan: &Plan,
-        env: &BTreeMap<String, String>,
         cwd: Option<&Path>,
         marks: Marks,
         preamble: &str,
     ) -> std::io::Result<Workload> {
+        if let Some(file) = &plan.launch {
+            file.write()?;
+        }
         let mut command = Command::new(&plan.program);
         command
             .args(&plan.args)
             .env_clear()
-            .envs(env)
-            .envs(plan.extra_env.iter().map(|(k, v)| (k, v)))
+            .envs(&plan.env)
             .env(OWNER_VAR, &marks.owner)
             .env(LEASE_VAR, marks.lease.to_string())
             .stdin(Stdio::null())
@@ -157,18 +158,19 @@ impl Workload {
     #[cfg(test)]
     pub fn spawn_shell(
         command: &str,
-        env: &BTreeMap<String, String>,
+        env: &std::collections::BTreeMap<String, String>,
         marks: Marks,
     ) -> std::io::Result<Workload> {
+        let mut env = env.clone();
+        env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
         let plan = Plan {
             program: "sh".into(),
             args: vec!["-c".into(), command.into()],
             sets_session: false,
-            extra_env: Vec::new(),
+            env,
+            launch: None,
         };
-        let mut env = env.clone();
-        env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
-        Workload::spawn(&plan, &env, None, marks, "")
+        Workload::spawn(&plan, None, marks, "")
     }
 
     /// The process group id (the shell's pid).
@@ -243,6 +245,7 @@ async fn read_into(mut stream: Box<dyn AsyncRead + Send + Unpin>, tail: Arc<Mute
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn marks() -> Marks {
         Marks {

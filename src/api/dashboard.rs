@@ -15,8 +15,9 @@ struct Dist;
 
 /// Paths that belong to the server, not the dashboard: an unknown one there
 /// stays a problem+json 404.
-const SERVER_PREFIXES: [&str; 6] = [
+const SERVER_PREFIXES: [&str; 7] = [
     "/v1",
+    "/internal",
     "/docs",
     "/openapi.json",
     "/metrics",
@@ -29,7 +30,7 @@ const SERVER_PREFIXES: [&str; 6] = [
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 const REVALIDATE: &str = "no-cache";
 
-fn belongs_to_server(path: &str) -> bool {
+pub(super) fn belongs_to_server(path: &str) -> bool {
     SERVER_PREFIXES.iter().any(|prefix| {
         path.strip_prefix(prefix)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
@@ -118,9 +119,38 @@ pub async fn fallback(method: Method, uri: Uri, request_headers: HeaderMap) -> R
             return ApiError::NotFound("no such dashboard asset".into()).into_response();
         }
     }
-    file("index.html", REVALIDATE, gzip).unwrap_or_else(|| {
+    index().unwrap_or_else(|| {
         ApiError::NotFound("the dashboard is not built into this binary".into()).into_response()
     })
+}
+
+/// Where `index.html` gets its per-answer nonce: the build writes this
+/// placeholder (`html.cspNonce` in vite.config.ts) into a `csp-nonce` meta
+/// tag and onto its own tags, and the UI library reads the meta tag for the
+/// `<style>` elements it writes.
+const NONCE_PLACEHOLDER: &str = "GPUEX_CSP_NONCE";
+
+/// The dashboard's `index.html`, with a fresh style nonce in it and in its
+/// Content-Security-Policy. Checked every time, like the file it was.
+fn index() -> Option<Response> {
+    let html = Dist::get("index.html")?;
+    let nonce = crate::auth::tokens::random_hex(16);
+    let page = String::from_utf8_lossy(&html.data).replace(NONCE_PLACEHOLDER, &nonce);
+    let policy = super::headers::DASHBOARD_CSP.replace(
+        "style-src 'self'",
+        &format!("style-src 'self' 'nonce-{nonce}'"),
+    );
+    let mut response = (StatusCode::OK, page).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type("index.html")),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
+    if let Ok(policy) = HeaderValue::from_str(&policy) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    Some(response)
 }
 
 #[cfg(test)]
@@ -138,6 +168,8 @@ mod tests {
             "/metrics",
             "/healthz",
             "/readyz",
+            "/internal",
+            "/internal/market/command/x",
         ] {
             assert!(belongs_to_server(path), "{path}");
         }

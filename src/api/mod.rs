@@ -3,6 +3,7 @@
 
 mod contract;
 mod dashboard;
+mod headers;
 mod limit;
 mod ops;
 
@@ -126,7 +127,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             crate::limits::limit,
         ))
-        .merge(crate::cluster::forward::router(settings.body_limit))
+        .merge(crate::cluster::forward::router())
         .with_state(state)
         .layer(middleware::from_fn_with_state(
             metrics,
@@ -151,6 +152,7 @@ pub fn router(state: AppState) -> Router {
             tracing::info_span!("request", method = %req.method(), uri = %req.uri(), request_id)
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(middleware::from_fn(headers::security_headers))
 }
 
 fn cors(origins: &[String]) -> CorsLayer {

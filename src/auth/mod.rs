@@ -1,10 +1,12 @@
 //! Accounts and access: registration, login (JWT), API keys, and the `Caller`
 //! extractor every protected handler takes.
 
+mod admin;
 mod email;
 mod password;
 mod rate_limit;
 mod routes;
+pub mod sessions;
 pub(crate) mod store;
 pub mod tokens;
 
@@ -145,15 +147,19 @@ impl FromRequestParts<AppState> for Caller {
             .verify(token)
             .ok_or_else(|| ApiError::Unauthorized("invalid or expired token".into()))?;
         // A token says what the account was when it was issued; the account
-        // may since have been deleted or given another role.
-        match store::role_of(&state.db, claims.sub).await? {
+        // may since have been deleted or given another role, and its session
+        // may have ended (logout, a reused refresh token, a role change).
+        match sessions::account_of(&state.db, claims.sub, claims.sid).await? {
             None => Err(ApiError::Unauthorized(
                 "the account no longer exists".into(),
             )),
-            Some(role) if role != claims.role => Err(ApiError::Unauthorized(
+            Some((role, _)) if role != claims.role => Err(ApiError::Unauthorized(
                 "the account's role changed since this token was issued; log in again".into(),
             )),
-            Some(role) => Ok(Caller {
+            Some((_, false)) => Err(ApiError::Unauthorized(
+                "this session has ended; log in again".into(),
+            )),
+            Some((role, true)) => Ok(Caller {
                 id: claims.sub,
                 role,
                 via: Credential::AccessToken,

@@ -1,6 +1,8 @@
-//! `/v1/auth/*`, `/v1/api-keys`, `/v1/me`.
+//! `/v1/auth/register`, `/v1/auth/login`, `/v1/api-keys`, `/v1/me`; refresh
+//! and logout are in [`super::sessions`].
 
 use super::email::Email;
+use super::sessions::{self, TokenResponse};
 use super::{password, store, tokens, Caller, Credential, Role};
 use crate::app::AppState;
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
@@ -21,6 +23,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(create_api_key, list_api_keys))
         .routes(routes!(delete_api_key))
         .routes(routes!(me))
+        .merge(sessions::router())
+        .merge(super::admin::router())
 }
 
 const MIN_PASSWORD: usize = 12;
@@ -169,17 +173,8 @@ pub struct LoginRequest {
     pub password: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TokenResponse {
-    pub access_token: String,
-    /// Always `Bearer`.
-    pub token_type: String,
-    /// Seconds until the token expires.
-    pub expires_in: u64,
-    pub expires_at: DateTime<Utc>,
-}
-
-/// Exchange email and password for a short-lived access token.
+/// Exchange email and password for a short-lived access token and a
+/// refresh token (a new session).
 #[utoipa::path(post, path = "/v1/auth/login", tag = "auth",
     request_body = LoginRequest,
     responses(
@@ -214,13 +209,9 @@ async fn login(
         return Err(ApiError::Unauthorized("wrong email or password".into()));
     };
     attempt.succeeded();
-    let (access_token, expires_at) = state.keys.issue(user.id, user.role, Utc::now())?;
-    Ok(Json(TokenResponse {
-        access_token,
-        token_type: "Bearer".into(),
-        expires_in: state.settings.token_ttl_s,
-        expires_at,
-    }))
+    Ok(Json(
+        sessions::open(&state, user.id, user.role, Utc::now()).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

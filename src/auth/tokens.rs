@@ -1,5 +1,6 @@
-//! Access tokens: short-lived JWTs (HS256 by default, RS256 configurable) and
-//! API keys (`gpx_…`, stored as SHA-256 hashes).
+//! Access tokens: short-lived JWTs (HS256 by default, RS256 configurable),
+//! refresh tokens (`gpr_…`), API keys (`gpx_…`) and node tokens (`gpn_…`),
+//! the last three stored as SHA-256 hashes.
 
 use super::Role;
 use crate::config::{JwtAlgorithm, Settings};
@@ -19,6 +20,9 @@ pub const API_KEY_PREFIX: &str = "gpx_";
 /// The prefix of every node token (`POST /v1/nodes`), which authenticates an agent.
 pub const NODE_TOKEN_PREFIX: &str = "gpn_";
 
+/// The prefix of every refresh token (`POST /v1/auth/refresh`).
+pub const REFRESH_TOKEN_PREFIX: &str = "gpr_";
+
 /// JWT claims.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Claims {
@@ -26,6 +30,14 @@ pub struct Claims {
     pub role: Role,
     pub iat: i64,
     pub exp: i64,
+    /// The session (`auth_sessions`) the token belongs to: revoking it
+    /// (logout, reuse of a refresh token, a role change) ends the token too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<Uuid>,
+    /// Makes every token unique: two issued in the same second for the same
+    /// session (a login and a refresh) would otherwise be the same string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<Uuid>,
 }
 
 /// Signing and verification keys for one algorithm.
@@ -69,8 +81,8 @@ impl JwtKeys {
                     .jwt_public_key
                     .as_ref()
                     .context("RS256 needs --jwt-public-key")?;
-                let private = std::fs::read(private)
-                    .with_context(|| format!("failed to read {}", private.display()))?;
+                // The private key signs admin tokens: others must not read it.
+                let private = crate::owner_only::read_private_file(private)?;
                 let public = std::fs::read(public)
                     .with_context(|| format!("failed to read {}", public.display()))?;
                 Ok(JwtKeys::new(
@@ -102,11 +114,13 @@ impl JwtKeys {
         }
     }
 
-    /// Issues a token for `user` valid from `now` for the configured lifetime.
+    /// Issues a token for `user` in `session` valid from `now` for the
+    /// configured lifetime.
     pub fn issue(
         &self,
         user: Uuid,
         role: Role,
+        session: Option<Uuid>,
         now: DateTime<Utc>,
     ) -> anyhow::Result<(String, DateTime<Utc>)> {
         let iat = now.timestamp();
@@ -116,6 +130,8 @@ impl JwtKeys {
             role,
             iat,
             exp,
+            sid: session,
+            jti: Some(Uuid::new_v4()),
         };
         let token = jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.encoding)
             .context("failed to sign a token")?;
@@ -169,6 +185,11 @@ pub fn new_api_key() -> (String, String) {
     (key, prefix)
 }
 
+/// A new refresh token, shown once to the session's holder.
+pub fn new_refresh_token() -> String {
+    format!("{REFRESH_TOKEN_PREFIX}{}", random_hex(32))
+}
+
 /// A new node token, shown once to the provider.
 pub fn new_node_token() -> String {
     format!("{NODE_TOKEN_PREFIX}{}", random_hex(24))
@@ -196,7 +217,9 @@ mod tests {
     fn a_remembered_token_still_expires_and_a_bad_one_is_never_remembered() {
         let keys = keys(600);
         let user = Uuid::now_v7();
-        let (token, expires_at) = keys.issue(user, Role::Buyer, Utc::now()).expect("token");
+        let (token, expires_at) = keys
+            .issue(user, Role::Buyer, None, Utc::now())
+            .expect("token");
         let first = keys.verify(&token).expect("a fresh token verifies");
         assert_eq!((first.sub, first.role), (user, Role::Buyer));
         // The second time it comes from memory, with the same claims.
@@ -215,6 +238,7 @@ mod tests {
             .issue(
                 user,
                 Role::Buyer,
+                None,
                 Utc::now() - chrono::Duration::seconds(601),
             )
             .expect("token");
@@ -227,7 +251,7 @@ mod tests {
         let keys = keys(600);
         for _ in 0..VERIFIED_KEPT + 5 {
             let (token, _) = keys
-                .issue(Uuid::now_v7(), Role::Buyer, Utc::now())
+                .issue(Uuid::now_v7(), Role::Buyer, None, Utc::now())
                 .expect("token");
             assert!(keys.verify(&token).is_some());
         }

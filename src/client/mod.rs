@@ -8,6 +8,7 @@
 //! see [`EXIT_CODES`].
 
 mod http;
+mod session;
 mod store;
 mod tco;
 
@@ -275,7 +276,8 @@ pub enum ClientCommand {
     ///
     /// Asks for the password without echo, or reads it from stdin with
     /// --password-stdin. Keeps a long-lived API key minted for this machine
-    /// (revoked by `gpuex logout`), or with --session the 15-minute access token.
+    /// (revoked by `gpuex logout`), or with --session the short-lived access
+    /// token and its rotating refresh token, refreshed when it expires.
     Login {
         /// The account's email (asked when missing).
         #[arg(long, env = "GPUEX_EMAIL")]
@@ -283,11 +285,12 @@ pub enum ClientCommand {
         /// Read the password from the first line of stdin (for scripts).
         #[arg(long)]
         password_stdin: bool,
-        /// Keep the short-lived access token instead of minting an API key.
+        /// Keep the short-lived access token and its refresh token instead
+        /// of minting an API key.
         #[arg(long)]
         session: bool,
     },
-    /// Revoke the kept API key and forget the credential.
+    /// Revoke the kept API key or session and forget the credential.
     Logout,
     /// Who the kept credential belongs to.
     Whoami,
@@ -434,8 +437,14 @@ pub enum ClientCommand {
         #[arg(long)]
         to: Option<String>,
     },
-    /// Providers: your nodes.
-    Nodes,
+    /// Providers: your nodes (`gpuex nodes`), or delete one.
+    Nodes {
+        #[command(subcommand)]
+        command: Option<NodesCommand>,
+    },
+    /// Admins: manage accounts.
+    #[command(subcommand)]
+    Admin(AdminCommand),
     /// Providers: what your nodes earned.
     Earnings {
         /// month or day.
@@ -445,6 +454,32 @@ pub enum ClientCommand {
         from: Option<String>,
         #[arg(long)]
         to: Option<String>,
+    },
+}
+
+/// `gpuex nodes …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum NodesCommand {
+    /// Delete a node: its token stops working at once. A node with live
+    /// leases is refused (exit 5) unless --force, which ends them as on node
+    /// loss (buyers are credited past the last heartbeat).
+    Delete {
+        id: String,
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// `gpuex admin …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum AdminCommand {
+    /// Give an account another role (buyer, provider or admin). Its sessions
+    /// and API keys stop working; one made a buyer loses its node tokens.
+    SetRole {
+        /// The account's id.
+        user: String,
+        /// buyer, provider or admin.
+        role: String,
     },
 }
 
@@ -483,39 +518,8 @@ fn server_of(global: &Global, stored: &store::Credentials) -> String {
         .to_owned()
 }
 
-/// The credential for `server`: `GPUEX_TOKEN` (an access token or API key)
-/// first, then the one `gpuex login` kept.
-fn token_for(server: &str, stored: &store::Credentials) -> Result<String> {
-    if let Ok(t) = std::env::var("GPUEX_TOKEN") {
-        if !t.is_empty() {
-            return Ok(t);
-        }
-    }
-    let Some(cred) = stored.servers.get(server) else {
-        return Err(not_logged_in(server));
-    };
-    if let Some(key) = &cred.api_key {
-        return Ok(key.clone());
-    }
-    match (&cred.access_token, cred.expires_at) {
-        (Some(t), Some(exp)) if exp > chrono::Utc::now() => Ok(t.clone()),
-        (Some(_), _) => {
-            let mut e = CliError::new(Exit::Auth, format!("your session on {server} has expired"));
-            e.hint = Some("log in again with `gpuex login` (without --session it lasts)".into());
-            Err(e)
-        }
-        _ => Err(not_logged_in(server)),
-    }
-}
-
-fn not_logged_in(server: &str) -> CliError {
-    let mut e = CliError::new(Exit::Auth, format!("not logged in to {server}"));
-    e.hint = Some("run `gpuex login` (or set GPUEX_TOKEN)".into());
-    e
-}
-
 async fn dispatch(global: Global, command: ClientCommand) -> Result<()> {
-    let stored = store::load()?;
+    let mut stored = store::load()?;
     let server = server_of(&global, &stored);
     match command {
         ClientCommand::Login {
@@ -535,7 +539,7 @@ async fn dispatch(global: Global, command: ClientCommand) -> Result<()> {
         }
         ClientCommand::Logout => logout(&server, stored).await,
         command => {
-            let token = token_for(&server, &stored)?;
+            let token = session::token_for(&server, &mut stored).await?;
             let ctx = Ctx {
                 api: Api::new(&server, Some(token))?,
                 output: global.output,
@@ -594,13 +598,19 @@ async fn login(
         api_key_id: None,
         access_token: None,
         expires_at: None,
+        refresh_token: None,
+        refresh_expires_at: None,
     };
+    // A key minted at an earlier login would otherwise be left behind.
+    if let Some(old) = stored.servers.get(server).cloned() {
+        revoke(server, &old).await;
+    }
     if session {
-        credential.access_token = Some(access);
-        credential.expires_at = tokens["expires_at"].as_str().and_then(|s| s.parse().ok());
+        stored.servers.insert(server.to_owned(), credential);
+        session::keep_pair(server, &mut stored, &tokens)?;
     } else {
-        // Access tokens last minutes and the API has no refresh: a key
-        // named for this machine lasts until `gpuex logout` revokes it.
+        // A key named for this machine lasts until `gpuex logout` revokes
+        // it; the login's own session is not kept, so it is ended now.
         let api = Api::new(server, Some(access))?;
         let host = std::env::var("HOSTNAME")
             .ok()
@@ -610,12 +620,11 @@ async fn login(
         let key = api.post("/v1/api-keys", &json!({"name": name})).await?;
         credential.api_key = key["key"].as_str().map(str::to_owned);
         credential.api_key_id = key["id"].as_str().map(str::to_owned);
+        if let Some(refresh) = tokens["refresh_token"].as_str() {
+            session::log_out(server, refresh).await;
+        }
+        stored.servers.insert(server.to_owned(), credential);
     }
-    // A key minted at an earlier login would otherwise be left behind.
-    if let Some(old) = stored.servers.get(server).cloned() {
-        revoke(server, &old).await;
-    }
-    stored.servers.insert(server.to_owned(), credential);
     stored.default_server = Some(server.to_owned());
     let path = store::save(&stored)?;
     if output == Output::Json {
@@ -629,8 +638,11 @@ async fn login(
     Ok(())
 }
 
-/// Best effort: the key may already be gone.
+/// Best effort: the key or session may already be gone.
 async fn revoke(server: &str, cred: &store::Credential) {
+    if let Some(refresh) = &cred.refresh_token {
+        session::log_out(server, refresh).await;
+    }
     if let (Some(key), Some(id)) = (&cred.api_key, &cred.api_key_id) {
         if let Ok(api) = Api::new(server, Some(key.clone())) {
             let _ = api
@@ -924,7 +936,37 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
         } => export(ctx, format, &output_file, from, to).await,
         ClientCommand::Tco(args) => tco::tco(ctx, &args).await,
         ClientCommand::Profile { from, to } => tco::profile(ctx, from, to).await,
-        ClientCommand::Nodes => {
+        ClientCommand::Nodes {
+            command: Some(NodesCommand::Delete { id, force }),
+        } => {
+            let path = format!("/v1/nodes/{id}");
+            let query = [("force", force.to_string())];
+            api.send(api.request(Method::DELETE, &path).query(&query))
+                .await?;
+            if ctx.json() {
+                print_json(&json!({"id": id, "deleted": true}));
+            } else {
+                println!("deleted node {id}");
+            }
+            Ok(())
+        }
+        ClientCommand::Admin(AdminCommand::SetRole { user, role }) => {
+            let account = api
+                .send(
+                    api.request(Method::PUT, &format!("/v1/admin/users/{user}/role"))
+                        .json(&json!({ "role": role })),
+                )
+                .await?;
+            show(ctx, &account, |a| {
+                kv_table(&[
+                    ("id", text(&a["id"])),
+                    ("email", text(&a["email"])),
+                    ("role", text(&a["role"])),
+                ])
+            });
+            Ok(())
+        }
+        ClientCommand::Nodes { command: None } => {
             let nodes = api.get("/v1/nodes", &[]).await?;
             let items = nodes.as_array().cloned().unwrap_or_default();
             show_list(

@@ -144,7 +144,10 @@ async fn elect(
                 set(Role::Leader { epoch: Some(epoch) });
             }
             Ok(Ok(Outcome::StillLeading)) => {}
-            Ok(Ok(Outcome::Following(leader_url))) => set(Role::Follower { leader_url }),
+            Ok(Ok(Outcome::Following(leader_url, leader_epoch))) => set(Role::Follower {
+                leader_url,
+                leader_epoch,
+            }),
             Ok(Err(_)) | Err(_) => {
                 // Step down first: whoever takes the lock next must not
                 // find this replica still writing.
@@ -165,7 +168,8 @@ async fn elect(
 enum Outcome {
     Leading(i64),
     StillLeading,
-    Following(Option<String>),
+    /// Another replica leads: where it listens, and in which epoch.
+    Following(Option<String>, Option<i64>),
 }
 
 /// A session that PostgreSQL drops within seconds of its client vanishing.
@@ -188,12 +192,13 @@ async fn try_lead(conn: &mut PgConnection, advertise_url: &str) -> Result<Outcom
         .fetch_one(&mut *conn)
         .await?;
     if !locked {
-        let url: Option<String> =
-            sqlx::query_scalar("SELECT leader_url FROM market_leader WHERE shard = $1")
+        let leader: Option<(String, i64)> =
+            sqlx::query_as("SELECT leader_url, epoch FROM market_leader WHERE shard = $1")
                 .bind(SHARD)
                 .fetch_optional(&mut *conn)
                 .await?;
-        return Ok(Outcome::Following(url));
+        let (url, epoch) = leader.unzip();
+        return Ok(Outcome::Following(url, epoch));
     }
     // Waits for the last batch of a replaced leader (it holds the row
     // FOR SHARE until it commits); every batch of it after this is refused.

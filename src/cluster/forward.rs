@@ -1,7 +1,7 @@
 //! A follower's engine commands, handed to the leader over HTTP.
 //!
 //! `POST /internal/market/command` on the leader's advertised address,
-//! with the internal bearer token. The leader applies the command through
+//! signed for the leader's epoch ([`super::internal`]). The leader applies the command through
 //! its own engine task and answers once it committed, so a follower's reply
 //! means what the leader's would. A call that never reached the leader (no
 //! leader known, connection refused, the leader not leading any more) is
@@ -9,13 +9,15 @@
 //! then the connection broke) is answered 503: the buyer's retry with the
 //! same `Idempotency-Key` finds the order if it was placed.
 
+use super::internal::{Refused, Stamp};
 use super::{Cluster, Role};
 use crate::app::AppState;
 use crate::engine::{Command, EngineError, Event};
+use crate::error::ApiError;
 use crate::market::{MarketError, OrderMeta};
-use axum::extract::State;
-use axum::http::header::AUTHORIZATION;
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Request, State};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -149,12 +151,13 @@ pub async fn to_leader(cluster: &Cluster, forwarded: &Forwarded) -> Forwarding {
         let leader = match &*role.borrow_and_update() {
             Role::Follower {
                 leader_url: Some(url),
-            } => Some(url.clone()),
+                leader_epoch: Some(epoch),
+            } => Some((url.clone(), *epoch)),
             Role::Leader { .. } => return Forwarding::LeadingHere,
             _ => None,
         };
-        if let Some(url) = leader {
-            match call(cluster, &url, forwarded).await {
+        if let Some((url, epoch)) = leader {
+            match call(cluster, &url, epoch, forwarded).await {
                 Call::Answered(Answer::Committed { events, at }) => {
                     return Forwarding::Done(Ok((events, at)))
                 }
@@ -194,19 +197,30 @@ enum Call {
     Unknown,
 }
 
-async fn call(cluster: &Cluster, url: &str, forwarded: &Forwarded) -> Call {
-    let sent = cluster
+async fn call(cluster: &Cluster, url: &str, epoch: i64, forwarded: &Forwarded) -> Call {
+    let Some(key) = cluster.key() else {
+        // A single process leads, and never forwards.
+        return Call::Unsent;
+    };
+    let body = match serde_json::to_vec(forwarded) {
+        Ok(body) => body,
+        Err(e) => {
+            // Never sent: a command the wire form cannot carry is a bug here.
+            tracing::error!(error = %e, "a command could not be written for the leader");
+            return Call::Unknown;
+        }
+    };
+    let mut request = cluster
         .client
         .post(format!("{}{PATH}", url.trim_end_matches('/')))
-        .bearer_auth(&*cluster.token)
-        .json(forwarded)
-        .send()
-        .await;
-    let response = match sent {
+        .header(CONTENT_TYPE, "application/json");
+    for (name, value) in key.sign(epoch, "POST", PATH, &body, Utc::now().timestamp()) {
+        request = request.header(name, value);
+    }
+    let response = match request.body(body).send().await {
         Ok(response) => response,
         Err(e) if e.is_connect() => return Call::Unsent,
         Err(e) if e.is_builder() => {
-            // Never sent: a command the wire form cannot carry is a bug here.
             tracing::error!(error = %e, "a command could not be written for the leader");
             return Call::Unknown;
         }
@@ -218,8 +232,13 @@ async fn call(cluster: &Cluster, url: &str, forwarded: &Forwarded) -> Call {
     if response.status() == StatusCode::SERVICE_UNAVAILABLE {
         return Call::Unsent;
     }
+    if response.status() == StatusCode::CONFLICT {
+        // Another epoch leads now: the election tells us which.
+        return Call::Unsent;
+    }
     if !response.status().is_success() {
-        // A replica that does not take our token (another database?).
+        // A replica that does not take our key (another database?), or a
+        // clock more than 30 s off.
         tracing::warn!(status = %response.status(), "the leader refused an internal call");
         return Call::Unsent;
     }
@@ -235,19 +254,96 @@ async fn call(cluster: &Cluster, url: &str, forwarded: &Forwarded) -> Call {
 /// The leader's side: apply a follower's command here, never forwarding it
 /// on (a replica that does not lead answers 503, and the follower tries
 /// the next leader).
-pub async fn apply(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Json(forwarded): Json<Forwarded>,
-) -> Response {
-    let given = headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if !state.cluster.accepts(given) {
-        return StatusCode::UNAUTHORIZED.into_response();
+///
+/// The order of the checks is the point (DESIGN §19): the headers alone
+/// (key, timestamp, nonce, epoch) before a byte of the body is read, so a
+/// stranger's request costs nothing but its headers; then a bounded body
+/// and its MAC; only then the nonce is recorded and the body parsed.
+pub async fn apply(State(state): State<AppState>, request: Request) -> Response {
+    match authenticated(&state, request).await {
+        Ok(forwarded) => run(&state, forwarded).await,
+        Err(e) => e.into_response(),
     }
+}
+
+async fn authenticated(state: &AppState, request: Request) -> Result<Forwarded, ApiError> {
+    let cluster = &state.cluster;
+    let now = Utc::now().timestamp();
+    let (parts, body) = request.into_parts();
+    let stamp = Stamp::from_headers(&parts.headers, cluster.key(), now).map_err(refused)?;
+    // A message for epoch E is refused by every other epoch, and by a
+    // replica that leads none; the follower that sent it asks the election
+    // again and tries the leader it names.
+    if !matches!(cluster.role(), Role::Leader { epoch: Some(epoch) } if epoch == stamp.epoch) {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "wrong_epoch",
+            detail: format!("this replica does not lead epoch {}", stamp.epoch),
+        });
+    }
+    if cluster.nonces().seen(&stamp) {
+        return Err(refused(Refused::Replayed));
+    }
+    let limit = max_body(state.settings.body_limit);
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large(limit));
+    }
+    let bytes = axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| too_large(limit))?;
+    let key = cluster.key().ok_or_else(|| refused(Refused::UnknownKey))?;
+    if !key.verify(
+        &stamp,
+        &parts.headers,
+        parts.method.as_str(),
+        parts.uri.path(),
+        &bytes,
+    ) {
+        return Err(refused(Refused::BadSignature));
+    }
+    if !cluster.nonces().admit(&stamp, now) {
+        return Err(refused(Refused::Replayed));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| ApiError::Malformed {
+        detail: format!("the internal call's body is not a command: {e}"),
+        errors: vec![],
+    })
+}
+
+/// 401 for a message that does not prove its sender, 409 for a replay.
+fn refused(why: Refused) -> ApiError {
+    match why {
+        Refused::Replayed => ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "replayed",
+            detail: why.detail(),
+        },
+        _ => ApiError::Unauthorized(why.detail()),
+    }
+}
+
+fn not_leading() -> ApiError {
+    ApiError::Refused {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        code: "not_leading",
+        detail: "this replica does not lead the market".into(),
+    }
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::Refused {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "payload_too_large",
+        detail: format!("an internal call's body is at most {limit} bytes"),
+    }
+}
+
+async fn run(state: &AppState, forwarded: Forwarded) -> Response {
     let outcome = state
         .market
         .apply_here(forwarded.command.into(), forwarded.meta, forwarded.tell)
@@ -258,7 +354,7 @@ pub async fn apply(
             at: committed.at,
         },
         Err(MarketError::NoLeader | MarketError::Unavailable) => {
-            return StatusCode::SERVICE_UNAVAILABLE.into_response()
+            return not_leading().into_response()
         }
         Err(e) => Answer::Refused(e.into()),
     };
@@ -266,15 +362,16 @@ pub async fn apply(
 }
 
 /// The internal routes, outside the public API's rate limits (a follower's
-/// calls all come from one address) and its OpenAPI. A forwarded order
-/// carries the buyer's body escaped inside its own: it may be several times
-/// the public `body_limit`.
-pub fn router(body_limit: usize) -> axum::Router<AppState> {
-    axum::Router::new()
-        .route(PATH, axum::routing::post(apply))
-        .layer(axum::extract::DefaultBodyLimit::max(
-            body_limit.saturating_mul(FORWARDED_BODY_FACTOR),
-        ))
+/// calls all come from one address) and its OpenAPI.
+pub fn router() -> axum::Router<AppState> {
+    axum::Router::new().route(PATH, axum::routing::post(apply))
+}
+
+/// The largest internal body: a forwarded order carries the buyer's body
+/// escaped inside its own, so it may be several times the public
+/// `body_limit`.
+pub fn max_body(body_limit: usize) -> usize {
+    body_limit.saturating_mul(FORWARDED_BODY_FACTOR)
 }
 
 /// How much larger than a public body a forwarded command may be: JSON

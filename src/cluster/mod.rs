@@ -6,8 +6,8 @@
 //! ([`election`]); it writes its epoch and address to `market_leader`, and
 //! every batch it commits re-reads that row `FOR SHARE`, so a leader that was
 //! replaced can no longer commit anything ([`fence`]). Followers hand engine
-//! commands to the leader over an internal, authenticated HTTP call
-//! ([`forward`]) and answer once the leader committed. Each follower keeps a
+//! commands to the leader over an internal HTTP call, each message signed
+//! for that leader's epoch ([`internal`], [`forward`]), and answer once the leader committed. Each follower keeps a
 //! mirror of the engine, rebuilt from the database whenever the leader
 //! `NOTIFY`s a commit, for the reads (quotes, book, offers) it answers itself.
 //!
@@ -15,6 +15,7 @@
 
 pub mod election;
 pub mod forward;
+pub mod internal;
 
 use crate::db::{Db, Pool, Tx, TxInner};
 use sqlx::postgres::PgConnectOptions;
@@ -38,8 +39,12 @@ pub enum Role {
     /// It runs the engine. `epoch` fences its commits on PostgreSQL (none
     /// on SQLite, where nothing else can write).
     Leader { epoch: Option<i64> },
-    /// Another replica leads; `leader_url` is where it said it listens.
-    Follower { leader_url: Option<String> },
+    /// Another replica leads; `leader_url` is where it said it listens,
+    /// `leader_epoch` the epoch it leads in (internal calls are signed for it).
+    Follower {
+        leader_url: Option<String>,
+        leader_epoch: Option<i64>,
+    },
     /// Neither: it has not reached the database yet, or lost it.
     Detached { why: &'static str },
 }
@@ -61,8 +66,11 @@ pub struct Cluster {
     role: watch::Receiver<Role>,
     /// Woken when the leader committed something (followers only).
     changes: Arc<Notify>,
-    /// The bearer token of internal calls, the same on every replica.
-    token: Arc<str>,
+    /// The key internal calls are signed with, the same on every replica
+    /// (none on a single process, which takes no internal call).
+    key: Option<Arc<internal::InternalKey>>,
+    /// The nonces of internal calls accepted here.
+    nonces: Arc<internal::Nonces>,
     client: reqwest::Client,
     election: Option<Arc<election::Election>>,
 }
@@ -74,7 +82,8 @@ impl Cluster {
         Cluster {
             role,
             changes: Arc::new(Notify::new()),
-            token: Arc::from(""),
+            key: None,
+            nonces: Arc::default(),
             client: reqwest::Client::new(),
             election: None,
         }
@@ -82,7 +91,7 @@ impl Cluster {
 
     /// Joins the election on PostgreSQL (waiting for its first outcome), or
     /// leads alone on SQLite. `secret` is shared by every replica (it is in
-    /// the database); the internal token is derived from it.
+    /// the database); the internal calls' key is derived from it.
     pub async fn start(
         db: &Db,
         database_url: &str,
@@ -98,11 +107,15 @@ impl Cluster {
         let client = reqwest::Client::builder()
             .connect_timeout(std::time::Duration::from_secs(1))
             .timeout(forward::CALL_TIMEOUT)
+            // Below the servers' idle keep-alive (60 s by default), so a
+            // connection is never reused just as the leader closes it.
+            .pool_idle_timeout(std::time::Duration::from_secs(20))
             .build()?;
         Ok(Cluster {
             role: election.role(),
             changes,
-            token: Arc::from(internal_token(secret)),
+            key: Some(Arc::new(internal::InternalKey::derive(secret))),
+            nonces: Arc::default(),
             client,
             election: Some(Arc::new(election)),
         })
@@ -127,11 +140,14 @@ impl Cluster {
         self.changes.clone()
     }
 
-    /// Whether `given` is the internal bearer token.
-    pub fn accepts(&self, given: &str) -> bool {
-        !self.token.is_empty()
-            && crate::auth::tokens::hash_secret(given)
-                == crate::auth::tokens::hash_secret(&self.token)
+    /// The key internal calls are signed with (none on a single process).
+    pub fn key(&self) -> Option<&internal::InternalKey> {
+        self.key.as_deref()
+    }
+
+    /// The nonces of internal calls accepted by this replica.
+    pub fn nonces(&self) -> &internal::Nonces {
+        &self.nonces
     }
 
     /// Steps down and gives the lock back, so another replica takes over at
@@ -230,17 +246,6 @@ impl StartupLock {
 /// The key [`StartupLock`] takes: beside the shards', never one of them.
 const STARTUP_LOCK_SHARD: i32 = 0xffff;
 
-/// The token followers present to the leader: an HMAC of a fixed label
-/// under the secret every replica reads from the database, so it needs no
-/// configuration and differs from the JWT secret itself.
-fn internal_token(secret: &str) -> String {
-    use hmac::{Hmac, Mac};
-    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
-    mac.update(b"gpuex internal market calls v1");
-    hex::encode(mac.finalize().into_bytes())
-}
-
 /// A leader's commit found another epoch in `market_leader`: it was
 /// replaced, and must stop leading. Nothing of the batch is committed.
 #[derive(Debug, thiserror::Error)]
@@ -280,14 +285,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_internal_token_depends_on_the_secret_and_is_not_the_secret() {
-        let a = internal_token("one secret");
-        assert_eq!(a, internal_token("one secret"));
-        assert_ne!(a, internal_token("another secret"));
-        assert!(!a.contains("one secret"));
-    }
-
-    #[test]
     fn a_replica_listening_everywhere_advertises_loopback_unless_told() {
         let any: SocketAddr = "0.0.0.0:8080".parse().expect("address");
         assert_eq!(advertise_url(None, any), "http://127.0.0.1:8080");
@@ -298,9 +295,9 @@ mod tests {
     }
 
     #[test]
-    fn a_single_process_leads_and_accepts_no_internal_call() {
+    fn a_single_process_leads_and_holds_no_internal_key() {
         let cluster = Cluster::single();
         assert!(cluster.is_leader());
-        assert!(!cluster.accepts(""));
+        assert!(cluster.key().is_none());
     }
 }

@@ -361,12 +361,12 @@ impl Db {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
-            if let Some(parent) = options.get_filename().parent() {
-                if !parent.as_os_str().is_empty() {
-                    std::fs::create_dir_all(parent).with_context(|| {
-                        format!("failed to create the database folder {}", parent.display())
-                    })?;
-                }
+            // An in-memory database has no files to protect.
+            let on_disk = !options.get_filename().as_os_str().is_empty()
+                && options.get_filename() != std::path::Path::new(":memory:");
+            let file = options.get_filename().to_path_buf();
+            if on_disk {
+                crate::owner_only::prepare_sqlite(&file)?;
             }
             // A local file does not go stale: skip the ping before each use.
             let pool = SqlitePoolOptions::new()
@@ -391,6 +391,9 @@ impl Db {
                 open: false,
                 commits: 0,
             }));
+            if on_disk {
+                crate::owner_only::tighten_sqlite(&file)?;
+            }
             tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
             sqlite_writer = Some(writer);
             Pool::Sqlite(pool)

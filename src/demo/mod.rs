@@ -146,7 +146,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let agent_bin = find_agent(args.agent.as_deref())?;
     let data = args.data_dir.clone();
-    std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+    // The demo's database and agents' spools live here: only we may enter.
+    gpuex::owner_only::private_dir(&data)?;
     for stale in ["demo.db", "demo.db-wal", "demo.db-shm"] {
         let _ = std::fs::remove_file(data.join(stale));
     }
@@ -353,6 +354,10 @@ fn spawn_agent(
         .args(["--server", &format!("http://{addr}")])
         .env("GPUEX_AGENT_TOKEN", token)
         .args(["--backend", "simulated"])
+        // Said, not defaulted: the demo's agents and buyers are one person
+        // on one machine, which is what `process` is for (trusted single
+        // tenant); a provider renting to strangers uses sandbox or container.
+        .args(["--launcher", DEMO_LAUNCHER])
         // Each agent its own users: a pool is one agent's alone.
         .args([
             "--uid-pool",
@@ -364,6 +369,8 @@ fn spawn_agent(
         .arg("--spool")
         .arg(&spool)
         .args(["--heartbeat-interval", "2s", "--usage-interval", "10s"])
+        // The example artifact is served on 127.0.0.1 (see `serve_example`).
+        .arg("--artifact-allow-private")
         .stdout(Stdio::from(log.try_clone()?))
         .stderr(Stdio::from(log))
         .kill_on_drop(true)
@@ -507,6 +514,9 @@ async fn resale_offer(client: &Client, buyer: &str) -> anyhow::Result<String> {
     ))
 }
 
+/// How the demo's agents run workloads.
+const DEMO_LAUNCHER: &str = "process";
+
 fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token: &str) {
     println!();
     println!("gpuex demo is running at http://{addr}");
@@ -535,6 +545,10 @@ fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token:
     );
     println!(
         "  live:    curl -N http://{addr}/v1/events/stream -H 'authorization: Bearer <token>'"
+    );
+    println!(
+        "  agents run workloads with the `{DEMO_LAUNCHER}` launcher (pool users, no namespaces: \
+         for a trusted single-tenant host like this one; strangers' workloads need sandbox or container)"
     );
     println!("  agents log to {}/demo-agent-N.log", data.display());
     println!();

@@ -71,7 +71,10 @@ pub struct OrderRequest {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 8192, pattern = r"\S")]
     pub command: Option<String>,
-    /// Environment for the command.
+    /// Environment for the command: shell variable names, at most 64. Names
+    /// of loader and runtime hooks (`LD_*`, `DYLD_*`, `MALLOC_*`, `GCONV_PATH`,
+    /// `GLIBC_TUNABLES`, `BASH_ENV`, `ENV`, `IFS`, `NODE_OPTIONS`,
+    /// `PYTHONSTARTUP`, `PERL5OPT` and the like) get 422 naming `env.NAME`.
     #[serde(default)]
     #[schema(schema_with = env_schema)]
     pub env: Option<BTreeMap<String, String>>,
@@ -209,19 +212,19 @@ impl OrderRequest {
                 errors.push(FieldError::new("env", "at most 64 variables"));
             }
             for (k, v) in env {
-                let valid = !k.is_empty()
-                    && k.len() <= 128
-                    && !k.starts_with(|c: char| c.is_ascii_digit())
-                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !valid {
-                    errors.push(FieldError::new(
-                        format!("env.{k}"),
-                        "must be a shell variable name",
-                    ));
+                // The agent refuses the same names: one rule for both sides.
+                if let Err(why) = crate::workload_env::check_name(k) {
+                    errors.push(FieldError::new(format!("env.{k}"), why.to_string()));
                 } else if v.len() > 4096 {
                     errors.push(FieldError::new(
                         format!("env.{k}"),
                         "values are at most 4096 characters",
+                    ));
+                } else if v.contains('\0') {
+                    // No environment can carry a NUL: it would cut the value.
+                    errors.push(FieldError::new(
+                        format!("env.{k}"),
+                        "values cannot contain NUL",
                     ));
                 }
             }

@@ -26,7 +26,7 @@ async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
         sqlx::query_as("SELECT region, gpu_model, unit, list_price FROM list_prices").fetch_all(pool).await
     })?;
     let nodes: Vec<(String, bool)> = dispatch!(db, pool => {
-        sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status <> 'lost'").fetch_all(pool).await
+        sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status NOT IN ('lost', 'deleted')").fetch_all(pool).await
     })?;
     let leases: Vec<String> = dispatch!(db, pool => {
         sqlx::query_scalar("SELECT engine_json FROM leases WHERE state NOT IN ('ended', 'failed')")

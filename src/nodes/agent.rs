@@ -378,6 +378,7 @@ async fn assignment_status(
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease has ended and its logs are final (one complete upload is taken within 60 s of the end)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn upload_logs(
@@ -396,9 +397,36 @@ async fn upload_logs(
         }
         logs.tail = logs.tail.split_off(cut);
     }
-    store::put_logs(&state.db, lease.id, &logs).await?;
+    // The server ends a lease before the agent has sent its last tail, so an
+    // ended lease takes one final complete upload for a short while; after
+    // that, or after its final tail, a node can no longer rewrite what the
+    // buyer reads.
+    let ended_at = if lease.state.live() {
+        None
+    } else {
+        store::lease_ended_at(&state.db, lease.id).await?
+    };
+    let final_only = !lease.state.live();
+    if let Some(ended_at) = ended_at {
+        let now = state.settings.clock.now().timestamp();
+        if now > ended_at.saturating_add(FINAL_LOGS_GRACE_S) {
+            return Err(ApiError::Conflict(format!(
+                "lease {} ended more than {FINAL_LOGS_GRACE_S} s ago: its logs are final",
+                lease.id
+            )));
+        }
+    }
+    if !store::put_logs(&state.db, lease.id, &logs, final_only).await? {
+        return Err(ApiError::Conflict(format!(
+            "lease {} has ended: only one final, complete upload of its logs is taken",
+            lease.id
+        )));
+    }
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// How long after a lease ends its node may still send the final tail.
+pub const FINAL_LOGS_GRACE_S: i64 = 60;
 
 /// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
 #[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),

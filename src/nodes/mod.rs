@@ -7,10 +7,12 @@
 //! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
+//! - [`removal`]: deleted nodes and demoted providers' nodes: tokens revoked, leases ended as on loss.
 
 mod agent;
 pub mod inventory;
 mod logs;
+pub mod removal;
 mod routes;
 pub mod store;
 mod view;
@@ -23,6 +25,7 @@ use crate::error::ApiError;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
+pub use agent::FINAL_LOGS_GRACE_S;
 pub use view::{NodeDetail, NodeSummary};
 
 /// Every route of this module.

@@ -1,18 +1,19 @@
 //! `/v1/nodes`: providers create nodes (and get their node token once), list
-//! them, see each GPU's slices and who holds them, and cordon them.
+//! them, see each GPU's slices and who holds them, cordon and delete them.
 
 use super::inventory::{self, Declared, DeclaredGpu};
+use super::removal;
 use super::store::{self, status, NewNode, NodeRow};
 use super::view::{self, NodeDetail, NodeSummary};
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{tokens, Caller, Role};
 use crate::engine::Command;
-use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -20,7 +21,7 @@ use uuid::Uuid;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(create_node, list_nodes))
-        .routes(routes!(get_node))
+        .routes(routes!(get_node, delete_node))
         .routes(routes!(cordon_node))
 }
 
@@ -231,6 +232,86 @@ async fn cordon_node(
     }
     let node = visible_node(&state, &caller, id).await?;
     Ok(Json(NodeSummary::from(&node)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteNodeQuery {
+    /// Delete even with live leases: they end as on node loss (on-demand and
+    /// reserved re-placed where possible, the buyer credited past the node's
+    /// last heartbeat). Without it such a node is refused with 409.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Delete a node (its provider or an admin): its token is revoked at once
+/// (the agent's next request gets 401) and it leaves the market.
+///
+/// A node still holding live leases is refused with 409 `node_has_leases`
+/// unless `force=true`: cordon it first and let them finish, or force it and
+/// they end as on node loss. Deleting a node that is already deleted
+/// answers 204 again.
+#[utoipa::path(delete, path = "/v1/nodes/{id}", tag = "nodes", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Node id"), DeleteNodeQuery),
+    responses(
+        (status = 204, description = "Deleted; its token no longer works"),
+        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The node has live leases and `force` is not set", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The id is not a UUID, or `force` not a boolean", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn delete_node(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(query): Query<DeleteNodeQuery>,
+) -> Result<StatusCode, ApiError> {
+    caller.require(&[Role::Provider, Role::Admin])?;
+    let id = super::path_id(&id)?;
+    let node = store::get_any(&state.db, id)
+        .await?
+        .filter(|n| caller.is_admin() || n.provider_id == caller.id)
+        .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))?;
+    if node.status == status::DELETED {
+        // A repeat (its answer may have been lost): finish what it began.
+        removal::end_in_market(&state, id).await?;
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    let live = store::live_leases(&state.db, id).await?;
+    if !live.is_empty() && !query.force {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "node_has_leases",
+            detail: format!(
+                "node {id} has {} live lease(s); cordon it and let them end, or delete \
+                 with force=true to end them as on node loss",
+                live.len()
+            ),
+        });
+    }
+    let now = state.settings.clock.now();
+    let mut tx = state.db.begin().await?;
+    removal::delete(&mut tx, id).await?;
+    audit::record(
+        &mut tx,
+        caller.id,
+        audit::Action::DeleteNode,
+        &format!("node:{id}"),
+        serde_json::json!({
+            "provider_id": node.provider_id,
+            "was": node.status,
+            "live_leases": live.len(),
+            "force": query.force,
+        }),
+        now,
+    )
+    .await?;
+    tx.commit().await?;
+    if node.status != status::LOST {
+        removal::end_in_market(&state, id).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn visible_node(state: &AppState, caller: &Caller, id: Uuid) -> Result<NodeRow, ApiError> {

@@ -18,6 +18,10 @@ pub mod status {
     pub const LOST: &str = "lost";
     /// Its GPUs changed under live leases; cordoned until a person looks.
     pub const QUARANTINED: &str = "quarantined";
+    /// Deleted by its provider or an admin (`DELETE /v1/nodes/{id}`): its
+    /// token is revoked and no view shows it; the row stays for its leases'
+    /// history.
+    pub const DELETED: &str = "deleted";
 }
 
 /// A node row.
@@ -120,7 +124,15 @@ pub async fn insert(tx: &mut Tx<'_>, node: &NewNode<'_>, now: DateTime<Utc>) -> 
     Ok(())
 }
 
+/// A node that has not been deleted.
 pub async fn get(db: &Db, id: Uuid) -> anyhow::Result<Option<NodeRow>> {
+    Ok(get_any(db, id)
+        .await?
+        .filter(|n| n.status != status::DELETED))
+}
+
+/// A node, deleted or not.
+pub async fn get_any(db: &Db, id: Uuid) -> anyhow::Result<Option<NodeRow>> {
     let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE id = $1");
     let raw: Option<RawNode> = dispatch!(db, pool => {
         sqlx::query_as(&sql).bind(id).fetch_optional(pool).await
@@ -136,40 +148,52 @@ pub async fn visible(db: &Db, caller: &Caller, id: Uuid) -> anyhow::Result<Optio
         .filter(|n| caller.is_admin() || n.provider_id == caller.id))
 }
 
-/// Every node of `provider`, or every node for `None`.
+/// Every node of `provider`, or every node for `None`; deleted ones left out.
 pub async fn list(db: &Db, provider: Option<Uuid>) -> anyhow::Result<Vec<NodeRow>> {
     let raw: Vec<RawNode> = match provider {
         Some(p) => {
             let sql = format!(
-                "SELECT {NODE_COLUMNS} FROM nodes WHERE provider_id = $1 ORDER BY created_at, id"
+                "SELECT {NODE_COLUMNS} FROM nodes WHERE provider_id = $1 AND status <> $2 \
+                 ORDER BY created_at, id"
             );
-            dispatch!(db, pool => sqlx::query_as(&sql).bind(p).fetch_all(pool).await)
+            dispatch!(db, pool => {
+                sqlx::query_as(&sql).bind(p).bind(status::DELETED).fetch_all(pool).await
+            })
         }
         None => {
-            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes ORDER BY created_at, id");
-            dispatch!(db, pool => sqlx::query_as(&sql).fetch_all(pool).await)
+            let sql = format!(
+                "SELECT {NODE_COLUMNS} FROM nodes WHERE status <> $1 ORDER BY created_at, id"
+            );
+            dispatch!(db, pool => sqlx::query_as(&sql).bind(status::DELETED).fetch_all(pool).await)
         }
     }
     .context("failed to list nodes")?;
     raw.into_iter().map(node_row).collect()
 }
 
-/// Nodes an agent has registered for and that are not lost: the ones that can go silent.
+/// Nodes an agent has registered for and that are neither lost nor
+/// deleted: the ones that can go silent.
 pub async fn watched(db: &Db) -> anyhow::Result<Vec<NodeRow>> {
     let sql = format!(
-        "SELECT {NODE_COLUMNS} FROM nodes WHERE registered_at IS NOT NULL AND status <> $1"
+        "SELECT {NODE_COLUMNS} FROM nodes WHERE registered_at IS NOT NULL AND status <> $1 \
+         AND status <> $2"
     );
     let raw: Vec<RawNode> = dispatch!(db, pool => {
-        sqlx::query_as(&sql).bind(status::LOST).fetch_all(pool).await
+        sqlx::query_as(&sql)
+            .bind(status::LOST)
+            .bind(status::DELETED)
+            .fetch_all(pool)
+            .await
     })
     .context("failed to list watched nodes")?;
     raw.into_iter().map(node_row).collect()
 }
 
-/// Node counts by status.
+/// Node counts by status, deleted nodes left out.
 pub async fn count_by_status(db: &Db) -> anyhow::Result<Vec<(String, i64)>> {
     Ok(dispatch!(db, pool => {
-        sqlx::query_as("SELECT status, COUNT(*) FROM nodes GROUP BY status")
+        sqlx::query_as("SELECT status, COUNT(*) FROM nodes WHERE status <> $1 GROUP BY status")
+            .bind(status::DELETED)
             .fetch_all(pool)
             .await
     })?)
@@ -261,14 +285,16 @@ pub async fn heartbeat(
     tx.commit().await
 }
 
-/// Marks a node lost unless it already is; whether this call did it.
+/// Marks a node lost unless it already is (or was deleted); whether this
+/// call did it.
 pub async fn mark_lost(db: &Db, id: Uuid) -> anyhow::Result<bool> {
     let mut tx = db.begin().await?;
     let changed = execute_tx!(
         tx,
-        "UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1",
+        "UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1 AND status <> $3",
         status::LOST,
         id,
+        status::DELETED,
     )?;
     tx.commit().await?;
     Ok(changed > 0)
@@ -427,22 +453,48 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
     Ok(true)
 }
 
-pub async fn put_logs(db: &Db, lease: Uuid, logs: &LogsUpload) -> anyhow::Result<()> {
+/// Stores a lease's output tail. Once `final_only` (the lease has ended), only
+/// a complete tail is taken, and only over one that is not complete yet: the
+/// ended lease's output is then fixed. Whether it was stored.
+pub async fn put_logs(
+    db: &Db,
+    lease: Uuid,
+    logs: &LogsUpload,
+    final_only: bool,
+) -> anyhow::Result<bool> {
+    if final_only && !logs.complete {
+        return Ok(false);
+    }
     let total = i64::try_from(logs.total_bytes).unwrap_or(i64::MAX);
-    let mut tx = db.begin().await?;
-    execute_tx!(
-        tx,
+    // The condition sits in the statement so two uploads racing past the
+    // handler's check cannot both rewrite an ended lease's output.
+    let sql = if final_only {
         "INSERT INTO lease_logs (lease_id, tail, total_bytes, complete, updated_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (lease_id) DO UPDATE SET tail = excluded.tail, \
-             total_bytes = excluded.total_bytes, complete = excluded.complete, updated_at = excluded.updated_at",
-        lease,
-        &logs.tail,
-        total,
-        logs.complete,
-        logs.at,
-    )
-    .context("failed to store logs")?;
-    tx.commit().await
+             total_bytes = excluded.total_bytes, complete = excluded.complete, updated_at = excluded.updated_at \
+             WHERE lease_logs.complete = FALSE"
+    } else {
+        "INSERT INTO lease_logs (lease_id, tail, total_bytes, complete, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (lease_id) DO UPDATE SET tail = excluded.tail, \
+             total_bytes = excluded.total_bytes, complete = excluded.complete, updated_at = excluded.updated_at"
+    };
+    let mut tx = db.begin().await?;
+    let stored = execute_tx!(tx, sql, lease, &logs.tail, total, logs.complete, logs.at,)
+        .context("failed to store logs")?;
+    tx.commit().await?;
+    Ok(stored > 0)
+}
+
+/// When a lease ended (unix seconds), if it has.
+pub async fn lease_ended_at(db: &Db, lease: Uuid) -> anyhow::Result<Option<i64>> {
+    let ended: Option<Option<i64>> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT ended_at FROM leases WHERE id = $1")
+            .bind(lease)
+            .fetch_optional(pool)
+            .await
+    })
+    .context("failed to read when a lease ended")?;
+    Ok(ended.flatten())
 }
 
 /// The latest tail of a lease: (tail, total bytes, complete, taken at).

@@ -53,6 +53,25 @@ pub(crate) fn uid_pool_of(spool: &std::path::Path) -> String {
 /// A running agent for one node, with its spool.
 pub(crate) struct Agent {
     pub(crate) child: Child,
+    /// The leases' folders beside the spool, removed with the agent (also
+    /// a killed one: an agent started again on the spool makes it anew).
+    work: Option<std::path::PathBuf>,
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if let Some(work) = self.work.take() {
+            let _ = self.child.start_kill();
+            let _ = std::fs::remove_dir_all(work);
+        }
+    }
+}
+
+/// Where the agent on `spool` puts its leases' folders by default.
+pub(crate) fn work_root(spool: &std::path::Path) -> std::path::PathBuf {
+    let mut name = spool.file_name().unwrap().to_os_string();
+    name.push("-work");
+    spool.with_file_name(name)
 }
 
 impl Agent {
@@ -133,7 +152,10 @@ impl Agent {
             .kill_on_drop(true)
             .spawn()
             .expect("spawn gpuex-agent");
-        Agent { child }
+        Agent {
+            child,
+            work: Some(work_root(spool)),
+        }
     }
 
     /// kill -9.

@@ -6,7 +6,7 @@
 //! before a lease is provisioned (and billed); orders' artifacts are
 //! validated.
 
-use crate::agent_process::{alive, gaps, intervals, Agent};
+use crate::agent_process::{alive, gaps, intervals, work_root, Agent};
 use crate::fleet::{
     self, create_node, eventually, lease, market, node_view, on_both_databases_fast, place,
 };
@@ -94,7 +94,8 @@ async fn logs(app: &TestApp, token: &str, id: Uuid) -> String {
 /// the other is (in `peer`: `PEER_PID=… PEER_DIR=…`). Every attempt prints
 /// `blocked …` or `BREACH …`.
 fn attacker(peer: &Path, spool: &Path, sandbox: bool) -> String {
-    let spool = spool.display();
+    let work = work_root(spool);
+    let (spool, work) = (spool.display(), work.display());
     let extra = if sandbox {
         // The host is read-only in the sandbox, world-writable folders too.
         "try touch /var/tmp/gpuex-breach-$ROLE; "
@@ -116,7 +117,7 @@ fn attacker(peer: &Path, spool: &Path, sandbox: bool) -> String {
          try cat /proc/$PEER_PID/environ; tryls $PEER_DIR; try cat $PEER_DIR/mine.txt; \
          try touch $PEER_DIR/x; try kill -0 $PEER_PID; try kill -TERM $PEER_PID; \
          tryls {spool}; try cat {spool}/leases.json; try cat {spool}/agent_id; try touch {spool}/x; \
-         tryls {spool}/work; try touch {spool}/work/x; try touch /etc/gpuex-breach; try touch /usr/gpuex-breach; \
+         tryls {work}; try touch {work}/x; try touch /etc/gpuex-breach; try touch /usr/gpuex-breach; \
          {extra}echo done-attacks; while true; do sleep 0.2; done",
         peer = peer.display()
     )
@@ -194,7 +195,7 @@ async fn two_buyers_cannot_reach_each_other(app: TestApp, launcher: &str) {
             uid != 0 && (first..=last).contains(&uid),
             "uid {uid} is not of the pool {pool}"
         );
-        let dir = std::fs::canonicalize(spool.path().join("work").join(id.to_string())).unwrap();
+        let dir = std::fs::canonicalize(work_root(spool.path()).join(id.to_string())).unwrap();
         let meta = std::fs::metadata(&dir).unwrap();
         assert_eq!(
             meta.permissions().mode() & 0o777,
@@ -401,7 +402,9 @@ on_both_databases_fast! {
         let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
         let spool = tempfile::tempdir().unwrap();
         let pool = uid_pool();
-        let _agent = Agent::start_args(&app, &node.token, spool.path(), &["--uid-pool", &pool]).await;
+        // The artifacts are served on 127.0.0.1.
+        let args = ["--uid-pool", &pool, "--artifact-allow-private"];
+        let _agent = Agent::start_args(&app, &node.token, spool.path(), &args).await;
         eventually(20, "the agent to register", || async {
             node_view(&app, &m.provider, node.id).await["status"] == "online"
         })
@@ -430,8 +433,8 @@ on_both_databases_fast! {
         .await;
         let failed = lease(&app, &m.buyer, bad).await;
         assert_eq!(failed["end_reason"], "agent_failed", "{failed}");
-        let failure = failed["failure"].as_str().unwrap_or_default();
-        assert!(failure.contains("sha256 mismatch"), "the lease says why it failed: {failed}");
+        // Why, without the hash of what came back.
+        assert_eq!(failed["failure"], "artifacts[0]: sha256 mismatch", "{failed}");
         assert_eq!(failed["usage"]["charged"].as_str().unwrap().parse::<rust_decimal::Decimal>().unwrap(), rust_decimal::Decimal::ZERO, "{failed}");
         assert!(intervals(&app, bad).await.is_empty(), "a lease that never ran is never metered");
         eventually(10, "the reason in the logs", || async {

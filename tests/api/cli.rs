@@ -281,9 +281,11 @@ on_both_databases_fast! {
             format!("http://{}", l.local_addr().unwrap())
         };
         gpuex(&closed, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.fails(7, "could not connect");
-        // An expired session: exit 3 with a hint, without asking the server.
+        // An expired session with no refresh token: exit 3 with a hint,
+        // without asking the server.
         let mut stale = kept.clone();
         stale["servers"][s]["expires_at"] = json!("2000-01-01T00:00:00Z");
+        stale["servers"][s].as_object_mut().unwrap().remove("refresh_token");
         std::fs::write(cfg.join("credentials.json"), serde_json::to_vec(&stale).unwrap()).unwrap();
         gpuex(s, cfg, &["orders"], "").await.fails(3, "expired");
         // GPUEX_TOKEN wins over the file: a bad one is refused by the server (401 → 3).
@@ -337,5 +339,96 @@ crate::helpers::on_both_databases! {
         assert!(p.stdout.contains("14400 s elapsed") && p.stdout.contains("all"), "{}", p.stdout);
         gpuex(s, cfg, &["profile", "--from", "2026-01-31T04:00:00Z", "--to", "2026-01-31T00:00:00Z"], "").await
             .fails(6, "query.to");
+    }
+}
+
+/// The credentials file as `gpuex` left it, and its mode.
+fn kept_credentials(cfg: &Path) -> (Value, u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = cfg.join("credentials.json");
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    (
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap(),
+        mode,
+    )
+}
+
+crate::helpers::on_both_databases! {
+    async fn a_session_login_refreshes_itself_when_its_access_token_expires_and_logout_ends_it(app) {
+        let (email, _, _) = account(&app, "buyer").await;
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+        gpuex(s, cfg, &["login", "--session", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        let (first, mode) = kept_credentials(cfg);
+        assert_eq!(mode, 0o600);
+        let first_refresh = first["servers"][s]["refresh_token"].as_str().unwrap().to_owned();
+        assert!(first_refresh.starts_with("gpr_"), "{first}");
+        assert!(first["servers"][s].get("api_key").is_none(), "{first}");
+
+        // The access token has expired: the next command refreshes it
+        // transparently and keeps the new pair, still 0600.
+        let mut stale = first.clone();
+        stale["servers"][s]["expires_at"] = json!("2000-01-01T00:00:00Z");
+        std::fs::write(cfg.join("credentials.json"), serde_json::to_vec(&stale).unwrap()).unwrap();
+        let me = gpuex(s, cfg, &["whoami", "--output", "json"], "").await.json();
+        assert_eq!(me["email"], email);
+        let (second, mode) = kept_credentials(cfg);
+        assert_eq!(mode, 0o600);
+        let second_refresh = second["servers"][s]["refresh_token"].as_str().unwrap().to_owned();
+        assert_ne!(second_refresh, first_refresh);
+        assert_ne!(second["servers"][s]["access_token"], first["servers"][s]["access_token"]);
+        // No refresh while the new token is good.
+        gpuex(s, cfg, &["whoami"], "").await.ok();
+        assert_eq!(kept_credentials(cfg).0, second);
+
+        // Logout ends the session on the server, not only in the file.
+        let access = second["servers"][s]["access_token"].as_str().unwrap();
+        gpuex(s, cfg, &["logout"], "").await.ok();
+        assert!(kept_credentials(cfg).0["servers"].get(s).is_none());
+        app.get("/v1/me", Some(access)).await.assert_code(401, "unauthorized");
+        let r = app.post("/v1/auth/refresh", None, json!({"refresh_token": second_refresh})).await;
+        r.assert_code(401, "unauthorized");
+
+        // A refresh token that no longer works: exit 3, and the dead
+        // session is dropped from the file.
+        std::fs::write(cfg.join("credentials.json"), serde_json::to_vec(&stale).unwrap()).unwrap();
+        gpuex(s, cfg, &["whoami"], "").await.fails(3, "expired");
+        let (dropped, mode) = kept_credentials(cfg);
+        assert_eq!(mode, 0o600);
+        assert!(dropped["servers"][s].get("refresh_token").is_none(), "{dropped}");
+    }
+
+    async fn a_provider_deletes_a_node_and_an_admin_sets_a_role_from_the_cli(app) {
+        fleet::market(&app).await;
+        let (email, provider, provider_id) = account(&app, "provider").await;
+        let node = create_node(&app, &provider, h100_node(1, "mig")).await;
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        let id = node.id.to_string();
+        let listed = gpuex(s, cfg, &["nodes", "--output", "json"], "").await.json();
+        assert_eq!(listed[0]["id"], id);
+        gpuex(s, cfg, &["nodes", "delete", "not-a-uuid"], "").await.fails(6, "path.id");
+        let deleted = gpuex(s, cfg, &["nodes", "delete", &id, "--output", "json"], "").await.json();
+        assert_eq!(deleted, json!({"id": id, "deleted": true}));
+        assert_eq!(gpuex(s, cfg, &["nodes", "--output", "json"], "").await.json(), json!([]));
+        let r = app.post("/v1/agent/register", Some(&node.token), fleet::registration(&[("H100-SXM5-80GB", true)])).await;
+        r.assert_code(401, "unauthorized");
+
+        // The provider is no admin; the admin makes it a buyer.
+        let user = provider_id.to_string();
+        gpuex(s, cfg, &["admin", "set-role", &user, "buyer"], "").await.fails(3, "admin");
+        let admin_cfg = tempfile::tempdir().unwrap();
+        let acfg = admin_cfg.path();
+        gpuex(s, acfg, &["login", "--email", crate::helpers::ADMIN_EMAIL, "--password-stdin"], crate::helpers::ADMIN_PASSWORD)
+            .await
+            .ok();
+        gpuex(s, acfg, &["admin", "set-role", &user, "agent"], "").await.fails(6, "role");
+        let account = gpuex(s, acfg, &["admin", "set-role", &user, "buyer", "--output", "json"], "").await.json();
+        assert_eq!((&account["id"], &account["role"]), (&json!(user), &json!("buyer")));
+        // The provider's key was bound to its old role.
+        gpuex(s, cfg, &["nodes"], "").await.fails(3, "error: ");
     }
 }

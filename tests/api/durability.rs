@@ -45,6 +45,16 @@ pub async fn start(database_url: &str, port: u16) -> Server {
         .spawn()
         .expect("start gpuex");
     let base = format!("http://127.0.0.1:{port}");
+    if wait_ready(&base).await {
+        return Server { child, base };
+    }
+    child.kill().ok();
+    child.wait().ok();
+    panic!("gpuex did not start");
+}
+
+/// Whether the server at `base` answers `/readyz` within 15 s.
+pub async fn wait_ready(base: &str) -> bool {
     let client = reqwest::Client::new();
     for _ in 0..300 {
         if client
@@ -53,13 +63,11 @@ pub async fn start(database_url: &str, port: u16) -> Server {
             .await
             .is_ok_and(|r| r.status().is_success())
         {
-            return Server { child, base };
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    child.kill().ok();
-    child.wait().ok();
-    panic!("gpuex did not start");
+    false
 }
 
 pub async fn call(

@@ -40,6 +40,43 @@ on_both_databases_with! { public_only =>
     }
 }
 
+on_both_databases_with! { public_only =>
+    async fn ipv6_spellings_of_loopback_private_and_metadata_addresses_are_refused_as_url(app) {
+        let (buyer, _) = app.user("buyer").await;
+        for url in [
+            // The examples: 6to4 and IPv4-translated spellings of 127.0.0.1.
+            "http://[2002:7f00:1::]/",
+            "http://[::ffff:0:7f00:1]/",
+            // IPv4-compatible, NAT64 and 6to4 spellings of private and metadata addresses.
+            "http://[::127.0.0.1]/hook",
+            "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
+            "http://[2002:c0a8:101::1]:8080/hook",
+            // Teredo and local-use NAT64, refused whatever they carry.
+            "http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/hook",
+            "http://[64:ff9b:1::808:808]/hook",
+        ] {
+            let r = app.post("/v1/webhooks", Some(&buyer), json!({"url": url})).await;
+            r.assert_problem(422, Some("url"));
+            assert_eq!(
+                r.body["errors"][0]["message"], "resolves to a loopback, private or reserved address",
+                "{url}: {}", r.body
+            );
+        }
+        // A name that resolves to loopback is refused without saying to what.
+        let r = app.post("/v1/webhooks", Some(&buyer), json!({"url": "http://localhost:9000/hook"})).await;
+        r.assert_problem(422, Some("url"));
+        assert!(!r.body.to_string().contains("127.0.0.1") && !r.body.to_string().contains("::1"), "{}", r.body);
+        // A 6to4 address that carries a public IPv4 address is public.
+        let r = app.post("/v1/webhooks", Some(&buyer), json!({"url": "https://[2002:5db8:d822::1]/hook"})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!(app.post("/v1/webhooks/secret", Some(&buyer), json!({})).await.status, 201);
+        let order = json!({"mode": "on_demand", "region": "eu-west", "duration_s": 3600,
+                           "resources": {"tflops": 100, "vram_gb": 8},
+                           "webhook_url": "http://[::ffff:0:7f00:1]/hook"});
+        app.order(&buyer, order).await.assert_problem(422, Some("webhook_url"));
+    }
+}
+
 on_both_databases! {
     async fn a_webhook_with_a_bad_url_or_unknown_events_is_refused_naming_the_field(app) {
         let (buyer, _) = app.user("buyer").await;

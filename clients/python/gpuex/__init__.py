@@ -2,7 +2,8 @@
 
 ``gpuex_api`` is generated from ``openapi/openapi.json`` by
 openapi-python-client (every endpoint, typed models); this package is the
-thin layer over it that a buyer or provider uses day to day: log in, place
+thin layer over it that a buyer or provider uses day to day: log in (the
+session refreshes itself with its rotating refresh token), place
 orders with an idempotency key (retried safely), iterate every page of a
 list, follow the event stream, and verify webhook signatures.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 import uuid
@@ -12,7 +13,10 @@ from typing import Any, TypeVar
 import httpx
 
 from gpuex_api.api.auth import login as login_op
+from gpuex_api.api.auth import logout as logout_op
 from gpuex_api.api.auth import me as me_op
+from gpuex_api.api.auth import refresh as refresh_op
+from gpuex_api.api.auth import set_role as set_role_op
 from gpuex_api.api.billing import profile as profile_op
 from gpuex_api.api.billing import tco as tco_op
 from gpuex_api.api.billing import usage as usage_op
@@ -23,6 +27,7 @@ from gpuex_api.api.leases import get_lease as get_lease_op
 from gpuex_api.api.leases import lease_logs as lease_logs_op
 from gpuex_api.api.leases import list_leases as list_leases_op
 from gpuex_api.api.leases import release_lease as release_op
+from gpuex_api.api.nodes import delete_node as delete_node_op
 from gpuex_api.api.orders import get_order as get_order_op
 from gpuex_api.api.orders import list_orders as list_orders_op
 from gpuex_api.api.orders import place_order as place_order_op
@@ -31,6 +36,7 @@ from gpuex_api.api.resale import create_listing as create_listing_op
 from gpuex_api.api.resale import list_listings as list_listings_op
 from gpuex_api.client import AuthenticatedClient, Client
 from gpuex_api.models import (
+    AccountRole,
     CapacityProfile,
     ConvertRequest,
     CreatedWebhook,
@@ -46,9 +52,12 @@ from gpuex_api.models import (
     Problem,
     Quote,
     QuoteRequest,
+    RefreshRequest,
+    SetRoleRequest,
     StoredEvent,
     Tco,
     TcoRequest,
+    TokenResponse,
     UsageReport,
     UserView,
 )
@@ -102,21 +111,88 @@ class Gpuex:
     layer does not wrap: ``gpuex_api.api.<tag>.<operation>.sync(client=gx.api, ...)``.
     """
 
+    #: Refresh this long before the access token expires.
+    REFRESH_MARGIN = datetime.timedelta(seconds=30)
+
     def __init__(self, server: str, token: str, *, timeout_s: float = 30.0, retries: int = 3):
         self.server = server.rstrip("/")
         self.retries = retries
-        self.api = AuthenticatedClient(
-            base_url=self.server, token=token, timeout=httpx.Timeout(timeout_s), raise_on_unexpected_status=False
+        self.timeout_s = timeout_s
+        self._api = self._client(token)
+        #: The session's refresh token (after :meth:`login`); each works once.
+        self.refresh_token: str | None = None
+        self.expires_at: datetime.datetime | None = None
+
+    def _client(self, token: str) -> AuthenticatedClient:
+        return AuthenticatedClient(
+            base_url=self.server, token=token, timeout=httpx.Timeout(self.timeout_s), raise_on_unexpected_status=False
         )
+
+    @property
+    def api(self) -> AuthenticatedClient:
+        """The generated client, with an access token refreshed when it is about to expire."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        if self.refresh_token and self.expires_at and self.expires_at - self.REFRESH_MARGIN <= now:
+            self.refresh()
+        return self._api
 
     @classmethod
     def login(cls, server: str, email: str, password: str, **kwargs: Any) -> Gpuex:
-        """Exchanges email and password for an access token (or use an API key with the constructor)."""
+        """Opens a session: a short-lived access token, refreshed transparently with
+        the rotating refresh token (or use an API key with the constructor)."""
         anonymous = Client(base_url=server.rstrip("/"))
-        tokens = login_op.sync_detailed(client=anonymous, body=LoginRequest(email=email, password=password))
-        from gpuex_api.models import TokenResponse
+        tokens = _ok(
+            login_op.sync_detailed(client=anonymous, body=LoginRequest(email=email, password=password)), TokenResponse
+        )
+        gx = cls(server, tokens.access_token, **kwargs)
+        gx._keep(tokens)
+        return gx
 
-        return cls(server, _ok(tokens, TokenResponse).access_token, **kwargs)
+    def _keep(self, tokens: TokenResponse) -> None:
+        self._api = self._client(tokens.access_token)
+        self.refresh_token = tokens.refresh_token
+        self.expires_at = tokens.expires_at
+
+    def refresh(self) -> None:
+        """Swaps the refresh token for a new pair now. A refresh token works once:
+        using a used one again revokes the whole session (401 from then on)."""
+        if not self.refresh_token:
+            raise ValueError("no session to refresh: log in with Gpuex.login")
+        anonymous = Client(base_url=self.server)
+        tokens = refresh_op.sync_detailed(client=anonymous, body=RefreshRequest(refresh_token=self.refresh_token))
+        self._keep(_ok(tokens, TokenResponse))
+
+    def logout(self) -> None:
+        """Ends the session on the server: its refresh and access tokens stop working."""
+        if not self.refresh_token:
+            return
+        anonymous = Client(base_url=self.server, raise_on_unexpected_status=False)
+        response = logout_op.sync_detailed(client=anonymous, body=RefreshRequest(refresh_token=self.refresh_token))
+        if int(response.status_code) != 204:
+            raise ApiError.from_response(response)
+        self.refresh_token = None
+        self.expires_at = None
+
+    def delete_node(self, node_id: str | uuid.UUID, *, force: bool = False) -> None:
+        """Deletes one of your nodes (providers; admins any): its token stops working
+        at once. A node with live leases is refused (409 ``node_has_leases``) unless
+        ``force``, which ends them as on node loss."""
+        response = delete_node_op.sync_detailed(node_id, client=self.api, force=force)
+        if int(response.status_code) != 204:
+            raise ApiError.from_response(response)
+
+    def set_role(self, user_id: str | uuid.UUID, role: str) -> UserView:
+        """Gives an account another role (admins): ``buyer``, ``provider`` or ``admin``.
+        Its sessions and API keys stop working; one made a buyer loses its node tokens."""
+        try:
+            body = SetRoleRequest(role=AccountRole(role))
+        except ValueError:
+            # Not a role this SDK knows: the server says what is wrong with it.
+            response = self.api.get_httpx_client().put(f"/v1/admin/users/{user_id}/role", json={"role": role})
+            if not response.is_success:
+                raise _raw_error(response) from None
+            return UserView.from_dict(response.json())
+        return _ok(set_role_op.sync_detailed(user_id, client=self.api, body=body), UserView)
 
     def me(self) -> UserView:
         return _ok(me_op.sync_detailed(client=self.api), UserView)

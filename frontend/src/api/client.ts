@@ -10,13 +10,15 @@ export type Schemas = components['schemas'];
 
 const auth: Middleware = {
   async onRequest({ request }) {
-    const token = session.token();
+    // Refreshed first when it has expired or is about to (a tab asleep
+    // past its refresh timer wakes up to this).
+    const token = await session.freshToken();
     if (token) request.headers.set('Authorization', `Bearer ${token}`);
     return request;
   },
   async onResponse({ request, response }) {
-    // A token that stopped working (expired, account changed) sends the user
-    // back to sign in with a reason, never a silent failure. The sign-in call
+    // A token that stopped working (session revoked, account changed) sends
+    // the user back to sign in with a reason, never a silent failure. The sign-in call
     // itself answers 401 for a wrong password, which the form shows.
     if (response.status === 401 && !new URL(request.url).pathname.startsWith('/v1/auth/')) {
       session.expire('Your session has ended: sign in again.');

@@ -143,6 +143,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/users/{id}/role": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Give an account another role (admin only).
+         * @description The account's sessions and API keys stop working; an account made a
+         *     buyer loses every node token (its agents get 401) and its nodes leave the
+         *     market like lost nodes. Setting the role it already has changes nothing
+         *     and answers the account again.
+         */
+        put: operations["set_role"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/assignments/{lease_id}/logs": {
         parameters: {
             query?: never;
@@ -283,8 +306,53 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange email and password for a short-lived access token. */
+        /**
+         * Exchange email and password for a short-lived access token and a
+         *     refresh token (a new session).
+         */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a session: its refresh token and every access token it issued stop working.
+         * @description Idempotent: an unknown or already revoked token answers 204 as well.
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Swap a refresh token for a new access token and refresh token.
+         * @description Each refresh token works once. Showing one that was already used revokes
+         *     its whole session (every token of it stops working): only a stolen copy
+         *     or a client that lost track of its own token does that.
+         */
+        post: operations["refresh"];
         delete?: never;
         options?: never;
         head?: never;
@@ -747,7 +815,15 @@ export interface paths {
         get: operations["get_node"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a node (its provider or an admin): its token is revoked at once
+         *     (the agent's next request gets 401) and it leaves the market.
+         * @description A node still holding live leases is refused with 409 `node_has_leases`
+         *     unless `force=true`: cordon it first and let them finish, or force it and
+         *     they end as on node loss. Deleting a node that is already deleted
+         *     answers 204 again.
+         */
+        delete: operations["delete_node"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1073,10 +1149,15 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description The roles an account can be given; the body takes the name as text.
+         * @enum {string}
+         */
+        AccountRole: "buyer" | "provider" | "admin";
+        /**
          * @description What an admin did.
          * @enum {string}
          */
-        Action: "set_price" | "put_region" | "credit" | "billing_adjustment" | "cordon_node" | "uncordon_node";
+        Action: "set_price" | "put_region" | "credit" | "billing_adjustment" | "cordon_node" | "uncordon_node" | "delete_node" | "set_role";
         AdjustmentRequest: {
             /** @description Positive: what the buyer gets back. */
             amount: components["schemas"]["Amount"];
@@ -2786,6 +2867,11 @@ export interface components {
             /** @description `ok` */
             status: string;
         };
+        /** @description A refresh token sent to refresh or logout. */
+        RefreshRequest: {
+            /** @description The `gpr_…` token of the last login or refresh. */
+            refresh_token: string;
+        };
         Region: {
             /** Format: date-time */
             created_at: string;
@@ -2886,6 +2972,10 @@ export interface components {
             last_at: string;
             /** @description Whether the latest one cleared the GPU. */
             last_ok: boolean;
+        };
+        SetRoleRequest: {
+            /** @description `buyer`, `provider` or `admin`. */
+            role: components["schemas"]["AccountRole"];
         };
         /** @description A decimal from 0 to 1, with at most 6 decimals. */
         ShareInput: string | number;
@@ -3100,15 +3190,23 @@ export interface components {
         };
         /** @description A decimal: above 0 and below 100000, with at most 3 decimals. */
         Tflops: (string) | number;
+        /** @description A token pair: what login and refresh answer. */
         TokenResponse: {
             access_token: string;
             /** Format: date-time */
             expires_at: string;
             /**
              * Format: uint64
-             * @description Seconds until the token expires.
+             * @description Seconds until the access token expires.
              */
             expires_in: number;
+            /**
+             * Format: date-time
+             * @description When the refresh token stops working if it is not used.
+             */
+            refresh_expires_at: string;
+            /** @description Swaps for a new pair at `POST /v1/auth/refresh`, once; stored hashed. */
+            refresh_token: string;
             /** @description Always `Bearer`. */
             token_type: string;
         };
@@ -4039,6 +4137,158 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    set_role: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The account with its role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description An admin cannot change their own role */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Invalid id or role */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     upload_logs: {
         parameters: {
             query?: never;
@@ -4143,6 +4393,24 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
+            /** @description The lease has ended and its logs are final (one complete upload is taken within 60 s of the end) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
@@ -5163,6 +5431,176 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description The session is revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Not a refresh token */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    refresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefreshRequest"];
+            };
+        };
+        responses: {
+            /** @description A new pair; the refresh token sent is used up */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown, expired, used or revoked refresh token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Not a refresh token */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     register: {
@@ -7430,6 +7868,157 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             /** @description The id is not a UUID */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    delete_node: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Delete even with live leases: they end as on node loss (on-demand and
+                 *     reserved re-placed where possible, the buyer credited past the node's
+                 *     last heartbeat). Without it such a node is refused with 409.
+                 */
+                force?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Node id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; its token no longer works */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a provider or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such node of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The node has live leases and `force` is not set */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The id is not a UUID, or `force` not a boolean */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -11,6 +11,8 @@ export const ACTION_LABELS: Record<string, string> = {
   billing_adjustment: 'Billing adjustment',
   cordon_node: 'Cordon node',
   uncordon_node: 'Uncordon node',
+  delete_node: 'Delete node',
+  set_role: 'Set role',
 };
 
 export interface AuditLike {

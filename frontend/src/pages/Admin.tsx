@@ -23,6 +23,7 @@ export function Admin() {
       <Prices onChange={changed} />
       <Regions onChange={changed} />
       <Credits onChange={changed} />
+      <Roles onChange={changed} />
       <AuditLog changes={changes} />
     </Stack>
   );
@@ -172,6 +173,56 @@ function Credits({ onChange }: { onChange: () => void }) {
         {done && (
           <Text mt="xs" data-testid="credit-done">
             Credited {formatMoney(done.amount, done.currency)}; available now {formatMoney(done.available, done.currency)}.
+          </Text>
+        )}
+      </form>
+    </Section>
+  );
+}
+
+const ROLES: { value: Schemas['AccountRole']; label: string }[] = [
+  { value: 'buyer', label: 'Buyer' },
+  { value: 'provider', label: 'Provider' },
+  { value: 'admin', label: 'Admin' },
+];
+
+/** An account's role: its sessions and keys end; made a buyer, its node tokens too. */
+function Roles({ onChange }: { onChange: () => void }) {
+  const [userId, setUserId] = useState('');
+  const [role, setRole] = useState<string | null>('buyer');
+  const [done, setDone] = useState<Schemas['UserView'] | null>(null);
+  const { busy, problem, run } = useAction();
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setDone(null);
+    const r = await run(() =>
+      api.PUT('/v1/admin/users/{id}/role', {
+        params: { path: { id: userId.trim() } },
+        body: { role: (role ?? '') as Schemas['AccountRole'] },
+      }),
+    );
+    if (r?.data) {
+      setDone(r.data);
+      onChange();
+    }
+  }
+  return (
+    <Section title="Roles">
+      <form onSubmit={submit} aria-label="Change a role">
+        <Group align="flex-start">
+          <TextInput label="Account id" w={340} value={userId} onChange={(e) => setUserId(e.currentTarget.value)} error={fieldError(problem, 'path.id')} />
+          <Select label="Role" data={ROLES} value={role} onChange={setRole} allowDeselect={false} error={fieldError(problem, 'role')} />
+          <Button type="submit" mt={24} loading={busy}>
+            Change role
+          </Button>
+        </Group>
+        <Text size="sm" c="dimmed" mt="xs">
+          The account&apos;s sessions and API keys stop working; an account made a buyer also loses its node tokens, and its nodes&apos; leases end as on node loss.
+        </Text>
+        <FormProblem problem={problem} />
+        {done && (
+          <Text mt="xs" data-testid="role-done">
+            {done.email} is now {done.role}.
           </Text>
         )}
       </form>

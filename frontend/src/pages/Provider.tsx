@@ -38,12 +38,28 @@ export function Provider() {
     nodes.reload();
   }
 
+  const deleting = useAction();
+  // Delete asks once more; a node with live leases is refused (409) and asks
+  // again before ending them as on node loss.
+  const [confirm, setConfirm] = useState<{ id: string; force: boolean } | null>(null);
+  async function remove(id: string, force: boolean) {
+    let hasLeases = false;
+    const done = await deleting.run(async () => {
+      const r = await api.DELETE('/v1/nodes/{id}', { params: { path: { id }, query: { force } } });
+      hasLeases = r.response.status === 409;
+      return r;
+    });
+    setConfirm(!done && hasLeases ? { id, force: true } : null);
+    nodes.reload();
+  }
+
   return (
     <Stack>
       <Title order={1} size="h2">
         Nodes
       </Title>
       <FormProblem problem={cordoning.problem} />
+      <FormProblem problem={deleting.problem} />
       <Card withBorder>
         <Loadable loaded={nodes} isEmpty={(d) => d.length === 0} empty="No nodes yet: add one below and start its agent.">
           {(list) => (
@@ -67,6 +83,30 @@ export function Provider() {
                 {
                   header: 'Cordon',
                   cell: (n) => <Switch aria-label={`Cordon ${n.name}`} checked={n.cordoned} onChange={(e) => cordon(n.id, e.currentTarget.checked)} />,
+                },
+                {
+                  header: 'Delete',
+                  cell: (n) =>
+                    confirm?.id === n.id ? (
+                      <Group gap="xs" wrap="nowrap">
+                        <Button
+                          size="xs"
+                          color="red"
+                          loading={deleting.busy}
+                          onClick={() => void remove(n.id, confirm.force)}
+                          aria-label={confirm.force ? `End its leases and delete ${n.name}` : `Yes, delete ${n.name}`}
+                        >
+                          {confirm.force ? 'End its leases and delete' : 'Yes, delete'}
+                        </Button>
+                        <Button size="xs" variant="default" onClick={() => setConfirm(null)}>
+                          Cancel
+                        </Button>
+                      </Group>
+                    ) : (
+                      <Button size="xs" color="red" variant="outline" onClick={() => setConfirm({ id: n.id, force: false })} aria-label={`Delete ${n.name}`}>
+                        Delete
+                      </Button>
+                    ),
                 },
               ]}
             />

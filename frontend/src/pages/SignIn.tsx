@@ -14,7 +14,7 @@ async function signIn(email: string, password: string): Promise<SessionUser> {
   const me = await fetch('/v1/me', { headers: { Authorization: `Bearer ${data.access_token}` } });
   if (!me.ok) throw asProblem(await me.json().catch(() => null), 'Could not read your account.');
   const user = (await me.json()) as SessionUser;
-  session.signIn(data.access_token, data.expires_at, user);
+  session.signIn(data, user);
   return user;
 }
 

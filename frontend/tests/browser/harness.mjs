@@ -3,7 +3,7 @@
 // Debian's Chromium driven by playwright-core.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -94,14 +94,26 @@ export async function launch() {
   });
 }
 
-/** A page that records every console error and uncaught exception. */
+/** A page that records every console error, uncaught exception and
+ * Content-Security-Policy violation (the server's policy is strict: DESIGN §19). */
 export async function newPage(browser) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  await page.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__cspViolations.push(`${e.effectiveDirective} refused ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`),
+    );
+  });
   page.consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
   page.on('pageerror', (e) => page.consoleErrors.push(String(e)));
   return page;
+}
+
+/** The Content-Security-Policy violations the page reported so far. */
+export async function cspViolations(page) {
+  return page.evaluate(() => window.__cspViolations ?? ['the violation recorder did not run']);
 }
 
 /** The API as a test's own setup step (not what the browser checks). */
@@ -138,7 +150,9 @@ export async function signIn(page, base, who) {
 
 /** Serious or critical axe-core violations on the page as it stands. */
 export async function axeViolations(page) {
-  await page.addScriptTag({ path: axePath });
+  // Evaluated through the DevTools protocol, as the tests' own code: an
+  // inline <script> tag would be refused by the page's Content-Security-Policy.
+  await page.evaluate(readFileSync(axePath, 'utf8'));
   const result = await page.evaluate(async () => {
     const r = await axe.run(document, { resultTypes: ['violations'] });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { apiCall, apiLogin, axeViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
+import { apiCall, apiLogin, axeViolations, cspViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
 
 /** Every page visit ends here: no serious axe violation, no console error, a screenshot. */
 async function checkPage(page, name) {
@@ -10,6 +10,43 @@ async function checkPage(page, name) {
   const violations = await axeViolations(page);
   assert.deepEqual(violations, [], `${name}: serious accessibility violations`);
   assert.deepEqual(page.consoleErrors, [], `${name}: console errors`);
+  assert.deepEqual(await cspViolations(page), [], `${name}: Content-Security-Policy violations`);
+}
+
+/** The dashboard and the API docs work under the server's strict policies:
+ * not one violation (the `data:` icon, Mantine's nonce'd `<style>` elements,
+ * Swagger UI's scripts), and the theme's own styles applied. */
+async function theDashboardAndTheDocsRunUnderTheirContentSecurityPolicy({ browser, base }) {
+  const page = await newPage(browser);
+  const answer = await page.goto(base + '/signin');
+  const csp = answer.headers()['content-security-policy'];
+  assert.match(csp, /script-src 'self';/);
+  assert.match(csp, /style-src 'self' 'nonce-[0-9a-f]{32}';/);
+  assert.match(csp, /frame-ancestors 'none'/);
+  assert.equal(answer.headers()['x-frame-options'], 'DENY');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  // The page's icon is a `data:` URL: allowed, and loaded.
+  assert.equal(await page.evaluate(() => document.querySelector('link[rel=icon]').href), 'data:,');
+  // Mantine's theme variables arrive in a `<style>` that needs the nonce:
+  // the filled blue is the theme's shade 8, not the stylesheet's default 6.
+  const shade = await page.evaluate(() =>
+    getComputedStyle(document.documentElement).getPropertyValue('--mantine-color-blue-filled').trim(),
+  );
+  assert.equal(shade, '#1971c2', 'blue 8 (blue 6, #228be6, would mean the theme was refused)');
+  await checkPage(page, 'csp-signin');
+  await signIn(page, base, 'buyer');
+  await page.waitForURL('**/leases');
+  await page.getByTestId('lease-table').waitFor();
+  await checkPage(page, 'csp-leases');
+
+  const docs = await page.goto(base + '/docs/');
+  assert.match(docs.headers()['content-security-policy'], /frame-ancestors 'none'/);
+  await page.locator('.swagger-ui .info .title').waitFor();
+  await page.locator('.opblock').first().waitFor();
+  await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined);
+  assert.deepEqual(page.consoleErrors, [], 'docs: console errors');
+  assert.deepEqual(await cspViolations(page), [], 'docs: Content-Security-Policy violations');
+  await page.context().close();
 }
 
 async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
@@ -366,7 +403,78 @@ async function aBuyerReadsItsCapacityProfileAndPricesItsTco({ browser, base }) {
   await page.context().close();
 }
 
+async function aSessionRefreshesItselfAndSigningOutEndsItOnTheServer({ browser, base }) {
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.waitForURL('**/leases');
+  const before = await page.evaluate(() => JSON.parse(sessionStorage.getItem('gpuex.session')));
+  assert.match(before.refreshToken, /^gpr_/);
+  // As if the tab slept past the access token's expiry: the page refreshes
+  // the pair before its first call and carries on, never asking to sign in.
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('gpuex.session'));
+    s.token = 'expired-token';
+    s.expiresAt = new Date(Date.now() - 1000).toISOString();
+    sessionStorage.setItem('gpuex.session', JSON.stringify(s));
+  });
+  await page.goto(base + '/billing');
+  await page.getByTestId('billing-total').waitFor();
+  assert.match(page.url(), /\/billing$/);
+  const after = await page.evaluate(() => JSON.parse(sessionStorage.getItem('gpuex.session')));
+  assert.notEqual(after.refreshToken, before.refreshToken);
+  assert.notEqual(after.token, 'expired-token');
+  assert.ok(Date.parse(after.expiresAt) > Date.now(), after.expiresAt);
+  // The new pair works; signing out ends it on the server, not only in the tab.
+  assert.equal((await apiCall(base, 'GET', '/v1/me', after.token)).status, 200);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByTestId('session-notice').waitFor();
+  await waitFor(async () => (await apiCall(base, 'GET', '/v1/me', after.token)).status === 401, 'the session to be revoked');
+  const refreshed = await apiCall(base, 'POST', '/v1/auth/refresh', null, { refresh_token: after.refreshToken });
+  assert.equal(refreshed.status, 401);
+  await page.context().close();
+}
+
+async function aProviderDeletesANodeAndAnAdminChangesARole({ browser, base }) {
+  const provider = await apiLogin(base, 'provider');
+  const name = `doomed-${Date.now()}`;
+  const created = await apiCall(base, 'POST', '/v1/nodes', provider, { name, region: 'eu-west' });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const page = await newPage(browser);
+  await signIn(page, base, 'provider');
+  await page.goto(base + '/provider');
+  await page.getByRole('button', { name: `Delete ${name}` }).click();
+  await page.getByRole('button', { name: `Yes, delete ${name}` }).click();
+  await page.getByRole('button', { name: `Delete ${name}` }).waitFor({ state: 'detached' });
+  const beat = await apiCall(base, 'POST', '/v1/agent/heartbeat', created.body.token, {
+    agent_id: created.body.id, sent_at: new Date().toISOString(), gpus: [], leases: [],
+  });
+  assert.equal(beat.status, 401, 'the deleted node\'s token is revoked');
+  await checkPage(page, 'provider-node-deleted');
+  await page.context().close();
+
+  // An admin makes a fresh account a provider; a bad id is named beside its field.
+  const email = `role-${Date.now()}@example.com`;
+  const account = await apiCall(base, 'POST', '/v1/auth/register', null, { email, password: 'correct horse battery', name: 'Role', role: 'buyer' });
+  assert.equal(account.status, 201, JSON.stringify(account.body));
+  const admin = await newPage(browser);
+  await signIn(admin, base, 'admin');
+  await admin.goto(base + '/admin');
+  const form = admin.getByRole('form', { name: 'Change a role' });
+  await form.getByLabel('Account id').fill('not-an-id');
+  await form.getByRole('button', { name: 'Change role' }).click();
+  await waitFor(async () => (await form.getByLabel('Account id').getAttribute('aria-invalid')) === 'true', 'the refusal beside the field');
+  withoutProvoked(admin, [422]);
+  await form.getByLabel('Account id').fill(account.body.id);
+  await form.getByRole('textbox', { name: 'Role' }).click();
+  await admin.getByRole('option', { name: 'Provider', exact: true }).click();
+  await form.getByRole('button', { name: 'Change role' }).click();
+  await admin.getByTestId('role-done').filter({ hasText: `${email} is now provider.` }).waitFor();
+  await checkPage(admin, 'admin-role');
+  await admin.context().close();
+}
+
 export const scenarios = [
+  ['the dashboard and the docs run under their Content-Security-Policy', theDashboardAndTheDocsRunUnderTheirContentSecurityPolicy],
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
   ['a buyer reads its capacity profile and prices its TCO against whole nodes', aBuyerReadsItsCapacityProfileAndPricesItsTco],
   ['a provider sees the buyer’s lease on its MIG slot', aProviderSeesTheBuyersLeaseOnItsMigSlot],
@@ -375,6 +483,8 @@ export const scenarios = [
   ['an admin credits a buyer, with the problem beside its field, and reads the audit log', anAdminSetsPricesAndCreditsWithErrorsBesideTheField],
   ['the buy form shows the quote’s problem beside its field', aBuyersFormShowsTheProblemBesideItsField],
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
+  ['a session refreshes itself, and signing out ends it on the server', aSessionRefreshesItselfAndSigningOutEndsItOnTheServer],
+  ['a provider deletes a node, and an admin changes a role', aProviderDeletesANodeAndAnAdminChangesARole],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
   ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],

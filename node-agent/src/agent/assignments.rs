@@ -1,7 +1,8 @@
-//! Carrying out assignments: provisioning slices, starting, stopping and
-//! finishing workloads, and the reports that go back to the server.
+//! Carrying out assignments: provisioning slices, starting and stopping
+//! workloads (their end is in `ending.rs`), and the reports that go back to
+//! the server.
 
-use super::metering::meter;
+use super::ending::{remove_launch_file, remove_workdir};
 use super::*;
 
 impl Agent {
@@ -67,6 +68,17 @@ impl Agent {
     /// Give the lease a pool user and a working folder, then fetch its
     /// artifacts (in the background) or launch it at once.
     pub(super) fn start(&mut self, id: Uuid, start: WaitingStart) {
+        // Past the server or not, a loader or runtime hook never starts
+        // anything (DESIGN §19): the lease fails, unbilled, with the reason.
+        let checked = crate::launcher::launch_file::check_lease_env(
+            &start.env,
+            start.command.as_deref().unwrap_or(""),
+        );
+        if let Err(reason) = checked {
+            let reason = format!("refused: {reason}");
+            tracing::warn!(lease_id = %id, "{reason}");
+            return self.report(id, AssignmentStatus::Failed { reason });
+        }
         let Some(user) = self.pick_user() else {
             let reason = "no free uid in the agent's --uid-pool".to_string();
             tracing::warn!(lease_id = %id, "{reason}");
@@ -84,13 +96,13 @@ impl Agent {
             return self.launch(id, start, user, workdir, String::new());
         }
         let (tx, done) = tokio::sync::oneshot::channel();
-        let (artifacts, dir, max) = (
-            start.artifacts.clone(),
-            workdir.clone(),
-            self.cfg.artifact_max_bytes,
-        );
+        let (artifacts, dir) = (start.artifacts.clone(), workdir.clone());
+        let policy = crate::artifacts::Policy {
+            max_bytes: self.cfg.artifact_max_bytes,
+            allow_private: self.cfg.artifact_allow_private,
+        };
         let task = tokio::spawn(async move {
-            let result = crate::artifacts::fetch_all(&artifacts, &dir, Some(user), max).await;
+            let result = crate::artifacts::fetch_all(&artifacts, &dir, Some(user), policy).await;
             let _ = tx.send(result);
         });
         tracing::info!(lease_id = %id, artifacts = start.artifacts.len(), "fetching artifacts");
@@ -234,7 +246,11 @@ impl Agent {
                 env.entry("PATH".into())
                     .or_insert_with(|| "/usr/local/bin:/usr/bin:/bin".into());
                 env.insert("HOME".into(), workdir.to_string_lossy().into_owned());
+                // The marks, which the lease's own variables cannot override.
+                env.insert(crate::reaper::OWNER_VAR.into(), self.owner.clone());
+                env.insert(crate::reaper::LEASE_VAR.into(), id.to_string());
                 let hide = [self.cfg.state_dir.clone(), self.cfg.work_dir.clone()];
+                let launch_file = self.launch_path(id);
                 let spec = crate::launcher::LaunchSpec {
                     lease: id,
                     command: cmd,
@@ -247,6 +263,7 @@ impl Agent {
                     image: image.as_deref(),
                     cgroups: &cgroups,
                     env: &env,
+                    launch_file: &launch_file,
                 };
                 let marks = Marks {
                     owner: self.owner.clone(),
@@ -254,12 +271,13 @@ impl Agent {
                     uid: Some(user.0),
                 };
                 let spawned = self.launcher.plan(&spec).and_then(|plan| {
-                    Workload::spawn(&plan, &env, Some(&workdir), marks, &preamble)
+                    Workload::spawn(&plan, Some(&workdir), marks, &preamble)
                         .map_err(|e| e.to_string())
                 });
                 match spawned {
                     Ok(w) => Some(w),
                     Err(e) => {
+                        remove_launch_file(&launch_file);
                         self.tear_down(mig.as_ref());
                         remove_workdir(&workdir);
                         self.stale_cgroups
@@ -496,128 +514,6 @@ impl Agent {
         self.backend.set_load(&loads);
     }
 
-    /// The lease is over: meter its last stretch, upload the final log tail,
-    /// tear the slice down and report `ended`.
-    pub(super) fn finish(&mut self, id: Uuid, exit: Option<Exit>) {
-        let now = Utc::now();
-        let Some(lease) = self.leases.get_mut(&id) else {
-            return;
-        };
-        lease.state = LeaseRunState::Ended;
-        let record = meter(id, lease, now);
-        let logs = lease.workload.as_ref().map(|w| {
-            w.end_the_rest();
-            let (tail, total_bytes) = w.tail();
-            LogsUpload {
-                at: now,
-                tail,
-                total_bytes,
-                complete: true,
-            }
-        });
-        let reason = lease.end_reason.unwrap_or(EndReason::Exited);
-        let mig = lease.mig.take();
-        let (uid, workdir) = (lease.uid.take(), lease.workdir.take());
-        let cgroups = std::mem::take(&mut lease.cgroups);
-        let scrub: Vec<u32> = match lease.placement.partition {
-            Partition::Mig { .. } => Vec::new(),
-            _ => lease.placement.gpus.clone(),
-        };
-        self.records.extend(record);
-        self.tear_down(mig.as_ref());
-        self.end_lease_files(id, uid, workdir.as_deref(), &cgroups);
-        self.scrub_freed(&scrub);
-        if let Some(upload) = logs {
-            self.queue_logs(id, upload);
-        }
-        tracing::info!(lease_id = %id, ?exit, ?reason, "ended");
-        self.report(
-            id,
-            AssignmentStatus::Ended {
-                exit_code: exit.and_then(|e| e.code),
-                signal: exit.and_then(|e| e.signal),
-                reason,
-            },
-        );
-        // Spool the last stretch now and then checkpoint without the lease, so
-        // a crash can neither lose nor repeat it.
-        self.spool_records();
-        self.persist_leftovers();
-    }
-
-    /// What a lease leaves outside its slice: its pool user's processes
-    /// (whatever escaped its group and marks), its working folder, its
-    /// cgroups, and what its launcher made.
-    pub(super) fn end_lease_files(
-        &mut self,
-        id: Uuid,
-        uid: Option<u32>,
-        workdir: Option<&std::path::Path>,
-        cgroups: &[PathBuf],
-    ) {
-        if let Some(uid) = uid {
-            crate::reaper::signal_uid(uid, Signal::SIGKILL);
-        }
-        for pid in crate::launcher::cgroup::pids(cgroups) {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-        }
-        self.launcher.end(id);
-        if let Some(dir) = workdir {
-            remove_workdir(dir);
-        }
-        self.stale_cgroups
-            .extend(crate::launcher::cgroup::remove(cgroups));
-    }
-
-    /// Clear the memory of the whole or shared GPUs no live lease holds any
-    /// more, before their next tenant (a MIG instance is destroyed instead).
-    fn scrub_freed(&mut self, gpus: &[u32]) {
-        for &gpu in gpus {
-            let held = self
-                .leases
-                .values()
-                .any(|l| l.state != LeaseRunState::Ended && l.placement.gpus.contains(&gpu));
-            if held {
-                continue;
-            }
-            let cleared = match self.backend.scrub(gpu) {
-                Ok(()) => {
-                    tracing::info!(gpu, "scrubbed GPU memory before its next lease");
-                    if let Ok(mut s) = self.snapshot.lock() {
-                        *s.scrubs.entry(gpu).or_insert(0) += 1;
-                    }
-                    true
-                }
-                Err(e) => {
-                    tracing::error!(gpu, "cannot scrub GPU memory: {e}");
-                    false
-                }
-            };
-            // The provider sees each GPU's scrubs in the node's heartbeat.
-            let report = self.scrubs.entry(gpu).or_insert(ScrubReport {
-                done: 0,
-                failed: 0,
-                last_at: Utc::now(),
-                last_ok: cleared,
-            });
-            if cleared {
-                report.done += 1;
-            } else {
-                report.failed += 1;
-            }
-            report.last_at = Utc::now();
-            report.last_ok = cleared;
-        }
-    }
-
-    pub(super) fn tear_down(&mut self, mig: Option<&(u32, MigSlice)>) {
-        if let Some((gpu, slice)) = mig {
-            if let Err(e) = self.backend.destroy_mig(*gpu, slice) {
-                tracing::warn!(gpu, uuid = %slice.uuid, "cannot destroy the MIG instance: {e}");
-            }
-        }
-    }
-
     pub(super) fn report(&mut self, id: Uuid, status: AssignmentStatus) {
         self.report_at(id, status, Utc::now());
     }
@@ -632,14 +528,5 @@ impl Agent {
         self.outbox
             .retain(|o| !matches!(o, Outgoing::Logs(other, _) if *other == id));
         self.outbox.push_back(Outgoing::Logs(id, upload));
-    }
-}
-
-/// Remove a lease's working folder and everything in it.
-pub(super) fn remove_workdir(dir: &std::path::Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(dir = %dir.display(), "cannot remove the working folder: {e}");
-        }
     }
 }

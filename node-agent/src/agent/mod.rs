@@ -7,6 +7,7 @@
 //! timers, so a slow server never delays a preemption.
 
 mod assignments;
+mod ending;
 mod metering;
 mod recovery;
 mod shutdown;
@@ -45,6 +46,27 @@ fn prepare_work_root(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
 }
 
+/// The folder of the launch files (see [`crate::launcher::launch_file`]):
+/// 0700 in the 0700 spool, emptied of what a killed agent left.
+fn prepare_launch_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!(file = %path.display(), "cannot remove a leftover launch file: {e}")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The spool's folder of launch files.
+const LAUNCH_DIR: &str = "launch";
+
 /// How often the loop wakes.
 const TICK: Duration = Duration::from_millis(200);
 /// How often the checkpoint of running leases is rewritten: the most usage a
@@ -66,6 +88,8 @@ pub struct AgentConfig {
     /// The uids (and gids) workloads run as, inclusive.
     pub uid_pool: (u32, u32),
     pub artifact_max_bytes: u64,
+    /// Whether artifacts may come from internal addresses (`--artifact-allow-private`).
+    pub artifact_allow_private: bool,
 }
 
 /// A lease this node carries out.
@@ -123,6 +147,16 @@ enum Outgoing {
     Logs(Uuid, LogsUpload),
 }
 
+/// Why [`Agent::run`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Asked to stop (SIGTERM, SIGINT).
+    Stopped,
+    /// The server answered 401: the node token was revoked or its node
+    /// deleted. Every lease was stopped as at shutdown.
+    TokenRefused,
+}
+
 /// The agent.
 pub struct Agent {
     cfg: AgentConfig,
@@ -135,6 +169,8 @@ pub struct Agent {
     owner: String,
     agent_id: Option<Uuid>,
     registered: bool,
+    /// The server answered 401 to the node token: stop and exit.
+    token_refused: bool,
     inventory: Inventory,
     leases: BTreeMap<Uuid, Lease>,
     waiting: BTreeMap<Uuid, WaitingStart>,
@@ -157,7 +193,7 @@ pub struct Agent {
 
 impl Agent {
     pub fn new(
-        cfg: AgentConfig,
+        mut cfg: AgentConfig,
         client: ApiClient,
         mut backend: Box<dyn GpuBackend>,
         launcher: Box<dyn Launcher>,
@@ -165,6 +201,10 @@ impl Agent {
     ) -> anyhow::Result<Agent> {
         let spool = Spool::open(&cfg.state_dir)?;
         prepare_work_root(&cfg.work_dir)?;
+        // Absolute: the helpers and bubblewrap run in the lease's folder.
+        cfg.state_dir = std::fs::canonicalize(&cfg.state_dir)?;
+        cfg.work_dir = std::fs::canonicalize(&cfg.work_dir)?;
+        prepare_launch_dir(&cfg.state_dir.join(LAUNCH_DIR))?;
         tracing::info!(
             last_seq = spool.last_seq(),
             waiting = spool.pending()?.len(),
@@ -197,6 +237,7 @@ impl Agent {
             snapshot,
             agent_id,
             registered: false,
+            token_refused: false,
             inventory,
             leases: BTreeMap::new(),
             waiting: BTreeMap::new(),
@@ -209,11 +250,11 @@ impl Agent {
         })
     }
 
-    /// Run until `shutdown` resolves; then end every workload and meter and
-    /// spool what is owed (see [`Self::stop_everything`]). What a killed
-    /// process left running, the next one ends first (see
-    /// [`Self::clean_up_leftovers`]).
-    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) {
+    /// Run until `shutdown` resolves, or the server refuses the node token;
+    /// then end every workload and meter and spool what is owed (see
+    /// [`Self::stop_everything`]). What a killed process left running, the
+    /// next one ends first (see [`Self::clean_up_leftovers`]).
+    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) -> Outcome {
         self.clean_up_leftovers().await;
         tokio::pin!(shutdown);
         loop {
@@ -221,8 +262,18 @@ impl Agent {
                 _ = tokio::time::sleep(TICK) => {}
                 _ = &mut shutdown => {
                     self.stop_everything().await;
-                    return;
+                    return Outcome::Stopped;
                 }
+            }
+            if self.token_refused {
+                tracing::error!(
+                    "the server refused this node's token (401): it was revoked or the node \
+                     deleted; stopping every lease and exiting"
+                );
+                // Nothing more goes to the server: it takes nothing from us.
+                self.registered = false;
+                self.stop_everything().await;
+                return Outcome::TokenRefused;
             }
             self.housekeeping();
             let now = Instant::now();
@@ -256,6 +307,11 @@ impl Agent {
             }
             self.check_contact();
         }
+    }
+
+    /// Where the lease's launch file goes.
+    fn launch_path(&self, id: Uuid) -> PathBuf {
+        self.cfg.state_dir.join(LAUNCH_DIR).join(id.to_string())
     }
 
     // ---- server exchanges ------------------------------------------------
@@ -303,6 +359,7 @@ impl Agent {
                 self.last_contact = Instant::now();
                 self.next_heartbeat = Instant::now();
             }
+            Err(e) if e.is_unauthorized() => self.token_refused = true,
             Err(e) => {
                 tracing::warn!("registration failed: {e}");
                 self.next_register = Instant::now() + REGISTER_RETRY;
@@ -351,6 +408,7 @@ impl Agent {
                     self.apply(assignment);
                 }
             }
+            Err(e) if e.is_unauthorized() => self.token_refused = true,
             Err(e) if e.is_permanent() => {
                 tracing::warn!("heartbeat refused, registering again: {e}");
                 self.registered = false;
@@ -385,6 +443,11 @@ impl Agent {
                         tracing::warn!("spool: {e}");
                     }
                 }
+                Err(e) if e.is_unauthorized() => {
+                    // Kept: the node's usage is owed whatever became of its token.
+                    self.token_refused = true;
+                    break;
+                }
                 Err(e) if e.is_permanent() => {
                     tracing::error!(seq, "usage batch refused, dropping it: {e}");
                     let _ = self.spool.ack(seq);
@@ -415,6 +478,10 @@ impl Agent {
             };
             match result {
                 Ok(()) => self.last_contact = Instant::now(),
+                Err(e) if e.is_unauthorized() => {
+                    self.token_refused = true;
+                    return;
+                }
                 Err(e) if e.is_permanent() => tracing::warn!(%lease_id, "report refused: {e}"),
                 Err(e) => {
                     tracing::warn!(%lease_id, "report not sent, will retry: {e}");

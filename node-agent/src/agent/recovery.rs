@@ -104,7 +104,7 @@ impl Agent {
             }
             self.launcher.end(l.lease_id);
             if let Some(dir) = &l.workdir {
-                super::assignments::remove_workdir(dir);
+                super::ending::remove_workdir(dir);
             }
             self.stale_cgroups
                 .extend(crate::launcher::cgroup::remove(&l.cgroups));
@@ -170,7 +170,7 @@ impl Agent {
                 crate::reaper::kill_uid(uid, LEFTOVER_KILL).await;
             }
             tracing::warn!(dir = %entry.path().display(), "removing a working folder a previous agent process left");
-            super::assignments::remove_workdir(&entry.path());
+            super::ending::remove_workdir(&entry.path());
         }
     }
 

@@ -99,7 +99,7 @@ impl Agent {
         }
         for (id, f) in std::mem::take(&mut self.fetching) {
             f.task.abort();
-            super::assignments::remove_workdir(&f.workdir);
+            super::ending::remove_workdir(&f.workdir);
             tracing::info!(lease_id = %id, "artifact fetch abandoned");
         }
         self.leases.retain(|_, l| l.state == LeaseRunState::Ended);

@@ -1,16 +1,24 @@
 //! `gpuex-agent exec-workload`: the step between the agent and a workload.
-//! The agent (root) spawns it with the lease's environment only; it joins
-//! the lease's cgroups, limits its processes, starts a new session (so the
-//! workload leads its own session and process group), drops to the pool
-//! user with no supplementary groups and no way back (`no_new_privs`), and
-//! execs the workload in its place. All of it through safe wrappers; the
-//! agent's crates forbid `unsafe`, so there is no `pre_exec`.
+//! The agent (root) spawns it with a fixed environment (`PATH` and the
+//! agent's marks) and a launch file (see [`super::launch_file`]) that holds
+//! the lease's command and environment; it reads and deletes that file
+//! first, joins the lease's cgroups, limits its processes, starts a new
+//! session (so the workload leads its own session and process group), drops
+//! to the pool user with no supplementary groups and no way back
+//! (`no_new_privs`), and execs the workload in its place: `/bin/sh -c`
+//! [`SHELL_SNIPPET`] with the lease's environment, or, for the sandbox,
+//! bubblewrap with the fixed environment and everything else (the lease's
+//! environment as `--setenv`) in an `--args` memfd. Nothing of the lease's
+//! is ever in this process's environment or on a command line. All of it
+//! through safe wrappers; the agent's crates forbid `unsafe`, so there is
+//! no `pre_exec`.
 //!
 //! With `--private-tmp`, it first moves into a mount namespace of its own in
 //! which the host's world-writable folders (`/tmp`, `/var/tmp`, `/dev/shm`,
 //! `/run/lock`, `/dev/mqueue`) are empty tmpfs of the workload's: what it
 //! writes there no other tenant sees, and nothing of it is left on the host.
 
+use super::launch_file::{consume, LaunchRequest, COMMAND_VAR, SHELL_SNIPPET};
 use anyhow::{bail, Context};
 use nix::mount::{mount, MsFlags};
 use nix::sched::{unshare, CloneFlags};
@@ -42,9 +50,29 @@ pub struct ExecArgs {
     /// the host's world-writable folders, kept under it.
     #[arg(long)]
     pub private_tmp: Option<PathBuf>,
-    /// The program and its arguments.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The 0600 file with the workload's command and environment, which
+    /// this step reads and deletes before anything else.
+    #[arg(long)]
+    pub launch_file: Option<PathBuf>,
+    /// Run the workload inside this bubblewrap; the arguments after `--` are
+    /// bubblewrap's, up to the workload (which this step appends).
+    #[arg(long, requires = "launch_file")]
+    pub bwrap: Option<PathBuf>,
+    /// Bubblewrap's arguments (with `--bwrap`), or, without a launch file, a
+    /// program to run as it is with this step's own environment (the
+    /// agent's start-up probe).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub program: Vec<OsString>,
+}
+
+/// What to exec once privileges are gone.
+enum Target {
+    /// The workload's shell, with the lease's environment.
+    Shell(LaunchRequest),
+    /// Bubblewrap with these arguments, then the workload's shell.
+    Sandbox(PathBuf, Vec<OsString>, LaunchRequest),
+    /// A program as it is (the probe).
+    Program(Vec<OsString>),
 }
 
 /// Never returns on success: the workload replaces this process.
@@ -52,6 +80,15 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
     if args.uid == 0 || args.gid == 0 {
         bail!("refusing to run a workload as root");
     }
+    // First, while nothing else has happened: the launch file is consumed
+    // even when a later step fails.
+    let target = match (&args.launch_file, args.bwrap) {
+        (Some(file), None) if args.program.is_empty() => Target::Shell(consume(file)?),
+        (Some(_), None) => bail!("a launch file carries the command: no program after it"),
+        (Some(file), Some(bwrap)) => Target::Sandbox(bwrap, args.program, consume(file)?),
+        (None, _) if args.program.is_empty() => bail!("no program to run"),
+        (None, _) => Target::Program(args.program),
+    };
     let pid = std::process::id().to_string();
     for cg in &args.cgroup {
         let procs = cg.join("cgroup.procs");
@@ -77,11 +114,68 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
         bail!("could regain root after dropping it");
     }
     nix::sys::prctl::set_no_new_privs().context("no_new_privs")?;
-    let Some((program, rest)) = args.program.split_first() else {
-        bail!("no program to run");
+    match target {
+        Target::Shell(request) => {
+            let err = std::process::Command::new("/bin/sh")
+                .args(["-c", SHELL_SNIPPET])
+                .env_clear()
+                .envs(&request.env)
+                .env(COMMAND_VAR, &request.command)
+                .exec();
+            Err(err).context("cannot run /bin/sh")
+        }
+        Target::Sandbox(bwrap, bwrap_args, request) => {
+            let args_fd = sandbox_args(bwrap_args, &request)?;
+            // Bubblewrap gets this step's own (fixed) environment; the lease's
+            // is in the memfd, for the shell inside only.
+            let own = ["PATH", crate::reaper::OWNER_VAR, crate::reaper::LEASE_VAR];
+            let err = std::process::Command::new(&bwrap)
+                .env_clear()
+                .envs(std::env::vars_os().filter(|(k, _)| own.iter().any(|o| k == o)))
+                .arg("--args")
+                .arg(args_fd.as_raw_fd().to_string())
+                .args(["--", "/bin/sh", "-c", SHELL_SNIPPET])
+                .exec();
+            Err(err).with_context(|| format!("cannot run {}", bwrap.display()))
+        }
+        Target::Program(program) => {
+            let Some((program, rest)) = program.split_first() else {
+                bail!("no program to run");
+            };
+            let err = std::process::Command::new(program).args(rest).exec();
+            Err(err).with_context(|| format!("cannot run {}", program.to_string_lossy()))
+        }
+    }
+}
+
+/// A memfd (inherited by bubblewrap, which closes it once read) holding
+/// `args`, then `--clearenv` and a `--setenv` for each of the lease's
+/// variables and the command, NUL-separated as `--args` reads them.
+fn sandbox_args(args: Vec<OsString>, request: &LaunchRequest) -> anyhow::Result<std::fs::File> {
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+    use std::io::{Seek, Write};
+    use std::os::unix::ffi::OsStrExt;
+    let fd = memfd_create(c"gpuex-bwrap-args", MemFdCreateFlag::empty())
+        .context("cannot make the sandbox's argument memfd")?;
+    let mut file = std::fs::File::from(fd);
+    let mut data = Vec::new();
+    let mut push = |arg: &[u8]| {
+        data.extend_from_slice(arg);
+        data.push(0);
     };
-    let err = std::process::Command::new(program).args(rest).exec();
-    Err(err).with_context(|| format!("cannot run {}", program.to_string_lossy()))
+    for a in &args {
+        push(a.as_bytes());
+    }
+    push(b"--clearenv");
+    let command = (COMMAND_VAR.to_string(), request.command.clone());
+    for (name, value) in request.env.iter().chain([(&command.0, &command.1)]) {
+        push(b"--setenv");
+        push(name.as_bytes());
+        push(value.as_bytes());
+    }
+    file.write_all(&data)?;
+    file.rewind()?;
+    Ok(file)
 }
 
 /// A mount namespace of this process's own (still root), in which each of

@@ -1,10 +1,16 @@
-//! How a workload is started (DESIGN §13): every launcher turns a lease's
-//! command into one program and its arguments, which [`crate::workload`]
-//! runs with only the lease's environment, in the lease's working folder.
+//! How a workload is started (DESIGN §13, §19): every launcher turns a
+//! lease's command into one program, its arguments and a fixed environment
+//! of its own, which [`crate::workload`] runs in the lease's working folder.
+//! The lease's command and environment never pass through that program's
+//! command line or environment: they go in a 0600 launch file (see
+//! [`launch_file`]) that only the final exec's side reads.
 //!
-//! - `process`: `gpuex-agent exec-workload` joins the lease's cgroups, sets
-//!   its rlimits, starts a session and drops to the lease's pool user before
-//!   it execs `sh -c COMMAND` (see [`exec`]); no `unsafe` `pre_exec` needed.
+//! - `process` (trusted single-tenant hosts): `gpuex-agent exec-workload`
+//!   joins the lease's cgroups, sets its rlimits, starts a session and drops
+//!   to the lease's pool user before it execs `/bin/sh` (see [`exec`]); no
+//!   `unsafe` `pre_exec` needed. No namespaces beyond a private `/tmp`: the
+//!   workloads of different buyers share the host's view of processes and
+//!   files, so this launcher is for hosts whose tenants trust each other.
 //! - `sandbox`: the same, but what it execs is bubblewrap (unprivileged, in a
 //!   user namespace of the pool user), which gives the command new PID, mount,
 //!   IPC and UTS (and, unless the order asks, network) namespaces, the host
@@ -17,6 +23,7 @@
 
 pub mod cgroup;
 pub mod exec;
+pub mod launch_file;
 
 use crate::config::LauncherKind;
 use gpuex::protocol::HostLimits;
@@ -55,8 +62,11 @@ pub struct LaunchSpec<'a> {
     pub image: Option<&'a str>,
     /// The lease's cgroups, already created with its limits.
     pub cgroups: &'a [PathBuf],
-    /// The workload's environment, for launchers that pass names on.
+    /// The final exec's whole environment (checked with
+    /// [`launch_file::check_lease_env`]); it goes in the launch file only.
     pub env: &'a BTreeMap<String, String>,
+    /// Where the launch file goes (in the agent's 0700 spool).
+    pub launch_file: &'a Path,
 }
 
 /// The program to run and its arguments.
@@ -66,9 +76,19 @@ pub struct Plan {
     pub args: Vec<OsString>,
     /// The program starts its own session (so it already leads its group).
     pub sets_session: bool,
-    /// Environment the program itself needs on top of the workload's (the
-    /// container CLI's connection to its daemon).
-    pub extra_env: Vec<(String, String)>,
+    /// The program's whole environment, fixed by the launcher and never the
+    /// lease's ([`crate::workload`] adds the agent's marks).
+    pub env: BTreeMap<String, String>,
+    /// The lease's command and environment, written before the program starts.
+    pub launch: Option<launch_file::LaunchFile>,
+}
+
+/// The `PATH` of the agent's helpers (never the lease's).
+pub const HELPER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The helpers' fixed environment: `PATH` alone.
+fn helper_env() -> BTreeMap<String, String> {
+    BTreeMap::from([("PATH".to_string(), HELPER_PATH.to_string())])
 }
 
 /// A way of starting workloads.
@@ -110,7 +130,8 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `exec-workload --uid U --gid G [--cgroup C]… --nproc N --`.
+/// `exec-workload --uid U --gid G --nproc N [--cgroup C]… --launch-file F`,
+/// with the launch file that carries the command and environment.
 fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
     let mut args: Vec<OsString> = vec![
         "exec-workload".into(),
@@ -125,12 +146,18 @@ fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
         args.push("--cgroup".into());
         args.push(cg.into());
     }
-    args.push("--".into());
+    args.push("--launch-file".into());
+    args.push(spec.launch_file.into());
     Plan {
         program: agent_exe.to_path_buf(),
         args,
         sets_session: true,
-        extra_env: Vec::new(),
+        env: helper_env(),
+        launch: Some(launch_file::request_file(
+            spec.launch_file,
+            spec.command,
+            spec.env,
+        )),
     }
 }
 
@@ -158,14 +185,9 @@ impl Launcher for ProcessLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         check_user(spec)?;
         let mut plan = exec_prefix(&self.agent_exe, spec);
-        // Before `--`: the host's shared /tmp and the like become the lease's own.
-        let end = plan.args.len() - 1;
-        plan.args.splice(
-            end..end,
-            ["--private-tmp".into(), spec.workdir.as_os_str().to_owned()],
-        );
+        // The host's shared /tmp and the like become the lease's own.
         plan.args
-            .extend(["/bin/sh".into(), "-c".into(), spec.command.into()]);
+            .extend(["--private-tmp".into(), spec.workdir.as_os_str().to_owned()]);
         Ok(plan)
     }
 }
@@ -271,15 +293,12 @@ impl Launcher for SandboxLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         check_user(spec)?;
         let mut plan = exec_prefix(&self.agent_exe, spec);
-        plan.args.push(self.bwrap.clone().into());
+        // The helper appends the environment and the final `/bin/sh` and
+        // hands bubblewrap all of it through `--args` (see [`exec`]).
+        plan.args
+            .extend(["--bwrap".into(), self.bwrap.clone().into(), "--".into()]);
         plan.args
             .extend(SandboxLauncher::bwrap_args(spec, Path::new("/dev")));
-        plan.args.extend([
-            "--".into(),
-            "/bin/sh".into(),
-            "-c".into(),
-            spec.command.into(),
-        ]);
         Ok(plan)
     }
 }
@@ -305,6 +324,34 @@ impl ContainerRuntime {
             podman: false,
         })
     }
+}
+
+/// What the container client takes from the agent's own environment (how
+/// the provider configured it): its daemon, its configuration files.
+const CONTAINER_CLIENT_ENV: [&str; 10] = [
+    "HOME",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "TMPDIR",
+    "DOCKER_HOST",
+    "DOCKER_CONFIG",
+    "CONTAINER_HOST",
+    "CONTAINERS_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+];
+
+/// The container client's environment. It runs as root: its environment is
+/// the agent's own settings for it (the provider's), never the lease's, nor
+/// anything else of the agent's (its node token).
+fn client_env() -> BTreeMap<String, String> {
+    let mut env = helper_env();
+    env.extend(
+        CONTAINER_CLIENT_ENV
+            .into_iter()
+            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?))),
+    );
+    env
 }
 
 /// The order's image under docker or podman.
@@ -380,16 +427,20 @@ impl ContainerLauncher {
                 ]);
             }
         }
-        // Names only: the values come from the client's environment, so a
-        // lease's secrets never appear on a command line.
-        for name in spec.env.keys() {
-            a.extend(["--env".into(), name.into()]);
-        }
+        // The command and environment are in the launch script (0600, the
+        // pool user's), mounted read-only: neither is on this command line
+        // nor in the client's environment.
         a.extend([
+            "--volume".into(),
+            format!(
+                "{}:{}:ro",
+                spec.launch_file.display(),
+                launch_file::CONTAINER_SCRIPT
+            )
+            .into(),
             image.into(),
             "/bin/sh".into(),
-            "-c".into(),
-            spec.command.into(),
+            launch_file::CONTAINER_SCRIPT.into(),
         ]);
         Ok(a)
     }
@@ -401,16 +452,21 @@ impl Launcher for ContainerLauncher {
     }
 
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
-        let extra_env = ["DOCKER_HOST", "CONTAINER_HOST", "XDG_RUNTIME_DIR", "HOME"]
-            .into_iter()
-            .filter(|k| !spec.env.contains_key(*k))
-            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
-            .collect();
+        let env = client_env();
+        // Inside, the working folder is /work.
+        let mut lease_env = spec.env.clone();
+        lease_env.insert("HOME".into(), "/work".into());
+        let script = launch_file::container_script(spec.command, &lease_env);
         Ok(Plan {
             program: self.runtime.program.clone(),
             args: self.run_args(spec)?,
             sets_session: false,
-            extra_env,
+            env,
+            launch: Some(launch_file::LaunchFile {
+                path: spec.launch_file.to_path_buf(),
+                bytes: script.into_bytes(),
+                owner: Some(spec.user),
+            }),
         })
     }
 
@@ -418,6 +474,8 @@ impl Launcher for ContainerLauncher {
         // The client's death does not stop the container: remove it by name.
         let _ = std::process::Command::new(&self.runtime.program)
             .args(["rm", "--force", &container_name(lease)])
+            .env_clear()
+            .envs(client_env())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

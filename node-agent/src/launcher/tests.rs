@@ -24,6 +24,7 @@ fn spec<'a>(
         image: Some("docker.io/library/python:3.12-slim"),
         cgroups,
         env,
+        launch_file: Path::new("/var/lib/gpuex/spool/launch/l1"),
     }
 }
 
@@ -53,7 +54,7 @@ fn gpus() -> Vec<LeaseGpu> {
 }
 
 #[test]
-fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_env_names_only() {
+fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_env() {
     let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
     let g = gpus();
     let launcher = ContainerLauncher {
@@ -62,7 +63,8 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_env_names_only()
             podman: false,
         },
     };
-    let args = strings(&launcher.run_args(&spec(&env, &g, &[], &[])).unwrap());
+    let s = spec(&env, &g, &[], &[]);
+    let args = strings(&launcher.run_args(&s).unwrap());
     assert_eq!(args[0], "run");
     assert!(
         has_pair(&args, "--gpus", "\"device=GPU-aaa,GPU-bbb\""),
@@ -76,19 +78,41 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_env_names_only()
     assert!(has_pair(&args, "--volume", "/var/lib/gpuex/work/l1:/work"));
     assert!(has_pair(
         &args,
+        "--volume",
+        "/var/lib/gpuex/spool/launch/l1:/.gpuex-launch.sh:ro"
+    ));
+    assert!(has_pair(
+        &args,
         "--name",
         &container_name(Uuid::from_u128(0xabc))
     ));
-    assert!(has_pair(&args, "--env", "SECRET"));
-    assert!(
-        !args.iter().any(|a| a.contains("hunter2")),
-        "a secret on the command line: {args:?}"
-    );
+    for leak in ["hunter2", "SECRET", "train.py"] {
+        assert!(
+            !args.iter().any(|a| a.contains(leak)),
+            "{leak} on the command line: {args:?}"
+        );
+    }
     let image_at = args
         .iter()
         .position(|a| a == "docker.io/library/python:3.12-slim")
         .unwrap();
-    assert_eq!(&args[image_at + 1..], ["/bin/sh", "-c", "python3 train.py"]);
+    assert_eq!(&args[image_at + 1..], ["/bin/sh", "/.gpuex-launch.sh"]);
+    // The command and the environment are in the launch script, the pool
+    // user's (the container runs as it), and nowhere in the client's own
+    // environment.
+    let plan = launcher.plan(&s).unwrap();
+    assert!(plan.env.keys().all(|k| k != "SECRET"), "{:?}", plan.env);
+    assert_eq!(plan.env.get("PATH").map(String::as_str), Some(HELPER_PATH));
+    let launch = plan.launch.unwrap();
+    assert_eq!(launch.path, Path::new("/var/lib/gpuex/spool/launch/l1"));
+    assert_eq!(launch.owner, Some((61005, 61005)));
+    let script = String::from_utf8(launch.bytes).unwrap();
+    assert!(script.contains("export SECRET='hunter2'\n"), "{script}");
+    assert!(script.contains("export HOME='/work'\n"), "{script}");
+    assert!(
+        script.contains("gpuex_command='python3 train.py'\n"),
+        "{script}"
+    );
 }
 
 #[test]
@@ -137,8 +161,8 @@ fn a_container_needs_an_image_and_never_runs_as_root() {
 }
 
 #[test]
-fn the_process_launcher_drops_to_the_pool_user_through_the_agent() {
-    let env = BTreeMap::new();
+fn the_process_launcher_drops_to_the_pool_user_through_the_agent_with_a_launch_file() {
+    let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
     let cg = vec![PathBuf::from("/sys/fs/cgroup/gpuex-x/l1")];
     let launcher = ProcessLauncher {
         agent_exe: "/usr/bin/gpuex-agent".into(),
@@ -150,13 +174,50 @@ fn the_process_launcher_drops_to_the_pool_user_through_the_agent() {
     assert!(has_pair(&args, "--uid", "61005") && has_pair(&args, "--gid", "61005"));
     assert!(has_pair(&args, "--cgroup", "/sys/fs/cgroup/gpuex-x/l1"));
     // The host's /tmp and the like are replaced by the lease's own.
-    assert!(args.iter().any(|a| a == "--private-tmp"));
-    assert!(args.ends_with(&[
-        "--".into(),
-        "/bin/sh".into(),
-        "-c".into(),
-        "python3 train.py".into()
-    ]));
+    assert!(has_pair(&args, "--private-tmp", "/var/lib/gpuex/work/l1"));
+    assert!(has_pair(
+        &args,
+        "--launch-file",
+        "/var/lib/gpuex/spool/launch/l1"
+    ));
+    for leak in ["hunter2", "SECRET", "train.py"] {
+        assert!(
+            !args.iter().any(|a| a.contains(leak)),
+            "{leak} on the command line: {args:?}"
+        );
+    }
+    // The helper runs with PATH alone; the lease's command and environment
+    // are in the launch file, root's.
+    assert_eq!(
+        plan.env,
+        BTreeMap::from([("PATH".to_string(), HELPER_PATH.to_string())])
+    );
+    let launch = plan.launch.unwrap();
+    assert_eq!(launch.owner, None);
+    let request: launch_file::LaunchRequest = serde_json::from_slice(&launch.bytes).unwrap();
+    assert_eq!(request.command, "python3 train.py");
+    assert_eq!(request.env, env);
+}
+
+#[test]
+fn the_sandbox_launcher_hands_bubblewraps_arguments_to_the_helper_without_the_command() {
+    let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
+    let launcher = SandboxLauncher {
+        agent_exe: "/usr/bin/gpuex-agent".into(),
+        bwrap: "/usr/bin/bwrap".into(),
+    };
+    let plan = launcher.plan(&spec(&env, &[], &[], &[])).unwrap();
+    let args = strings(&plan.args);
+    let at = args.iter().position(|a| a == "--bwrap").unwrap();
+    assert_eq!(args[at + 1..at + 3], ["/usr/bin/bwrap", "--"]);
+    assert_eq!(args[at + 3], "--ro-bind", "{args:?}");
+    for leak in ["hunter2", "SECRET", "train.py", "/bin/sh"] {
+        assert!(
+            !args.iter().any(|a| a.contains(leak)),
+            "{leak} on the command line: {args:?}"
+        );
+    }
+    assert_eq!(plan.env.keys().collect::<Vec<_>>(), ["PATH"]);
 }
 
 #[test]

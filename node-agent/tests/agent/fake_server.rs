@@ -34,6 +34,10 @@ pub struct State {
     pub down: bool,
     /// Apply this many usage batches but answer 503, as if the ack were lost.
     pub lose_acks: u32,
+    /// The node token was revoked (its node deleted): answer 401 to it.
+    pub revoked: bool,
+    /// Requests answered 401, by path.
+    pub refused: Vec<String>,
 }
 
 impl State {
@@ -115,7 +119,8 @@ async fn handle(
     if s.down {
         return reply(StatusCode::SERVICE_UNAVAILABLE, b"{}".to_vec());
     }
-    if !authorized {
+    if !authorized || s.revoked {
+        s.refused.push(path);
         return reply(StatusCode::UNAUTHORIZED, b"{}".to_vec());
     }
     if path == paths::REGISTER {

@@ -7,7 +7,7 @@ use super::*;
 /// A workload that forks a child in its own group, one that leaves the
 /// group with `setsid`, and writes every pid to `pids`; with `ignore_term`
 /// it also ignores SIGTERM.
-fn forking_command(pids: &Path, ignore_term: bool) -> String {
+pub(crate) fn forking_command(pids: &Path, ignore_term: bool) -> String {
     let trap = if ignore_term { "trap '' TERM; " } else { "" };
     format!(
         "{trap}sleep 300 & a=$!; setsid sleep 301 & b=$!; echo $$ $a $b > {tmp}; mv {tmp} {out}; \
@@ -18,7 +18,7 @@ fn forking_command(pids: &Path, ignore_term: bool) -> String {
 }
 
 /// The pids a [`forking_command`] wrote, once it has.
-async fn pids_of(server: &FakeServer, file: &Path) -> Vec<i32> {
+pub(crate) async fn pids_of(server: &FakeServer, file: &Path) -> Vec<i32> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         if let Ok(text) = std::fs::read_to_string(file) {
@@ -41,7 +41,7 @@ async fn pids_of(server: &FakeServer, file: &Path) -> Vec<i32> {
 }
 
 /// Whether `pid` runs: it exists and is not a zombie waiting for a reaper.
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
@@ -51,7 +51,7 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-async fn all_gone(pids: &[i32], secs: u64) -> bool {
+pub(crate) async fn all_gone(pids: &[i32], secs: u64) -> bool {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     while tokio::time::Instant::now() < deadline {
         if !pids.iter().any(|p| alive(*p)) {
@@ -63,7 +63,7 @@ async fn all_gone(pids: &[i32], secs: u64) -> bool {
 }
 
 /// Kills whatever a failed test left running, so it never outlives the test.
-struct Reap(Vec<i32>);
+pub(crate) struct Reap(pub(crate) Vec<i32>);
 
 impl Drop for Reap {
     fn drop(&mut self) {

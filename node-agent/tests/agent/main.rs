@@ -1,10 +1,14 @@
 //! The real `gpuex-agent` binary (simulated backend) against a fake server.
 
 mod fake_server;
+mod files;
 mod leftovers;
+mod tokens;
+mod trust;
 
 use chrono::Utc;
 use fake_server::{FakeServer, State};
+use files::{agent_log, work_root, TempFile};
 use gpuex::protocol::*;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
@@ -38,6 +42,7 @@ impl std::ops::Deref for TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_dir_all(work_root(&self.0));
         let _ = std::fs::remove_file(self.0.with_extension("log"));
     }
 }
@@ -65,6 +70,16 @@ fn fleet(name: &str) -> PathBuf {
 }
 
 fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProcess {
+    spawn_agent_env(server, spool, extra, &[])
+}
+
+/// [`spawn_agent`] with more environment for the agent itself.
+fn spawn_agent_env(
+    server: &FakeServer,
+    spool: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> AgentProcess {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -88,6 +103,7 @@ fn spawn_agent(server: &FakeServer, spool: &Path, extra: &[&str]) -> AgentProces
         ])
         .args(["--uid-pool", &uid_pool_of(spool)])
         .args(extra)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -546,26 +562,6 @@ async fn a_lease_stops_at_its_end_time_and_a_stop_for_an_unknown_lease_is_answer
             ..
         }
     ));
-}
-
-/// The agent's log so far (its stderr goes to `<spool>.log`), without
-/// its colours.
-fn agent_log(spool: &Path) -> String {
-    let raw = std::fs::read_to_string(spool.with_extension("log")).unwrap_or_default();
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c == 'm' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[tokio::test]

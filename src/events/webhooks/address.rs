@@ -1,12 +1,19 @@
 //! Where a webhook may point: public addresses only, unless the server runs
-//! with `--webhook-allow-private`. A URL is checked twice: when it is
-//! registered (its host resolved then), and on every connection, through
-//! [`PublicOnly`], the delivery client's resolver, so a name that later
-//! resolves to a private address (DNS rebinding) still cannot reach one.
+//! with `--webhook-allow-private` (DESIGN §19). Addresses are judged by
+//! [`crate::netguard`], the classifier the node agent's artifact fetches use
+//! too. A URL is checked twice: when it is registered (its host resolved
+//! then), and on every connection, through [`PublicOnly`], the delivery
+//! client's resolver: it resolves the name once, refuses it when any of its
+//! addresses is forbidden, and hands the client only those checked
+//! addresses to connect to, so a name that later resolves to a private
+//! address (DNS rebinding) still cannot reach one. The reasons a buyer sees
+//! never name the addresses a name resolved to: they could be the
+//! provider's internal ones.
 
+use crate::netguard;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::Url;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
 /// The longest URL a webhook may have.
 pub const MAX_URL_LEN: usize = 2048;
@@ -20,61 +27,15 @@ pub enum Refused {
     NoHost,
     #[error("host `{0}` does not resolve")]
     Unresolved(String),
-    #[error("resolves to {0}, a loopback, private or reserved address")]
-    Private(IpAddr),
+    /// The address stays out of the message: it is what the server's
+    /// resolver answered, maybe an address of the provider's own network.
+    #[error("resolves to a loopback, private or reserved address")]
+    Private,
 }
 
-/// Whether `ip` is somewhere a webhook must not reach: loopback, private,
-/// link-local (with the cloud metadata address), CGNAT, unspecified,
-/// broadcast, multicast, documentation and other reserved ranges, and
-/// IPv6's equivalents, IPv4-mapped addresses included.
+/// Whether `ip` is somewhere a webhook must not reach (see [`netguard`]).
 pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_private_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_private_v4(v4),
-            None => is_private_v6(v6),
-        },
-    }
-}
-
-fn is_private_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || a == 0
-        // CGNAT, 100.64.0.0/10.
-        || (a == 100 && (64..128).contains(&b))
-        // IETF protocol assignments, 192.0.0.0/24.
-        || (a == 192 && b == 0 && c == 0)
-        // Benchmarking, 198.18.0.0/15.
-        || (a == 198 && (b == 18 || b == 19))
-        // Reserved, 240.0.0.0/4.
-        || a >= 240
-}
-
-fn is_private_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
-    ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        // Unique local, fc00::/7.
-        || (first & 0xfe00) == 0xfc00
-        // Link-local, fe80::/10.
-        || (first & 0xffc0) == 0xfe80
-        // Documentation, 2001:db8::/32.
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8)
-        // IPv4-compatible (deprecated) and NAT64 of private IPv4 addresses.
-        || ip.to_ipv4().is_some_and(|v4| first == 0 && is_private_v4(v4))
-        || (first == 0x0064 && ip.segments()[1] == 0xff9b && {
-            let [.., a, b] = ip.segments();
-            is_private_v4(Ipv4Addr::from((u32::from(a) << 16) | u32::from(b)))
-        })
+    !netguard::is_allowed(ip)
 }
 
 /// Parses `raw` as an http(s) URL of at most [`MAX_URL_LEN`] characters.
@@ -102,7 +63,7 @@ pub async fn check(raw: &str, allow_private: bool) -> Result<Url, Refused> {
     let host = url.host_str().ok_or(Refused::NoHost)?;
     if let Some(ip) = literal_ip(&url) {
         return if is_private(ip) {
-            Err(Refused::Private(ip))
+            Err(Refused::Private)
         } else {
             Ok(url)
         };
@@ -115,8 +76,11 @@ pub async fn check(raw: &str, allow_private: bool) -> Result<Url, Refused> {
     if addrs.is_empty() {
         return Err(Refused::Unresolved(host.to_owned()));
     }
-    match addrs.iter().find(|a| is_private(a.ip())) {
-        Some(a) => Err(Refused::Private(a.ip())),
+    match netguard::first_forbidden(addrs.iter().map(SocketAddr::ip)) {
+        Some((ip, why)) => {
+            tracing::info!(%host, %ip, "a webhook URL was refused: {why}");
+            Err(Refused::Private)
+        }
         None => Ok(url),
     }
 }
@@ -132,8 +96,10 @@ pub fn literal_ip(url: &Url) -> Option<IpAddr> {
         .ok()
 }
 
-/// The delivery client's resolver: the system's answers without the private
-/// addresses (all of them when private addresses are allowed).
+/// The delivery client's resolver: the system's answers, each of them
+/// checked, and the name refused when any is forbidden (none is, when
+/// private addresses are allowed). The client connects only to the
+/// addresses it returns: the name is never resolved a second time.
 #[derive(Debug, Clone, Copy)]
 pub struct PublicOnly {
     pub allow_private: bool,
@@ -144,14 +110,18 @@ impl Resolve for PublicOnly {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| allow_private || !is_private(a.ip()))
-                .collect();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let refused =
+                |message: String| -> Box<dyn std::error::Error + Send + Sync> { message.into() };
             if found.is_empty() {
-                let refused: Box<dyn std::error::Error + Send + Sync> =
-                    format!("`{host}` resolves to no public address").into();
-                return Err(refused);
+                return Err(refused(format!("`{host}` does not resolve")));
+            }
+            if !allow_private {
+                if let Some((ip, why)) = netguard::first_forbidden(found.iter().map(|a| a.ip())) {
+                    tracing::info!(%host, %ip, "a webhook delivery was refused: {why}");
+                    return Err(refused(format!("`{host}` {}", Refused::Private)));
+                }
             }
             let addrs: Addrs = Box::new(found.into_iter());
             Ok(addrs)
@@ -163,67 +133,31 @@ impl Resolve for PublicOnly {
 mod tests {
     use super::*;
 
-    #[test]
-    fn private_and_reserved_addresses_are_refused() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "255.255.255.255",
-            "224.0.0.1",
-            "192.0.2.1",
-            "198.51.100.7",
-            "203.0.113.9",
-            "::1",
-            "::",
-            "fc00::1",
-            "fd12:3456::1",
-            "fe80::1",
-            "ff02::1",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-            "::ffff:169.254.169.254",
-            "2001:db8::1",
-            "64:ff9b::a00:1",
-        ] {
-            assert!(is_private(ip.parse().unwrap()), "{ip} should be refused");
-        }
-    }
-
-    #[test]
-    fn public_addresses_pass() {
-        for ip in [
-            "93.184.216.34",
-            "8.8.8.8",
-            "172.32.0.1",
-            "100.128.0.1",
-            "2606:4700::1111",
-            "::ffff:93.184.216.34",
-        ] {
-            assert!(!is_private(ip.parse().unwrap()), "{ip} should pass");
-        }
-    }
-
     #[tokio::test]
-    async fn literal_and_named_loopback_urls_are_refused() {
+    async fn literal_and_named_loopback_urls_are_refused_in_every_spelling() {
         for url in [
             "http://127.0.0.1:8080/hook",
             "http://localhost/hook",
             "http://[::1]/hook",
             "http://169.254.169.254/latest/meta-data",
+            // The examples: 6to4 and IPv4-translated loopback.
+            "http://[2002:7f00:1::]/",
+            "http://[::ffff:0:7f00:1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
+            // WHATWG spellings of 127.0.0.1, which the URL parser normalizes.
+            "http://2130706433/",
+            "http://0x7f.1/",
         ] {
-            assert!(
-                matches!(check(url, false).await, Err(Refused::Private(_))),
-                "{url}"
-            );
+            assert_eq!(check(url, false).await, Err(Refused::Private), "{url}");
         }
         assert!(check("http://127.0.0.1:8080/hook", true).await.is_ok());
+        assert!(check("http://[2002:7f00:1::]/", true).await.is_ok());
         assert!(check("https://93.184.216.34/hook", false).await.is_ok());
+        assert!(check("https://[2002:5db8:d822::1]/hook", false)
+            .await
+            .is_ok());
         assert_eq!(
             check("ftp://example.com/", false).await,
             Err(Refused::NotHttp)
@@ -231,16 +165,33 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_delivery_resolver_drops_private_answers() {
+    async fn the_refusal_names_no_address() {
+        let reason = check("http://localhost:9000/hook", false)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            reason,
+            "resolves to a loopback, private or reserved address"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_delivery_resolver_refuses_a_name_with_a_private_answer() {
         // What a name resolves to at connect time, not at registration:
         // a name rebound to loopback reaches nothing.
         let name: Name = "localhost".parse().unwrap();
-        assert!(PublicOnly {
-            allow_private: false
+        let refused = PublicOnly {
+            allow_private: false,
         }
         .resolve(name)
         .await
-        .is_err());
+        .err()
+        .map(|e| e.to_string());
+        assert_eq!(
+            refused.as_deref(),
+            Some("`localhost` resolves to a loopback, private or reserved address")
+        );
         let name: Name = "localhost".parse().unwrap();
         let found: Vec<SocketAddr> = PublicOnly {
             allow_private: true,

@@ -117,7 +117,7 @@ impl Deliverer {
         // The resolver checks names; an address in the URL is never resolved.
         if let Some(ip) = address::literal_ip(&url) {
             if !self.allow_private && address::is_private(ip) {
-                return Err(address::Refused::Private(ip).to_string());
+                return Err(address::Refused::Private.to_string());
             }
         }
         let secret = store::secret_of(&self.db, due)

@@ -1,5 +1,6 @@
 """ Contains all the data models used in inputs/outputs """
 
+from .account_role import AccountRole
 from .action import Action
 from .adjustment_request import AdjustmentRequest
 from .adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
@@ -154,6 +155,7 @@ from .quote_line import QuoteLine
 from .quote_option import QuoteOption
 from .quote_request import QuoteRequest
 from .readiness import Readiness
+from .refresh_request import RefreshRequest
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
@@ -162,6 +164,7 @@ from .resale_offer_slots_item import ResaleOfferSlotsItem
 from .resources import Resources
 from .role import Role
 from .scrub_report import ScrubReport
+from .set_role_request import SetRoleRequest
 from .slice_quote import SliceQuote
 from .slice_quote_placement import SliceQuotePlacement
 from .slice_quote_unit_prices import SliceQuoteUnitPrices
@@ -197,6 +200,7 @@ from .webhook import Webhook
 from .whole_node_cost import WholeNodeCost
 
 __all__ = (
+    "AccountRole",
     "Action",
     "AdjustmentRequest",
     "AdjustmentRequestTagsType0",
@@ -351,6 +355,7 @@ __all__ = (
     "QuoteOption",
     "QuoteRequest",
     "Readiness",
+    "RefreshRequest",
     "Region",
     "RegisteredRole",
     "RegisterRequest",
@@ -359,6 +364,7 @@ __all__ = (
     "Resources",
     "Role",
     "ScrubReport",
+    "SetRoleRequest",
     "SliceQuote",
     "SliceQuotePlacement",
     "SliceQuoteUnitPrices",

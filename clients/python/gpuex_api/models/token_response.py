@@ -23,17 +23,22 @@ T = TypeVar("T", bound="TokenResponse")
 
 @_attrs_define
 class TokenResponse:
-    """ 
+    """ A token pair: what login and refresh answer.
+
         Attributes:
             access_token (str):
             expires_at (datetime.datetime):
-            expires_in (int): Seconds until the token expires.
+            expires_in (int): Seconds until the access token expires.
+            refresh_expires_at (datetime.datetime): When the refresh token stops working if it is not used.
+            refresh_token (str): Swaps for a new pair at `POST /v1/auth/refresh`, once; stored hashed.
             token_type (str): Always `Bearer`.
      """
 
     access_token: str
     expires_at: datetime.datetime
     expires_in: int
+    refresh_expires_at: datetime.datetime
+    refresh_token: str
     token_type: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -48,6 +53,10 @@ class TokenResponse:
 
         expires_in = self.expires_in
 
+        refresh_expires_at = self.refresh_expires_at.isoformat()
+
+        refresh_token = self.refresh_token
+
         token_type = self.token_type
 
 
@@ -57,6 +66,8 @@ class TokenResponse:
             "access_token": access_token,
             "expires_at": expires_at,
             "expires_in": expires_in,
+            "refresh_expires_at": refresh_expires_at,
+            "refresh_token": refresh_token,
             "token_type": token_type,
         })
 
@@ -76,12 +87,21 @@ class TokenResponse:
 
         expires_in = d.pop("expires_in")
 
+        refresh_expires_at = isoparse(d.pop("refresh_expires_at"))
+
+
+
+
+        refresh_token = d.pop("refresh_token")
+
         token_type = d.pop("token_type")
 
         token_response = cls(
             access_token=access_token,
             expires_at=expires_at,
             expires_in=expires_in,
+            refresh_expires_at=refresh_expires_at,
+            refresh_token=refresh_token,
             token_type=token_type,
         )
 

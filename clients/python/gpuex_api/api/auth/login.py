@@ -127,7 +127,8 @@ def sync_detailed(
     body: LoginRequest,
 
 ) -> Response[Problem | TokenResponse]:
-    """ Exchange email and password for a short-lived access token.
+    """ Exchange email and password for a short-lived access token and a
+    refresh token (a new session).
 
     Args:
         body (LoginRequest):
@@ -158,7 +159,8 @@ def sync(
     body: LoginRequest,
 
 ) -> Problem | TokenResponse | None:
-    """ Exchange email and password for a short-lived access token.
+    """ Exchange email and password for a short-lived access token and a
+    refresh token (a new session).
 
     Args:
         body (LoginRequest):
@@ -184,7 +186,8 @@ async def asyncio_detailed(
     body: LoginRequest,
 
 ) -> Response[Problem | TokenResponse]:
-    """ Exchange email and password for a short-lived access token.
+    """ Exchange email and password for a short-lived access token and a
+    refresh token (a new session).
 
     Args:
         body (LoginRequest):
@@ -215,7 +218,8 @@ async def asyncio(
     body: LoginRequest,
 
 ) -> Problem | TokenResponse | None:
-    """ Exchange email and password for a short-lived access token.
+    """ Exchange email and password for a short-lived access token and a
+    refresh token (a new session).
 
     Args:
         body (LoginRequest):

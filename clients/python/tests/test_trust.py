@@ -1,0 +1,116 @@
+"""Sessions, node deletion and role changes through the SDK, against `gpuex demo`:
+a refresh token works once, a reused one ends the session, logout ends it;
+a deleted node's token and a demoted provider's node tokens stop working."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+
+import httpx
+import pytest
+
+from gpuex import ApiError, Gpuex
+from gpuex_api.api.nodes import create_node as create_node_op
+
+ADMIN = ("admin@gpuex.demo", "demo-admin-password")
+PASSWORD = "correct horse battery"
+
+
+def _account(server: str, role: str) -> tuple[str, str]:
+    """Registers an account; answers (email, id)."""
+    email = f"sdk-{role}-{uuid.uuid4().hex}@example.com"
+    r = httpx.post(
+        f"{server}/v1/auth/register",
+        json={"email": email, "password": PASSWORD, "name": "SDK", "role": role},
+        timeout=10,
+    )
+    assert r.status_code == 201, r.text
+    return email, r.json()["id"]
+
+
+def _node(gx: Gpuex) -> tuple[str, str]:
+    """Creates a node; answers (id, token)."""
+    from gpuex_api.models import CreateNodeRequest
+
+    r = create_node_op.sync_detailed(client=gx.api, body=CreateNodeRequest(name="sdk-node", region="eu-west"))
+    assert r.status_code == 201, r.content
+    body = r.parsed
+    return str(body.id), body.token
+
+
+def _heartbeat_status(server: str, node_id: str, token: str) -> int:
+    """What the node's agent gets for a heartbeat: 409 (register first) while
+    its token works, 401 once it is revoked."""
+    r = httpx.post(
+        f"{server}/v1/agent/heartbeat",
+        headers={"Authorization": f"Bearer {token}"},
+        json={
+            "agent_id": node_id,
+            "sent_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "gpus": [],
+            "leases": [],
+        },
+        timeout=10,
+    )
+    return r.status_code
+
+
+def test_a_session_refreshes_itself_and_a_reused_refresh_token_ends_it(server: str) -> None:
+    email, _ = _account(server, "buyer")
+    gx = Gpuex.login(server, email, PASSWORD)
+    first = gx.refresh_token
+    assert first and first.startswith("gpr_")
+    # The access token has (as far as the SDK knows) expired: the next call refreshes first.
+    gx.expires_at = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=1)
+    assert gx.me().email == email
+    assert gx.refresh_token != first
+    # A stolen copy of the first refresh token, used after its owner rotated it,
+    # ends the whole session: the owner's tokens stop working too.
+    thief = Gpuex(server, "unused")
+    thief.refresh_token = first
+    with pytest.raises(ApiError) as stolen:
+        thief.refresh()
+    assert stolen.value.status == 401
+    with pytest.raises(ApiError) as owner:
+        gx.me()
+    assert owner.value.status == 401
+
+
+def test_logout_ends_the_session_on_the_server(server: str) -> None:
+    email, _ = _account(server, "buyer")
+    gx = Gpuex.login(server, email, PASSWORD)
+    token = gx.refresh_token
+    gx.logout()
+    with pytest.raises(ApiError) as e:
+        gx.me()
+    assert e.value.status == 401
+    r = httpx.post(f"{server}/v1/auth/refresh", json={"refresh_token": token}, timeout=10)
+    assert r.status_code == 401, r.text
+
+
+def test_a_deleted_node_and_a_demoted_providers_nodes_lose_their_tokens(server: str) -> None:
+    email, provider_id = _account(server, "provider")
+    provider = Gpuex.login(server, email, PASSWORD)
+    deleted_id, deleted_token = _node(provider)
+    kept_id, kept_token = _node(provider)
+    assert _heartbeat_status(server, deleted_id, deleted_token) == 409
+
+    with pytest.raises(ApiError) as bad:
+        provider.delete_node("not-a-uuid")
+    assert (bad.value.status, bad.value.errors[0][0]) == (422, "path.id")
+    provider.delete_node(deleted_id)
+    provider.delete_node(deleted_id)  # a repeat answers the same
+    assert _heartbeat_status(server, deleted_id, deleted_token) == 401
+
+    admin = Gpuex.login(server, *ADMIN)
+    with pytest.raises(ApiError) as bad_role:
+        admin.set_role(provider_id, "agent")
+    assert (bad_role.value.status, bad_role.value.errors[0][0]) == (422, "role")
+    assert _heartbeat_status(server, kept_id, kept_token) == 409
+    user = admin.set_role(provider_id, "buyer")
+    assert (str(user.id), str(user.role)) == (provider_id, "buyer")
+    assert _heartbeat_status(server, kept_id, kept_token) == 401
+    with pytest.raises(ApiError) as ended:
+        provider.me()
+    assert ended.value.status == 401

@@ -1,0 +1,500 @@
+//! The agent's trust boundaries (DESIGN §19), with the real binary as root
+//! and, where this host has them, bubblewrap and podman:
+//! - an assignment carrying a loader hook (`LD_PRELOAD` of a library built
+//!   here) fails with the reason and nothing loads it, whatever the launcher,
+//!   while an ordinary variable still reaches the workload;
+//! - no command line on the host shows a workload's command or environment,
+//!   and none of the agent's helpers (the exec helper, bubblewrap, podman)
+//!   carries the lease's environment;
+//!
+//! The spool's and the token file's modes and a revoked token are in
+//! `tokens.rs`.
+
+use super::*;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+/// Whether what a test needs is here: under CI its absence fails the test,
+/// elsewhere the test says it skips and why.
+fn available<T>(what: &str, check: Result<T, String>) -> Option<T> {
+    match check {
+        Ok(v) => Some(v),
+        Err(why) if std::env::var_os("CI").is_some() => panic!("{what} is needed under CI: {why}"),
+        Err(why) => {
+            eprintln!("SKIPPED: {what}: {why}");
+            None
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launcher {
+    Process,
+    Sandbox,
+    Container,
+}
+
+/// An agent's launcher and what it needs here.
+struct Setup {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    /// The container's image.
+    image: Option<String>,
+}
+
+impl Setup {
+    fn new(launcher: Launcher) -> Option<Setup> {
+        let name = format!("{launcher:?}").to_lowercase();
+        let mut setup = Setup {
+            args: vec!["--launcher".into(), name],
+            env: Vec::new(),
+            image: None,
+        };
+        match launcher {
+            Launcher::Process => {}
+            Launcher::Sandbox => available("bubblewrap", sandbox_works())?,
+            Launcher::Container => {
+                let (image, conf) = available("podman", podman_image())?;
+                setup.image = Some(image);
+                setup
+                    .env
+                    .push(("CONTAINERS_CONF".into(), conf.display().to_string()));
+                // GPU UUIDs of this agent's own, so its CDI spec is its own.
+                setup.args.push("--hostname".into());
+                setup
+                    .args
+                    .push(format!("trust-{}", Uuid::new_v4().simple()));
+            }
+        }
+        Some(setup)
+    }
+
+    fn spawn(&self, server: &FakeServer, spool: &Path) -> AgentProcess {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        spawn_agent_env(server, spool, &args, &env)
+    }
+
+    /// Registered; for a container, with the CDI spec of its GPUs.
+    async fn registered(&self, server: &FakeServer) -> Option<CdiSpec> {
+        let registration = wait_for(server, 30, "registration", |s| {
+            s.registrations.first().cloned()
+        })
+        .await;
+        self.image.as_ref()?;
+        let uuids: Vec<String> = registration.gpus.iter().map(|g| g.uuid.clone()).collect();
+        Some(CdiSpec::write(&uuids))
+    }
+
+    /// `start` of `command` with `env`, in the image for a container.
+    fn start(&self, lease: Uuid, gpu: u32, command: &str, env: &[(&str, &str)]) -> Assignment {
+        let mut assignment = start(lease, Partition::Whole, gpu, command);
+        if let AssignmentAction::Start {
+            env: lease_env,
+            image,
+            ..
+        } = &mut assignment.action
+        {
+            *lease_env = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            image.clone_from(&self.image);
+        }
+        assignment
+    }
+}
+
+/// Whether bubblewrap makes its namespaces here.
+fn sandbox_works() -> Result<(), String> {
+    let out = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
+        .args(["--unshare-pid", "--unshare-net", "--", "/bin/true"])
+        .output()
+        .map_err(|e| format!("bwrap cannot run: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "bubblewrap cannot make namespaces here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// A busybox image imported into podman, and a containers.conf for this
+/// host (runc, and ulimits the host allows); the agent hands podman the
+/// conf through its own `CONTAINERS_CONF`.
+fn podman_image() -> Result<(String, PathBuf), String> {
+    let run = |cmd: &mut Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    };
+    run(Command::new("podman").arg("--version"))?;
+    let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .ok_or("busybox (static) is not installed")?;
+    let root = temp_dir("image");
+    std::fs::create_dir_all(root.join("bin")).map_err(|e| e.to_string())?;
+    std::fs::copy(busybox, root.join("bin/busybox")).map_err(|e| e.to_string())?;
+    for applet in ["sh", "echo", "sleep", "id", "cat", "env", "ls", "true"] {
+        std::os::unix::fs::symlink("busybox", root.join("bin").join(applet))
+            .map_err(|e| e.to_string())?;
+    }
+    let tar = root.with_extension("tar");
+    run(Command::new("tar")
+        .arg("-C")
+        .arg(&*root)
+        .arg("-cf")
+        .arg(&tar)
+        .arg("."))?;
+    let image = "localhost/gpuex-agent-test:busybox".to_string();
+    let imported = run(Command::new("podman").arg("import").arg(&tar).arg(&image));
+    let _ = std::fs::remove_file(&tar);
+    imported?;
+    let conf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests/containers.conf");
+    std::fs::write(
+        &conf,
+        "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1024:1024\"]\n\
+         [engine]\nruntime = \"runc\"\n",
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((image, conf))
+}
+
+/// A CDI spec naming an agent's simulated GPUs (podman takes GPUs as CDI
+/// names, as `nvidia-ctk cdi generate` writes them on a real host),
+/// removed when dropped.
+struct CdiSpec(PathBuf);
+
+impl CdiSpec {
+    fn write(uuids: &[String]) -> CdiSpec {
+        let dir = Path::new("/var/run/cdi");
+        std::fs::create_dir_all(dir).unwrap();
+        let devices: Vec<serde_json::Value> = uuids
+            .iter()
+            .map(|u| {
+                serde_json::json!({"name": u, "containerEdits": {"env": [format!("GPUEX_SIM_GPU={u}")]}})
+            })
+            .collect();
+        let spec = serde_json::json!({
+            "cdiVersion": "0.5.0",
+            "kind": "nvidia.com/gpu",
+            "devices": devices,
+            "containerEdits": {},
+        });
+        let path = dir.join(format!("gpuex-agent-test-{}.json", Uuid::new_v4().simple()));
+        std::fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
+        CdiSpec(path)
+    }
+}
+
+impl Drop for CdiSpec {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Every pid on the host.
+fn all_pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn proc_file(pid: i32, name: &str) -> Vec<u8> {
+    std::fs::read(format!("/proc/{pid}/{name}")).unwrap_or_default()
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// The program a process runs (its file name).
+fn exe_name(pid: i32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
+
+/// A shared object whose constructor writes `loaded-<pid>` with its uid and
+/// euid into `markers` (world-writable) for every process that loads it.
+fn preload_library(markers: &Path) -> Result<PathBuf, String> {
+    let source = markers.with_extension("c");
+    let library = markers.with_extension("so");
+    std::fs::write(
+        &source,
+        format!(
+            "#include <stdio.h>\n#include <unistd.h>\n\
+             __attribute__((constructor)) static void gpuex_test_marker(void) {{\n\
+               char path[4096];\n\
+               snprintf(path, sizeof path, \"{}/loaded-%d\", (int)getpid());\n\
+               FILE *f = fopen(path, \"w\");\n\
+               if (f) {{ fprintf(f, \"uid=%d euid=%d\\n\", (int)getuid(), (int)geteuid()); fclose(f); }}\n\
+             }}\n",
+            markers.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let out = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("cc cannot run: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    std::fs::set_permissions(&library, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| e.to_string())?;
+    Ok(library)
+}
+
+/// What was written to `markers`, file by file.
+fn markers_written(markers: &Path) -> Vec<String> {
+    std::fs::read_dir(markers)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            format!("{}: {}", e.file_name().to_string_lossy(), text.trim())
+        })
+        .collect()
+}
+
+async fn a_loader_hook_is_refused_and_loaded_by_no_one(launcher: Launcher) {
+    let Some(setup) = Setup::new(launcher) else {
+        return;
+    };
+    let markers = temp_dir("preload-markers");
+    std::fs::set_permissions(&*markers, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let Some(library) = available("cc", preload_library(&markers)) else {
+        return;
+    };
+    let _library_files = (
+        TempFile(library.clone()),
+        TempFile(markers.with_extension("c")),
+    );
+    // The library works: a process that is given it writes its marker.
+    let probe = Command::new("/bin/true")
+        .env("LD_PRELOAD", &library)
+        .status()
+        .unwrap();
+    assert!(probe.success());
+    assert_eq!(markers_written(&markers).len(), 1, "the library loads");
+    for f in std::fs::read_dir(&*markers).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+
+    let server = FakeServer::start().await;
+    let spool = temp_dir("preload");
+    let _agent = setup.spawn(&server, &spool);
+    let _cdi = setup.registered(&server).await;
+    let (hooked, plain) = (Uuid::new_v4(), Uuid::new_v4());
+    let library = library.display().to_string();
+    server.with(|s| {
+        s.queued.push(setup.start(
+            hooked,
+            6,
+            "echo hooked-ran",
+            &[("LD_PRELOAD", &library), ("GREETING", "hello")],
+        ));
+        s.queued.push(setup.start(
+            plain,
+            7,
+            "echo \"greeting=$GREETING\"",
+            &[("GREETING", "hello")],
+        ));
+    });
+    // Whatever becomes of it (an agent without the fix runs it), it is over
+    // soon: its command only echoes.
+    let outcome = wait_for(&server, 30, "the hooked lease to fail or end", |s| {
+        s.status_of(hooked, |st| {
+            matches!(
+                st,
+                AssignmentStatus::Failed { .. } | AssignmentStatus::Ended { .. }
+            )
+        })
+    })
+    .await;
+    // No process at all loaded the buyer's library: not root, not the
+    // agent's user, not the workload.
+    assert_eq!(markers_written(&markers), Vec::<String>::new());
+    // An ordinary variable still reaches the workload's final exec.
+    let logs = wait_for(&server, 60, "the plain lease's output", |s| {
+        s.logs.get(&plain).filter(|l| l.complete).cloned()
+    })
+    .await;
+    assert!(logs.tail.contains("greeting=hello"), "{}", logs.tail);
+    assert_eq!(
+        outcome.status,
+        AssignmentStatus::Failed {
+            reason: "refused: env.LD_PRELOAD is a loader or runtime hook, which a workload's \
+                     environment may not set"
+                .into()
+        }
+    );
+    let statuses = server.with(|s| s.statuses.clone());
+    assert!(
+        !statuses.iter().any(
+            |(id, r)| *id == hooked && matches!(r.status, AssignmentStatus::Provisioned { .. })
+        ),
+        "the hooked lease was never provisioned (nor billed): {statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_ld_preload_assignment_fails_under_the_process_launcher_and_nothing_loads_it() {
+    a_loader_hook_is_refused_and_loaded_by_no_one(Launcher::Process).await;
+}
+
+#[tokio::test]
+async fn an_ld_preload_assignment_fails_under_the_sandbox_launcher_and_nothing_loads_it() {
+    a_loader_hook_is_refused_and_loaded_by_no_one(Launcher::Sandbox).await;
+}
+
+#[tokio::test]
+async fn an_ld_preload_assignment_fails_under_the_container_launcher_and_nothing_loads_it() {
+    a_loader_hook_is_refused_and_loaded_by_no_one(Launcher::Container).await;
+}
+
+async fn nothing_on_the_host_shows_the_command_or_the_environment(launcher: Launcher) {
+    let Some(setup) = Setup::new(launcher) else {
+        return;
+    };
+    let server = FakeServer::start().await;
+    let spool = temp_dir("cmdline");
+    let _agent = setup.spawn(&server, &spool);
+    let _cdi = setup.registered(&server).await;
+    let (secret, marker) = (
+        format!("secret-{}", Uuid::new_v4().simple()),
+        format!("command-{}", Uuid::new_v4().simple()),
+    );
+    let lease = Uuid::new_v4();
+    let command = format!(": {marker}; echo \"ready $TRUST_SECRET\"; sleep 60");
+    server.with(|s| {
+        s.queued
+            .push(setup.start(lease, 5, &command, &[("TRUST_SECRET", &secret)]))
+    });
+    // The secret reached the final exec…
+    wait_for(&server, 60, "the workload to start", |s| {
+        s.logs
+            .get(&lease)
+            .filter(|l| l.tail.contains(&format!("ready {secret}")))
+            .map(|_| ())
+    })
+    .await;
+
+    // …and no command line on the host shows it or the command.
+    let mut leaks = Vec::new();
+    for pid in all_pids() {
+        let cmdline = proc_file(pid, "cmdline");
+        if contains(&cmdline, &secret) || contains(&cmdline, &marker) {
+            leaks.push(format!(
+                "{pid} ({}): {}",
+                exe_name(pid),
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ));
+        }
+    }
+    assert_eq!(leaks, Vec::<String>::new(), "command lines that show them");
+
+    // Only the workload's own processes (its pool user's, none of the
+    // helpers) carry the lease's environment.
+    let (first, last) = {
+        let pool = uid_pool_of(&spool);
+        let (a, b) = pool.split_once('-').unwrap();
+        (a.parse::<u32>().unwrap(), b.parse::<u32>().unwrap())
+    };
+    let helpers = [
+        "gpuex-agent",
+        "bwrap",
+        "podman",
+        "conmon",
+        "runc",
+        "crun",
+        "docker",
+    ];
+    let mut carriers = Vec::new();
+    for pid in all_pids() {
+        if !contains(&proc_file(pid, "environ"), &secret) {
+            continue;
+        }
+        let uid = std::fs::metadata(format!("/proc/{pid}")).map_or(0, |m| m.uid());
+        let exe = exe_name(pid);
+        if !(first..=last).contains(&uid) || helpers.contains(&exe.as_str()) {
+            carriers.push(format!("{pid} {exe} uid {uid}"));
+        }
+    }
+    assert_eq!(
+        carriers,
+        Vec::<String>::new(),
+        "helpers with the lease's environment"
+    );
+
+    // The spool and its launch files are root's alone: the exec helper
+    // consumed its file; a container's stays, 0600, its pool user's.
+    let launch = spool.join("launch");
+    let meta = std::fs::metadata(&launch).unwrap();
+    assert_eq!((meta.mode() & 0o777, meta.uid()), (0o700, 0));
+    let files: Vec<(String, u32, u32)> = std::fs::read_dir(&launch)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.mode() & 0o777,
+                m.uid(),
+            )
+        })
+        .collect();
+    if launcher == Launcher::Container {
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert_eq!(files[0].0, lease.to_string());
+        assert_eq!(files[0].1, 0o600);
+        assert!((first..=last).contains(&files[0].2), "{files:?}");
+    } else {
+        assert_eq!(files, Vec::new(), "the helper consumed its launch file");
+    }
+
+    server.with(|s| {
+        s.queued.push(Assignment {
+            lease_id: lease,
+            action: AssignmentAction::Stop,
+        })
+    });
+    wait_for(&server, 30, "ended", |s| ended(s, lease)).await;
+    assert_eq!(
+        std::fs::read_dir(&launch).unwrap().count(),
+        0,
+        "no launch file outlives its lease"
+    );
+}
+
+#[tokio::test]
+async fn no_host_command_line_shows_a_process_workloads_command_or_env() {
+    nothing_on_the_host_shows_the_command_or_the_environment(Launcher::Process).await;
+}
+
+#[tokio::test]
+async fn no_host_command_line_shows_a_sandbox_workloads_command_or_env() {
+    nothing_on_the_host_shows_the_command_or_the_environment(Launcher::Sandbox).await;
+}
+
+#[tokio::test]
+async fn no_host_command_line_shows_a_container_workloads_command_or_env() {
+    nothing_on_the_host_shows_the_command_or_the_environment(Launcher::Container).await;
+}
