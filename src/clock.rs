@@ -17,11 +17,28 @@ use std::time::Duration;
 #[derive(Debug, Clone, Default)]
 pub struct Clock {
     ahead_s: Arc<AtomicI64>,
+    /// Where a stopped clock stands (before `advance`): a test that asserts
+    /// exact durations moves time only by hand, so the real seconds its
+    /// requests take never show up in what it measures.
+    stopped_at: Option<DateTime<Utc>>,
 }
 
 impl Clock {
+    /// A clock that stands still at the current whole second until
+    /// [`Clock::advance`] moves it.
+    pub fn stopped() -> Clock {
+        let now = Utc::now();
+        let whole_second =
+            now - chrono::Duration::nanoseconds(i64::from(now.timestamp_subsec_nanos()));
+        Clock {
+            ahead_s: Arc::default(),
+            stopped_at: Some(whole_second),
+        }
+    }
+
     pub fn now(&self) -> DateTime<Utc> {
-        Utc::now() + chrono::Duration::seconds(self.ahead_s.load(Ordering::Relaxed))
+        self.stopped_at.unwrap_or_else(Utc::now)
+            + chrono::Duration::seconds(self.ahead_s.load(Ordering::Relaxed))
     }
 
     /// Moves the clock on by `by` (whole seconds). Only forward: the ledger
@@ -45,5 +62,16 @@ mod tests {
         let after = seen_by_the_market.now();
         assert!(after - before >= chrono::Duration::seconds(7200));
         assert!(after - before < chrono::Duration::seconds(7260));
+    }
+
+    #[test]
+    fn a_stopped_clock_moves_only_when_advanced() {
+        let clock = Clock::stopped();
+        let start = clock.now();
+        assert_eq!(start.timestamp_subsec_nanos(), 0);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(clock.now(), start);
+        clock.clone().advance(Duration::from_secs(900));
+        assert_eq!(clock.now() - start, chrono::Duration::seconds(900));
     }
 }

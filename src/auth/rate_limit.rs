@@ -2,8 +2,11 @@
 //! address, answered with growing delays instead of a lockout.
 //!
 //! An attempt takes its cells *before* the password is checked, so parallel
-//! guesses cannot all pass one check; a correct password gives them back, so
-//! only failures count. Each key runs through stages of `governor` buckets,
+//! guesses cannot all pass one check; a correct password gives its own cells
+//! back, so only failures count. A success does not wipe the failures before
+//! it: guesses in flight beside a correct password (someone who knows it
+//! racing someone who does not) get no fresh budget, so however they
+//! interleave no more than the allowed failures are ever checked. Each key runs through stages of `governor` buckets,
 //! each twice as deep and four times as slow as the one before: with the
 //! defaults, 5 quick failures, then one every 2 s, past 10 one every 8 s, past
 //! 20 one every 32 s, past 40 one every 128 s. Someone guessing from another
@@ -75,12 +78,6 @@ impl<K: Hash + Eq + Clone> Stages<K> {
             stage.store.refund(key, stage.period);
         }
     }
-
-    fn forget(&self, key: &K) {
-        for stage in &self.0 {
-            stage.store.forget(key);
-        }
-    }
 }
 
 /// The login throttle of one server.
@@ -97,10 +94,11 @@ pub struct Attempt<'a> {
 }
 
 impl Attempt<'_> {
-    /// The password was right: the owner starts afresh at this address, and
-    /// the address gets its cell back.
+    /// The password was right: this attempt's cells come back, so a success
+    /// never counts against the owner; earlier failures still decay at the
+    /// throttle's pace.
     pub fn succeeded(self) {
-        self.limiter.pair.forget(&self.pair);
+        self.limiter.pair.refund(&self.pair);
         self.limiter.address.refund(&self.pair.1);
     }
 }
@@ -144,7 +142,7 @@ mod tests {
     }
 
     #[test]
-    fn failures_are_slowed_per_account_and_address_and_a_success_starts_afresh() {
+    fn failures_are_slowed_per_account_and_address_and_successes_cost_nothing() {
         let limiter = LoginLimiter::new(2, Duration::from_secs(60));
         let (attacker, owner) = (ip("192.0.2.1"), ip("198.51.100.1"));
         for _ in 0..2 {
@@ -155,7 +153,7 @@ mod tests {
             .err()
             .expect("slowed down");
         assert!((1..=60).contains(&wait), "{wait}");
-        // The owner, elsewhere, is not slowed, and succeeding resets them.
+        // The owner, elsewhere, is not slowed, and succeeding costs nothing.
         for _ in 0..5 {
             limiter
                 .reserve("a@x.io", owner)
@@ -163,6 +161,21 @@ mod tests {
                 .succeeded();
         }
         assert!(limiter.reserve("a@x.io", attacker).is_err());
+    }
+
+    #[test]
+    fn a_success_beside_failures_gives_them_no_fresh_budget() {
+        let limiter = LoginLimiter::new(3, Duration::from_secs(60));
+        let addr = ip("192.0.2.9");
+        let right = limiter.reserve("a@x.io", addr).expect("first attempt");
+        let wrong: Vec<_> = (0..2)
+            .map(|_| limiter.reserve("a@x.io", addr).expect("within the budget"))
+            .collect();
+        right.succeeded();
+        // The success gave back only its own cell: one more guess, then none.
+        let one_more = limiter.reserve("a@x.io", addr).expect("the success's cell");
+        assert!(limiter.reserve("a@x.io", addr).is_err());
+        drop((wrong, one_more));
     }
 
     #[test]

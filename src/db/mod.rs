@@ -7,6 +7,7 @@
 //! drivers bind by position.
 
 mod money;
+mod wal;
 
 pub use money::Money;
 
@@ -47,6 +48,9 @@ pub struct SqliteWriter {
     open: bool,
     /// Transactions committed on this connection, for [`WriterMark`].
     commits: u64,
+    /// The database's WAL file, kept within its bound after each commit;
+    /// `None` in memory.
+    wal: Option<std::path::PathBuf>,
 }
 
 /// How many transactions the SQLite writer had committed. Every write
@@ -184,36 +188,6 @@ macro_rules! execute_tx {
 
 /// The SQLite writer's page cache, in KiB (SQLite's default is 2,000).
 const WRITER_CACHE_KIB: &str = "-65536";
-
-/// How often the WAL is copied back into the SQLite database file.
-const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
-
-/// WAL pages (4 KiB) after which the writer checkpoints on its own commit.
-/// Under steady writes the background checkpoint never catches the last
-/// commit, and only a checkpoint that does lets the next write start the
-/// WAL over: this bounds the WAL at about 32 MiB. Most pages are copied by
-/// then, so the writer's own checkpoint is short.
-const WRITER_CHECKPOINT_PAGES: &str = "8192";
-
-/// Copies the WAL back into the database file until the pool closes or the
-/// last [`Db`] is dropped (`writer` is then gone). `PASSIVE` never waits for
-/// the writer or readers; whatever it could not copy waits for the next
-/// round. See [`WRITER_CHECKPOINT_PAGES`] for what bounds the WAL.
-async fn checkpoint_wal(pool: SqlitePool, writer: std::sync::Weak<Mutex<SqliteWriter>>) {
-    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    while !pool.is_closed() && writer.strong_count() > 0 {
-        every.tick().await;
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&pool)
-            .await
-        {
-            if !pool.is_closed() {
-                tracing::warn!(error = %e, "WAL checkpoint failed; retrying");
-            }
-        }
-    }
-}
 
 /// Rows per multi-row INSERT: far below either backend's bind limit.
 pub const INSERT_CHUNK: usize = 256;
@@ -382,7 +356,8 @@ impl Db {
             // that wait would hold up every order behind it.
             let conn = options
                 .pragma("cache_size", WRITER_CACHE_KIB)
-                .pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES)
+                .pragma("wal_autocheckpoint", wal::WRITER_CHECKPOINT_PAGES)
+                .pragma("journal_size_limit", wal::WAL_SIZE_LIMIT)
                 .connect()
                 .await
                 .context("failed to open the SQLite database for writing")?;
@@ -390,11 +365,12 @@ impl Db {
                 conn,
                 open: false,
                 commits: 0,
+                wal: on_disk.then(|| wal::wal_path(&file)),
             }));
             if on_disk {
                 crate::owner_only::tighten_sqlite(&file)?;
             }
-            tokio::spawn(checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
+            tokio::spawn(wal::checkpoint_wal(pool.clone(), Arc::downgrade(&writer)));
             sqlite_writer = Some(writer);
             Pool::Sqlite(pool)
         } else {
@@ -479,6 +455,7 @@ impl Tx<'_> {
                         .context("failed to commit")?;
                     writer.open = false;
                     writer.commits += 1;
+                    wal::keep_bounded(&mut writer).await;
                 }
                 Ok(())
             }
@@ -504,6 +481,7 @@ impl Tx<'_> {
                     .context("failed to commit")?;
                 writer.open = false;
                 writer.commits += 1;
+                wal::keep_bounded(writer).await;
                 return Ok(Some(WriterMark(writer.commits)));
             }
             (_, statements) => statements,

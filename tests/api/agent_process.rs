@@ -37,18 +37,7 @@ pub(crate) fn agent_binary() -> PathBuf {
     binary
 }
 
-/// Uids for the workloads of the agent on `spool` alone (the same across
-/// its restarts): agents of tests running side by side would otherwise all
-/// take the default pool's first uid, and one cleaning up after a crash
-/// kills every process of that uid, another test's workload included.
-pub(crate) fn uid_pool_of(spool: &std::path::Path) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hash = DefaultHasher::new();
-    spool.hash(&mut hash);
-    // Above the pools agent_security picks at random (100,000–3,100,000).
-    let base = 4_000_000 + (hash.finish() % 30_000) as u32 * 100;
-    format!("{base}-{}", base + 99)
-}
+pub(crate) use crate::uid_pool::uid_pool_of;
 
 /// A running agent for one node, with its spool.
 pub(crate) struct Agent {
@@ -101,7 +90,7 @@ impl Agent {
         node_timeout: &str,
         fleet: &std::path::Path,
     ) -> Agent {
-        Agent::start_full(app, token, spool, node_timeout, fleet, &[]).await
+        Agent::start_full(app, token, spool, node_timeout, fleet, &[], &[]).await
     }
 
     /// With extra agent arguments (`--launcher`, `--uid-pool`, …).
@@ -115,7 +104,22 @@ impl Agent {
             env!("CARGO_MANIFEST_DIR"),
             "/node-agent/fleets/h100-mig.toml"
         );
-        Agent::start_full(app, token, spool, "3s", fleet.as_ref(), extra).await
+        Agent::start_full(app, token, spool, "3s", fleet.as_ref(), extra, &[]).await
+    }
+
+    /// With extra agent arguments and environment (`CONTAINERS_CONF`, …).
+    pub(crate) async fn start_args_env(
+        app: &TestApp,
+        token: &str,
+        spool: &std::path::Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Agent {
+        let fleet = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/node-agent/fleets/h100-mig.toml"
+        );
+        Agent::start_full(app, token, spool, "3s", fleet.as_ref(), extra, env).await
     }
 
     async fn start_full(
@@ -125,6 +129,7 @@ impl Agent {
         node_timeout: &str,
         fleet: &std::path::Path,
         extra: &[&str],
+        env: &[(&str, &str)],
     ) -> Agent {
         // Uids of this spool's agent alone (see `uid_pool_of`), unless the test picks them.
         let pool = uid_pool_of(spool);
@@ -134,10 +139,19 @@ impl Agent {
         } else {
             &default_pool
         };
+        // Simulated GPU UUIDs follow the hostname; a test that needs its own
+        // (a CDI spec of its own GPUs) names one.
+        let hostname: &[&str] = if extra.contains(&"--hostname") {
+            &[]
+        } else {
+            &["--hostname", "test-agent"]
+        };
         let child = Command::new(agent_binary())
             .args(["--server", &app.address])
             .env("GPUEX_AGENT_TOKEN", token)
-            .args(["--backend", "simulated", "--hostname", "test-agent"])
+            .envs(env.iter().copied())
+            .args(["--backend", "simulated"])
+            .args(hostname)
             .arg("--fleet")
             .arg(fleet)
             .arg("--spool")
@@ -436,7 +450,6 @@ mod a_preemption_notice_reaches_the_workload_as_sigterm_before_the_deadline {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
         if crate::helpers::postgres_base_url().is_none() {
-            eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
             return;
         }
         run(TestApp::spawn_with(crate::helpers::Backend::Postgres, short_notice).await).await

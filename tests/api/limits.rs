@@ -104,17 +104,22 @@ on_both_databases! {
     async fn parallel_wrong_guesses_check_no_more_passwords_than_the_allowed_failures(app) {
         let wrong = (0..100).map(|i| format!("wrong password {i}")).collect();
         let (checked, _) = parallel_guesses(&app, ADMIN_EMAIL, wrong).await;
-        assert!((1..=5).contains(&checked), "{checked} of 100 parallel guesses were checked");
+        // The harness's login delay (60 s) refills no cell during the test:
+        // exactly the allowed five are checked, however the guesses arrive.
+        assert_eq!(checked, 5, "{checked} of 100 parallel guesses were checked");
 
         // A correct password among 60 parallel guesses is checked only if it
-        // is among the first five. Its success starts the account afresh at
-        // this address, so guesses still arriving get five more, and no more.
+        // is among the first five, and never more than five wrong ones are:
+        // its success gives back only its own cell, never a fresh budget.
+        // (Whether that one cell reaches a guess still in flight is up to
+        // arrival order, so with a success it is four or five.)
         let email = register(&app, "buyer").await;
         let mut guesses: Vec<String> = (0..59).map(|i| format!("wrong password {i}")).collect();
         guesses.insert(31, PASSWORD.to_owned());
         let (checked, logged_in) = parallel_guesses(&app, &email, guesses).await;
-        let allowed = if logged_in == 1 { 10 } else { 5 };
-        assert!((1..=allowed).contains(&checked), "{checked} of 60 parallel guesses were checked ({logged_in} logged in)");
+        let wrong_checked = checked - logged_in;
+        let expected = if logged_in == 0 { 5..=5 } else { 4..=5 };
+        assert!(expected.contains(&wrong_checked), "{wrong_checked} wrong of 60 parallel guesses were checked ({logged_in} logged in)");
     }
 
     async fn a_forwarded_for_header_from_an_untrusted_peer_is_ignored(app) {

@@ -2,7 +2,11 @@
 
 mod fleet;
 mod helpers;
+#[path = "../support/require.rs"]
+mod require;
 mod sse;
+#[path = "../support/uid_pool.rs"]
+mod uid_pool;
 
 mod agent;
 mod agent_artifacts;

@@ -3,7 +3,8 @@
 //! the same tags, else the same command, else all of them, and the fill
 //! report shows which.
 
-use crate::helpers::{on_both_databases, TestApp};
+use crate::helpers::{on_both_databases_with, TestApp};
+use gpuex::config::Settings;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -37,22 +38,22 @@ async fn run_for(app: &TestApp, buyer: &str, body: Value, held_s: u64) -> Value 
     prediction
 }
 
-/// A prediction of about `seconds`: a lease is held for the market time
-/// the test moved on plus the real second or two its requests took.
+/// The market's clock stands still but for the test's own moves, so a lease
+/// lasts exactly the market time the test moved on.
+fn stopped_clock(settings: &mut Settings) {
+    settings.clock = gpuex::clock::Clock::stopped();
+}
+
+/// A prediction of exactly `seconds` from `samples` leases of `basis`.
 #[track_caller]
 fn assert_predicted(p: &Value, seconds: i64, basis: &str, samples: u64) {
-    assert_eq!(p["basis"], basis, "{p}");
-    assert_eq!(p["samples"], samples, "{p}");
-    let got = p["seconds"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("no seconds in {p}"));
-    assert!(
-        (seconds..=seconds + 5).contains(&got),
-        "{got} s, not about {seconds} s: {p}"
+    assert_eq!(
+        p,
+        &json!({"seconds": seconds, "basis": basis, "samples": samples})
     );
 }
 
-on_both_databases! {
+on_both_databases_with! { stopped_clock =>
     async fn a_buyers_history_predicts_by_tags_then_command_then_all_leases(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
@@ -120,7 +121,7 @@ on_both_databases! {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        // The one sample is 900 s of market time plus the real second its requests may take.
+        // The one sample: exactly the 900 s of market time the lease was held.
         assert_predicted(&fills[0]["report"]["duration_prediction"], 900, "tags", 1);
     }
 }

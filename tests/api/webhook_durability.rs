@@ -130,7 +130,6 @@ async fn a_delivery_pending_when_the_server_is_sigkilled_arrives_after_a_restart
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_pending_when_the_server_is_sigkilled_arrives_after_a_restart_on_postgres() {
     if postgres_base_url().is_none() {
-        eprintln!("SKIPPED on PostgreSQL: GPUEX_TEST_POSTGRES_URL is not set");
         return;
     }
     scenario(fresh_postgres_database().await).await;

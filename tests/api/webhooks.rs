@@ -311,10 +311,10 @@ on_both_databases! {
     }
 
     async fn the_example_python_receiver_verifies_a_real_delivery(app) {
-        let Ok(python) = which_python() else {
-            eprintln!("SKIPPED: python3 is not installed, so examples/webhook_receiver.py was not run");
+        if crate::require::require("python3", crate::require::program("python3")).is_none() {
             return;
-        };
+        }
+        let python = "python3";
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
         let (buyer, _) = app.buyer_with(&admin, "100").await;
@@ -362,12 +362,4 @@ on_both_databases! {
         }
         child.kill().await.ok();
     }
-}
-
-fn which_python() -> Result<&'static str, ()> {
-    std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .map(|_| "python3")
-        .map_err(|_| ())
 }

@@ -40,16 +40,18 @@ def test_buyer_flow(server: str, tmp_path: Path) -> None:
 
     # An idempotency key on every retryable POST: the same key, the same order.
     key = str(uuid.uuid4())
-    order = gx.place_order(order_body(), idempotency_key=key)
+    # MIG isolation asked for, so the slice is a MIG instance whatever else
+    # the demo's market has placed meanwhile.
+    mig = order_body(resources={"tflops": 50, "vram_gb": 8, "isolation": "mig"})
+    order = gx.place_order(mig, idempotency_key=key)
     assert isinstance(order, OrderView)
     assert order.state.value == "filled", order
-    again = gx.place_order(order_body(), idempotency_key=key)
+    again = gx.place_order(mig, idempotency_key=key)
     assert again.id == order.id
 
     lease = gx.wait_for_lease(str(order.lease_id), "running", timeout_s=60)
     assert isinstance(lease, LeaseView)
-    # The slice the demo's market gives it: a MIG instance or a share of a GPU.
-    assert lease.device and lease.device.startswith(("MIG-", "GPU-")), lease.device
+    assert lease.device and lease.device.startswith("MIG-"), lease.device
     deadline = time.monotonic() + 30
     while "tick 3" not in gx.logs(lease.id).tail:
         assert time.monotonic() < deadline, gx.logs(lease.id)

@@ -3,8 +3,12 @@
 mod fake_server;
 mod files;
 mod leftovers;
+#[path = "../../../tests/support/require.rs"]
+mod require;
 mod tokens;
 mod trust;
+#[path = "../../../tests/support/uid_pool.rs"]
+mod uid_pool;
 
 use chrono::Utc;
 use fake_server::{FakeServer, State};
@@ -112,17 +116,7 @@ fn spawn_agent_env(
     AgentProcess { child }
 }
 
-/// Uids for the workloads of the agent on `spool` alone (the same across
-/// its restarts): agents of tests running side by side would otherwise all
-/// take the default pool's first uid, and one cleaning up after a crash
-/// kills every process of that uid, another test's workload included.
-fn uid_pool_of(spool: &Path) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hash = DefaultHasher::new();
-    spool.hash(&mut hash);
-    let base = 8_000_000 + (hash.finish() % 30_000) as u32 * 100;
-    format!("{base}-{}", base + 99)
-}
+use uid_pool::uid_pool_of;
 
 /// Poll the server state until `f` yields something, or fail after `secs`.
 async fn wait_for<T>(

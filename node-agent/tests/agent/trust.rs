@@ -13,18 +13,7 @@
 use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-/// Whether what a test needs is here: under CI its absence fails the test,
-/// elsewhere the test says it skips and why.
-fn available<T>(what: &str, check: Result<T, String>) -> Option<T> {
-    match check {
-        Ok(v) => Some(v),
-        Err(why) if std::env::var_os("CI").is_some() => panic!("{what} is needed under CI: {why}"),
-        Err(why) => {
-            eprintln!("SKIPPED: {what}: {why}");
-            None
-        }
-    }
-}
+use crate::require::{bubblewrap, podman_image, require as available, CdiSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Launcher {
@@ -51,13 +40,16 @@ impl Setup {
         };
         match launcher {
             Launcher::Process => {}
-            Launcher::Sandbox => available("bubblewrap", sandbox_works())?,
+            Launcher::Sandbox => available("bubblewrap", bubblewrap())?,
             Launcher::Container => {
-                let (image, conf) = available("podman", podman_image())?;
-                setup.image = Some(image);
-                setup
-                    .env
-                    .push(("CONTAINERS_CONF".into(), conf.display().to_string()));
+                let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests");
+                std::fs::create_dir_all(&scratch).ok()?;
+                let podman = available("podman", podman_image(&scratch))?;
+                setup.image = Some(podman.image);
+                setup.env.push((
+                    "CONTAINERS_CONF".into(),
+                    podman.containers_conf.display().to_string(),
+                ));
                 // GPU UUIDs of this agent's own, so its CDI spec is its own.
                 setup.args.push("--hostname".into());
                 setup
@@ -105,101 +97,6 @@ impl Setup {
             image.clone_from(&self.image);
         }
         assignment
-    }
-}
-
-/// Whether bubblewrap makes its namespaces here.
-fn sandbox_works() -> Result<(), String> {
-    let out = Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
-        .args(["--unshare-pid", "--unshare-net", "--", "/bin/true"])
-        .output()
-        .map_err(|e| format!("bwrap cannot run: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "bubblewrap cannot make namespaces here: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// A busybox image imported into podman, and a containers.conf for this
-/// host (runc, and ulimits the host allows); the agent hands podman the
-/// conf through its own `CONTAINERS_CONF`.
-fn podman_image() -> Result<(String, PathBuf), String> {
-    let run = |cmd: &mut Command| -> Result<(), String> {
-        let out = cmd.output().map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-        }
-    };
-    run(Command::new("podman").arg("--version"))?;
-    let busybox = ["/bin/busybox", "/usr/bin/busybox"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .ok_or("busybox (static) is not installed")?;
-    let root = temp_dir("image");
-    std::fs::create_dir_all(root.join("bin")).map_err(|e| e.to_string())?;
-    std::fs::copy(busybox, root.join("bin/busybox")).map_err(|e| e.to_string())?;
-    for applet in ["sh", "echo", "sleep", "id", "cat", "env", "ls", "true"] {
-        std::os::unix::fs::symlink("busybox", root.join("bin").join(applet))
-            .map_err(|e| e.to_string())?;
-    }
-    let tar = root.with_extension("tar");
-    run(Command::new("tar")
-        .arg("-C")
-        .arg(&*root)
-        .arg("-cf")
-        .arg(&tar)
-        .arg("."))?;
-    let image = "localhost/gpuex-agent-test:busybox".to_string();
-    let imported = run(Command::new("podman").arg("import").arg(&tar).arg(&image));
-    let _ = std::fs::remove_file(&tar);
-    imported?;
-    let conf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests/containers.conf");
-    std::fs::write(
-        &conf,
-        "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1024:1024\"]\n\
-         [engine]\nruntime = \"runc\"\n",
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((image, conf))
-}
-
-/// A CDI spec naming an agent's simulated GPUs (podman takes GPUs as CDI
-/// names, as `nvidia-ctk cdi generate` writes them on a real host),
-/// removed when dropped.
-struct CdiSpec(PathBuf);
-
-impl CdiSpec {
-    fn write(uuids: &[String]) -> CdiSpec {
-        let dir = Path::new("/var/run/cdi");
-        std::fs::create_dir_all(dir).unwrap();
-        let devices: Vec<serde_json::Value> = uuids
-            .iter()
-            .map(|u| {
-                serde_json::json!({"name": u, "containerEdits": {"env": [format!("GPUEX_SIM_GPU={u}")]}})
-            })
-            .collect();
-        let spec = serde_json::json!({
-            "cdiVersion": "0.5.0",
-            "kind": "nvidia.com/gpu",
-            "devices": devices,
-            "containerEdits": {},
-        });
-        let path = dir.join(format!("gpuex-agent-test-{}.json", Uuid::new_v4().simple()));
-        std::fs::write(&path, serde_json::to_vec(&spec).unwrap()).unwrap();
-        CdiSpec(path)
-    }
-}
-
-impl Drop for CdiSpec {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
     }
 }
 
