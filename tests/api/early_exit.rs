@@ -3,9 +3,9 @@
 //! reports the victim `ended`, not when the notice would have run out.
 
 use crate::fleet::{
-    beat, create_node, ended, h100_node, lease, market, on_both_databases_fast, order, place,
-    provisioned, register, report,
+    beat, create_node, ended, h100_node, lease, market, order, place, provisioned, register, report,
 };
+use crate::helpers::on_both_databases_with;
 use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;
@@ -35,7 +35,14 @@ fn seconds(v: &serde_json::Value) -> i64 {
         .unwrap_or_else(|| panic!("not a time: {v}"))
 }
 
-on_both_databases_fast! {
+/// Short auction intervals; nodes that stay up without heartbeats while
+/// the test moves the clock on by seconds without heartbeats.
+fn patient(settings: &mut gpuex::config::Settings) {
+    crate::fleet::fast(settings);
+    settings.node_timeout_s = 120;
+}
+
+on_both_databases_with! { patient =>
     async fn a_preempted_lease_that_exits_early_frees_its_slot_and_the_waiting_lease_starts_then(app) {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;

@@ -4,9 +4,9 @@
 //! slice — on the lease (`rebalance_at`), as an event, and by webhook.
 
 use crate::fleet::{
-    create_node, eventually, h100_node, lease, market, on_both_databases_fast, order, provisioned,
-    register, report,
+    create_node, eventually, h100_node, lease, market, order, provisioned, register, report,
 };
+use crate::helpers::on_both_databases_with;
 use crate::webhooks::{assert_signed, Receiver};
 use chrono::{DurationRound, TimeDelta};
 use reqwest::StatusCode;
@@ -32,7 +32,14 @@ async fn events_of(
         .collect()
 }
 
-on_both_databases_fast! {
+/// Short auction intervals; nodes that stay up without heartbeats while
+/// the test moves the clock on by hours without heartbeats.
+fn patient(settings: &mut gpuex::config::Settings) {
+    crate::fleet::fast(settings);
+    settings.node_timeout_s = 86_400;
+}
+
+on_both_databases_with! { patient =>
     async fn a_high_spot_bid_is_warned_15_minutes_before_a_reservation_takes_its_slice(app) {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "whole")).await;

@@ -160,11 +160,9 @@ fn a_victim_that_exits_within_its_notice_frees_its_slice_and_the_waiting_lease_s
     run(&mut e, T0, place(1, spot(dec!(1.0))));
     let s = grant(&mut e, T0 + 10, Command::Tick);
     provisioned(&mut e, T0 + 12, s.id);
-    let od = grant(
-        &mut e,
-        T0 + 100,
-        place(2, spec(Mode::OnDemand, whole_a100())),
-    );
+    let mut hour = spec(Mode::OnDemand, whole_a100());
+    hour.duration_s = Some(3600);
+    let od = grant(&mut e, T0 + 100, place(2, hour));
     assert_eq!(
         (od.state, od.ready_at),
         (LeaseState::Pending, Some(T0 + 220))
