@@ -51,6 +51,8 @@ on_both_databases_with! { patient =>
         // A bid far above 0.78 × list: the capped clearing index never comes near it.
         let mut spot = order("spot");
         spot["max_price"] = json!("50");
+        // Open-ended, so the reservation below does take its GPU.
+        spot.as_object_mut().unwrap().remove("duration_s");
         let r = app.post("/v1/orders", Some(&m.buyer), spot).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         let spot_order = format!("/v1/orders/{}", r.body["id"].as_str().unwrap());
@@ -68,6 +70,8 @@ on_both_databases_with! { patient =>
         let r = app.post("/v1/orders", Some(&m.buyer), reserved).await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         assert_eq!(r.body["state"], "filled", "{}", r.body);
+        let booked = lease(&app, &m.buyer, spot_lease).await;
+        assert_eq!(booked["preempt_at"], json!(start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)), "{booked}");
         // More than 15 minutes ahead: no warning yet.
         assert_eq!(lease(&app, &m.buyer, spot_lease).await["rebalance_at"], json!(null));
         assert!(events_of(&app, &m.buyer, "lease.rebalance", spot_lease).await.is_empty());
