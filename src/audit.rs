@@ -28,6 +28,7 @@ pub enum Action {
     UncordonNode,
     DeleteNode,
     SetRole,
+    SetNode,
 }
 
 text_names!(Action {
@@ -39,6 +40,7 @@ text_names!(Action {
     UncordonNode => "uncordon_node",
     DeleteNode => "delete_node",
     SetRole => "set_role",
+    SetNode => "set_node",
 });
 
 /// Records an admin action in the caller's transaction, so the log and the

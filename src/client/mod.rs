@@ -7,6 +7,7 @@
 //! its fields on stderr, and the exit code says what went wrong:
 //! see [`EXIT_CODES`].
 
+mod admin;
 mod http;
 mod session;
 mod store;
@@ -481,6 +482,9 @@ pub enum AdminCommand {
         /// buyer, provider or admin.
         role: String,
     },
+    /// Mark a node simulated (its agent may run the simulated backend) or
+    /// end its review.
+    Node(admin::AdminNodeArgs),
 }
 
 /// Runs a client subcommand and returns the process's exit code.
@@ -966,6 +970,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             });
             Ok(())
         }
+        ClientCommand::Admin(AdminCommand::Node(args)) => admin::node(ctx, &args).await,
         ClientCommand::Nodes { command: None } => {
             let nodes = api.get("/v1/nodes", &[]).await?;
             let items = nodes.as_array().cloned().unwrap_or_default();
@@ -979,6 +984,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     "status",
                     "gpu_count",
                     "cordoned",
+                    "under_review",
                     "last_heartbeat_at",
                 ],
             );

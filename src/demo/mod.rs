@@ -329,6 +329,17 @@ async fn seed(client: &Client) -> anyhow::Result<Tokens> {
                 })),
             )
             .await?;
+        // The demo's agents run the simulated backend, which the server
+        // accepts only on nodes an admin marked simulated.
+        let id = r["id"].as_str().context("no node id")?;
+        client
+            .ok(
+                "PUT",
+                &format!("/v1/admin/nodes/{id}"),
+                admin,
+                Some(&json!({"simulated": true})),
+            )
+            .await?;
         nodes.push(r["token"].as_str().context("no node token")?.to_owned());
     }
     Ok(Tokens {

@@ -172,6 +172,19 @@ impl Engine {
         self.refresh_node(lease.node);
         self.capacity_changed = true;
         self.track(&lease, false);
+        // What waited for this slice starts now rather than at the deadline
+        // when the lease went early of its own accord: a preempted workload
+        // that exited within its notice, a release, a cancel. (Ends on the
+        // clock start waiters by their own timers; node loss re-places.)
+        if matches!(
+            reason,
+            EndReason::AgentEnded
+                | EndReason::AgentFailed
+                | EndReason::Released
+                | EndReason::OrderCancelled
+        ) {
+            self.start_waiting_early(lease.node, events);
+        }
         if reason == EndReason::Preempted {
             debug_assert!(
                 lease.priority.preemptible(),

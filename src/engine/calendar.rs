@@ -108,6 +108,14 @@ impl GpuCalendar {
         self.bookings.retain(|b| b.lease != lease);
     }
 
+    /// Moves a lease's bookings to `[from, until)` (a waiting lease that starts early).
+    pub fn set_window(&mut self, lease: LeaseId, from: Ts, until: Option<Ts>) {
+        for b in self.bookings.iter_mut().filter(|b| b.lease == lease) {
+            b.from = from;
+            b.until = until;
+        }
+    }
+
     /// Sets the end of a lease's bookings (a preemption or a shortened window).
     pub fn set_until(&mut self, lease: LeaseId, until: Option<Ts>) {
         for b in self.bookings.iter_mut().filter(|b| b.lease == lease) {

@@ -60,6 +60,21 @@ pub struct FillReport {
     pub explanation: String,
 }
 
+/// Why a spot lease got its `rebalance` warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RebalanceReason {
+    /// The clearing index came within 10 % of the lease's bid index.
+    #[default]
+    ClearingNear,
+    /// Its slice is booked (a reservation, or on-demand work waiting for it)
+    /// to be taken within 15 minutes.
+    Booked,
+    /// The demand forecast expects on-demand and reserved work in its market
+    /// beyond the idle capacity there.
+    Forecast,
+}
+
 /// How a listing closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -135,11 +150,17 @@ pub enum Event {
         reason: NoticeReason,
         at: Ts,
     },
-    /// The clearing index came within 10 % of the spot bid's index.
+    /// The lease is at elevated risk of preemption (DESIGN §3): the clearing
+    /// index came within 10 % of the spot bid's index, or its capacity is
+    /// booked or forecast for on-demand or reserved work within 15 minutes.
     RebalanceWarning {
         lease_id: LeaseId,
+        /// The market's clearing index, or the lease's own when its market
+        /// has not cleared.
         clearing_index: Decimal,
         bid_index: Decimal,
+        #[serde(default)]
+        reason: RebalanceReason,
         at: Ts,
     },
     /// A spot lease's price moved with the clearing index.

@@ -8,7 +8,7 @@
 //! and arrives as [`Command::SetForecast`](super::Command::SetForecast) in
 //! standard TFLOPS units, so the engine stays pure and deterministic.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -113,28 +113,50 @@ impl Engine {
             let (Some(m), Some(r)) = (model_idx(model), self.view.region_idx(region)) else {
                 continue;
             };
-            let per_gpu = model_at(m).fp16;
-            let mut idle = Decimal::ZERO;
-            for b in self.view.buckets() {
-                if b.model != m || b.region != r {
-                    continue;
-                }
-                for node in b.nodes.iter().filter_map(|&pos| self.view.node_at(pos)) {
-                    if node.cordoned {
-                        continue;
-                    }
-                    for gpu in node
-                        .gpus
-                        .iter()
-                        .filter(|g| g.model == m && g.mode == b.mode)
-                    {
-                        idle += per_gpu * Decimal::from(gpu.free.free_milli(gpu.mode))
-                            / Decimal::ONE_THOUSAND;
-                    }
-                }
-            }
+            let idle = self.idle_tflops(m, r);
             room.insert((r, m), (idle - expected).max(Decimal::ZERO));
         }
         SpotRoom { room }
+    }
+
+    /// The forecast markets whose expected on-demand and reserved demand
+    /// exceeds their idle capacity: that work would take spot capacity, so
+    /// spot leases there are at elevated risk (DESIGN §3).
+    pub(super) fn forecast_short(&self) -> BTreeSet<(String, String)> {
+        self.forecast
+            .iter()
+            .filter(|((model, region), expected)| {
+                let (Some(m), Some(r)) = (model_idx(model), self.view.region_idx(region)) else {
+                    return false;
+                };
+                self.idle_tflops(m, r) < **expected
+            })
+            .map(|(market, _)| market.clone())
+            .collect()
+    }
+
+    /// Standard TFLOPS idle now in one market, on nodes not cordoned.
+    fn idle_tflops(&self, m: ModelIdx, r: RegionIdx) -> Decimal {
+        let per_gpu = model_at(m).fp16;
+        let mut idle = Decimal::ZERO;
+        for b in self.view.buckets() {
+            if b.model != m || b.region != r {
+                continue;
+            }
+            for node in b.nodes.iter().filter_map(|&pos| self.view.node_at(pos)) {
+                if node.cordoned {
+                    continue;
+                }
+                for gpu in node
+                    .gpus
+                    .iter()
+                    .filter(|g| g.model == m && g.mode == b.mode)
+                {
+                    idle += per_gpu * Decimal::from(gpu.free.free_milli(gpu.mode))
+                        / Decimal::ONE_THOUSAND;
+                }
+            }
+        }
+        idle
     }
 }

@@ -16,7 +16,7 @@ use super::placement::{
     UnitPrices, Units,
 };
 use super::preemption::Claim;
-use super::pricing::{self, PriceRule, REBALANCE_WITHIN, SPOT_FLOOR};
+use super::pricing::{self, PriceRule, SPOT_FLOOR};
 use super::types::OrderId;
 use super::types::Priority;
 
@@ -351,7 +351,6 @@ impl Engine {
             };
             let unit_prices = pricing::unit_prices(list, &rule);
             let price = pricing::per_hour(l.placement.units, unit_prices);
-            let near = clearing >= bid_index * REBALANCE_WITHIN;
             let Some(l) = self.lease_mut(id) else {
                 continue;
             };
@@ -365,18 +364,8 @@ impl Engine {
                     at: now,
                 });
             }
-            if near && l.rebalance_at.is_none() && l.noticed_at.is_none() {
-                l.rebalance_at = Some(now);
-                events.push(Event::RebalanceWarning {
-                    lease_id: id,
-                    clearing_index: clearing,
-                    bid_index,
-                    at: now,
-                });
-            } else if !near {
-                l.rebalance_at = None;
-            }
         }
+        self.warn_rebalance(events);
     }
 }
 

@@ -10,9 +10,9 @@ use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, Lease, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
-    Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
-    HostLimits, LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
-    StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
+    Assignment, AssignmentAction, AssignmentStatus, BackendKind, HeartbeatRequest,
+    HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload, Partition, Placement,
+    RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -54,15 +54,19 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
 /// Register the node's inventory (replacing the declared one).
 ///
 /// A node whose GPUs changed under live leases is quarantined: cordoned until
-/// its provider uncordons it; the leases on the changed GPUs end. A lost node
-/// registering again comes back online.
+/// its provider uncordons it; the leases on the changed GPUs end. A
+/// re-inventory that changes the node's models or GPU count puts it under
+/// review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+/// The `simulated` backend is refused (403 `simulated_backend_refused`)
+/// unless an admin marked the node simulated. A lost node registering again
+/// comes back online.
 #[utoipa::path(post, path = "/v1/agent/register", tag = "agent", operation_id = "agent_register", security(("bearer" = [])),
     request_body(content = RegisterRequest, description = "The node's inventory (src/protocol/README.md)"),
     responses(
         (status = 200, description = "Registered", body = RegisterResponse),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token, or the `simulated` backend on a node not marked simulated (`simulated_backend_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn register(
@@ -80,6 +84,25 @@ async fn register(
                 .collect(),
         ));
     }
+    if req.backend == BackendKind::Simulated && !node.simulated {
+        // A simulated fleet would sell GPUs that do not exist: only a node an
+        // admin marked simulated (the demo, tests, load tests) may use it.
+        return Err(ApiError::Refused {
+            status: StatusCode::FORBIDDEN,
+            code: "simulated_backend_refused",
+            detail: format!(
+                "backend `simulated` is refused: node {} is not marked simulated \
+                 (an admin marks it with PUT /v1/admin/nodes/{{id}} {{\"simulated\": true}})",
+                node.id
+            ),
+        });
+    }
+    // A re-inventory that changes what the node sells goes to a person first.
+    let review = node
+        .inventory_json
+        .as_deref()
+        .and_then(|raw| serde_json::from_str::<RegisterRequest>(raw).ok())
+        .and_then(|previous| inventory::inventory_change(&previous, &req));
     let spec = inventory::registered_spec(&node.spec, &req);
     let live: Vec<Lease> = store::live_leases(&state.db, node.id)
         .await?
@@ -93,12 +116,15 @@ async fn register(
         inventory::leases_broken_by(&node.spec, &spec, &live)
     };
     let quarantined = node.quarantined || !broken.is_empty();
-    let cordoned = node.cordoned || quarantined;
+    let cordoned = node.cordoned || quarantined || review.is_some();
     let new_status = if quarantined {
         status::QUARANTINED
     } else {
         status::ONLINE
     };
+    if let Some(reason) = &review {
+        tracing::warn!(node = %node.id, %reason, "re-inventory changed the node: under review");
+    }
     if !broken.is_empty() {
         tracing::warn!(node = %node.id, leases = ?broken, "GPUs changed under live leases: node quarantined");
     }
@@ -113,6 +139,7 @@ async fn register(
             status: new_status,
             cordoned,
             quarantined,
+            review: review.as_deref(),
         },
         now,
     )

@@ -191,6 +191,39 @@ pub fn registered_spec(previous: &NodeSpec, req: &RegisterRequest) -> NodeSpec {
     }
 }
 
+/// How a re-inventory changed what a node has, in words, when its GPU count
+/// or its models (as a multiset) differ from the previous registration's;
+/// `None` when they are the same.
+pub fn inventory_change(previous: &RegisterRequest, new: &RegisterRequest) -> Option<String> {
+    let models = |r: &RegisterRequest| {
+        let mut m: Vec<String> = r
+            .gpus
+            .iter()
+            .map(|g| g.model.clone().unwrap_or_else(|| g.product_name.clone()))
+            .collect();
+        m.sort();
+        m
+    };
+    let (before, after) = (models(previous), models(new));
+    if before.len() != after.len() {
+        Some(format!(
+            "re-inventory changed the GPU count from {} to {} ({} → {})",
+            before.len(),
+            after.len(),
+            before.join(", "),
+            after.join(", ")
+        ))
+    } else if before != after {
+        Some(format!(
+            "re-inventory changed the GPU models from {} to {}",
+            before.join(", "),
+            after.join(", ")
+        ))
+    } else {
+        None
+    }
+}
+
 /// The live leases whose GPUs the new spec no longer has as they were
 /// (same index, model and partition mode).
 pub fn leases_broken_by(old: &NodeSpec, new: &NodeSpec, live: &[Lease]) -> Vec<Uuid> {

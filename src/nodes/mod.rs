@@ -4,11 +4,13 @@
 //!
 //! - [`routes`]: `/v1/nodes` for providers.
 //! - [`agent`]: `/v1/agent/*` for node tokens.
+//! - [`admin`]: `PUT /v1/admin/nodes/{id}`: simulated nodes, reviews.
 //! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
 //! - [`removal`]: deleted nodes and demoted providers' nodes: tokens revoked, leases ended as on loss.
 
+mod admin;
 mod agent;
 pub mod inventory;
 mod logs;
@@ -33,6 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::router())
         .merge(agent::router())
+        .merge(admin::router())
         .merge(logs::router())
 }
 

@@ -180,6 +180,7 @@ pub struct CordonRequest {
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Uncordoning a node under review (`node_under_review`): an admin ends the review", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn cordon_node(
@@ -191,6 +192,18 @@ async fn cordon_node(
     caller.require(&[Role::Provider, Role::Admin])?;
     let id = super::path_id(&id)?;
     let node = visible_node(&state, &caller, id).await?;
+    if node.under_review && !req.cordoned {
+        return Err(ApiError::Refused {
+            status: StatusCode::CONFLICT,
+            code: "node_under_review",
+            detail: format!(
+                "node {id} is under review ({}); an admin ends it with PUT /v1/admin/nodes/{id}",
+                node.review_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            ),
+        });
+    }
     // Uncordoning is how a person clears a quarantine.
     let quarantined = node.quarantined && req.cordoned;
     let new_status = match node.status.as_str() {

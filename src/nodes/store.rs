@@ -40,6 +40,11 @@ pub struct NodeRow {
     pub last_heartbeat_at: Option<DateTime<Utc>>,
     pub registered_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// An admin allowed this node the simulated backend.
+    pub simulated: bool,
+    /// A re-inventory changed its models or GPU count: cordoned until an admin accepts.
+    pub under_review: bool,
+    pub review_reason: Option<String>,
 }
 
 type RawNode = (
@@ -56,11 +61,15 @@ type RawNode = (
     Option<DateTime<Utc>>,
     Option<DateTime<Utc>>,
     DateTime<Utc>,
+    bool,
+    bool,
+    Option<String>,
 );
 
 const NODE_COLUMNS: &str =
     "id, provider_id, name, region, cordoned, quarantined, status, spec_json, \
-     inventory_json, metrics_json, last_heartbeat_at, registered_at, created_at";
+     inventory_json, metrics_json, last_heartbeat_at, registered_at, created_at, simulated, \
+     under_review, review_reason";
 
 fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
     let (
@@ -77,6 +86,9 @@ fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
         hb,
         reg,
         created,
+        simulated,
+        under_review,
+        review_reason,
     ) = raw;
     Ok(NodeRow {
         id,
@@ -92,6 +104,9 @@ fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
         last_heartbeat_at: hb,
         registered_at: reg,
         created_at: created,
+        simulated,
+        under_review,
+        review_reason,
     })
 }
 
@@ -234,6 +249,29 @@ pub async fn set_cordon(
     Ok(())
 }
 
+/// Marks a node simulated or not (an admin's call).
+pub async fn set_simulated(tx: &mut Tx<'_>, id: Uuid, simulated: bool) -> anyhow::Result<()> {
+    execute_tx!(
+        tx,
+        "UPDATE nodes SET simulated = $1 WHERE id = $2",
+        simulated,
+        id,
+    )?;
+    Ok(())
+}
+
+/// Ends a review: the node is uncordoned unless it is also quarantined.
+pub async fn accept_review(tx: &mut Tx<'_>, id: Uuid) -> anyhow::Result<()> {
+    execute_tx!(
+        tx,
+        "UPDATE nodes SET under_review = $1, review_reason = NULL, cordoned = quarantined \
+             WHERE id = $2",
+        false,
+        id,
+    )?;
+    Ok(())
+}
+
 /// What a registration changes on the node row.
 pub struct Registration<'a> {
     pub spec: &'a NodeSpec,
@@ -241,6 +279,8 @@ pub struct Registration<'a> {
     pub status: &'a str,
     pub cordoned: bool,
     pub quarantined: bool,
+    /// Why the node went under review with this registration, if it did.
+    pub review: Option<&'a str>,
 }
 
 pub async fn register(
@@ -264,6 +304,16 @@ pub async fn register(
         id,
     )
     .context("failed to register a node")?;
+    if let Some(reason) = reg.review {
+        execute_tx!(
+            tx,
+            "UPDATE nodes SET under_review = $1, review_reason = $2 WHERE id = $3",
+            true,
+            reason,
+            id,
+        )
+        .context("failed to put a node under review")?;
+    }
     tx.commit().await
 }
 

@@ -46,6 +46,13 @@ pub struct NodeSummary {
     pub cordoned: bool,
     /// The GPUs changed under live leases; cleared by uncordoning.
     pub quarantined: bool,
+    /// An admin allowed this node the `simulated` agent backend.
+    pub simulated: bool,
+    /// Cordoned for a person to look at (e.g. a re-inventory changed its
+    /// models or GPU count); an admin clears it with `PUT /v1/admin/nodes/{id}`.
+    pub under_review: bool,
+    /// Why the node is under review.
+    pub review_reason: Option<String>,
     /// GPUs gpuex sells on this node.
     pub gpu_count: usize,
     /// The host name the agent registered with.
@@ -65,6 +72,9 @@ impl From<&NodeRow> for NodeSummary {
             status: n.status.clone(),
             cordoned: n.cordoned,
             quarantined: n.quarantined,
+            simulated: n.simulated,
+            under_review: n.under_review,
+            review_reason: n.review_reason.clone(),
             gpu_count: n.spec.gpus.len(),
             hostname: registration(n).map(|r| r.hostname),
             last_heartbeat_at: n.last_heartbeat_at,

@@ -229,8 +229,15 @@ on_both_databases! {
         // Registering the same inventory again keeps it quarantined.
         let reg = register(&app, &node, &gpus).await;
         assert!(reg.body["quarantined"].is_string(), "{}", reg.body);
+        // A model changed, so the node is also under review: the provider
+        // cannot uncordon it until an admin accepts the new inventory.
+        let cordon = format!("/v1/nodes/{}/cordon", node.id);
+        app.post(&cordon, Some(&m.provider), json!({"cordoned": false})).await.assert_code(409, "node_under_review");
+        let r = app.put(&format!("/v1/admin/nodes/{}", node.id), Some(&m.admin), json!({"review": "accept"})).await;
+        assert_eq!(r.body["under_review"], false, "{}", r.body);
+        assert_eq!(r.body["cordoned"], true, "still quarantined: {}", r.body);
         // The provider looks and uncordons: the quarantine is lifted.
-        let r = app.post(&format!("/v1/nodes/{}/cordon", node.id), Some(&m.provider), json!({"cordoned": false})).await;
+        let r = app.post(&cordon, Some(&m.provider), json!({"cordoned": false})).await;
         assert_eq!(r.body["status"], "online", "{}", r.body);
         assert_eq!(r.body["quarantined"], false);
         place(&app, &m.buyer, order("on_demand")).await;

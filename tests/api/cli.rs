@@ -432,3 +432,35 @@ crate::helpers::on_both_databases! {
         gpuex(s, cfg, &["nodes"], "").await.fails(3, "error: ");
     }
 }
+
+on_both_databases_fast! {
+    async fn an_admin_marks_a_node_simulated_and_accepts_its_review_from_the_cli(app) {
+        let m = fleet::market(&app).await;
+        // Created straight through the API: not marked simulated.
+        let r = app.post("/v1/nodes", Some(&m.provider), h100_node(2, "mig")).await;
+        let node = fleet::Node {
+            id: r.body["id"].as_str().unwrap().parse().unwrap(),
+            token: r.body["token"].as_str().unwrap().to_owned(),
+        };
+        let id = node.id.to_string();
+        let admin_cfg = tempfile::tempdir().unwrap();
+        let (s, acfg) = (app.address.as_str(), admin_cfg.path());
+        gpuex(s, acfg, &["login", "--email", crate::helpers::ADMIN_EMAIL, "--password-stdin"], crate::helpers::ADMIN_PASSWORD)
+            .await
+            .ok();
+        gpuex(s, acfg, &["admin", "node", &id], "").await.fails(2, "--simulated");
+        gpuex(s, acfg, &["admin", "node", "not-a-uuid", "--simulated"], "").await.fails(6, "path.id");
+        let marked = gpuex(s, acfg, &["admin", "node", &id, "--simulated", "--output", "json"], "").await.json();
+        assert_eq!((&marked["simulated"], &marked["under_review"]), (&json!(true), &json!(false)), "{marked}");
+        // Its agent registers two GPUs, then comes back with one: under review.
+        fleet::register(&app, &node, &[("H100-SXM5-80GB", true), ("H100-SXM5-80GB", true)]).await;
+        fleet::register(&app, &node, &[("H100-SXM5-80GB", true)]).await;
+        let listed = gpuex(s, acfg, &["nodes", "--output", "json"], "").await.json();
+        assert_eq!(listed[0]["under_review"], true, "{listed}");
+        let accepted = gpuex(s, acfg, &["admin", "node", &id, "--accept-review", "--output", "json"], "").await.json();
+        assert_eq!((&accepted["under_review"], &accepted["cordoned"]), (&json!(false), &json!(false)), "{accepted}");
+        let table = gpuex(s, acfg, &["admin", "node", &id, "--not-simulated"], "").await;
+        table.ok();
+        assert!(table.stdout.contains("simulated") && table.stdout.contains("false"), "{}", table.stdout);
+    }
+}

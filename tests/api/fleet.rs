@@ -35,14 +35,18 @@ pub struct Node {
     pub token: String,
 }
 
-/// Creates a node, asserting 201.
+/// Creates a node, asserting 201, and has the admin mark it simulated: the
+/// tests' agents (this module's registrations, the real agent) run the
+/// simulated backend, which no other node may register with.
 pub async fn create_node(app: &TestApp, provider: &str, body: Value) -> Node {
     let r = app.post("/v1/nodes", Some(provider), body).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
-    Node {
+    let node = Node {
         id: r.body["id"].as_str().unwrap().parse().unwrap(),
         token: r.body["token"].as_str().unwrap().to_owned(),
-    }
+    };
+    app.mark_simulated(node.id).await;
+    node
 }
 
 /// A node in eu-west declaring `count` H100s sold as `mode`.

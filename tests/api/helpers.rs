@@ -443,14 +443,31 @@ impl TestApp {
             )
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
-        TestNode {
+        let node = TestNode {
             provider: provider.to_owned(),
             id: r.body["id"]
                 .as_str()
                 .and_then(|s| s.parse().ok())
                 .expect("node id"),
             token: r.body["token"].as_str().expect("token").to_owned(),
-        }
+        };
+        self.mark_simulated(node.id).await;
+        node
+    }
+
+    /// Has the admin mark `node` simulated, so its agent may register with
+    /// the simulated backend (DESIGN §7), asserting 200.
+    pub async fn mark_simulated(&self, node: Uuid) {
+        let admin = self.admin().await;
+        let r = self
+            .put(
+                &format!("/v1/admin/nodes/{node}"),
+                Some(&admin),
+                json!({"simulated": true}),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(r.body["simulated"], true, "{}", r.body);
     }
 
     /// A credited buyer: (token, id).

@@ -194,6 +194,30 @@ class Gpuex:
             return UserView.from_dict(response.json())
         return _ok(set_role_op.sync_detailed(user_id, client=self.api, body=body), UserView)
 
+    def set_node(
+        self,
+        node_id: str | uuid.UUID,
+        *,
+        simulated: bool | None = None,
+        accept_review: bool = False,
+    ) -> dict[str, Any]:
+        """What only an admin decides about a node (``PUT /v1/admin/nodes/{id}``):
+        ``simulated=True`` lets its agent register with the simulated backend
+        (refused, 403 ``simulated_backend_refused``, on any other node);
+        ``accept_review=True`` ends a review (a re-inventory that changed its models
+        or GPU count), so the node takes new placements again. Answers the node
+        (``simulated``, ``under_review``, ``review_reason``, ``cordoned``, ...)."""
+        body: dict[str, Any] = {}
+        if simulated is not None:
+            body["simulated"] = simulated
+        if accept_review:
+            body["review"] = "accept"
+        response = self.api.get_httpx_client().put(f"/v1/admin/nodes/{node_id}", json=body)
+        if not response.is_success:
+            raise _raw_error(response)
+        node: dict[str, Any] = response.json()
+        return node
+
     def me(self) -> UserView:
         return _ok(me_op.sync_detailed(client=self.api), UserView)
 

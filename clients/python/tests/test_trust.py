@@ -114,3 +114,38 @@ def test_a_deleted_node_and_a_demoted_providers_nodes_lose_their_tokens(server: 
     with pytest.raises(ApiError) as ended:
         provider.me()
     assert ended.value.status == 401
+
+
+def _register_simulated(server: str, token: str) -> httpx.Response:
+    """The node's agent registers one simulated H100."""
+    gpu = {"index": 0, "model": "H100-SXM5-80GB", "product_name": "H100", "uuid": "GPU-00000000-0000-0000-0000-000000000000",
+           "memory_mib": 81559, "mig_capable": False, "mig_mode": None, "driver_version": "550.54.15", "cuda_version": "12.4"}
+    return httpx.post(
+        f"{server}/v1/agent/register",
+        headers={"Authorization": f"Bearer {token}"},
+        json={"agent_version": "0.1.0", "backend": "simulated", "hostname": "sdk",
+              "host": {"cpu_milli": 64000, "memory_mib": 524288}, "gpus": [gpu]},
+        timeout=10,
+    )
+
+
+def test_only_a_node_an_admin_marked_simulated_registers_the_simulated_backend(server: str) -> None:
+    email, _ = _account(server, "provider")
+    provider = Gpuex.login(server, email, PASSWORD)
+    node_id, token = _node(provider)
+    refused = _register_simulated(server, token)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["code"] == "simulated_backend_refused"
+
+    with pytest.raises(ApiError) as not_admin:
+        provider.set_node(node_id, simulated=True)
+    assert not_admin.value.status == 403
+    admin = Gpuex.login(server, *ADMIN)
+    with pytest.raises(ApiError) as nothing:
+        admin.set_node(node_id)
+    assert (nothing.value.status, nothing.value.errors[0][0]) == (422, "simulated")
+    node = admin.set_node(node_id, simulated=True)
+    assert (node["simulated"], node["under_review"], node["review_reason"]) == (True, False, None)
+    assert _register_simulated(server, token).status_code == 200
+    # Accepting a review of a node not under review changes nothing.
+    assert admin.set_node(node_id, accept_review=True)["under_review"] is False

@@ -13,6 +13,7 @@ export const ACTION_LABELS: Record<string, string> = {
   uncordon_node: 'Uncordon node',
   delete_node: 'Delete node',
   set_role: 'Set role',
+  set_node: 'Set node',
 };
 
 export interface AuditLike {

@@ -1,4 +1,4 @@
-import { Button, Group, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Button, Group, Select, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
 import { useReducer, useState, type FormEvent } from 'react';
 import { api, type Schemas } from '../api/client';
 import { DataTable } from '../components/DataTable';
@@ -24,6 +24,7 @@ export function Admin() {
       <Regions onChange={changed} />
       <Credits onChange={changed} />
       <Roles onChange={changed} />
+      <Nodes onChange={changed} />
       <AuditLog changes={changes} />
     </Stack>
   );
@@ -226,6 +227,65 @@ function Roles({ onChange }: { onChange: () => void }) {
           </Text>
         )}
       </form>
+    </Section>
+  );
+}
+
+/**
+ * Every node: an admin marks the ones whose agents may run the simulated
+ * backend (demo, tests, load tests) and ends reviews (a re-inventory that
+ * changed a node's models or GPU count cordons it until then).
+ */
+function Nodes({ onChange }: { onChange: () => void }) {
+  const nodes = useLoad(() => api.GET('/v1/nodes'), []);
+  const { problem, run } = useAction();
+  async function put(id: string, body: Schemas['AdminNodeRequest']) {
+    if (await run(() => api.PUT('/v1/admin/nodes/{id}', { params: { path: { id } }, body }))) {
+      nodes.reload();
+      onChange();
+    }
+  }
+  return (
+    <Section title="Nodes">
+      <FormProblem problem={problem} />
+      <Loadable loaded={nodes} isEmpty={(d) => d.length === 0} empty="No nodes yet.">
+        {(list) => (
+          <DataTable
+            data-testid="admin-nodes"
+            rows={list}
+            rowKey={(n) => n.id}
+            columns={[
+              { header: 'Node', cell: (n) => n.name },
+              { header: 'Region', cell: (n) => n.region },
+              { header: 'Status', cell: (n) => n.status },
+              {
+                header: 'Simulated',
+                cell: (n) => (
+                  <Switch
+                    aria-label={`Simulated ${n.name}`}
+                    checked={n.simulated}
+                    onChange={(e) => void put(n.id, { simulated: e.currentTarget.checked })}
+                  />
+                ),
+              },
+              {
+                header: 'Review',
+                cell: (n) =>
+                  n.under_review ? (
+                    <Group gap="xs" wrap="nowrap">
+                      <Text size="sm">{n.review_reason}</Text>
+                      <Button size="xs" aria-label={`Accept review of ${n.name}`} onClick={() => void put(n.id, { review: 'accept' })}>
+                        Accept
+                      </Button>
+                    </Group>
+                  ) : (
+                    '—'
+                  ),
+              },
+            ]}
+          />
+        )}
+      </Loadable>
     </Section>
   );
 }

@@ -21,6 +21,12 @@ export function NodeStatusBadge({ node }: { node: Schemas['NodeSummary'] }) {
       <Badge color={color}>{node.status}</Badge>
       {node.cordoned && <Badge color="#343a40">cordoned</Badge>}
       {node.quarantined && <Badge color="#a61e1e">quarantined</Badge>}
+      {node.under_review && (
+        <Badge color="#8a4b00" title={node.review_reason ?? undefined} data-testid="under-review">
+          under review
+        </Badge>
+      )}
+      {node.simulated && <Badge color="#495057">simulated</Badge>}
     </Group>
   );
 }

@@ -473,6 +473,43 @@ async function aProviderDeletesANodeAndAnAdminChangesARole({ browser, base }) {
   await admin.context().close();
 }
 
+/** The simulated backend only on nodes an admin marked; a re-inventory that
+ * changes a node's GPUs puts it under review until an admin accepts it. */
+async function anAdminMarksANodeSimulatedAndAcceptsItsReview({ browser, base }) {
+  const provider = await apiLogin(base, 'provider');
+  const name = `review-${Date.now()}`;
+  const created = await apiCall(base, 'POST', '/v1/nodes', provider, { name, region: 'eu-west' });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const gpu = (index) => ({
+    index, model: 'H100-SXM5-80GB', product_name: 'H100', uuid: `GPU-${index}`, memory_mib: 81559,
+    mig_capable: false, mig_mode: null, driver_version: '550.54.15', cuda_version: '12.4',
+  });
+  const register = (count) => apiCall(base, 'POST', '/v1/agent/register', created.body.token, {
+    agent_version: '0.1.0', backend: 'simulated', hostname: name,
+    host: { cpu_milli: 64000, memory_mib: 524288 }, gpus: Array.from({ length: count }, (_, i) => gpu(i)),
+  });
+  assert.equal((await register(2)).status, 403, 'not marked simulated yet');
+  const admin = await newPage(browser);
+  await signIn(admin, base, 'admin');
+  await admin.goto(base + '/admin');
+  // Mantine's switch input is visually hidden behind its track: click it regardless.
+  await admin.getByLabel(`Simulated ${name}`).click({ force: true });
+  await waitFor(async () => (await register(2)).status === 200, 'the marked node registering');
+  // Its agent comes back with one GPU fewer: under review, shown to the provider.
+  assert.equal((await register(1)).status, 200);
+  const page = await newPage(browser);
+  await signIn(page, base, 'provider');
+  await page.goto(base + '/provider');
+  await page.getByTestId('under-review').first().waitFor();
+  await checkPage(page, 'provider-node-under-review');
+  await page.context().close();
+  await admin.reload();
+  await admin.getByRole('button', { name: `Accept review of ${name}` }).click();
+  await admin.getByRole('button', { name: `Accept review of ${name}` }).waitFor({ state: 'detached' });
+  await checkPage(admin, 'admin-nodes');
+  await admin.context().close();
+}
+
 export const scenarios = [
   ['the dashboard and the docs run under their Content-Security-Policy', theDashboardAndTheDocsRunUnderTheirContentSecurityPolicy],
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
@@ -485,6 +522,7 @@ export const scenarios = [
   ['a session that stops working goes back to sign in', aSessionThatStopsWorkingGoesBackToSignIn],
   ['a session refreshes itself, and signing out ends it on the server', aSessionRefreshesItselfAndSigningOutEndsItOnTheServer],
   ['a provider deletes a node, and an admin changes a role', aProviderDeletesANodeAndAnAdminChangesARole],
+  ['an admin marks a node simulated and accepts the review of its changed inventory', anAdminMarksANodeSimulatedAndAcceptsItsReview],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
   ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],

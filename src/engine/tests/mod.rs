@@ -9,6 +9,7 @@ mod helpers;
 mod market;
 mod prediction;
 mod props;
+mod rebalance;
 mod resale;
 mod rules;
 mod spot_and_preemption;

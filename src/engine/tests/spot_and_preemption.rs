@@ -155,6 +155,87 @@ fn on_demand_takes_a_spot_slice_only_after_notice_and_waits_pending_meanwhile() 
 }
 
 #[test]
+fn a_victim_that_exits_within_its_notice_frees_its_slice_and_the_waiting_lease_starts_at_once() {
+    let mut e = one_whole_gpu();
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    let s = grant(&mut e, T0 + 10, Command::Tick);
+    provisioned(&mut e, T0 + 12, s.id);
+    let mut hour = spec(Mode::OnDemand, whole_a100());
+    hour.duration_s = Some(3600);
+    let od = grant(&mut e, T0 + 100, place(2, hour));
+    assert_eq!(
+        (od.state, od.ready_at),
+        (LeaseState::Pending, Some(T0 + 220))
+    );
+    // The workload exits on SIGTERM four seconds into its notice.
+    let ev = run(
+        &mut e,
+        T0 + 104,
+        Command::AgentStatus {
+            lease_id: s.id,
+            status: AgentReport::Ended,
+        },
+    );
+    assert_eq!(ended(&ev), vec![(s.id, EndReason::AgentEnded, T0 + 104)]);
+    let started = e.lease(od.id).unwrap();
+    assert_eq!(started.state, LeaseState::Provisioning);
+    assert_eq!(started.starts_at, T0 + 104, "not at the deadline, T0 + 220");
+    assert_eq!(started.ready_at, None);
+    assert_eq!(
+        started.ends_at,
+        Some(T0 + 104 + 3600),
+        "a full hour from its start"
+    );
+    assert!(ev.iter().any(|x| matches!(x, Event::LeaseStateChanged { lease_id, to: LeaseState::Provisioning, at, .. } if *lease_id == od.id && *at == T0 + 104)));
+    // Its stale timers change nothing: not re-provisioned at the deadline,
+    // and it ends an hour after it started, not after the deadline.
+    let ev = run(&mut e, T0 + 220, Command::Tick);
+    assert!(
+        ev.iter()
+            .all(|x| !matches!(x, Event::LeaseStateChanged { lease_id, .. } if *lease_id == od.id)),
+        "{ev:?}"
+    );
+    assert!(ended(&run(&mut e, T0 + 104 + 3599, Command::Tick)).is_empty());
+    assert_eq!(
+        ended(&run(&mut e, T0 + 104 + 3600, Command::Tick)),
+        vec![(od.id, EndReason::Expired, T0 + 104 + 3600)]
+    );
+}
+
+#[test]
+fn a_lease_waiting_on_two_victims_starts_only_when_both_are_gone() {
+    let mut e = engine_with(vec![node(
+        1,
+        "eu",
+        &[(A100, PartitionMode::Whole), (A100, PartitionMode::Whole)],
+    )]);
+    run(&mut e, T0, place(1, spot(dec!(1.0))));
+    run(&mut e, T0, place(2, spot(dec!(1.0))));
+    let spots = granted(&run(&mut e, T0 + 10, Command::Tick));
+    assert_eq!(spots.len(), 2);
+    let mut two = spec(Mode::OnDemand, whole_a100());
+    two.resources.gpus = Some(2);
+    let od = grant(&mut e, T0 + 100, place(3, two));
+    assert_eq!(od.state, LeaseState::Pending);
+    let report = |id| Command::AgentStatus {
+        lease_id: id,
+        status: AgentReport::Ended,
+    };
+    run(&mut e, T0 + 104, report(spots[0].id));
+    assert_eq!(
+        e.lease(od.id).unwrap().state,
+        LeaseState::Pending,
+        "one victim still holds a GPU"
+    );
+    run(&mut e, T0 + 150, report(spots[1].id));
+    let started = e.lease(od.id).unwrap();
+    assert_eq!(
+        (started.state, started.starts_at),
+        (LeaseState::Provisioning, T0 + 150)
+    );
+}
+
+#[test]
 fn on_demand_never_takes_capacity_from_on_demand_or_reserved() {
     let mut e = one_whole_gpu();
     run(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));

@@ -103,10 +103,12 @@ impl Batch {
                 lease_id,
                 clearing_index,
                 bid_index,
+                reason,
                 at,
             } => {
                 self.touched_leases.insert(lease_id);
-                let data = json!({"bid_index": bid_index, "clearing_index": clearing_index});
+                let data = json!({"bid_index": bid_index, "clearing_index": clearing_index,
+                                  "reason": reason});
                 self.tell_lease(lease_id, EventType::LeaseRebalance, at, data);
             }
             Event::LeaseRepriced {
