@@ -6,6 +6,7 @@ use crate::engine::{LeaseState, NodeSpec};
 use crate::protocol::{LogsUpload, UsageBatch};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
+use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Node statuses as stored (the market's restore skips `lost`).
@@ -33,6 +34,9 @@ pub struct NodeRow {
     pub region: String,
     pub cordoned: bool,
     pub quarantined: bool,
+    /// Its agent reported usage beyond what a lease holds (DESIGN §19).
+    pub under_review: bool,
+    pub review_reason: Option<String>,
     pub status: String,
     pub spec: NodeSpec,
     pub inventory_json: Option<String>,
@@ -49,6 +53,8 @@ type RawNode = (
     String,
     bool,
     bool,
+    bool,
+    Option<String>,
     String,
     String,
     Option<String>,
@@ -59,7 +65,7 @@ type RawNode = (
 );
 
 const NODE_COLUMNS: &str =
-    "id, provider_id, name, region, cordoned, quarantined, status, spec_json, \
+    "id, provider_id, name, region, cordoned, quarantined, under_review, review_reason, status, spec_json, \
      inventory_json, metrics_json, last_heartbeat_at, registered_at, created_at";
 
 fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
@@ -70,6 +76,8 @@ fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
         region,
         cordoned,
         quarantined,
+        under_review,
+        review_reason,
         status,
         spec,
         inv,
@@ -85,6 +93,8 @@ fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
         region,
         cordoned,
         quarantined,
+        under_review,
+        review_reason,
         status,
         spec: serde_json::from_str(&spec).context("corrupt node spec")?,
         inventory_json: inv,
@@ -416,8 +426,16 @@ pub async fn last_usage_seq(db: &Db, agent: Uuid) -> anyhow::Result<Option<i64>>
     })?)
 }
 
-/// Applies a usage batch once: whether it was new.
-pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> anyhow::Result<bool> {
+/// Applies a usage batch once: whether it was new. Only the records whose
+/// index is not in `refused` are stored; when some are refused the node is
+/// marked for review in the same transaction, keeping the first reason seen.
+pub async fn apply_usage(
+    db: &Db,
+    batch: &UsageBatch,
+    refused: &BTreeSet<usize>,
+    review_reason: Option<&str>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<bool> {
     let seq = i64::try_from(batch.seq).context("seq out of range")?;
     let mut tx = db.begin().await?;
     let inserted = execute_tx!(
@@ -426,14 +444,19 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
              ON CONFLICT (agent_id, seq) DO NOTHING",
         batch.agent_id,
         seq,
-        batch.records.len() as i64,
+        (batch.records.len() - refused.len()) as i64,
         now,
     )
     .context("failed to record a usage batch")?;
     if inserted == 0 {
         return Ok(false);
     }
-    for r in &batch.records {
+    for (_, r) in batch
+        .records
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !refused.contains(i))
+    {
         execute_tx!(
             tx,
             "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
@@ -448,6 +471,16 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
             r.mean_utilization.map(Money),
         )
         .context("failed to insert a usage record")?;
+    }
+    if let Some(reason) = review_reason {
+        execute_tx!(
+            tx,
+            "UPDATE nodes SET under_review = TRUE, review_reason = COALESCE(review_reason, $1) \
+                 WHERE id = $2",
+            reason,
+            batch.agent_id,
+        )
+        .context("failed to mark a node for review")?;
     }
     tx.commit().await?;
     Ok(true)

@@ -46,6 +46,11 @@ pub struct NodeSummary {
     pub cordoned: bool,
     /// The GPUs changed under live leases; cleared by uncordoning.
     pub quarantined: bool,
+    /// Its agent reported usage beyond what a lease holds times the
+    /// interval (DESIGN §19); those records were refused. For a person to look at.
+    pub under_review: bool,
+    /// What put the node under review (the first refused record).
+    pub review_reason: Option<String>,
     /// GPUs gpuex sells on this node.
     pub gpu_count: usize,
     /// The host name the agent registered with.
@@ -65,6 +70,8 @@ impl From<&NodeRow> for NodeSummary {
             status: n.status.clone(),
             cordoned: n.cordoned,
             quarantined: n.quarantined,
+            under_review: n.under_review,
+            review_reason: n.review_reason.clone(),
             gpu_count: n.spec.gpus.len(),
             hostname: registration(n).map(|r| r.hostname),
             last_heartbeat_at: n.last_heartbeat_at,
