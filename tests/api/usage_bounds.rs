@@ -18,20 +18,20 @@ const H100_MIG: (&str, bool) = ("H100-SXM5-80GB", true);
 /// `Decimal::MAX`: the `tflops_s` that made every view of its lease fail.
 const DECIMAL_MAX: &str = "79228162514264337593543950335";
 
-/// What the agent meters for the 3g.40gb slice `order("on_demand")` holds
-/// (423.857 TFLOPS, 40 GB) over 10.005 s, with `tflops_s` as given.
+/// What the agent meters for the 1g.20gb slice `order("on_demand")` holds
+/// (141.286 TFLOPS, 20 GB) over 10.005 s, with `tflops_s` as given.
 fn record(lease: Uuid, start_s: u32, tflops_s: &str) -> Value {
     json!({
         "lease_id": lease,
         "interval_start": format!("2026-11-30T05:00:{start_s:02}.120Z"),
         "interval_end": format!("2026-11-30T05:00:{:02}.125Z", start_s + 10),
         "tflops_s": tflops_s,
-        "vram_gb_s": "400.200",
+        "vram_gb_s": "200.100",
         "mean_utilization": "0.92"
     })
 }
 
-const METERED: &str = "4240.689285";
+const METERED: &str = "1413.566430";
 
 /// GETs `path` and asserts 200.
 async fn ok(app: &crate::helpers::TestApp, token: &str, path: &str) -> Value {
@@ -76,8 +76,8 @@ on_both_databases! {
         // The batch's other two records are stored, once.
         assert_eq!(fleet::scalar(&app, "SELECT COUNT(*) FROM usage_records").await, 2);
         let view = lease(&app, &m.buyer, lease_id).await;
-        assert_eq!(dec(&view["usage"]["tflops_s"]), "8481.37857".parse::<Decimal>().unwrap());
-        assert_eq!(dec(&view["usage"]["vram_gb_s"]), "800.4".parse::<Decimal>().unwrap());
+        assert_eq!(dec(&view["usage"]["tflops_s"]), "2827.13286".parse::<Decimal>().unwrap());
+        assert_eq!(dec(&view["usage"]["vram_gb_s"]), "400.2".parse::<Decimal>().unwrap());
         ok(&app, &m.buyer, "/v1/leases").await;
         ok(&app, &m.buyer, "/v1/billing/profile").await;
 
@@ -96,7 +96,7 @@ on_both_databases! {
         assert_eq!(node_view(&app, &m.provider, node.id).await["review_reason"], reason);
         // vram is bounded too.
         let mut greedy = record(lease_id, 46, METERED);
-        greedy["vram_gb_s"] = json!("1000");
+        greedy["vram_gb_s"] = json!("300");
         let r = app
             .post("/v1/agent/usage", Some(&node.token), json!({"agent_id": node.id, "seq": 3, "records": [greedy]}))
             .await;
