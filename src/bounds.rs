@@ -303,10 +303,7 @@ mod tests {
             dec!(3)
         );
         assert_eq!(sum_stored([Decimal::MAX, dec!(1)], "test"), Decimal::MAX);
-        assert_eq!(
-            sum_stored([dec!(1.5), dec!(2)], "test"),
-            dec!(3.5),
-        );
+        assert_eq!(sum_stored([dec!(1.5), dec!(2)], "test"), dec!(3.5),);
         let mut sum = Decimal::MAX;
         add_stored(&mut sum, dec!(1), "test");
         assert_eq!(sum, Decimal::MAX);

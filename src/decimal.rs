@@ -83,7 +83,8 @@ pub fn deserialize_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Deci
 struct MoneyVisitor;
 
 /// What a money field must be, in the 422.
-pub const MONEY_RULE: &str = "must be a decimal string such as \"12.50\" (no JSON number, no exponent)";
+pub const MONEY_RULE: &str =
+    "must be a decimal string such as \"12.50\" (no JSON number, no exponent)";
 
 impl Visitor<'_> for MoneyVisitor {
     type Value = Decimal;
@@ -93,7 +94,9 @@ impl Visitor<'_> for MoneyVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Decimal, E> {
-        let value = DecimalVisitor.visit_str::<E>(v).map_err(|_| E::custom(MONEY_RULE))?;
+        let value = DecimalVisitor
+            .visit_str::<E>(v)
+            .map_err(|_| E::custom(MONEY_RULE))?;
         // `from_str` rounds digits beyond 28 away; money is taken exactly or not at all.
         Decimal::from_str_exact(v).map_err(|_| {
             E::custom("has more digits than a decimal holds; send at most the field's decimals")

@@ -287,7 +287,11 @@ impl Builder {
             let acc = self.groups.entry(key.clone()).or_default();
             // Stored records may predate the bounds on what nodes report.
             let used = sample.tflops_s.checked_mul(utilization).unwrap_or_default();
-            add_stored(&mut acc.measured_tflops_s, sample.tflops_s, "profile tflops_s");
+            add_stored(
+                &mut acc.measured_tflops_s,
+                sample.tflops_s,
+                "profile tflops_s",
+            );
             add_stored(&mut acc.used_tflops_s, used, "profile used tflops_s");
         }
     }

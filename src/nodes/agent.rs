@@ -3,8 +3,8 @@
 //! is the agent id.
 
 use super::inventory;
-use super::usage_bounds::{self, Held};
 use super::store::{self, status, LeaseRow, Registration};
+use super::usage_bounds::{self, Held};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
@@ -12,8 +12,8 @@ use crate::engine::{AgentReport, Command, Lease, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, HeartbeatRequest, HeartbeatResponse, HeldUnits,
-    HostLimits, LeaseRunState, LogsUpload, Partition, Placement, RegisterRequest, RegisterResponse,
-    RefusedUsage, StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
+    HostLimits, LeaseRunState, LogsUpload, Partition, Placement, RefusedUsage, RegisterRequest,
+    RegisterResponse, StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
 };
 use axum::extract::State;
 use axum::http::StatusCode;

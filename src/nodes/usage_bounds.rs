@@ -76,9 +76,10 @@ pub fn check(index: usize, r: &UsageRecord, held: Option<Held>) -> Vec<(String, 
                 format!(
                     "must be at most {}: the lease holds {} {unit} for {seconds} s \
                      (with {TOLERANCE_PERCENT} % and {TOLERANCE_S} s of tolerance)",
-                    most.map_or_else(|| "the held units times the interval".into(), |m| {
-                        m.normalize().to_string()
-                    }),
+                    most.map_or_else(
+                        || "the held units times the interval".into(),
+                        |m| { m.normalize().to_string() }
+                    ),
                     held.normalize(),
                 ),
             )),
@@ -138,6 +139,9 @@ mod tests {
 
     #[test]
     fn a_lease_that_cannot_be_read_bounds_nothing() {
-        assert_eq!(check(0, &record(dec!(1), 1000), None)[0].0, "records[0].lease_id");
+        assert_eq!(
+            check(0, &record(dec!(1), 1000), None)[0].0,
+            "records[0].lease_id"
+        );
     }
 }

@@ -334,7 +334,8 @@ async fn put_prices(
                 format!("unknown GPU model `{}`", u.gpu_model),
             ));
         }
-        errors.extend(crate::bounds::LIST_PRICE.take(format!("[{i}].list_price"), &mut u.list_price));
+        errors
+            .extend(crate::bounds::LIST_PRICE.take(format!("[{i}].list_price"), &mut u.list_price));
     }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));

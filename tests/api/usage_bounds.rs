@@ -41,7 +41,10 @@ async fn ok(app: &crate::helpers::TestApp, token: &str, path: &str) -> Value {
 }
 
 fn dec(v: &Value) -> Decimal {
-    v.as_str().unwrap_or_else(|| panic!("not a decimal string: {v}")).parse().unwrap()
+    v.as_str()
+        .unwrap_or_else(|| panic!("not a decimal string: {v}"))
+        .parse()
+        .unwrap()
 }
 
 on_both_databases! {
