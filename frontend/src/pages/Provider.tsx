@@ -21,6 +21,11 @@ export function NodeStatusBadge({ node }: { node: Schemas['NodeSummary'] }) {
       <Badge color={color}>{node.status}</Badge>
       {node.cordoned && <Badge color="#343a40">cordoned</Badge>}
       {node.quarantined && <Badge color="#a61e1e">quarantined</Badge>}
+      {node.under_review && (
+        <Badge color="#a61e1e" title={node.review_reason ?? undefined}>
+          under review
+        </Badge>
+      )}
     </Group>
   );
 }
