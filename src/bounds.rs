@@ -24,6 +24,9 @@ pub struct Bounds {
     pub scale: u32,
     /// Whether `0` is allowed (a budget of 0 removes it); never below it.
     pub zero: bool,
+    /// Money (DESIGN §19 "Money in"): a decimal string only, never a JSON
+    /// number, kept at `scale` decimals once accepted.
+    pub money: bool,
 }
 
 /// Credits and adjustments: below 10⁹, to the micro-unit.
@@ -31,24 +34,28 @@ pub const AMOUNT: Bounds = Bounds {
     integer_digits: 9,
     scale: 6,
     zero: false,
+    money: true,
 };
 /// A monthly budget: like an amount, and `0` removes it.
 pub const BUDGET: Bounds = Bounds {
     integer_digits: 9,
     scale: 6,
     zero: true,
+    money: true,
 };
 /// What a whole order pays at most per hour (spot's bid): below 10⁶.
 pub const PRICE_PER_HOUR: Bounds = Bounds {
     integer_digits: 6,
     scale: 6,
     zero: false,
+    money: true,
 };
 /// A list price per unit-hour: below 10⁶.
 pub const LIST_PRICE: Bounds = Bounds {
     integer_digits: 6,
     scale: 6,
     zero: false,
+    money: true,
 };
 /// TFLOPS asked for: below 10⁵ (beyond any 8-GPU node), to 3 decimals like
 /// the units a MIG profile holds, so at least 0.001.
@@ -56,6 +63,7 @@ pub const TFLOPS: Bounds = Bounds {
     integer_digits: 5,
     scale: 3,
     zero: false,
+    money: false,
 };
 
 impl Bounds {
@@ -93,6 +101,18 @@ impl Bounds {
         (!self.contains(value)).then(|| FieldError::new(field, self.rule()))
     }
 
+    /// Like [`Bounds::check`], and an accepted value is put at this kind's
+    /// scale: trailing zeros beyond it (`"5.000…0"`, 26 of them) go, so no
+    /// answer echoes them and every figure of the kind has one scale at most.
+    /// Exact: the check has refused any digit that is not zero beyond it.
+    pub fn take(&self, field: impl Into<String>, value: &mut Decimal) -> Option<FieldError> {
+        let error = self.check(field, *value);
+        if error.is_none() && value.scale() > self.scale {
+            value.rescale(self.scale);
+        }
+        error
+    }
+
     /// Decimal text within bounds: at most `integer_digits` digits after
     /// any leading zeros, then a point and at most `scale` more before any
     /// trailing zeros: exactly the values [`Bounds::contains`] accepts.
@@ -117,6 +137,28 @@ impl Bounds {
             .schema_type(SchemaType::Type(Type::String))
             .pattern(Some(self.pattern()))
             .examples([serde_json::Value::String(example.to_owned())]);
+        if self.money {
+            // Money is a string only (DESIGN §19): a JSON number has been a binary float.
+            let described = format!(
+                "Money: a decimal string (no JSON number, no exponent), {}. \
+                 Kept and answered at {} decimals at most.",
+                self.rule().trim_start_matches("must be "),
+                self.scale
+            );
+            return if self.zero {
+                digits.description(Some(described)).into()
+            } else {
+                AllOfBuilder::new()
+                    .item(digits)
+                    .item(
+                        ObjectBuilder::new()
+                            .schema_type(SchemaType::Type(Type::String))
+                            .pattern(Some(Self::NONZERO)),
+                    )
+                    .description(Some(described))
+                    .into()
+            };
+        }
         let text: RefOr<Schema> = if self.zero {
             digits.into()
         } else {
@@ -149,6 +191,26 @@ impl Bounds {
             )))
             .into()
     }
+}
+
+/// Adds `term` to `sum` unless that overflows `Decimal`; then `sum` stays as
+/// it was and the skipped term is logged. For sums over stored figures, which
+/// may predate the bounds on input (a node's usage before DESIGN §19's
+/// bounds): a view shows what it can add up rather than failing for good.
+pub fn add_stored(sum: &mut Decimal, term: Decimal, what: &str) {
+    match sum.checked_add(term) {
+        Some(total) => *sum = total,
+        None => tracing::warn!(%term, what, "a stored figure overflows its sum; skipped"),
+    }
+}
+
+/// The sum of stored figures, each overflowing term skipped (see [`add_stored`]).
+pub fn sum_stored(terms: impl IntoIterator<Item = Decimal>, what: &str) -> Decimal {
+    let mut sum = Decimal::ZERO;
+    for term in terms {
+        add_stored(&mut sum, term, what);
+    }
+    sum
 }
 
 /// Marker types whose OpenAPI schema is one of the bounds above:
@@ -232,6 +294,19 @@ mod tests {
         }
         assert!(matches(&BUDGET, "0") && BUDGET.contains(Decimal::ZERO));
         assert!(!matches(&TFLOPS, "0.0004") && !TFLOPS.contains(dec!(0.0004)));
+    }
+
+    #[test]
+    fn a_sum_of_stored_figures_skips_a_term_that_would_overflow() {
+        assert_eq!(
+            sum_stored([dec!(1), Decimal::MAX, dec!(2), Decimal::MAX], "test"),
+            dec!(3)
+        );
+        assert_eq!(sum_stored([Decimal::MAX, dec!(1)], "test"), Decimal::MAX);
+        assert_eq!(sum_stored([dec!(1.5), dec!(2)], "test"), dec!(3.5),);
+        let mut sum = Decimal::MAX;
+        add_stored(&mut sum, dec!(1), "test");
+        assert_eq!(sum, Decimal::MAX);
     }
 
     #[test]

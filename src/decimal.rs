@@ -1,7 +1,7 @@
 //! Reading decimals from JSON without losing a digit.
 //!
-//! Money and quantities are accepted as JSON strings (`"12.50"`, exact) or as
-//! numbers. A number arrives from serde_json as an `f64`; its shortest
+//! Quantities are accepted as JSON strings (`"12.50"`, exact) or as
+//! numbers; money as strings only ([`money`]). A number arrives from serde_json as an `f64`; its shortest
 //! round-trip form is the literal the client wrote (for up to 15 significant
 //! digits), so it is parsed from that text, never converted numerically.
 #![deny(clippy::float_arithmetic)]
@@ -74,6 +74,75 @@ pub fn deserialize_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Deci
     d.deserialize_option(OptionVisitor)
 }
 
+/// Money in (DESIGN §19): a JSON string in plain decimal notation only. A
+/// JSON number is refused, whatever digits it was written with: it has
+/// passed through a binary float (`1E-2`, `100.00000000000000000000000001`
+/// lose or change digits on the way), so it cannot be money. Text with more
+/// digits than a `Decimal` holds is refused rather than rounded; each field's
+/// range and scale are then checked by its `crate::bounds::Bounds`.
+struct MoneyVisitor;
+
+/// What a money field must be, in the 422.
+pub const MONEY_RULE: &str =
+    "must be a decimal string such as \"12.50\" (no JSON number, no exponent)";
+
+impl Visitor<'_> for MoneyVisitor {
+    type Value = Decimal;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(MONEY_RULE)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Decimal, E> {
+        let value = DecimalVisitor
+            .visit_str::<E>(v)
+            .map_err(|_| E::custom(MONEY_RULE))?;
+        // `from_str` rounds digits beyond 28 away; money is taken exactly or not at all.
+        Decimal::from_str_exact(v).map_err(|_| {
+            E::custom("has more digits than a decimal holds; send at most the field's decimals")
+        })?;
+        Ok(value)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Decimal, E> {
+        Err(E::custom(MONEY_RULE))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Decimal, E> {
+        Err(E::custom(MONEY_RULE))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Decimal, E> {
+        Err(E::custom(MONEY_RULE))
+    }
+}
+
+/// Money: `#[serde(deserialize_with = "crate::decimal::money")]`.
+pub fn money<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+    d.deserialize_any(MoneyVisitor)
+}
+
+/// Optional money (with `#[serde(default)]`): absent or `null` is `None`.
+pub fn money_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+    struct OptionVisitor;
+    impl<'de> Visitor<'de> for OptionVisitor {
+        type Value = Option<Decimal>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(MONEY_RULE)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            money(d).map(Some)
+        }
+    }
+    d.deserialize_option(OptionVisitor)
+}
+
 /// How a request writes a decimal, for the OpenAPI document: a string holding
 /// one (`"12.50"`, exact; exponents and surrounding spaces allowed) or a JSON
 /// number. Each field's range and scale are checked by the server.
@@ -131,6 +200,45 @@ mod tests {
             assert!(serde_json::from_str::<Amount>(&json).is_err(), "{text}");
         }
         assert_eq!(parse(r#"{"amount": "-0.25"}"#), dec!(-0.25));
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Price {
+        #[serde(default, deserialize_with = "money_option")]
+        price: Option<Decimal>,
+    }
+
+    fn price(json: &str) -> Result<Option<Decimal>, String> {
+        serde_json::from_str::<Price>(json)
+            .map(|p| p.price)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn money_is_a_plain_decimal_string_only() {
+        assert_eq!(price(r#"{"price": "12.50"}"#), Ok(Some(dec!(12.50))));
+        assert_eq!(price(r#"{"price": null}"#), Ok(None));
+        assert_eq!(price("{}"), Ok(None));
+        for json in [
+            r#"{"price": 1E+1}"#,
+            r#"{"price": 1E-2}"#,
+            r#"{"price": 10}"#,
+            r#"{"price": 0.5}"#,
+            r#"{"price": 100.00000000000000000000000001}"#,
+            r#"{"price": "1E+1"}"#,
+            r#"{"price": "1e-2"}"#,
+        ] {
+            let e = price(json).expect_err(json);
+            assert!(e.contains("decimal string"), "{json}: {e}");
+        }
+        // 29 significant digits fit, for the field's scale check to refuse;
+        // 30 do not, and `from_str` would round them to 100.
+        assert_eq!(
+            price(r#"{"price": "100.00000000000000000000000001"}"#),
+            Ok(Some(dec!(100.00000000000000000000000001)))
+        );
+        let e = price(r#"{"price": "100.000000000000000000000000001"}"#).unwrap_err();
+        assert!(e.contains("more digits"), "{e}");
     }
 
     #[test]

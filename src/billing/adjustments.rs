@@ -27,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct AdjustmentRequest {
     pub user_id: Uuid,
     /// Positive: what the buyer gets back.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::Amount)]
     pub amount: Decimal,
     /// Why; shown on the invoice and in the export.
@@ -67,11 +67,11 @@ pub struct AdjustmentView {
 async fn adjust(
     State(state): State<AppState>,
     caller: Caller,
-    Json(req): Json<AdjustmentRequest>,
+    Json(mut req): Json<AdjustmentRequest>,
 ) -> Result<(StatusCode, Json<AdjustmentView>), ApiError> {
     caller.require(&[Role::Admin])?;
     let mut errors = Vec::new();
-    errors.extend(crate::bounds::AMOUNT.check("amount", req.amount));
+    errors.extend(crate::bounds::AMOUNT.take("amount", &mut req.amount));
     let reason = req.reason.trim().to_owned();
     if reason.is_empty() || reason.chars().count() > 500 {
         errors.push(FieldError::new("reason", "must be 1 to 500 characters"));

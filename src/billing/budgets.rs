@@ -43,7 +43,7 @@ pub struct BudgetRequest {
     #[schema(min_length = 1, max_length = 256)]
     pub tag_value: String,
     /// Per calendar month (UTC); `0` removes the budget.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::BudgetLimit)]
     pub monthly_limit: Decimal,
 }
@@ -83,7 +83,7 @@ pub struct Budget {
 async fn put_budget(
     State(state): State<AppState>,
     caller: Caller,
-    Json(req): Json<BudgetRequest>,
+    Json(mut req): Json<BudgetRequest>,
 ) -> Result<Json<BudgetView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let mut errors = Vec::new();
@@ -93,7 +93,7 @@ async fn put_budget(
     if req.tag_value.is_empty() || req.tag_value.len() > 256 {
         errors.push(FieldError::new("tag_value", "must be 1 to 256 characters"));
     }
-    errors.extend(crate::bounds::BUDGET.check("monthly_limit", req.monthly_limit));
+    errors.extend(crate::bounds::BUDGET.take("monthly_limit", &mut req.monthly_limit));
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }

@@ -13,6 +13,7 @@ use super::export::window_or_month;
 use super::lines::{self, ChargeLine, Kind, Scope, Unit};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
+use crate::bounds::add_stored;
 use crate::db::{dispatch, Db, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use anyhow::Context;
@@ -284,8 +285,14 @@ impl Builder {
         };
         for key in keys {
             let acc = self.groups.entry(key.clone()).or_default();
-            acc.measured_tflops_s += sample.tflops_s;
-            acc.used_tflops_s += sample.tflops_s * utilization;
+            // Stored records may predate the bounds on what nodes report.
+            let used = sample.tflops_s.checked_mul(utilization).unwrap_or_default();
+            add_stored(
+                &mut acc.measured_tflops_s,
+                sample.tflops_s,
+                "profile tflops_s",
+            );
+            add_stored(&mut acc.used_tflops_s, used, "profile used tflops_s");
         }
     }
 

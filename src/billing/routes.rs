@@ -183,8 +183,8 @@ async fn ledger_page(
 #[serde(deny_unknown_fields)]
 pub struct CreditRequest {
     pub user_id: Uuid,
-    /// A string (`"100.00"`) or a number.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    /// A decimal string (`"100.00"`), never a JSON number.
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::Amount)]
     pub amount: Decimal,
     /// Why the credit was given; shown on the ledger.
@@ -218,11 +218,11 @@ async fn admin_credit(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Json(req): Json<CreditRequest>,
+    Json(mut req): Json<CreditRequest>,
 ) -> Result<Response, ApiError> {
     caller.require(&[Role::Admin])?;
     let mut errors = Vec::new();
-    errors.extend(crate::bounds::AMOUNT.check("amount", req.amount));
+    errors.extend(crate::bounds::AMOUNT.take("amount", &mut req.amount));
     let memo = req
         .memo
         .as_deref()

@@ -68,6 +68,7 @@ const UNITS: Bounds = Bounds {
     integer_digits: 9,
     scale: 6,
     zero: true,
+    money: false,
 };
 
 /// A decimal of units held at once.
@@ -153,7 +154,7 @@ pub struct TcoRequest {
     #[schema(minimum = 1, maximum = 120)]
     pub months: Option<u32>,
     /// What one whole 8-GPU node rents for per hour.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::PricePerHour)]
     pub node_price_per_hour: Decimal,
     /// The GPU model of the node and of the units (default: the model the
@@ -607,7 +608,7 @@ pub fn price(
 async fn tco(
     State(state): State<AppState>,
     caller: Caller,
-    Json(req): Json<TcoRequest>,
+    Json(mut req): Json<TcoRequest>,
 ) -> Result<Json<Tco>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
     let mut errors = Vec::new();
@@ -615,7 +616,7 @@ async fn tco(
     if !(1..=MAX_MONTHS).contains(&months) {
         errors.push(FieldError::new("months", "must be from 1 to 120"));
     }
-    errors.extend(PRICE_PER_HOUR.check("node_price_per_hour", req.node_price_per_hour));
+    errors.extend(PRICE_PER_HOUR.take("node_price_per_hour", &mut req.node_price_per_hour));
     if let Some(u) = req.utilization {
         if u.is_zero() || !share_ok(u) {
             errors.push(FieldError::new(

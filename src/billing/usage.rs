@@ -6,6 +6,7 @@ use super::lines::{self, ChargeLine, Scope};
 use super::period;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
+use crate::bounds::{add_stored, sum_stored};
 use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::State;
@@ -117,10 +118,14 @@ pub async fn report(
             key,
             ..UsageGroup::default()
         });
-        g.cost += l.amount.0;
+        add_stored(&mut g.cost, l.amount.0, "usage cost");
         g.lines += 1;
         if let Some(unit) = &l.unit {
-            *g.units.entry(unit.clone()).or_default() += l.quantity.0;
+            add_stored(
+                g.units.entry(unit.clone()).or_default(),
+                l.quantity.0,
+                "usage units",
+            );
         }
     })
     .await?;
@@ -149,7 +154,7 @@ async fn usage(
     })?;
     let (from_s, to_s) = window_or_month(q.from, q.to, state.settings.clock.now().timestamp())?;
     let groups = report(&state.db, caller.id, from_s, to_s, &group_by).await?;
-    let total = groups.iter().map(|g| g.cost).sum();
+    let total = sum_stored(groups.iter().map(|g| g.cost), "usage total");
     Ok(Json(UsageReport {
         from: DateTime::from_timestamp(from_s, 0).unwrap_or_default(),
         to: DateTime::from_timestamp(to_s, 0).unwrap_or_default(),

@@ -54,7 +54,7 @@ pub struct OrderRequest {
     #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the most the whole order pays per hour (required for spot).
-    #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
+    #[serde(default, deserialize_with = "crate::decimal::money_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
     /// How long to wait for capacity (default 0: refused at once; at most 7 days).
@@ -335,12 +335,15 @@ async fn place_order(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    Json(req): Json<OrderRequest>,
+    Json(mut req): Json<OrderRequest>,
 ) -> Result<(StatusCode, Json<OrderView>), ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let errors = req.validate();
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
+    }
+    if let Some(price) = req.max_price.as_mut() {
+        crate::bounds::PRICE_PER_HOUR.take("max_price", price);
     }
     // Before the market task: an order whose notices could not be sent,
     // or could reach a private address, is refused whole.

@@ -35,7 +35,7 @@ pub struct ListingRequest {
     /// (default 120 s) ahead and an hour before the window ends.
     pub from: DateTime<Utc>,
     /// For the whole slice, at most 0.9 × its reserved price per hour.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::PricePerHour)]
     pub ask_per_hour: Decimal,
 }
@@ -128,10 +128,10 @@ impl From<&Listing> for ResaleOffer {
 async fn create_listing(
     State(state): State<AppState>,
     caller: Caller,
-    Json(req): Json<ListingRequest>,
+    Json(mut req): Json<ListingRequest>,
 ) -> Result<(StatusCode, Json<ListingView>), ApiError> {
     caller.require(&[Role::Buyer])?;
-    if let Some(error) = crate::bounds::PRICE_PER_HOUR.check("ask_per_hour", req.ask_per_hour) {
+    if let Some(error) = crate::bounds::PRICE_PER_HOUR.take("ask_per_hour", &mut req.ask_per_hour) {
         return Err(ApiError::Invalid(vec![error]));
     }
     if req.ask_per_hour <= Decimal::ZERO {

@@ -1,5 +1,6 @@
 //! What the API shows of orders and leases, read from their rows.
 
+use crate::bounds::sum_stored;
 use crate::catalog::text_names;
 use crate::db::{dispatch, Db, Money};
 use crate::engine::{Lease, LeaseState, Mode};
@@ -363,10 +364,11 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         exit_code,
         failure,
         usage: UsageView {
-            charged: charged.into_iter().map(|m| m.0).sum(),
+            charged: sum_stored(charged.into_iter().map(|m| m.0), "lease charges"),
             billed_until: billed_until.map(at),
-            tflops_s: usage.iter().map(|(t, _)| t.0).sum(),
-            vram_gb_s: usage.iter().map(|(_, v)| v.0).sum(),
+            // Stored records may predate the bounds on what nodes report.
+            tflops_s: sum_stored(usage.iter().map(|(t, _)| t.0), "lease tflops_s"),
+            vram_gb_s: sum_stored(usage.iter().map(|(_, v)| v.0), "lease vram_gb_s"),
         },
         conversions: conversion_views(&lease),
     })

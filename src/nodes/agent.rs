@@ -4,6 +4,7 @@
 
 use super::inventory;
 use super::store::{self, status, LeaseRow, Registration};
+use super::usage_bounds::{self, Held};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
@@ -12,7 +13,8 @@ use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, BackendKind, HeartbeatRequest,
     HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload, Partition, Placement,
-    RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageBatch, LOGS_TAIL_BYTES,
+    RefusedUsage, RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageBatch,
+    LOGS_TAIL_BYTES,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -459,7 +461,7 @@ pub const FINAL_LOGS_GRACE_S: i64 = 60;
 #[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),
     request_body(content = UsageBatch, description = "Metered usage, numbered (src/protocol/README.md)"),
     responses(
-        (status = 200, description = "Acknowledged; `duplicate` when applied before", body = UsageAck),
+        (status = 200, description = "Acknowledged; `duplicate` when applied before. Records beyond what their lease holds times their interval are refused on their own (named in `refused`; the rest is stored) and the node is marked for review", body = UsageAck),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
@@ -484,6 +486,12 @@ async fn usage(
         .into_iter()
         .collect();
     let ours = store::leases_on_node(&state.db, node.id, &ids).await?;
+    let mut held = BTreeMap::new();
+    for id in &ours {
+        if let Some(row) = store::lease(&state.db, *id).await? {
+            held.insert(*id, Held::of(&row));
+        }
+    }
     for (i, r) in batch.records.iter().enumerate() {
         let at = |f: &str| format!("records[{i}].{f}");
         if !ours.contains(&r.lease_id) {
@@ -516,9 +524,41 @@ async fn usage(
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
-    let applied = store::apply_usage(&state.db, &batch, state.settings.clock.now()).await?;
+    // Out of bounds is judged per record, not per batch: the agent drops a
+    // batch answered 422, which would lose the node's honest records too.
+    let mut refused = Vec::new();
+    for (i, r) in batch.records.iter().enumerate() {
+        let lease_held = held.get(&r.lease_id).copied().flatten();
+        for (field, reason) in usage_bounds::check(i, r, lease_held) {
+            refused.push(RefusedUsage {
+                index: i,
+                lease_id: r.lease_id,
+                field,
+                reason,
+            });
+        }
+    }
+    let refused_at: BTreeSet<usize> = refused.iter().map(|r| r.index).collect();
+    let review = refused.first().map(|r| {
+        format!(
+            "usage out of bounds for lease {} ({}: {})",
+            r.lease_id, r.field, r.reason
+        )
+    });
+    if let Some(reason) = &review {
+        tracing::warn!(node = %node.id, seq = batch.seq, refused = refused.len(), "{reason}; node marked for review");
+    }
+    let applied = store::apply_usage(
+        &state.db,
+        &batch,
+        &refused_at,
+        review.as_deref(),
+        state.settings.clock.now(),
+    )
+    .await?;
     Ok(Json(UsageAck {
         seq: batch.seq,
         duplicate: !applied,
+        refused,
     }))
 }

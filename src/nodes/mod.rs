@@ -8,6 +8,7 @@
 //! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
+//! - [`usage_bounds`]: what an agent may report as used, per record.
 //! - [`removal`]: deleted nodes and demoted providers' nodes: tokens revoked, leases ended as on loss.
 
 mod admin;
@@ -17,6 +18,7 @@ mod logs;
 pub mod removal;
 mod routes;
 pub mod store;
+mod usage_bounds;
 mod view;
 pub mod watchdog;
 

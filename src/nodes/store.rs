@@ -6,6 +6,7 @@ use crate::engine::{LeaseState, NodeSpec};
 use crate::protocol::{LogsUpload, UsageBatch};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
+use std::collections::BTreeSet;
 use uuid::Uuid;
 
 /// Node statuses as stored (the market's restore skips `lost`).
@@ -42,7 +43,9 @@ pub struct NodeRow {
     pub created_at: DateTime<Utc>,
     /// An admin allowed this node the simulated backend.
     pub simulated: bool,
-    /// A re-inventory changed its models or GPU count: cordoned until an admin accepts.
+    /// For a person to look at: a re-inventory changed its models or GPU
+    /// count (cordoned until an admin accepts), or its agent reported usage
+    /// beyond what a lease holds (DESIGN §19).
     pub under_review: bool,
     pub review_reason: Option<String>,
 }
@@ -466,8 +469,16 @@ pub async fn last_usage_seq(db: &Db, agent: Uuid) -> anyhow::Result<Option<i64>>
     })?)
 }
 
-/// Applies a usage batch once: whether it was new.
-pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> anyhow::Result<bool> {
+/// Applies a usage batch once: whether it was new. Only the records whose
+/// index is not in `refused` are stored; when some are refused the node is
+/// marked for review in the same transaction, keeping the first reason seen.
+pub async fn apply_usage(
+    db: &Db,
+    batch: &UsageBatch,
+    refused: &BTreeSet<usize>,
+    review_reason: Option<&str>,
+    now: DateTime<Utc>,
+) -> anyhow::Result<bool> {
     let seq = i64::try_from(batch.seq).context("seq out of range")?;
     let mut tx = db.begin().await?;
     let inserted = execute_tx!(
@@ -476,14 +487,19 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
              ON CONFLICT (agent_id, seq) DO NOTHING",
         batch.agent_id,
         seq,
-        batch.records.len() as i64,
+        (batch.records.len() - refused.len()) as i64,
         now,
     )
     .context("failed to record a usage batch")?;
     if inserted == 0 {
         return Ok(false);
     }
-    for r in &batch.records {
+    for (_, r) in batch
+        .records
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !refused.contains(i))
+    {
         execute_tx!(
             tx,
             "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
@@ -498,6 +514,16 @@ pub async fn apply_usage(db: &Db, batch: &UsageBatch, now: DateTime<Utc>) -> any
             r.mean_utilization.map(Money),
         )
         .context("failed to insert a usage record")?;
+    }
+    if let Some(reason) = review_reason {
+        execute_tx!(
+            tx,
+            "UPDATE nodes SET under_review = TRUE, review_reason = COALESCE(review_reason, $1) \
+                 WHERE id = $2",
+            reason,
+            batch.agent_id,
+        )
+        .context("failed to mark a node for review")?;
     }
     tx.commit().await?;
     Ok(true)

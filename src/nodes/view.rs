@@ -48,10 +48,12 @@ pub struct NodeSummary {
     pub quarantined: bool,
     /// An admin allowed this node the `simulated` agent backend.
     pub simulated: bool,
-    /// Cordoned for a person to look at (e.g. a re-inventory changed its
-    /// models or GPU count); an admin clears it with `PUT /v1/admin/nodes/{id}`.
+    /// For a person to look at: a re-inventory changed its models or GPU
+    /// count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
+    /// or its agent reported usage beyond what a lease holds times the
+    /// interval (DESIGN §19; those records were refused).
     pub under_review: bool,
-    /// Why the node is under review.
+    /// What put the node under review first.
     pub review_reason: Option<String>,
     /// GPUs gpuex sells on this node.
     pub gpu_count: usize,

@@ -187,7 +187,7 @@ pub struct QuoteRequest {
     #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
     /// Spot: the bid per hour for the whole order.
-    #[serde(default, deserialize_with = "crate::decimal::deserialize_option")]
+    #[serde(default, deserialize_with = "crate::decimal::money_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
 }

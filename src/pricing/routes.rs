@@ -149,11 +149,11 @@ async fn price_history(
     ))]
 async fn quote(
     State(state): State<AppState>,
-    Json(req): Json<QuoteRequest>,
+    Json(mut req): Json<QuoteRequest>,
 ) -> Result<Json<Quote>, ApiError> {
     let mut errors = req.resources.validate("resources");
-    if let Some(price) = req.max_price {
-        errors.extend(crate::bounds::PRICE_PER_HOUR.check("max_price", price));
+    if let Some(price) = req.max_price.as_mut() {
+        errors.extend(crate::bounds::PRICE_PER_HOUR.take("max_price", price));
     }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
@@ -292,7 +292,7 @@ pub struct PriceUpdate {
     pub gpu_model: String,
     pub unit: Unit,
     /// The monthly-commitment price per unit-hour.
-    #[serde(deserialize_with = "crate::decimal::deserialize")]
+    #[serde(deserialize_with = "crate::decimal::money")]
     #[schema(value_type = crate::bounds::ListPrice)]
     pub list_price: Decimal,
 }
@@ -309,7 +309,7 @@ pub struct PriceUpdate {
 async fn put_prices(
     State(state): State<AppState>,
     caller: Caller,
-    Json(updates): Json<Vec<PriceUpdate>>,
+    Json(mut updates): Json<Vec<PriceUpdate>>,
 ) -> Result<Json<Vec<PriceView>>, ApiError> {
     caller.require(&[Role::Admin])?;
     if updates.is_empty() || updates.len() > 1000 {
@@ -321,7 +321,7 @@ async fn put_prices(
         .map(|r| r.name)
         .collect();
     let mut errors = Vec::new();
-    for (i, u) in updates.iter().enumerate() {
+    for (i, u) in updates.iter_mut().enumerate() {
         if !known_regions.contains(&u.region) {
             errors.push(FieldError::new(
                 format!("[{i}].region"),
@@ -334,7 +334,8 @@ async fn put_prices(
                 format!("unknown GPU model `{}`", u.gpu_model),
             ));
         }
-        errors.extend(crate::bounds::LIST_PRICE.check(format!("[{i}].list_price"), u.list_price));
+        errors
+            .extend(crate::bounds::LIST_PRICE.take(format!("[{i}].list_price"), &mut u.list_price));
     }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));

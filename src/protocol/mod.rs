@@ -44,7 +44,7 @@ pub use register::{
     BackendKind, GpuInventory, HostInventory, MigInstanceInventory, MigMode, RegisterRequest,
     RegisterResponse,
 };
-pub use usage::{UsageAck, UsageBatch, UsageRecord};
+pub use usage::{RefusedUsage, UsageAck, UsageBatch, UsageRecord};
 
 /// The agent endpoints, relative to the server's base URL. Templates use the
 /// `{lease_id}` syntax of axum 0.8 routes.

@@ -178,7 +178,7 @@ fn every_example_in_the_protocol_readme_parses_into_its_type() {
         checked += 1;
         rest = &block[block.find("```").unwrap() + 3..];
     }
-    assert_eq!(checked, 11);
+    assert_eq!(checked, 12);
 }
 
 #[test]

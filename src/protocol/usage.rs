@@ -42,11 +42,29 @@ pub struct UsageRecord {
 }
 
 /// The server's answer to a usage batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
 pub struct UsageAck {
     /// The batch acknowledged; the agent deletes it from its spool.
     pub seq: u64,
     /// `true` when this `(agent_id, seq)` had been applied before.
     pub duplicate: bool,
+    /// Records refused on their own (the rest of the batch was stored): a
+    /// figure beyond what the lease holds times the interval. The node is
+    /// then marked for review. Absent when none was refused, so agents that
+    /// predate it read the answer unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedUsage>,
+}
+
+/// One record of a batch that was not stored, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct RefusedUsage {
+    /// The record's place in `records` (from 0).
+    pub index: usize,
+    pub lease_id: Uuid,
+    /// The figure out of bounds, e.g. `records[2].tflops_s`.
+    pub field: String,
+    pub reason: String,
 }

@@ -13,13 +13,15 @@ use uuid::Uuid;
 
 const H100_MIG: (&str, bool) = ("H100-SXM5-80GB", true);
 
+/// What the agent meters for the 1g.20gb slice `order("on_demand")` holds
+/// (141.286 TFLOPS, 20 GB) over 10.005 s: more would be refused (DESIGN §19).
 fn usage(agent: Uuid, seq: u64, lease: Uuid) -> Value {
     json!({"agent_id": agent, "seq": seq, "records": [{
         "lease_id": lease,
         "interval_start": "2026-11-30T05:00:06.120Z",
         "interval_end": "2026-11-30T05:00:16.125Z",
-        "tflops_s": "4240.689285",
-        "vram_gb_s": "400.200",
+        "tflops_s": "1413.566430",
+        "vram_gb_s": "200.100",
         "mean_utilization": "0.92"
     }]})
 }
@@ -186,7 +188,7 @@ on_both_databases! {
         assert_eq!(fleet::scalar(&app, "SELECT COUNT(*) FROM usage_batches").await, 2);
         let metered = lease(&app, &m.buyer, lease_id).await["usage"]["tflops_s"].clone();
         let metered: rust_decimal::Decimal = metered.as_str().unwrap().parse().unwrap();
-        assert_eq!(metered, "8481.37857".parse().unwrap());
+        assert_eq!(metered, "2827.13286".parse().unwrap());
         // The agent learns where to continue when it registers again.
         let reg = register(&app, &node, &[H100_MIG]).await;
         assert_eq!(reg.body["last_usage_seq"], 2);

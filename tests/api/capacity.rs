@@ -302,7 +302,7 @@ on_both_databases! {
         app.seed_prices(&admin).await;
         let now = app.market_now().timestamp();
         let h = history(&app, now - now % 3600 - 10 * 3600).await;
-        let r = app.post("/v1/tco", Some(&h.buyer), json!({"node_price_per_hour": 10})).await;
+        let r = app.post("/v1/tco", Some(&h.buyer), json!({"node_price_per_hour": "10"})).await;
         assert_eq!(r.status, 200, "{}", r.body);
         let a = &r.body["assumptions"];
         assert_eq!(a["profile_source"], "history");

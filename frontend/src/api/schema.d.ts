@@ -2553,8 +2553,13 @@ export interface components {
             region: string;
             /** Format: date-time */
             registered_at?: string | null;
+            /** @description What put the node under review (the first refused record). */
+            review_reason?: string | null;
             /** @description `declared` (no agent yet), `online`, `lost` or `quarantined`. */
             status: components["schemas"]["NodeStatus"];
+            /** @description Its agent reported usage beyond what a lease holds times the
+             *     interval (DESIGN §19); those records were refused. For a person to look at. */
+            under_review: boolean;
         };
         /** @description Open, high, low and close of one figure over a bucket. */
         Ohlc: {

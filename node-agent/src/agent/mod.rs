@@ -439,6 +439,11 @@ impl Agent {
                     if ack.duplicate {
                         tracing::info!(seq, "usage batch was applied before");
                     }
+                    // The server stored the rest of the batch; a refused
+                    // record would be refused again, so it is not resent.
+                    for r in &ack.refused {
+                        tracing::error!(seq, lease = %r.lease_id, field = %r.field, "usage record refused: {}", r.reason);
+                    }
                     if let Err(e) = self.spool.ack(seq) {
                         tracing::warn!("spool: {e}");
                     }

@@ -156,7 +156,11 @@ async fn handle(
             s.lose_acks -= 1;
             return reply(StatusCode::SERVICE_UNAVAILABLE, b"{}".to_vec());
         }
-        return json(&UsageAck { seq, duplicate });
+        return json(&UsageAck {
+            seq,
+            duplicate,
+            refused: Vec::new(),
+        });
     }
     if let Some(rest) = path.strip_prefix("/v1/agent/assignments/") {
         let (id, what) = rest.split_once('/').unwrap();
