@@ -30,6 +30,8 @@ mod ledger_properties;
 mod limits;
 mod market_history;
 mod market_metrics;
+mod node_loss;
+mod node_loss_properties;
 mod node_removal;
 mod nodes;
 mod ops;
