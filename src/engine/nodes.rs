@@ -181,6 +181,8 @@ impl Engine {
             let mut spec = lease.spec_for_replacement(now);
             spec.node = None;
             let Ok(req) = self.resolve(&spec) else {
+                // Nothing could ever hold it now: it ends rather than stay `filled`.
+                self.requeue_lost(&lease, spec, 0, events);
                 continue;
             };
             if lease.mode == Mode::Reserved

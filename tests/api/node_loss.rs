@@ -110,6 +110,7 @@ impl Books {
                 .bind(node)
                 .execute(pool)
                 .await
+                .map(|_| ())
         })
         .expect("update node");
     }
@@ -141,7 +142,7 @@ async fn event_of(app: &TestApp, buyer: &str, kind: &str, order: &str) -> Option
         .cloned()
         .unwrap_or_default()
         .into_iter()
-        .find(|e| e["type"] == kind && e["data"]["order_id"] == order)
+        .find(|e| e["type"] == kind && e["order_id"] == order)
 }
 
 fn at_of(event: &Value) -> i64 {
@@ -276,10 +277,10 @@ on_both_databases_with! { watched =>
         assert_eq!(decimal(&wallet["held"]), Decimal::ZERO, "the lost lease's hold is released: {wallet}");
         // Ten seconds short of the wait: still open.
         let requeued_at = at_of(&requeued);
-        pass(requeued_at + 890 - app.market_now().timestamp());
+        pass(&app, requeued_at + 890 - app.market_now().timestamp());
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(order_of(&app, &m.buyer, &order_id).await["state"], "open");
-        pass(20);
+        pass(&app, 20);
         eventually(20, "the order to expire", || async {
             order_of(&app, &m.buyer, &order_id).await["state"] == "expired"
         })
@@ -299,7 +300,7 @@ on_both_databases_with! { watched =>
         let r = app.order(&m.buyer, body).await;
         assert_eq!(r.status, 201, "{}", r.body);
         let order_id = r.body["id"].as_str().expect("id").to_owned();
-        pass(601);
+        pass(&app, 601);
         eventually(20, "the order to wait again", || async {
             order_of(&app, &m.buyer, &order_id).await["state"] == "open"
         })

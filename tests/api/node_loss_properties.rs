@@ -11,7 +11,7 @@
 
 use crate::fleet::{self, create_node, eventually, h100_node, lease, register, report};
 use crate::helpers::{postgres_base_url, Backend, TestApp};
-use crate::node_loss::{charges_and_refunds, decimal, pass, watched, whole_hour_after, Books, H100_MIG};
+use crate::node_loss::{charges_and_refunds, pass, watched, whole_hour_after, Books, H100_MIG};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use rust_decimal::Decimal;
@@ -127,7 +127,9 @@ async fn run_case(app: &TestApp, admin: &str, c: Case) {
             lost_at = Some(last.timestamp());
             // Its provider deletes it: the engine ends its leases as a lost
             // node's (unless the watchdog, seeing it silent, got there first).
-            let _ = app.request(reqwest::Method::DELETE, &format!("/v1/nodes/{}", node.id), Some(&provider), None).await;
+            let path = format!("/v1/nodes/{}?force=true", node.id);
+            let r = app.request(reqwest::Method::DELETE, &path, Some(&provider), None).await;
+            assert!(r.status.is_success() || r.status == 404, "{}", r.body);
         }
         End::Released => {
             let r = app.post(&format!("/v1/leases/{lease_id}/release"), Some(&buyer), json!({})).await;

@@ -63,9 +63,10 @@ fn a_requeued_order_is_filled_for_the_rest_of_its_window_when_a_node_comes() {
         ev
     };
     let again = granted(&ev).pop().expect("filled on the new node");
-    // The next fill's id follows the lost lease's, and the window is what was left.
+    // The next fill's id follows the lost lease's; it runs for what was
+    // left of the order's duration when the node was lost.
     assert_eq!(again.id, lease_id(lease.order_id, 1));
-    assert_eq!(again.ends_at, Some(T0 + 3600));
+    assert_eq!(again.ends_at, Some(T0 + 200 + 3500));
     assert!(e.open_orders().all(|o| o.id != lease.order_id));
 }
 
