@@ -11,7 +11,7 @@
 
 use crate::fleet::{self, create_node, eventually, h100_node, lease, register, report};
 use crate::helpers::{postgres_base_url, Backend, TestApp};
-use crate::node_loss::{charges_and_refunds, pass, watched, whole_hour_after, Books, H100_MIG};
+use crate::node_loss::{charges_and_refunds, pass, whole_hour_after, Books, H100_MIG};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use rust_decimal::Decimal;
@@ -72,11 +72,43 @@ fn body(app: &TestApp, mode: Mode) -> serde_json::Value {
     }
 }
 
-async fn run_case(app: &TestApp, admin: &str, c: Case) {
+/// Nodes may not be lost by the watchdog while the test moves the clock on:
+/// each case loses its node itself, when it means to.
+fn long_lived(settings: &mut gpuex::config::Settings) {
+    fleet::fast(settings);
+    settings.node_timeout_s = 30 * 86_400;
+}
+
+/// Every node a case created, so the next case starts with none left (a
+/// failed case, shrunk and run again, leaves its node behind).
+type Created = std::sync::Mutex<Vec<(String, Uuid)>>;
+
+async fn clear_nodes(app: &TestApp, created: &Created) {
+    let nodes: Vec<(String, Uuid)> = std::mem::take(&mut *created.lock().expect("lock"));
+    for (provider, node) in nodes {
+        let path = format!("/v1/nodes/{node}?force=true");
+        let _ = app.request(reqwest::Method::DELETE, &path, Some(&provider), None).await;
+    }
+}
+
+async fn run_case(app: &TestApp, admin: &str, created: &Created, c: Case) {
+    clear_nodes(app, created).await;
     let (provider, provider_id) = app.user("provider").await;
     let (buyer, buyer_id) = app.buyer_with(admin, "1000").await;
-    let node = create_node(app, &provider, h100_node(1, "mig")).await;
-    register(app, &node, &[H100_MIG]).await;
+    let node = match c.mode {
+        // Pooled capacity is a shared GPU.
+        Mode::Pooled => {
+            let node = create_node(app, &provider, h100_node(1, "shared")).await;
+            register(app, &node, &[("H100-SXM5-80GB", false)]).await;
+            node
+        }
+        _ => {
+            let node = create_node(app, &provider, h100_node(1, "mig")).await;
+            register(app, &node, &[H100_MIG]).await;
+            node
+        }
+    };
+    created.lock().expect("lock").push((provider.clone(), node.id));
     let r = app.order(&buyer, body(app, c.mode)).await;
     assert_eq!(r.status, 201, "{c:?}: {}", r.body);
     let order_id = r.body["id"].as_str().expect("id").to_owned();
@@ -105,19 +137,25 @@ async fn run_case(app: &TestApp, admin: &str, c: Case) {
         })
         .await;
     }
-    report(app, &node, lease_id, fleet::provisioned("MIG-abc")).await;
+    let r = report(app, &node, lease_id, fleet::provisioned("MIG-abc")).await;
+    assert!(r.status.is_success(), "{c:?}: {}", r.body);
     pass(app, c.run_s);
     fleet::beat(app, &node, &[(lease_id, "running")]).await;
     let seen = app.market_now().timestamp() - 1;
-    eventually(20, "the billing pass to reach the heartbeat", || async {
+    let mut reached = false;
+    for _ in 0..200 {
         let l = lease(app, &buyer, lease_id).await;
-        l["state"] == "ended"
+        reached = l["state"] == "ended"
             || l["usage"]["billed_until"]
                 .as_str()
                 .and_then(|s| s.parse::<chrono::DateTime<chrono::Utc>>().ok())
-                .is_some_and(|t| t.timestamp() >= seen)
-    })
-    .await;
+                .is_some_and(|t| t.timestamp() >= seen);
+        if reached {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(reached, "{c:?}: billing never reached {seen}: {}", lease(app, &buyer, lease_id).await);
     let books = Books::open(app).await;
     let mut lost_at = None;
     match c.end {
@@ -173,12 +211,14 @@ async fn run_case(app: &TestApp, admin: &str, c: Case) {
 
 /// Runs `cases` random cases on `backend`; returns how many ran.
 fn property(backend: Backend, cases: u32) -> u32 {
+    let _ = tracing_subscriber::fmt().with_env_filter("warn").with_test_writer().try_init();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    let app = runtime.block_on(TestApp::spawn_with(backend, watched));
+    let app = runtime.block_on(TestApp::spawn_with(backend, long_lived));
+    let created = Created::default();
     let admin = runtime.block_on(async {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
@@ -194,7 +234,7 @@ fn property(backend: Backend, cases: u32) -> u32 {
     });
     let result = runner.run(&case(), |c| {
         ran.fetch_add(1, Ordering::Relaxed);
-        runtime.block_on(run_case(&app, &admin, c));
+        runtime.block_on(run_case(&app, &admin, &created, c));
         Ok(())
     });
     runtime.block_on(app.stop());
