@@ -90,7 +90,9 @@ pub async fn refund_undelivered(
             continue;
         }
         reverse(tx, lease, entry, &r, now).await?;
-        refunded = refunded.checked_add(r.amount).ok_or(LedgerError::Overflow)?;
+        refunded = refunded
+            .checked_add(r.amount)
+            .ok_or(LedgerError::Overflow)?;
     }
     Ok(refunded)
 }
@@ -188,8 +190,14 @@ mod tests {
 
     #[test]
     fn a_line_wholly_after_the_moment_is_given_back_exactly() {
-        assert_eq!(undelivered_share(dec!(1.234567), 100, 200, 100), dec!(1.234567));
-        assert_eq!(undelivered_share(dec!(1.234567), 150, 200, 100), dec!(1.234567));
+        assert_eq!(
+            undelivered_share(dec!(1.234567), 100, 200, 100),
+            dec!(1.234567)
+        );
+        assert_eq!(
+            undelivered_share(dec!(1.234567), 150, 200, 100),
+            dec!(1.234567)
+        );
     }
 
     #[test]

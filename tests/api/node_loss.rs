@@ -98,7 +98,10 @@ impl Books {
         for (entry, amount) in postings {
             *per_entry.entry(entry).or_default() += amount.0;
         }
-        assert!(per_entry.values().all(Decimal::is_zero), "every entry balances");
+        assert!(
+            per_entry.values().all(Decimal::is_zero),
+            "every entry balances"
+        );
     }
 
     /// Sets a node's last sign of life back to `at`: as if the billing pass
@@ -118,13 +121,15 @@ impl Books {
 
 /// Sums `(charges, refunds)` of lines: refunds are the credit lines, as a positive figure.
 pub fn charges_and_refunds(lines: &[(String, Decimal, Decimal, i64, i64)]) -> (Decimal, Decimal) {
-    lines.iter().fold((Decimal::ZERO, Decimal::ZERO), |(c, r), l| {
-        if l.0 == "credit" {
-            (c, r - l.1)
-        } else {
-            (c + l.1, r)
-        }
-    })
+    lines
+        .iter()
+        .fold((Decimal::ZERO, Decimal::ZERO), |(c, r), l| {
+            if l.0 == "credit" {
+                (c, r - l.1)
+            } else {
+                (c + l.1, r)
+            }
+        })
 }
 
 async fn order_of(app: &TestApp, buyer: &str, id: &str) -> Value {

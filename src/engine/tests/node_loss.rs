@@ -38,7 +38,10 @@ fn a_lost_lease_with_no_room_elsewhere_waits_max_wait_from_the_loss_then_expires
     assert!(granted(&ev).is_empty());
     assert_eq!(requeued(&ev, lease.order_id), Some(lost_at));
     assert_eq!(expired(&ev, lease.order_id), None);
-    let open = e.open_orders().find(|o| o.id == lease.order_id).expect("waiting");
+    let open = e
+        .open_orders()
+        .find(|o| o.id == lease.order_id)
+        .expect("waiting");
     assert_eq!(open.deadline, Some(lost_at + 600));
     let ev = run(&mut e, lost_at + 599, Command::Tick);
     assert_eq!(expired(&ev, lease.order_id), None);
