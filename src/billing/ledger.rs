@@ -257,7 +257,8 @@ impl Journal {
             let updated = self.balances[account]
                 .checked_add(*delta)
                 .ok_or(LedgerError::Overflow)?;
-            if updated.is_sign_negative() && !updated.is_zero() && account.is_user() {
+            let owes = updated.is_sign_negative() && !updated.is_zero();
+            if owes && account.is_user() && !may_owe(entry.kind, *account) {
                 return Err(LedgerError::InsufficientFunds(*account));
             }
         }
@@ -390,6 +391,17 @@ impl Journal {
     pub fn clear(&mut self) {
         *self = Journal::default();
     }
+}
+
+/// The kind of a refund's entry: what a buyer was charged for time not
+/// delivered, reversed (DESIGN §7).
+pub const REFUND: &str = "refund";
+
+/// A refund takes back what a provider was paid even when its payable was
+/// already paid out: the payable then owes, and later earnings make it good
+/// (DESIGN §7). No other entry, and no other user account, goes below zero.
+fn may_owe(kind: &str, account: Account) -> bool {
+    kind == REFUND && matches!(account, Account::Payable(_))
 }
 
 pub(super) fn require_positive(amount: Decimal) -> Result<(), LedgerError> {

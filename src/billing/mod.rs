@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod lines;
 mod period;
 pub mod profile;
+pub mod refund;
 mod routes;
 #[doc(hidden)]
 pub mod scenario;

@@ -6,6 +6,7 @@
 
 use super::charges::{self, ChargeDetail, Chargeable, Resold};
 use super::ledger::{self, LedgerError};
+use super::refund;
 use crate::db::{dispatch_tx, execute_tx, Money};
 use crate::engine::{EndReason, Lease, Mode, ResaleSource};
 use crate::market::Flushed;
@@ -69,8 +70,10 @@ pub async fn settle(
     }))
 }
 
-/// Settles a lease that ends at `at`: charges what it owes, credits back what
-/// a lost node was charged past its last heartbeat, and releases its hold.
+/// Settles a lease that ends at `at`: charges what it owes, refunds what it
+/// was charged for time not delivered (a lost node's, past its last
+/// heartbeat) by reversing those charges, and releases its hold. Nothing
+/// else is credited: time only held was never paid (DESIGN §7, §19).
 pub async fn settle_end(
     flushed: &mut Flushed<'_, '_>,
     lease: Uuid,
@@ -101,6 +104,20 @@ pub async fn settle_end(
     // `settle` reads the row again; the credit below needs it as it stood
     // before this last charge.
     let mut settled = settle(flushed, lease, owed_until, platform_fee, now).await?;
+    // Anything charged past what is owed (a lost node's lease charged past
+    // its last heartbeat) is reversed, before a converted lease's window
+    // ahead is charged below: that one is owed.
+    let refunded = refund::refund_undelivered(flushed.tx(), &row.charge, owed_until, now)
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+    if refunded > Decimal::ZERO {
+        execute_tx!(
+            flushed.tx(),
+            "UPDATE leases SET billed_until = $1 WHERE id = $2 AND billed_until > $1",
+            owed_until,
+            lease,
+        )?;
+    }
     let owes_window = matches!(
         reason,
         EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled
@@ -111,9 +128,6 @@ pub async fn settle_end(
                 .await?
                 .or(settled);
         }
-    }
-    if reason == EndReason::NodeLost {
-        credit_node_loss_gap(flushed, &row, owed_until, now).await?;
     }
     if let Some(hold) = row.charge_hold() {
         match ledger::release(flushed.tx(), hold, now).await {
@@ -161,49 +175,6 @@ async fn settle_reserved_ahead(
         unpaid: outcome.unpaid,
         funded_until: outcome.billed_until,
     }))
-}
-
-/// A lost node's lease may have been charged past its last heartbeat (the
-/// billing pass ran before the loss was detected): that gap goes back to
-/// the buyer as a credit line of its own (DESIGN §7). Billing starts when the
-/// lease runs, so seconds between the last heartbeat and a later start were
-/// never charged and are not credited.
-async fn credit_node_loss_gap(
-    flushed: &mut Flushed<'_, '_>,
-    row: &ChargeRow,
-    last_heartbeat: i64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<()> {
-    let charged_from = row
-        .charge
-        .detail
-        .running_at
-        .map_or(last_heartbeat, |running| running.max(last_heartbeat));
-    let Some(billed_until) = row.billed_until.filter(|b| *b > charged_from) else {
-        return Ok(());
-    };
-    let seconds = Decimal::from(billed_until - charged_from);
-    let amount =
-        crate::pricing::round_money(row.charge.price_per_hour * seconds / Decimal::from(3600));
-    if amount <= Decimal::ZERO {
-        return Ok(());
-    }
-    let credit = super::lines::Credit {
-        buyer: row.charge.buyer,
-        lease: Some(row.charge.lease),
-        amount,
-        reason: format!(
-            "node lost: {} s charged after its last heartbeat",
-            billed_until - charged_from
-        ),
-        period_start: charged_from,
-        period_end: billed_until,
-        tags_json: row.charge.detail.tags_json.clone(),
-    };
-    super::lines::credit(flushed.tx(), &credit, None, now)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    Ok(())
 }
 
 /// Every running lease charged short of `ts`, with the time it is owed up

@@ -116,7 +116,9 @@ pub enum Event {
         order_id: OrderId,
         at: Ts,
     },
-    /// A spot order whose lease was preempted is back in the auction.
+    /// Back in the book: a spot order whose lease was preempted (in the
+    /// auction again), or an order whose lease was lost with its node and
+    /// found no room elsewhere (waiting again, `max_wait_s` from now).
     OrderRequeued {
         order_id: OrderId,
         at: Ts,

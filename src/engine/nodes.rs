@@ -4,13 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::calendar::GpuCalendar;
 use super::commands::{ListPrice, NodeSpec};
-use super::core::{Engine, EngineError, NodeState};
+use super::core::{Engine, EngineError, NodeState, Timer};
 use super::events::Event;
 use super::lease::EndReason;
 use super::offpeak::RegionClock;
+use super::orders::{OpenOrder, OpenState};
 use super::place_order::Fill;
 use super::placement::{model_idx, NodeView, UnitPrices};
-use super::types::{Mode, NodeId};
+use super::types::{Mode, NodeId, Qos};
 use crate::catalog::{self, Unit};
 use rust_decimal::Decimal;
 
@@ -155,7 +156,8 @@ impl Engine {
     }
 
     /// The node is gone: its leases end; on-demand and reserved leases are
-    /// re-placed elsewhere where possible (the server credits the gap).
+    /// re-placed elsewhere where possible, or their orders wait again
+    /// (the server refunds what was charged past the loss).
     pub(super) fn node_lost(
         &mut self,
         node: NodeId,
@@ -179,22 +181,24 @@ impl Engine {
             let mut spec = lease.spec_for_replacement(now);
             spec.node = None;
             let Ok(req) = self.resolve(&spec) else {
+                // Nothing could ever hold it now: it ends rather than stay `filled`.
+                self.requeue_lost(&lease, spec, 0, events);
                 continue;
             };
             if lease.mode == Mode::Reserved
                 && lease.starts_at > now + super::pricing::RESERVED_LEAD_S
             {
                 // Still ahead: book the same window elsewhere.
-                if let Some((p, victims)) =
-                    self.plan_preemption(&req, lease.priority, lease.starts_at, lease.ends_at)
-                {
-                    self.replace(&lease, p, victims, events);
+                match self.plan_preemption(&req, lease.priority, lease.starts_at, lease.ends_at) {
+                    Some((p, victims)) => self.replace(&lease, p, victims, events),
+                    // A window ahead cannot wait for capacity now: it ends.
+                    None => self.requeue_lost(&lease, spec, 0, events),
                 }
                 continue;
             }
-            let funds = rust_decimal::Decimal::MAX;
-            // Funds were held already; a replacement that finds no room simply ends.
-            let _: Fill = self.fill_fixed(
+            // The wallet is checked where the new lease's hold is placed.
+            let funds = Decimal::MAX;
+            let fill = self.fill_fixed(
                 lease.order_id,
                 lease.buyer,
                 &spec,
@@ -204,9 +208,56 @@ impl Engine {
                 true,
                 events,
             );
+            if !matches!(fill, Fill::Filled) {
+                let wait = match spec.qos {
+                    Qos::Realtime => 0,
+                    _ => spec.max_wait_s.unwrap_or(0).max(0),
+                };
+                self.requeue_lost(&lease, spec, wait, events);
+            }
         }
         self.capacity_changed = true;
         Ok(())
+    }
+
+    /// A lost lease with no room elsewhere: its order waits again, for
+    /// `wait` seconds from now (its `max_wait_s` counts from the requeue),
+    /// for capacity for the rest of its window, and expires after that. A
+    /// lost lease never leaves its order `filled` with nothing running.
+    fn requeue_lost(
+        &mut self,
+        lease: &super::lease::Lease,
+        spec: super::types::OrderSpec,
+        wait: i64,
+        events: &mut Vec<Event>,
+    ) {
+        let (order_id, now) = (lease.order_id, self.now);
+        if self.book.contains(order_id) {
+            // Still open (another of its leases was lost first): it waits once.
+            return;
+        }
+        events.push(Event::OrderRequeued { order_id, at: now });
+        if wait <= 0 {
+            events.push(Event::OrderExpired { order_id, at: now });
+            return;
+        }
+        let seq = self.next_seq();
+        let deadline = now + wait;
+        self.book.insert(OpenOrder {
+            id: order_id,
+            buyer: lease.buyer,
+            spec,
+            state: OpenState::Waiting,
+            accepted_at: now,
+            seq,
+            deadline: Some(deadline),
+            funds_available: Decimal::MAX,
+            bid_index: None,
+            // The next fill's lease id follows the lost one's.
+            fills: lease.fill_no + 1,
+            lease: None,
+        });
+        self.timers.insert((deadline, Timer::Expire, order_id));
     }
 
     fn replace(

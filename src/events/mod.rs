@@ -35,6 +35,11 @@ pub enum EventType {
     /// It waited `max_wait_s` without capacity.
     #[serde(rename = "order.expired")]
     OrderExpired,
+    /// The order is back in the book: its spot lease was preempted, or its
+    /// lease's node was lost with no room elsewhere. A waiting order's
+    /// `max_wait_s` counts from here; `order.expired` follows if it runs out.
+    #[serde(rename = "order.requeued")]
+    OrderRequeued,
     /// The agent provisioned the slice; billing runs from here.
     #[serde(rename = "lease.running")]
     LeaseRunning,
@@ -79,6 +84,7 @@ crate::catalog::text_names!(EventType {
     OrderRejected => "order.rejected",
     OrderCancelled => "order.cancelled",
     OrderExpired => "order.expired",
+    OrderRequeued => "order.requeued",
     LeaseRunning => "lease.running",
     LeasePreemptNotice => "lease.preempt_notice",
     LeaseRebalance => "lease.rebalance",

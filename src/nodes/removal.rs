@@ -4,8 +4,9 @@
 //! transaction as the change, so the agent's next request gets 401; then the
 //! engine ends the node's leases exactly as for a lost node (`NodeLost`):
 //! on-demand and reserved leases are re-placed where possible, charges stop
-//! at the node's last sign of life, and the buyer is credited what was
-//! charged past it and its holds are released. Nothing else is half-changed.
+//! at the node's last sign of life, what was charged past it is refunded by
+//! reversing those charges, and the buyer's holds are released. Nothing else
+//! is half-changed.
 
 use super::store::status;
 use crate::app::AppState;

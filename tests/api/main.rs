@@ -36,6 +36,8 @@ mod limits;
 mod market_history;
 mod market_metrics;
 mod money_in;
+mod node_loss;
+mod node_loss_properties;
 mod node_removal;
 mod node_trust;
 mod nodes;

@@ -7,6 +7,7 @@ mod follow_the_sun;
 mod forecast;
 mod helpers;
 mod market;
+mod node_loss;
 mod prediction;
 mod props;
 mod rebalance;

@@ -75,8 +75,9 @@ impl Batch {
                 self.order_moved(tx, order_id, OrderState::Expired).await?;
                 self.tell_order(order_id, EventType::OrderExpired, at, json!({}));
             }
-            Event::OrderRequeued { order_id, .. } => {
+            Event::OrderRequeued { order_id, at } => {
                 self.order_moved(tx, order_id, OrderState::Open).await?;
+                self.tell_order(order_id, EventType::OrderRequeued, at, json!({}));
             }
             Event::LeaseGranted { lease, .. } => {
                 if let Some(followup) = self.lease_granted(tx, *lease).await? {
