@@ -71,7 +71,11 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
     };
     let key = match IdempotencyKey::from_headers(&parts.headers, &bytes) {
         Ok(Some(key)) => key,
-        Ok(None) => return next.run(Request::from_parts(parts, Body::from(bytes))).await,
+        Ok(None) => {
+            return next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
         Err(e) => return e.into_response(),
     };
     let claim = Claim {
@@ -86,7 +90,9 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         Ok(Taken::Replay { status, body }) => return replay(status, body),
         Err(e) => return e.into_response(),
     }
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     if !response.status().is_success() {
         if let Err(e) = claim.give_up(&state).await {
             tracing::warn!(error = ?e, "an idempotency claim was not given up");

@@ -285,7 +285,11 @@ impl Engine {
         } else {
             let rule = PriceRule::fixed(Mode::Reserved);
             let unit_prices = pricing::unit_prices(self.list_of(&lease.placement), &rule);
-            (rule, unit_prices, pricing::per_hour(lease.placement.units, unit_prices))
+            (
+                rule,
+                unit_prices,
+                pricing::per_hour(lease.placement.units, unit_prices),
+            )
         };
         let before = lease.clone();
         self.track(&before, false);

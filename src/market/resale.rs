@@ -7,8 +7,8 @@ use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
-use crate::market::MarketError;
 use crate::error::{ApiError, Json, Path, Problem, Query};
+use crate::market::MarketError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -267,8 +267,9 @@ async fn cancel_listing(
             return Err(ApiError::Refused {
                 status: StatusCode::CONFLICT,
                 code: "listing_closed",
-                detail: "the listing closed (it sold, or its time ran out) before it could be cancelled"
-                    .into(),
+                detail:
+                    "the listing closed (it sold, or its time ran out) before it could be cancelled"
+                        .into(),
             });
         }
         Err(e) => return Err(e.into()),

@@ -39,7 +39,8 @@ fn window_start(app: &TestApp) -> DateTime<Utc> {
 }
 
 fn time(v: &Value) -> Option<DateTime<Utc>> {
-    v.as_str().map(|s| s.parse().unwrap_or_else(|_| panic!("a time: {v}")))
+    v.as_str()
+        .map(|s| s.parse().unwrap_or_else(|_| panic!("a time: {v}")))
 }
 
 fn id(v: &Value) -> Uuid {

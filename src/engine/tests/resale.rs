@@ -405,7 +405,10 @@ fn a_lease_bought_on_resale_converts_inside_the_sellers_window_at_the_ask_and_ne
     run(&mut e, now + 2, convert(START + 3 * HOUR, window_end));
     let converted = e.lease(bought.id).unwrap().clone();
     assert_eq!(converted.ends_at, Some(window_end));
-    assert_eq!(converted.conversions[0].price_per_hour_after, bought.price_per_hour);
+    assert_eq!(
+        converted.conversions[0].price_per_hour_after,
+        bought.price_per_hour
+    );
     run(&mut e, START + 3 * HOUR, Command::Tick);
     let reserved = e.lease(bought.id).unwrap();
     assert_eq!(reserved.mode, Mode::Reserved);
