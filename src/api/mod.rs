@@ -4,6 +4,7 @@
 mod contract;
 mod dashboard;
 mod headers;
+mod idempotent;
 mod limit;
 mod ops;
 
@@ -123,6 +124,11 @@ pub fn router(state: AppState) -> Router {
         // The dashboard's files and client-side routes; an unknown API path
         // still answers problem+json 404.
         .fallback(dashboard::fallback)
+        // Inside the limits: a replayed answer still counts as a request.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            idempotent::idempotent,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::limits::limit,

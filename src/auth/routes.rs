@@ -237,6 +237,7 @@ pub struct ApiKeyCreated {
 #[utoipa::path(post, path = "/v1/api-keys", tag = "auth",
     request_body = CreateApiKeyRequest,
     security(("bearer" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the key is shown only now", body = ApiKeyCreated),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

@@ -58,6 +58,7 @@ pub struct AdjustmentView {
 /// Credit a buyer with a reason (admin): a credit line and a ledger entry.
 #[utoipa::path(post, path = "/v1/admin/billing/adjustments", tag = "billing", security(("bearer" = [])),
     request_body = AdjustmentRequest,
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Credited", body = AdjustmentView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

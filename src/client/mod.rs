@@ -817,6 +817,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     "region",
                     "charged",
                     "ends_at",
+                    "vacate_at",
                 ]);
                 for l in &items {
                     t.add_row(vec![
@@ -827,6 +828,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                         text(&l["region"]),
                         text(&l["usage"]["charged"]),
                         text(&l["ends_at"]),
+                        text(&l["vacate_at"]),
                     ]);
                 }
                 println!("{t}");
@@ -1323,6 +1325,8 @@ fn lease_table(l: &Value) -> String {
         ("charged", text(&l["usage"]["charged"])),
         ("starts_at", text(&l["starts_at"])),
         ("ends_at", text(&l["ends_at"])),
+        // Listed for resale: the slice is given up here, sold or not.
+        ("vacate_at", text(&l["vacate_at"])),
     ])
 }
 

@@ -68,6 +68,10 @@ pub enum ConversionRefused {
     InvalidWindow,
     #[error("the hold the converted lease needs exceeds the available funds")]
     InsufficientFunds,
+    /// A lease bought on resale ends with the seller's window at the latest:
+    /// the time after it was never bought from the provider.
+    #[error("a lease bought on resale cannot run past the seller's window; order new capacity for the time after it")]
+    ResaleWindow,
 }
 
 impl ConversionRefused {
@@ -81,6 +85,7 @@ impl ConversionRefused {
             }
             ConversionRefused::InvalidWindow => "invalid_window",
             ConversionRefused::InsufficientFunds => "insufficient_funds",
+            ConversionRefused::ResaleWindow => "resale_window",
         }
     }
 }
@@ -209,10 +214,24 @@ impl Engine {
             return Err(ConversionRefused::InvalidWindow.into());
         }
         let lease = self.leases.get(&id).ok_or(EngineError::UnknownLease(id))?;
+        if let Some(source) = &lease.resale {
+            // Past the seller's window the slice looks free, but nobody paid
+            // the provider for it: refused rather than given away.
+            let bound = source.window_until.or(lease.ends_at);
+            if bound.is_none_or(|b| until > b) {
+                return Err(ConversionRefused::ResaleWindow.into());
+            }
+        }
         if !self.slice_free(lease, Some(until)) {
             return Err(ConversionRefused::SliceBooked.into());
         }
-        let price = reserved_price(self, lease);
+        // Inside the seller's window a resold lease keeps paying the ask: the
+        // seller, not the provider, is paid for that time.
+        let price = if lease.resale.is_some() {
+            lease.price_per_hour
+        } else {
+            reserved_price(self, lease)
+        };
         // The reserved part is held like any reservation (a rolling 7 days),
         // beside the on-demand hour the lease holds until `from`.
         let reserved_hold = pricing::hold(Mode::Reserved, price, Some(until - from), None);
@@ -260,9 +279,18 @@ impl Engine {
         let Some(window) = lease.converts_to_reserved.filter(|w| w.from == at) else {
             return;
         };
-        let rule = PriceRule::fixed(Mode::Reserved);
-        let unit_prices = pricing::unit_prices(self.list_of(&lease.placement), &rule);
-        let price = pricing::per_hour(lease.placement.units, unit_prices);
+        // A resold lease keeps the ask it bought at (see `on_demand_to_reserved`).
+        let (rule, unit_prices, price) = if lease.resale.is_some() {
+            (lease.rule, lease.unit_prices, lease.price_per_hour)
+        } else {
+            let rule = PriceRule::fixed(Mode::Reserved);
+            let unit_prices = pricing::unit_prices(self.list_of(&lease.placement), &rule);
+            (
+                rule,
+                unit_prices,
+                pricing::per_hour(lease.placement.units, unit_prices),
+            )
+        };
         let before = lease.clone();
         self.track(&before, false);
         let Some(l) = self.lease_mut(id) else {

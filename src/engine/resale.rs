@@ -81,6 +81,12 @@ pub struct ResaleSource {
     pub seller: BuyerId,
     /// What primary capacity would have charged per hour (`None`: none was free).
     pub primary_price_per_hour: Option<Decimal>,
+    /// The end of the seller's window: the outer bound of the bought lease
+    /// (DESIGN §19). Past it the seller paid the provider for nothing, so no
+    /// conversion may carry the lease beyond it. `None` on leases stored
+    /// before it was recorded: their own end bounds them instead.
+    #[serde(default)]
+    pub window_until: Option<Ts>,
 }
 
 /// A seller's request to list the tail of its reserved lease.
@@ -459,6 +465,7 @@ impl Engine {
             listing_id: listing.id,
             seller: listing.seller,
             primary_price_per_hour,
+            window_until: Some(listing.until),
         });
     }
 }

@@ -117,15 +117,19 @@ impl ConvertRequest {
 /// on_demand → reserved: on-demand until `from`, the reserved price
 /// (0.85 × list) from `from`, ending at `until`; the reserved part is owed
 /// whole and held like any reservation.
+/// A lease bought on resale keeps the seller's window as its outer bound:
+/// inside it the lease keeps paying the ask (the seller, not the provider,
+/// is paid for that time); an `until` past it is refused (409
+/// `resale_window`) — buy the time after it as a new order instead.
 #[utoipa::path(post, path = "/v1/leases/{id}/convert", tag = "leases", security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "Lease id")),
+    params(("id" = Uuid, Path, description = "Lease id"), ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     request_body = ConvertRequest,
     responses(
         (status = 200, description = "Converted; `conversions` records it", body = LeaseView),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end), `resale_window` (a lease bought on resale cannot run past the seller's window: order new capacity for the time after it)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields (`from`, `until`), or refused: `conversion_not_allowed` (not spot → on_demand or on_demand → reserved, or the lease is not running), `invalid_window`, `insufficient_funds`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn convert_lease(

@@ -124,7 +124,9 @@ impl From<MarketError> for ApiError {
 /// way, 422 when the request itself cannot be met.
 fn refused_conversion(refused: ConversionRefused) -> ApiError {
     let status = match refused {
-        ConversionRefused::AlreadyNoticed | ConversionRefused::SliceBooked => StatusCode::CONFLICT,
+        ConversionRefused::AlreadyNoticed
+        | ConversionRefused::SliceBooked
+        | ConversionRefused::ResaleWindow => StatusCode::CONFLICT,
         ConversionRefused::NotAllowed
         | ConversionRefused::NotRunning
         | ConversionRefused::InvalidWindow

@@ -6,8 +6,9 @@ use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::db::{dispatch, Money};
-use crate::engine::{Command, Engine, ListResale, Listing};
+use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
 use crate::error::{ApiError, Json, Path, Problem, Query};
+use crate::market::MarketError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -118,6 +119,7 @@ impl From<&Listing> for ResaleOffer {
 /// ends at `from`, whether or not the tail sells; its window is still owed.
 #[utoipa::path(post, path = "/v1/resale-listings", tag = "resale", security(("bearer" = [])),
     request_body = ListingRequest,
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Listed", body = ListingView),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
@@ -232,7 +234,7 @@ async fn list_listings(
         (status = 200, description = "Cancelled", body = ListingView),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such listing of the caller's", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`too_late_to_cancel`, or the listing is no longer open (`listing_closed`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`too_late_to_cancel`, or the listing is no longer open (`listing_closed`), also when a sale closed it while this request was under way", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn cancel_listing(
     State(state): State<AppState>,
@@ -249,13 +251,29 @@ async fn cancel_listing(
             detail: format!("the listing is already {}", current.state),
         });
     }
-    state
+    let cancelled = state
         .market
         .command(Command::CancelListing {
             listing_id: id,
             seller: caller.id,
         })
-        .await?;
+        .await;
+    match cancelled {
+        Ok(_) => {}
+        // The row above was the caller's and open, so the engine no longer
+        // knowing it means a sale (or its end) closed it in between: the
+        // cancel lost that race, which is a conflict, not a missing listing.
+        Err(MarketError::Engine(EngineError::Listing(ListingRefusal::UnknownListing))) => {
+            return Err(ApiError::Refused {
+                status: StatusCode::CONFLICT,
+                code: "listing_closed",
+                detail:
+                    "the listing closed (it sold, or its time ran out) before it could be cancelled"
+                        .into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
     Ok(Json(listing(&state, caller.id, id).await?))
 }
 

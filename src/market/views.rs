@@ -244,6 +244,12 @@ pub struct LeaseView {
     pub unit_prices: UnitsView,
     pub starts_at: DateTime<Utc>,
     pub ends_at: Option<DateTime<Utc>>,
+    /// Listed for resale: the lease gives its slice up here (the listing's
+    /// `from`) and its workload is stopped then, whether or not the listing
+    /// sells (DESIGN §6); `ends_at` stays the end of the window it still
+    /// owes. Set from the moment it is listed; cleared when the listing is
+    /// cancelled and the lease runs on to `ends_at` again.
+    pub vacate_at: Option<DateTime<Utc>>,
     /// A pending lease waiting on a preemption notice starts here.
     pub ready_at: Option<DateTime<Utc>>,
     /// A preempting lease ends here.
@@ -356,6 +362,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         },
         starts_at: at(lease.starts_at),
         ends_at: lease.ends_at.map(at),
+        vacate_at: lease.vacate_at.map(at),
         ready_at: lease.ready_at.map(at),
         preempt_at: lease.preempt_at.map(at),
         rebalance_at: lease.rebalance_at.map(at),

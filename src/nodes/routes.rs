@@ -57,6 +57,7 @@ pub struct CreatedNode {
 /// Create a node (provider or admin): its id and its node token.
 #[utoipa::path(post, path = "/v1/nodes", tag = "nodes", security(("bearer" = [])),
     request_body = CreateNodeRequest,
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the token is shown only here", body = CreatedNode),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

@@ -184,6 +184,12 @@ on_both_databases_fast! {
         let from = (start + Duration::hours(2)).to_rfc3339();
         let listing = gpuex(s, cfg, &["resell", &reserved_lease, "--from", &from, "--ask-per-hour", &ask, "--output", "json"], "").await.json();
         assert_eq!(listing["state"], "open", "{listing}");
+        // From the moment it is listed, the seller's lease says when it gives the slice up.
+        let vacate = (start + Duration::hours(2)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let shown = gpuex(s, cfg, &["leases", &reserved_lease], "").await.ok().stdout.clone();
+        assert!(shown.lines().any(|l| l.contains("vacate_at") && l.contains(&vacate)), "{shown}");
+        let shown = gpuex(s, cfg, &["leases", &reserved_lease, "--output", "json"], "").await.json();
+        assert_eq!(shown["vacate_at"], vacate.as_str(), "{shown}");
         let mine = gpuex(s, cfg, &["listings", "--output", "json"], "").await.json();
         assert_eq!(mine[0]["id"], listing["id"], "{mine}");
         // Listed twice: refused with the server's detail, exit 5.

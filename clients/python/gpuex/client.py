@@ -282,6 +282,23 @@ class Gpuex:
             LeaseView,
         )
 
+    def vacate_at(self, lease: LeaseView | str | uuid.UUID) -> datetime.datetime | None:
+        """When a lease listed for resale gives its slice up (its listing's
+        ``from``), sold or not; ``None`` while it is not listed.
+
+        ``ends_at`` stays the end of the window the seller still owes, so a
+        script that plans on a listed lease asks this instead. Read from the
+        lease's view (a fresh one when given an id).
+        """
+        view = lease if isinstance(lease, LeaseView) else self.lease(lease)
+        value: Any = getattr(view, "vacate_at", UNSET)
+        if isinstance(value, Unset):
+            # A generated model older than the field keeps it as an extra property.
+            value = view.additional_properties.get("vacate_at")
+        if value is None or isinstance(value, datetime.datetime):
+            return value
+        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
     def resell(self, request: ListingRequest | dict[str, Any]) -> ListingView:
         return _ok(
             create_listing_op.sync_detailed(client=self.api, body=_model(request, ListingRequest)), ListingView

@@ -3,11 +3,13 @@ webhook verifier against a delivery the server really sent."""
 
 from __future__ import annotations
 
+import datetime
 import http.server
 import queue
 import threading
 import time
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,29 @@ def test_the_verifier_accepts_a_real_delivery_and_refuses_a_forged_one(server: s
         gx.release(str(order.lease_id))
     finally:
         receiver.shutdown()
+
+
+def test_a_listed_lease_says_when_it_vacates(server: str) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    hour = 3600
+    start = datetime.datetime.fromtimestamp((int(time.time()) // hour + 3) * hour, tz=datetime.timezone.utc)
+    order = gx.place_order(
+        {
+            "mode": "reserved",
+            "region": "eu-west",
+            "start_at": start.isoformat(),
+            "duration_s": 3 * hour,
+            "resources": {"tflops": 50, "vram_gb": 8},
+        }
+    )
+    assert order.state.value == "filled", order
+    lease = gx.lease(str(order.lease_id))
+    assert gx.vacate_at(lease) is None
+    ask = (Decimal(lease.price_per_hour) * Decimal("0.8")).quantize(Decimal("0.000001"))
+    listed_from = start + datetime.timedelta(hours=1)
+    listing = gx.resell({"lease_id": str(lease.id), "from": listed_from.isoformat(), "ask_per_hour": str(ask)})
+    assert listing.state == "open", listing
+    # From the moment it is listed the lease says when it gives the slice up;
+    # its window, still owed, ends where it did.
+    assert gx.vacate_at(lease.id) == listed_from
+    assert gx.lease(lease.id).ends_at == start + datetime.timedelta(hours=3)

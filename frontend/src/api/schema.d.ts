@@ -2233,6 +2233,15 @@ export interface components {
             /** @description Units held (charged for). */
             units: components["schemas"]["UnitsView"];
             usage: components["schemas"]["UsageView"];
+            /**
+             * Format: date-time
+             * @description Listed for resale: the lease gives its slice up here (the listing's
+             *     `from`) and its workload is stopped then, whether or not the listing
+             *     sells (DESIGN §6); `ends_at` stays the end of the window it still
+             *     owes. Set from the moment it is listed; cleared when the listing is
+             *     cancelled and the lease runs on to `ends_at` again.
+             */
+            vacate_at?: string | null;
         };
         /** @description One posting to one of the caller's accounts. */
         LedgerLine: {

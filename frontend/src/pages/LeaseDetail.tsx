@@ -98,6 +98,9 @@ function Facts({ lease: l }: { lease: Lease }) {
     ['Starts', formatTime(l.starts_at)],
     ['Ends', l.ends_at ? formatTime(l.ends_at) : 'when released'],
   ];
+  // Listed for resale: the slice goes at the listing's start, sold or not;
+  // `ends_at` stays the end of the window still owed.
+  if (l.vacate_at) rows.push(['Vacates', `${formatTime(l.vacate_at)} (listed for resale)`]);
   if (l.end_reason) rows.push(['Ended because', l.end_reason]);
   if (l.exit_code !== null && l.exit_code !== undefined) rows.push(['Exit code', String(l.exit_code)]);
   if (l.failure) rows.push(['Failure', l.failure]);
@@ -164,7 +167,7 @@ function Actions({ lease: l, onChange }: { lease: Lease; onChange: () => void })
         </Group>
         <ErrorNotice problem={problem} title="Refused" />
         {l.mode === 'on_demand' && l.state === 'running' && <ToReserved lease={l} onChange={onChange} />}
-        {l.mode === 'reserved' && <ListForResale lease={l} />}
+        {l.mode === 'reserved' && <ListForResale lease={l} onChange={onChange} />}
       </Stack>
     </Section>
   );
@@ -197,7 +200,7 @@ function ToReserved({ lease: l, onChange }: { lease: Lease; onChange: () => void
   );
 }
 
-function ListForResale({ lease: l }: { lease: Lease }) {
+function ListForResale({ lease: l, onChange }: { lease: Lease; onChange: () => void }) {
   const end = l.ends_at ? Date.parse(l.ends_at) : Date.now();
   const hours = wholeHours(Math.max(Date.now(), Date.parse(l.starts_at) - 120_000), end - 3600_000, 120_000);
   const cap = multiply(l.price_per_hour, '0.9');
@@ -209,7 +212,11 @@ function ListForResale({ lease: l }: { lease: Lease }) {
     e.preventDefault();
     const r = await run(() => api.POST('/v1/resale-listings', { body: { lease_id: l.id, from: from ?? '', ask_per_hour: ask.trim() } }));
     const data = r?.data;
-    if (data) setDone(`Listed from ${formatTime(data.from)} to ${formatTime(data.until)} at ${formatMoney(data.ask_per_hour)}/h.`);
+    if (data) {
+      setDone(`Listed from ${formatTime(data.from)} to ${formatTime(data.until)} at ${formatMoney(data.ask_per_hour)}/h.`);
+      // The facts then show when the lease vacates.
+      onChange();
+    }
   }
   if (hours.length === 0) return <Text c="dimmed">Too little of the window is left to list for resale.</Text>;
   return (

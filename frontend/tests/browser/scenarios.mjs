@@ -323,6 +323,38 @@ async function aReservedLeaseShowsItsResaleAskCap({ browser, base }) {
   await page.context().close();
 }
 
+/** Listing a reservation's tail from its page: the facts then say when the
+ * lease gives its slice up (`vacate_at`), while `Ends` keeps the owed window. */
+async function aListedLeaseShowsWhenItVacates({ browser, base }) {
+  const buyer = await apiLogin(base, 'buyer');
+  const start = new Date((Math.floor(Date.now() / 3600_000) + 3) * 3600_000).toISOString();
+  const order = await apiCall(base, 'POST', '/v1/orders', buyer, {
+    mode: 'reserved',
+    region: 'eu-west',
+    start_at: start,
+    duration_s: 3 * 3600,
+    resources: { tflops: 50, vram_gb: 8 },
+  });
+  assert.equal(order.status, 201, JSON.stringify(order.body));
+  const page = await newPage(browser);
+  await signIn(page, base, 'buyer');
+  await page.goto(`${base}/leases/${order.body.lease_id}`);
+  await page.getByTestId('ask-cap').waitFor();
+  assert.equal(await page.getByTestId('fact-Vacates').count(), 0, 'not listed yet');
+  // The form's first hour is the window's start.
+  await page.getByLabel('Ask per hour').fill('0.01');
+  await page.getByRole('button', { name: 'List', exact: true }).click();
+  const vacates = page.getByTestId('fact-Vacates');
+  await vacates.waitFor();
+  const starts = await page.getByTestId('fact-Starts').textContent();
+  assert.equal(await vacates.textContent(), `${starts} (listed for resale)`);
+  const lease = await apiCall(base, 'GET', `/v1/leases/${order.body.lease_id}`, buyer);
+  assert.equal(Date.parse(lease.body.vacate_at), Date.parse(start));
+  assert.equal(Date.parse(lease.body.ends_at), Date.parse(start) + 3 * 3600_000);
+  await checkPage(page, 'lease-listed');
+  await page.context().close();
+}
+
 async function theBuyFormQuotesACheaperResaleOffer({ browser, base }) {
   const offers = await apiCall(base, 'GET', '/v1/market/resale', null);
   const offer = offers.body[0];
@@ -524,6 +556,7 @@ export const scenarios = [
   ['a provider deletes a node, and an admin changes a role', aProviderDeletesANodeAndAnAdminChangesARole],
   ['an admin marks a node simulated and accepts the review of its changed inventory', anAdminMarksANodeSimulatedAndAcceptsItsReview],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
+  ['a reserved lease listed for resale shows when it vacates', aListedLeaseShowsWhenItVacates],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
   ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],
 ];

@@ -371,3 +371,48 @@ fn an_engine_restored_with_open_listings_carries_on_the_same() {
         original.apply(T0 + 10, order).unwrap()
     );
 }
+
+#[test]
+fn a_lease_bought_on_resale_converts_inside_the_sellers_window_at_the_ask_and_never_past_it() {
+    let mut e = one_gpu();
+    let seller = grant(&mut e, T0, place_by(SELLER, 1, reserved(START, 6)));
+    let ask = seller.price_per_hour * dec!(0.8);
+    run(&mut e, T0, list(100, &seller, START + HOUR, ask));
+    let window_end = START + 6 * HOUR;
+    // Bought up to a minute before the window ends: that minute is too short
+    // to stay listed, so nothing books the slice after the buyer's lease.
+    let now = START + HOUR + 60;
+    let mut od = spec(Mode::OnDemand, whole_a100());
+    od.duration_s = Some(window_end - 60 - now);
+    let bought = grant(&mut e, now, place_by(BUYER, 2, od));
+    assert_eq!(
+        bought.resale.as_ref().and_then(|r| r.window_until),
+        Some(window_end)
+    );
+    provisioned(&mut e, now + 1, bought.id);
+    let convert = |from, until| Command::Convert {
+        lease_id: bought.id,
+        to: ConvertTo::Reserved { from, until },
+        funds_available: dec!(1000000),
+    };
+    // Past the seller's window: the provider was never paid for that time.
+    match e.apply(now + 2, convert(START + 3 * HOUR, window_end + HOUR)) {
+        Err(EngineError::Conversion(r)) => assert_eq!(r, ConversionRefused::ResaleWindow),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(e.lease(bought.id).unwrap().ends_at, bought.ends_at);
+    // Up to its end: allowed, and the lease keeps paying the ask.
+    run(&mut e, now + 2, convert(START + 3 * HOUR, window_end));
+    let converted = e.lease(bought.id).unwrap().clone();
+    assert_eq!(converted.ends_at, Some(window_end));
+    assert_eq!(
+        converted.conversions[0].price_per_hour_after,
+        bought.price_per_hour
+    );
+    run(&mut e, START + 3 * HOUR, Command::Tick);
+    let reserved = e.lease(bought.id).unwrap();
+    assert_eq!(reserved.mode, Mode::Reserved);
+    assert_eq!(reserved.price_per_hour, bought.price_per_hour);
+    assert_eq!(reserved.unit_prices, bought.unit_prices);
+    assert!(reserved.resale.is_some());
+}

@@ -98,6 +98,7 @@ pub async fn checked_url(state: &AppState, raw: &str, field: &str) -> Result<(),
 /// with backoff for 24 h. At least once: dedupe by event id.
 #[utoipa::path(post, path = "/v1/webhooks", tag = "events", security(("bearer" = [])),
     request_body = NewWebhook,
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the secret is shown only now", body = CreatedWebhook),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
