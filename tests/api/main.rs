@@ -37,6 +37,7 @@ mod order_env;
 mod orders;
 mod prediction;
 mod prices;
+mod quote_order;
 mod readme;
 mod resale;
 mod scale_out;

@@ -8,6 +8,7 @@ import queue
 import threading
 import time
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,19 @@ def test_the_verifier_accepts_a_real_delivery_and_refuses_a_forged_one(server: s
         gx.release(str(order.lease_id))
     finally:
         receiver.shutdown()
+
+
+def test_an_order_is_filled_at_its_held_price(server: str) -> None:
+    """Issue 34 item 6: the quote prices the slice the order will hold (a MIG
+    profile holds more than asked), and the fill is at exactly that price."""
+    gx = Gpuex.login(server, *BUYER)
+    body = order_body()
+    quote = gx.quote({k: body[k] for k in ("mode", "region", "resources")})
+    assert quote.slice_, quote
+    held = gx.held_price({k: body[k] for k in ("mode", "region", "resources")})
+    assert held == Decimal(quote.slice_.price_per_hour)
+    order = gx.place_order(body)
+    assert order.state.value == "filled", order
+    lease = gx.lease(str(order.lease_id))
+    assert Decimal(lease.price_per_hour) == held, (lease.price_per_hour, held)
+    gx.release(lease.id)

@@ -7,6 +7,7 @@ mod follow_the_sun;
 mod forecast;
 mod helpers;
 mod market;
+mod max_price;
 mod prediction;
 mod props;
 mod resale;
