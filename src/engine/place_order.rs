@@ -80,8 +80,9 @@ impl Engine {
             order_id,
             reason: RejectReason::MaxPriceExceeded,
             message: format!(
-                "the price is {} per hour, above max_price {max}",
-                pricing::money(price)
+                "the price is {} per hour, above max_price {}",
+                price.normalize(),
+                max.normalize()
             ),
             at: self.now,
         });

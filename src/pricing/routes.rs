@@ -236,7 +236,8 @@ async fn slice_quote(
                 unit_prices: serde_json::to_value(q.unit_prices).unwrap_or_default(),
                 // Exactly the price the lease would carry, as its view shows
                 // it: a quote rounded here differed from the fill (issue 34 item 6).
-                price_per_hour: q.price_per_hour,
+                // (normalized, as the lease's stored price is).
+                price_per_hour: q.price_per_hour.normalize(),
                 total: window_total(q.price_per_hour, duration_s)?,
                 hold: q.hold,
                 needs_preemption: q.needs_preemption,
