@@ -266,7 +266,12 @@ fn window_total(price_per_hour: Decimal, duration_s: u64) -> Result<Decimal, Api
         .checked_mul(Decimal::from(duration_s))
         .and_then(|x| x.checked_div(Decimal::from(3600)))
         .map(crate::pricing::round_money)
-        .ok_or_else(|| ApiError::refused("out_of_range", "the quoted total is beyond what the market accepts"))
+        .ok_or_else(|| {
+            ApiError::refused(
+                "out_of_range",
+                "the quoted total is beyond what the market accepts",
+            )
+        })
 }
 
 /// The body of `PUT /v1/admin/prices` for the OpenAPI document: 1 to 1000

@@ -38,7 +38,7 @@ on_both_databases! {
             let refused = app.order(&m.buyer, body).await;
             refused.assert_code(422, "max_price_exceeded");
             let detail = refused.body["detail"].as_str().unwrap();
-            assert!(detail.contains(&format!("the price is {price}0")) || detail.contains(&format!("the price is {price}")),
+            assert!(detail.ends_with(&format!(": the price is {price} per hour, above max_price 0.05")),
                     "{mode}: the problem names the current price: {detail}");
         }
         let leases = app.get("/v1/leases", Some(&m.buyer)).await;

@@ -60,7 +60,11 @@ fn an_order_priced_above_its_max_price_is_refused_with_the_price_on_every_fixed_
         assert!(granted(&ev).is_empty(), "{mode:?}: {ev:?}");
         let quote = e.quote(&capped(mode, dec!(1))).expect("a quote");
         assert!(quote.max_price_binds, "{mode:?}");
-        assert_eq!(quote.price_per_hour.normalize().to_string(), price, "{mode:?}");
+        assert_eq!(
+            quote.price_per_hour.normalize().to_string(),
+            price,
+            "{mode:?}"
+        );
     }
 }
 
