@@ -196,6 +196,26 @@ impl Engine {
         })
     }
 
+    /// The regions where an uncordoned node has GPUs of `model`, whether busy
+    /// or idle: where an order for it could be served at all. TCO prices a
+    /// model where it is supplied (issue 34 item 7: it picked a region with
+    /// none).
+    pub fn supplied_regions(&self, model: &str) -> std::collections::BTreeSet<String> {
+        self.view
+            .buckets()
+            .iter()
+            .filter(|b| model_at(b.model).name == model)
+            .filter(|b| {
+                b.nodes
+                    .iter()
+                    .filter_map(|p| self.view.node_at(*p))
+                    .any(|n| !n.cordoned)
+            })
+            .filter_map(|b| self.view.regions.get(usize::from(b.region)))
+            .map(|r| r.name.clone())
+            .collect()
+    }
+
     /// The market book, per (model, region).
     pub fn market_book(&self) -> MarketBook {
         let mut levels: BTreeMap<(String, String), MarketLevel> = BTreeMap::new();

@@ -141,3 +141,28 @@ on_both_databases! {
         assert_eq!(fleet::lease(&app, &m.buyer, lease).await["price_per_hour"], quote.body["slice"]["price_per_hour"]);
     }
 }
+
+on_both_databases! {
+    async fn tco_prices_a_model_where_it_is_supplied(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let (buyer, _) = app.user("buyer").await;
+        let body = json!({
+            "node_price_per_hour": "20",
+            "gpu_model": "H100-SXM5-80GB",
+            "profile": {
+                "tflops_units": {"peak": "4000", "mean": "2000", "baseline": "1500"},
+                "vram_units": {"peak": 80, "mean": 40, "baseline": 30}
+            }
+        });
+        // With no supply anywhere, the cheapest list: us-east lists an H100 at 0.0020.
+        let r = app.post("/v1/tco", Some(&buyer), body.clone()).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["assumptions"]["region"], "us-east", "{}", r.body);
+        // H100s are only supplied in eu-west: TCO prices them there, not where none is.
+        app.node("eu-west", &[("H100-SXM5-80GB", "whole")]).await;
+        let r = app.post("/v1/tco", Some(&buyer), body).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["assumptions"]["region"], "eu-west", "{}", r.body);
+    }
+}
