@@ -161,7 +161,9 @@ pub struct TcoRequest {
     /// history used most, else H100-SXM5-80GB).
     #[schema(max_length = 64)]
     pub gpu_model: Option<String>,
-    /// Whose list prices (default: the region where one GPU of the model lists cheapest).
+    /// Whose list prices (default: of the regions where a node supplies the
+    /// model, the one where one GPU of it lists cheapest; any priced region
+    /// only when none supplies it).
     #[schema(max_length = 64)]
     pub region: Option<String>,
     /// The share of the rented nodes' hours doing the work (default: the
@@ -411,11 +413,13 @@ async fn clearing_index(db: &Db, model: &str, region: &str) -> anyhow::Result<Op
 }
 
 /// The (region, tflops_h list, vram_h list) to price `model` at: the named
-/// region, or the one where a whole GPU of it lists cheapest.
+/// region, or the one where a whole GPU of it lists cheapest among those
+/// `supplied` with it (any priced one only when none is).
 async fn list_prices(
     db: &Db,
     model: &GpuModel,
     region: Option<&str>,
+    supplied: &std::collections::BTreeSet<String>,
 ) -> Result<Option<(String, Decimal, Decimal)>, ApiError> {
     let listed = prices::list(db, region, Some(model.name)).await?;
     let mut by_region: std::collections::BTreeMap<String, (Option<Decimal>, Option<Decimal>)> =
@@ -427,9 +431,13 @@ async fn list_prices(
             Unit::VramH => entry.1 = Some(p.list_price),
         }
     }
+    let any_supplied = region.is_none() && by_region.keys().any(|r| supplied.contains(r));
     let mut best: Option<(Decimal, String, Decimal, Decimal)> = None;
     for (region, prices) in by_region {
         let (Some(t), Some(v)) = prices else { continue };
+        if any_supplied && !supplied.contains(&region) {
+            continue;
+        }
         let gpu_hour = add(mul(t, model.fp16)?, mul(v, model.vram_units())?)?;
         // Regions come in name order, so a tie keeps the first name.
         if best.as_ref().is_none_or(|b| gpu_hour < b.0) {
@@ -684,8 +692,13 @@ async fn tco(
         .ok_or_else(|| {
             ApiError::Internal(anyhow::anyhow!("the default model is not in the catalog"))
         })?;
+    let name = model.name;
+    let supplied = state
+        .market
+        .read(move |engine| engine.supplied_regions(name))
+        .await?;
     let Some((region, tflops_list, vram_list)) =
-        list_prices(&state.db, model, req.region.as_deref()).await?
+        list_prices(&state.db, model, req.region.as_deref(), &supplied).await?
     else {
         let (field, message) = match req.region {
             Some(r) => (

@@ -9,6 +9,7 @@
 
 mod admin;
 mod http;
+mod quote;
 mod session;
 mod store;
 mod tco;
@@ -703,28 +704,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             let quote = api
                 .post("/v1/quotes", &Value::Object(request.body()))
                 .await?;
-            show(ctx, &quote, |q| {
-                let mut t = table(&["region", "gpu_model", "price/h", "total"]);
-                for o in q["options"].as_array().into_iter().flatten() {
-                    t.add_row(vec![
-                        text(&o["region"]),
-                        text(&o["gpu_model"]),
-                        text(&o["price_per_hour"]),
-                        format!("{} {}", text(&o["total"]), text(&q["currency"])),
-                    ]);
-                }
-                let mut out = format!(
-                    "{} for {} s from {} ({})\n{t}",
-                    text(&q["mode"]),
-                    text(&q["duration_s"]),
-                    text(&q["start_at"]),
-                    text(&q["rule"])
-                );
-                if let Some(why) = q["slice_unavailable"].as_str() {
-                    out.push_str(&format!("\nno slice: {why}"));
-                }
-                out
-            });
+            show(ctx, &quote, quote::quote_text);
             Ok(())
         }
         ClientCommand::Order {

@@ -404,13 +404,17 @@ async fn wait_online(client: &Client, provider: &str, count: usize) -> anyhow::R
 }
 
 /// The buyer's orders: two on-demand leases, a spot bid, and a reserved window
-/// an hour ahead (reserved bookings start at least an hour out).
+/// on the first whole hour at least an hour ahead (reserved bookings start
+/// on a whole hour, at least an hour out).
 async fn place_orders(
     client: &Client,
     buyer: &str,
     example: &Value,
 ) -> anyhow::Result<Vec<String>> {
-    let start = chrono::Utc::now() + chrono::Duration::seconds(3660);
+    let earliest = chrono::Utc::now().timestamp() + 3660;
+    let start = chrono::DateTime::from_timestamp(earliest.div_euclid(3600) * 3600 + 3600, 0)
+        .context("a time out of range")?
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let orders = [
         (
             "training (on-demand, eu-west; examples/train.py shipped as an artifact)",
@@ -434,7 +438,7 @@ async fn place_orders(
             "region": "eu-west", "max_wait_s": 600, "command": workload("small")}),
         ),
         (
-            "nightly (reserved, us-east, starts in 1 h)",
+            "nightly (reserved, us-east, from the first whole hour 1 h ahead)",
             json!({"mode": "reserved", "resources": {"tflops": 80, "vram_gb": 24},
             "region": "us-east", "start_at": start, "duration_s": 3600, "command": workload("nightly")}),
         ),

@@ -42,7 +42,17 @@ impl PrimarySlot {
 pub(super) enum Fill {
     Filled,
     NoCapacity,
+    /// DESIGN §22: `max_price` binds on every mode. The cheapest slice there
+    /// is would cost this much per hour, above the order's `max_price`.
+    OverMaxPrice(Decimal),
     Refused(RejectReason),
+}
+
+/// The price per hour of a fill that `max_price` forbids (DESIGN §22), if it does.
+pub(super) fn over_max_price(spec: &OrderSpec, price_per_hour: Decimal) -> Option<Decimal> {
+    // Spot's max_price is its bid: the auction never charges above it.
+    let max = spec.max_price.filter(|_| spec.mode != Mode::Spot)?;
+    (price_per_hour > max).then_some(price_per_hour)
 }
 
 impl Engine {
@@ -51,6 +61,29 @@ impl Engine {
             order_id,
             reason,
             message: reason.message(),
+            at: self.now,
+        });
+    }
+
+    /// Refuses an order whose fill would cost `price` per hour, above its
+    /// `max_price`: the message names the current price so the buyer can
+    /// decide again (issue 34 item 5).
+    pub(super) fn reject_over_max(
+        &self,
+        order_id: OrderId,
+        spec: &OrderSpec,
+        price: Decimal,
+        events: &mut Vec<Event>,
+    ) {
+        let max = spec.max_price.unwrap_or_default();
+        events.push(Event::OrderRejected {
+            order_id,
+            reason: RejectReason::MaxPriceExceeded,
+            message: format!(
+                "the price is {} per hour, above max_price {}",
+                price.normalize(),
+                max.normalize()
+            ),
             at: self.now,
         });
     }
@@ -85,7 +118,9 @@ impl Engine {
                 ) {
                     Fill::Filled => {}
                     Fill::Refused(reason) => self.reject(id, reason, events),
-                    Fill::NoCapacity => {
+                    // Too dear now, like no capacity now, waits when the order
+                    // may wait: a price change or a cheaper slice may come.
+                    fill @ (Fill::NoCapacity | Fill::OverMaxPrice(_)) => {
                         let wait = po.spec.max_wait_s.unwrap_or(0);
                         if wait > 0 && po.spec.qos != Qos::Realtime {
                             let seq = self.next_seq();
@@ -108,6 +143,8 @@ impl Engine {
                                 order_id: id,
                                 at: self.now,
                             });
+                        } else if let Fill::OverMaxPrice(price) = fill {
+                            self.reject_over_max(id, &po.spec, price, events);
                         } else {
                             let reason = self.diagnose(&req);
                             self.reject(id, reason, events);
@@ -224,6 +261,9 @@ impl Engine {
             }
         };
         let lease = self.build_lease(order_id, buyer, spec, fill_no, p, rule, state, starts_at);
+        if let Some(price) = over_max_price(spec, lease.price_per_hour) {
+            return Fill::OverMaxPrice(price);
+        }
         if lease.hold > funds {
             return Fill::Refused(RejectReason::InsufficientFunds);
         }
@@ -288,6 +328,9 @@ impl Engine {
                 events,
             ) {
                 Some(Fill::Refused(reason)) => return self.reject(id, reason, events),
+                Some(Fill::OverMaxPrice(price)) => {
+                    return self.reject_over_max(id, &po.spec, price, events)
+                }
                 Some(_) => return,
                 None => {}
             }
@@ -307,6 +350,10 @@ impl Engine {
             LeaseState::Pending,
             start,
         );
+        // A reservation never waits: above max_price it is refused at once.
+        if let Some(price) = over_max_price(&po.spec, lease.price_per_hour) {
+            return self.reject_over_max(id, &po.spec, price, events);
+        }
         if lease.hold > po.funds_available {
             return self.reject(id, RejectReason::InsufficientFunds, events);
         }
@@ -347,6 +394,10 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Option<Fill> {
         let (listing_id, lease) = self.offer_from_listing(&order, req, window, state, primary)?;
+        // The listing is the cheapest source: above max_price, so is the rest.
+        if let Some(price) = over_max_price(order.spec, lease.price_per_hour) {
+            return Some(Fill::OverMaxPrice(price));
+        }
         if lease.hold > order.funds {
             return Some(Fill::Refused(RejectReason::InsufficientFunds));
         }
@@ -483,7 +534,7 @@ impl Engine {
                     self.book.remove(id);
                     self.reject(id, reason, events);
                 }
-                Fill::NoCapacity => {}
+                Fill::NoCapacity | Fill::OverMaxPrice(_) => {}
             }
         }
     }

@@ -10,7 +10,7 @@ use super::core::Engine;
 use super::events::Source;
 use super::lease::LeaseState;
 use super::orders::OpenState;
-use super::place_order::FromListing;
+use super::place_order::{over_max_price, FromListing};
 use super::placement::{model_at, place, Placement, PlacementRequest, UnitPrices};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
@@ -36,6 +36,10 @@ pub struct Quote {
     /// (`None`: none is free).
     pub listing_id: Option<ListingId>,
     pub primary_price_per_hour: Option<Decimal>,
+    /// Whether the order's `max_price` would refuse this price (or keep the
+    /// order waiting): DESIGN §22, it binds on every mode but spot, whose
+    /// `max_price` is its bid.
+    pub max_price_binds: bool,
 }
 
 /// One (model, region) of the market book.
@@ -65,6 +69,13 @@ impl Engine {
     /// checked): the cheaper of primary capacity and a resale listing, as
     /// placing it would choose.
     pub fn quote(&self, spec: &OrderSpec) -> Result<Quote, RejectReason> {
+        let mut quote = self.quote_source(spec)?;
+        quote.max_price_binds = over_max_price(spec, quote.price_per_hour).is_some();
+        Ok(quote)
+    }
+
+    /// The cheaper of primary capacity and a resale listing for `spec`.
+    fn quote_source(&self, spec: &OrderSpec) -> Result<Quote, RejectReason> {
         let req = self.resolve(spec)?;
         let primary = self.primary_quote(spec, &req);
         let listing_may_serve = matches!(primary, Ok(_) | Err(RejectReason::NoCapacity));
@@ -106,6 +117,7 @@ impl Engine {
             listing_id: Some(listing_id),
             primary_price_per_hour: lease.resale.and_then(|r| r.primary_price_per_hour),
             placement: lease.placement,
+            max_price_binds: false,
         })
     }
 
@@ -180,7 +192,28 @@ impl Engine {
             listing_id: None,
             primary_price_per_hour: None,
             placement: lease.placement,
+            max_price_binds: false,
         })
+    }
+
+    /// The regions where an uncordoned node has GPUs of `model`, whether busy
+    /// or idle: where an order for it could be served at all. TCO prices a
+    /// model where it is supplied (issue 34 item 7: it picked a region with
+    /// none).
+    pub fn supplied_regions(&self, model: &str) -> std::collections::BTreeSet<String> {
+        self.view
+            .buckets()
+            .iter()
+            .filter(|b| model_at(b.model).name == model)
+            .filter(|b| {
+                b.nodes
+                    .iter()
+                    .filter_map(|p| self.view.node_at(*p))
+                    .any(|n| !n.cordoned)
+            })
+            .filter_map(|b| self.view.regions.get(usize::from(b.region)))
+            .map(|r| r.name.clone())
+            .collect()
     }
 
     /// The market book, per (model, region).

@@ -37,6 +37,8 @@ pub enum RejectReason {
     DuplicateOrder,
     #[error("a price, quantity or window is beyond what the market accepts")]
     OutOfRange,
+    #[error("the price per hour is above the order's max_price")]
+    MaxPriceExceeded,
 }
 
 impl RejectReason {
@@ -58,6 +60,7 @@ impl RejectReason {
             RejectReason::MissingMaxPrice => "missing_max_price",
             RejectReason::DuplicateOrder => "duplicate_order",
             RejectReason::OutOfRange => "out_of_range",
+            RejectReason::MaxPriceExceeded => "max_price_exceeded",
         }
     }
 

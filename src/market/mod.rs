@@ -21,7 +21,7 @@ pub mod stream;
 mod views;
 
 pub use crate::engine::LeaseState;
-pub use orders::OrderRequest;
+pub use orders::{OrderRequest, Qos};
 pub use stream::MarketFeed;
 pub use views::OrderState;
 

@@ -46,14 +46,17 @@ pub struct OrderRequest {
     /// A region name, or `any` (default): the engine picks, cheapest first.
     #[serde(default)]
     pub region: Option<String>,
-    /// Reserved: the window's start, at least 1 h ahead.
+    /// Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
+    /// least 1 h ahead; off the hour gets 422 naming `start_at`.
     #[serde(default)]
     pub start_at: Option<DateTime<Utc>>,
     /// Window length, 60 s to 366 days; absent on on-demand and spot means until released.
     #[serde(default)]
     #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
-    /// Spot: the most the whole order pays per hour (required for spot).
+    /// The most the whole order pays per hour: required for spot (its bid);
+    /// on every other mode the order is never filled above it (refused with
+    /// `max_price_exceeded`, or waiting within `max_wait_s`).
     #[serde(default, deserialize_with = "crate::decimal::money_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
@@ -329,7 +332,7 @@ impl OrderRequest {
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, DESIGN §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn place_order(
     State(state): State<AppState>,

@@ -179,17 +179,23 @@ pub struct QuoteRequest {
     /// A region name, or `any` (default) to compare every region.
     #[serde(default)]
     pub region: Option<String>,
-    /// Start of a reserved window (at least 1 h ahead).
+    /// Start of a reserved window: a whole hour (e.g. `14:00:00Z`), at least 1 h ahead.
     #[serde(default)]
     pub start_at: Option<DateTime<Utc>>,
     /// Length of the window in seconds (default 3600; required for reserved).
     #[serde(default)]
     #[schema(minimum = 60, maximum = 31622400)]
     pub duration_s: Option<u64>,
-    /// Spot: the bid per hour for the whole order.
+    /// The most the whole order pays per hour: spot's bid; on every other
+    /// mode a bound the order is never filled above (`slice.max_price_binds`
+    /// says whether it would refuse the price quoted).
     #[serde(default, deserialize_with = "crate::decimal::money_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
+    /// As on the order: the quote prices what the order would get, so it
+    /// takes what the order takes (`realtime` pooled work is placed ahead of batch).
+    #[serde(default)]
+    pub qos: Option<crate::market::Qos>,
 }
 
 /// The concrete slice the order would get if placed now.
@@ -206,8 +212,14 @@ pub struct SliceQuote {
     pub units: serde_json::Value,
     #[schema(value_type = Object)]
     pub unit_prices: serde_json::Value,
+    /// What the lease would be charged per hour for the units it holds:
+    /// exactly the fill's `price_per_hour` when nothing changes in between.
     #[schema(value_type = String)]
     pub price_per_hour: Decimal,
+    /// `price_per_hour` over the window (`duration_s`, default 1 h), rounded
+    /// half-even to 6 decimals.
+    #[schema(value_type = String)]
+    pub total: Decimal,
     /// Funds the order would hold.
     #[schema(value_type = String)]
     pub hold: Decimal,
@@ -223,6 +235,10 @@ pub struct SliceQuote {
     /// Resale: the primary price per hour less this one.
     #[schema(value_type = Option<String>)]
     pub saving_per_hour: Option<Decimal>,
+    /// Whether the request's `max_price` is below `price_per_hour`: an order
+    /// like it would be refused with `max_price_exceeded` (or wait, with
+    /// `max_wait_s`). Never for spot, whose `max_price` is its bid.
+    pub max_price_binds: bool,
 }
 
 /// One line of a quote: one unit for the window.
@@ -267,9 +283,12 @@ pub struct Quote {
     pub duration_s: u64,
     /// How the price was derived.
     pub rule: String,
-    /// Every adequate (model, region), cheapest first.
+    /// Every adequate (model, region), cheapest first, priced on the units
+    /// asked: an estimate for comparing models. A MIG profile or whole GPU
+    /// holds more than asked, and is charged for it: `slice` prices that.
     pub options: Vec<QuoteOption>,
-    /// The slice placement would choose now; absent when none is free.
+    /// The slice placement would choose now, priced on the units it holds
+    /// (what the order is charged); absent when none is free.
     pub slice: Option<SliceQuote>,
     /// Why no slice is free now (a reject reason code), when `slice` is absent.
     pub slice_unavailable: Option<String>,
@@ -310,6 +329,15 @@ pub fn window(
                 return Err(ApiError::refused(
                     "reserved_too_soon",
                     "a reserved window must start at least 1 hour from now; use on_demand for sooner",
+                ));
+            }
+            // Hourly holds, charge lines, resale slots and the calendar all
+            // cut a reservation at whole hours; a window off the hour would
+            // leave a part-hour none of them was built for (issue 34 item 8).
+            if start.timestamp().rem_euclid(3600) != 0 || start.timestamp_subsec_nanos() != 0 {
+                return Err(ApiError::field(
+                    "start_at",
+                    "a reserved window starts on a whole hour (e.g. 14:00:00Z)",
                 ));
             }
             Ok((start, duration))

@@ -145,7 +145,7 @@ async fn price_history(
     responses(
         (status = 200, description = "The quote", body = Quote),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields; `reserved_too_soon`; `unsatisfiable_resources`; `no_price`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn quote(
     State(state): State<AppState>,
@@ -211,7 +211,7 @@ async fn slice_quote(
         duration_s: Some(duration_s),
         max_price: req.max_price,
         max_wait_s: None,
-        qos: None,
+        qos: req.qos,
         tags: None,
         command: None,
         env: None,
@@ -234,7 +234,11 @@ async fn slice_quote(
                 placement: serde_json::json!({ "mode": q.placement.mode, "gpus": q.placement.gpus }),
                 units: serde_json::json!({ "held": q.placement.units, "asked": q.placement.asked }),
                 unit_prices: serde_json::to_value(q.unit_prices).unwrap_or_default(),
-                price_per_hour: crate::pricing::round_money(q.price_per_hour),
+                // Exactly the price the lease would carry, as its view shows
+                // it: a quote rounded here differed from the fill (issue 34 item 6).
+                // (normalized, as the lease's stored price is).
+                price_per_hour: q.price_per_hour.normalize(),
+                total: window_total(q.price_per_hour, duration_s)?,
                 hold: q.hold,
                 needs_preemption: q.needs_preemption,
                 source: match q.source {
@@ -247,11 +251,27 @@ async fn slice_quote(
                 saving_per_hour: q
                     .primary_price_per_hour
                     .map(|p| crate::pricing::round_money(p - q.price_per_hour)),
+                max_price_binds: q.max_price_binds,
             }),
             None,
         ),
         Err(reason) => (None, Some(reason.code().to_owned())),
     })
+}
+
+/// What `price_per_hour` comes to over a window of `duration_s`, rounded
+/// once the ledger's way.
+fn window_total(price_per_hour: Decimal, duration_s: u64) -> Result<Decimal, ApiError> {
+    price_per_hour
+        .checked_mul(Decimal::from(duration_s))
+        .and_then(|x| x.checked_div(Decimal::from(3600)))
+        .map(crate::pricing::round_money)
+        .ok_or_else(|| {
+            ApiError::refused(
+                "out_of_range",
+                "the quoted total is beyond what the market accepts",
+            )
+        })
 }
 
 /// The body of `PUT /v1/admin/prices` for the OpenAPI document: 1 to 1000

@@ -371,7 +371,8 @@ on_both_databases! {
         assert_ne!(r.body["code"], "budget_exceeded", "{}", r.body);
         // A reserved window counts whole: 10 h at the reserved price exceeds a 1.00 budget.
         app.put("/v1/budgets", Some(&buyer), json!({"tag_key": "business_line", "tag_value": "ads", "monthly_limit": "1.00"})).await;
-        let start = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
+        // Reserved windows start on a whole hour.
+        let start = chrono::DurationRound::duration_trunc(chrono::Utc::now() + chrono::Duration::hours(2), chrono::Duration::hours(1)).unwrap().to_rfc3339();
         let reserved = json!({"mode": "reserved", "region": "eu-west", "start_at": start, "duration_s": 36000,
             "resources": {"tflops": 100, "vram_gb": 8}, "tags": {"business_line": "ads"}});
         app.order(&buyer, reserved).await.assert_code(422, "budget_exceeded");

@@ -47,6 +47,7 @@ mod order_env;
 mod orders;
 mod prediction;
 mod prices;
+mod quote_order;
 mod readme;
 mod rebalance;
 mod resale;

@@ -2,7 +2,7 @@
 //! isolation between tenants, fills and holds.
 
 use crate::helpers::on_both_databases;
-use chrono::{Duration, Utc};
+use chrono::{Duration, DurationRound, Utc};
 use reqwest::Method;
 use serde_json::json;
 
@@ -268,7 +268,8 @@ on_both_databases! {
         app.seed_prices(&admin).await;
         app.node("eu-west", &[("H100-SXM5-80GB", "whole"), ("H100-SXM5-80GB", "whole")]).await;
         let (buyer, _) = app.buyer_with(&admin, "10000").await;
-        let start = Utc::now() + Duration::hours(2);
+        // Reserved windows start on a whole hour.
+        let start = (Utc::now() + Duration::hours(2)).duration_trunc(Duration::hours(1)).unwrap();
         let reserved = app.order(&buyer, json!({"mode": "reserved", "region": "eu-west", "start_at": start,
             "duration_s": 7200, "resources": {"tflops": 900, "vram_gb": 80}})).await;
         assert_eq!(reserved.status, 201, "{}", reserved.body);

@@ -1,5 +1,5 @@
 use crate::helpers::on_both_databases;
-use chrono::{Duration, Utc};
+use chrono::{Duration, DurationRound, Utc};
 use serde_json::json;
 
 on_both_databases! {
@@ -81,7 +81,9 @@ on_both_databases! {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
         let r = app.post("/v1/quotes", None, json!({
-            "mode": "reserved", "region": "us-east", "start_at": Utc::now() + Duration::hours(2), "duration_s": 3600,
+            "mode": "reserved", "region": "us-east", "duration_s": 3600,
+            // Reserved windows start on a whole hour.
+            "start_at": (Utc::now() + Duration::hours(2)).duration_trunc(Duration::hours(1)).unwrap(),
             "resources": {"tflops": 100, "vram_gb": 8, "precision": "fp8"}
         })).await;
         assert_eq!(r.status, 200, "{}", r.body);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import json
 import time
 import uuid
@@ -222,7 +223,23 @@ class Gpuex:
         return _ok(me_op.sync_detailed(client=self.api), UserView)
 
     def quote(self, request: QuoteRequest | dict[str, Any]) -> Quote:
+        """What ``request`` would cost. ``quote.slice`` prices the slice the order
+        would hold (a MIG profile or whole GPU holds, and is charged for, more
+        than asked); ``quote.options`` price the units asked on each model, to
+        compare models. :meth:`held_price` reads the first."""
         return _ok(quote_op.sync_detailed(client=self.api, body=_model(request, QuoteRequest)), Quote)
+
+    def held_price(self, request: QuoteRequest | dict[str, Any]) -> decimal.Decimal:
+        """The price per hour an order like ``request`` would be filled at now:
+        the quoted slice's, for the units it would hold, exactly the lease's
+        ``price_per_hour`` when nothing changes in between. Raises ``ApiError``
+        (409, the reason code) when no slice is free to price."""
+        quote = self.quote(request)
+        held = quote.slice_
+        if held is None or isinstance(held, Unset):
+            reason = quote.slice_unavailable if isinstance(quote.slice_unavailable, str) else "no_capacity"
+            raise ApiError(409, f"no slice is free to price: {reason}", reason)
+        return decimal.Decimal(held.price_per_hour)
 
     def place_order(self, request: OrderRequest | dict[str, Any], *, idempotency_key: str | None = None) -> OrderView:
         """Places an order under an ``Idempotency-Key`` (a fresh one unless given).

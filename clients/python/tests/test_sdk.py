@@ -177,3 +177,19 @@ def test_a_listed_lease_says_when_it_vacates(server: str) -> None:
     # its window, still owed, ends where it did.
     assert gx.vacate_at(lease.id) == listed_from
     assert gx.lease(lease.id).ends_at == start + datetime.timedelta(hours=3)
+
+
+def test_an_order_is_filled_at_its_held_price(server: str) -> None:
+    """Issue 34 item 6: the quote prices the slice the order will hold (a MIG
+    profile holds more than asked), and the fill is at exactly that price."""
+    gx = Gpuex.login(server, *BUYER)
+    body = order_body()
+    quote = gx.quote({k: body[k] for k in ("mode", "region", "resources")})
+    assert quote.slice_, quote
+    held = gx.held_price({k: body[k] for k in ("mode", "region", "resources")})
+    assert held == Decimal(quote.slice_.price_per_hour)
+    order = gx.place_order(body)
+    assert order.state.value == "filled", order
+    lease = gx.lease(str(order.lease_id))
+    assert Decimal(lease.price_per_hour) == held, (lease.price_per_hour, held)
+    gx.release(lease.id)

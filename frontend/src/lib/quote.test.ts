@@ -38,6 +38,7 @@ describe('quote summary', () => {
     expect(s.held).toEqual({ tflops: '141.286', vram: '2.5' });
     expect(s.asked).toEqual({ tflops: '100', vram: '2' });
     expect(s.pricePerHour).toBe('0.714');
+    expect(s.maxPriceBinds).toBe(false);
     expect(s.wholeNodeSaving).toEqual({ amount: '43.59336', percent: '98.4' });
     expect(s.resale).toBeNull();
   });
@@ -97,5 +98,22 @@ describe('the pricing rule', () => {
     expect(ruleText('on_demand: 1.8 × list price')).toBe('On-demand: 1.8 × list price');
     expect(ruleText('reserved: 0.85 × list price; the whole window is owed')).toBe('Reserved: 0.85 × list price; the whole window is owed');
     expect(ruleText('something else')).toBe('something else');
+  });
+});
+
+describe('max price', () => {
+  it('says when the max price asked is below the price of the slice', () => {
+    const slice = {
+      gpu_model: 'H100-SXM5-80GB',
+      region: 'eu-west',
+      node_id: 'n',
+      placement: {},
+      units: { held: { tflops_h: '100', vram_h: '1' }, asked: { tflops_h: '100', vram_h: '1' } },
+      price_per_hour: '0.468',
+      source: 'primary',
+    };
+    expect(summarize({ options: [option], slice: { ...slice, max_price_binds: true } }, [h100])!.maxPriceBinds).toBe(true);
+    expect(summarize({ options: [option], slice: { ...slice, max_price_binds: false } }, [h100])!.maxPriceBinds).toBe(false);
+    expect(summarize({ options: [option] }, [h100])!.maxPriceBinds).toBe(false);
   });
 });

@@ -25,6 +25,8 @@ export interface SliceLike {
   listing_id?: string | null;
   primary_price_per_hour?: string | null;
   saving_per_hour?: string | null;
+  /** Whether the request's max_price is below this price (the order would be refused, or wait). */
+  max_price_binds?: boolean;
 }
 export interface GpuModelLike {
   name: string;
@@ -46,6 +48,8 @@ export interface QuoteSummary {
   /** The price of renting a whole 8-GPU node of this model in this mode, per hour. */
   wholeNodePerHour: string | null;
   wholeNodeSaving: { amount: string; percent: string } | null;
+  /** The max price asked is below the price: an order would be refused (or wait with a max wait). */
+  maxPriceBinds: boolean;
 }
 
 export const GPUS_PER_NODE = 8;
@@ -90,6 +94,7 @@ export function summarize(
         : null,
     wholeNodePerHour: whole,
     wholeNodeSaving: saving(pricePerHour, whole),
+    maxPriceBinds: slice?.max_price_binds === true,
   };
 }
 

@@ -244,6 +244,11 @@ export function Buy() {
                     No slice is free now{quote.slice_unavailable ? ` (${quote.slice_unavailable})` : ''}; the price is the list estimate.
                   </Text>
                 )}
+                {summary.maxPriceBinds && (
+                  <Text size="sm" c="red.9" data-testid="quote-max-price">
+                    Your max price is below this price: the order would be refused, or wait within its max wait.
+                  </Text>
+                )}
                 {summary.held && (
                   <Text size="sm" data-testid="quote-units">
                     {heldText(summary)}

@@ -8,6 +8,7 @@ mod forecast;
 mod helpers;
 mod market;
 mod node_loss;
+mod max_price;
 mod prediction;
 mod props;
 mod rebalance;

@@ -331,6 +331,7 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
         std::collections::BTreeMap::new();
     let mut listing_rows: std::collections::BTreeMap<Uuid, Listing> =
         std::collections::BTreeMap::new();
+    let mut specs: std::collections::BTreeMap<Uuid, OrderSpec> = std::collections::BTreeMap::new();
     for (n, s) in steps.iter().enumerate() {
         if n == snapshot_at {
             snap = e.snapshot();
@@ -339,12 +340,30 @@ fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
         if let Command::Place(po) = &cmd {
             seen.orders.push(po.order_id);
             same_listing_as_a_scan(&e, po, now)?;
+            specs.insert(po.order_id, po.spec.clone());
         }
         let out = e.apply(now, cmd.clone());
         if let Ok(ev) = &out {
             for x in ev {
                 match x {
-                    Event::LeaseGranted { lease, .. } => seen.leases.push((**lease).clone()),
+                    Event::LeaseGranted { lease, .. } => {
+                        // DESIGN §22: max_price binds on every mode; never
+                        // filled above it (spot's is its bid, checked by the auction).
+                        let max = specs
+                            .get(&lease.order_id)
+                            .filter(|s| s.mode != Mode::Spot)
+                            .and_then(|s| s.max_price);
+                        if let Some(max) = max {
+                            prop_assert!(
+                                lease.price_per_hour <= max,
+                                "step {}: filled at {} above max_price {}",
+                                n,
+                                lease.price_per_hour,
+                                max
+                            );
+                        }
+                        seen.leases.push((**lease).clone())
+                    }
                     Event::ListingCreated { listing, .. } => {
                         seen.listings.push((**listing).clone())
                     }
