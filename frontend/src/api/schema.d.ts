@@ -109,6 +109,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/nodes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Mark a node simulated, or accept a node under review (admin). */
+        put: operations["admin_put_node"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/prices": {
         parameters: {
             query?: never;
@@ -235,8 +252,12 @@ export interface paths {
         /**
          * Register the node's inventory (replacing the declared one).
          * @description A node whose GPUs changed under live leases is quarantined: cordoned until
-         *     its provider uncordons it; the leases on the changed GPUs end. A lost node
-         *     registering again comes back online.
+         *     its provider uncordons it; the leases on the changed GPUs end. A
+         *     re-inventory that changes the node's models or GPU count puts it under
+         *     review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+         *     The `simulated` backend is refused (403 `simulated_backend_refused`)
+         *     unless an admin marked the node simulated. A lost node registering again
+         *     comes back online.
          */
         post: operations["agent_register"];
         delete?: never;
@@ -590,6 +611,10 @@ export interface paths {
          *     on_demand → reserved: on-demand until `from`, the reserved price
          *     (0.85 × list) from `from`, ending at `until`; the reserved part is owed
          *     whole and held like any reservation.
+         *     A lease bought on resale keeps the seller's window as its outer bound:
+         *     inside it the lease keeps paying the ask (the seller, not the provider,
+         *     is paid for that time); an `until` past it is refused (409
+         *     `resale_window`) — buy the time after it as a new order instead.
          */
         post: operations["convert_lease"];
         delete?: never;
@@ -1157,7 +1182,7 @@ export interface components {
          * @description What an admin did.
          * @enum {string}
          */
-        Action: "set_price" | "put_region" | "credit" | "billing_adjustment" | "cordon_node" | "uncordon_node" | "delete_node" | "set_role";
+        Action: "set_price" | "put_region" | "credit" | "billing_adjustment" | "cordon_node" | "uncordon_node" | "delete_node" | "set_role" | "set_node";
         AdjustmentRequest: {
             /** @description Positive: what the buyer gets back. */
             amount: components["schemas"]["Amount"];
@@ -1189,6 +1214,15 @@ export interface components {
             reason: string;
             /** Format: uuid */
             user_id: string;
+        };
+        /** @description What an admin sets on a node; at least one field. */
+        AdminNodeRequest: {
+            review?: null | components["schemas"]["ReviewDecision"];
+            /**
+             * @description Whether the node's agent may register with the `simulated` backend
+             *     (for the demo, tests and load tests; refused on any other node).
+             */
+            simulated?: boolean | null;
         };
         /**
          * @description What the agent has to offer. It replaces any inventory declared with
@@ -1242,8 +1276,8 @@ export interface components {
              */
             server_time: string;
         };
-        /** @description A decimal: above 0 and below 1000000000, with at most 6 decimals. */
-        Amount: (string) | number;
+        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        Amount: string;
         ApiKeyCreated: {
             /** Format: date-time */
             created_at: string;
@@ -1418,8 +1452,11 @@ export interface components {
             /** @description Open resale listings of this pool, cheapest ask first. */
             resale_asks: components["schemas"]["ResaleOffer"][];
         };
-        /** @description A decimal: 0 or more and below 1000000000, with at most 6 decimals. */
-        BudgetLimit: string | number;
+        /**
+         * @description Money: a decimal string (no JSON number, no exponent), 0 or more and below 1000000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
+         * @example 500.00
+         */
+        BudgetLimit: string;
         /** @description A monthly limit on what leases tagged `tag_key=tag_value` may cost. */
         BudgetRequest: {
             /** @description Per calendar month (UTC); `0` removes the budget. */
@@ -1563,7 +1600,7 @@ export interface components {
             secret: string;
         };
         CreditRequest: {
-            /** @description A string (`"100.00"`) or a number. */
+            /** @description A decimal string (`"100.00"`), never a JSON number. */
             amount: components["schemas"]["Amount"];
             /** @description Why the credit was given; shown on the ledger. */
             memo?: string | null;
@@ -1703,7 +1740,7 @@ export interface components {
          * @description What an event reports.
          * @enum {string}
          */
-        EventType: "order.accepted" | "order.filled" | "order.rejected" | "order.cancelled" | "order.expired" | "lease.running" | "lease.preempt_notice" | "lease.rebalance" | "lease.converted" | "lease.ended" | "budget.notice" | "funds.low" | "listing.created" | "listing.sold" | "listing.expired" | "listing.cancelled";
+        EventType: "order.accepted" | "order.filled" | "order.rejected" | "order.cancelled" | "order.expired" | "order.requeued" | "lease.running" | "lease.preempt_notice" | "lease.rebalance" | "lease.converted" | "lease.ended" | "budget.notice" | "funds.low" | "listing.created" | "listing.sold" | "listing.expired" | "listing.cancelled";
         /** @description One input field that was wrong, and why. */
         FieldError: {
             /** @description The field's path in the request, e.g. `resources.tflops` or `query.limit`. */
@@ -2268,8 +2305,8 @@ export interface components {
              */
             next_cursor?: number | null;
         };
-        /** @description A decimal: above 0 and below 1000000, with at most 6 decimals. */
-        ListPrice: (string) | number;
+        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        ListPrice: string;
         ListingPage: {
             items: components["schemas"]["ListingView"][];
             /** Format: uuid */
@@ -2562,12 +2599,18 @@ export interface components {
             region: string;
             /** Format: date-time */
             registered_at?: string | null;
-            /** @description What put the node under review (the first refused record). */
+            /** @description What put the node under review first. */
             review_reason?: string | null;
+            /** @description An admin allowed this node the `simulated` agent backend. */
+            simulated: boolean;
             /** @description `declared` (no agent yet), `online`, `lost` or `quarantined`. */
             status: components["schemas"]["NodeStatus"];
-            /** @description Its agent reported usage beyond what a lease holds times the
-             *     interval (DESIGN §19); those records were refused. For a person to look at. */
+            /**
+             * @description For a person to look at: a re-inventory changed its models or GPU
+             *     count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
+             *     or its agent reported usage beyond what a lease holds times the
+             *     interval (DESIGN §19; those records were refused).
+             */
             under_review: boolean;
         };
         /** @description Open, high, low and close of one figure over a bucket. */
@@ -2624,7 +2667,8 @@ export interface components {
             resources: components["schemas"]["Resources"];
             /**
              * Format: date-time
-             * @description Reserved: the window's start, at least 1 h ahead.
+             * @description Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
+             *     least 1 h ahead; off the hour gets 422 naming `start_at`.
              */
             start_at?: string | null;
             tags?: {
@@ -2739,8 +2783,8 @@ export interface components {
             unit: components["schemas"]["Unit"];
         };
         PriceList: components["schemas"]["PriceUpdate"][];
-        /** @description A decimal: above 0 and below 1000000, with at most 6 decimals. */
-        PricePerHour: (string) | number;
+        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        PricePerHour: string;
         PriceUpdate: {
             gpu_model: string;
             /** @description The monthly-commitment price per unit-hour. */
@@ -2821,7 +2865,11 @@ export interface components {
             /** Format: uint64 */
             duration_s: number;
             mode: components["schemas"]["Mode"];
-            /** @description Every adequate (model, region), cheapest first. */
+            /**
+             * @description Every adequate (model, region), cheapest first, priced on the units
+             *     asked: an estimate for comparing models. A MIG profile or whole GPU
+             *     holds more than asked, and is charged for it: `slice` prices that.
+             */
             options: components["schemas"]["QuoteOption"][];
             /** @description How the price was derived. */
             rule: string;
@@ -2861,12 +2909,13 @@ export interface components {
             duration_s?: number | null;
             max_price?: null | components["schemas"]["PricePerHour"];
             mode: components["schemas"]["Mode"];
+            qos?: null | components["schemas"]["Qos"];
             /** @description A region name, or `any` (default) to compare every region. */
             region?: string | null;
             resources: components["schemas"]["Resources"];
             /**
              * Format: date-time
-             * @description Start of a reserved window (at least 1 h ahead).
+             * @description Start of a reserved window: a whole hour (e.g. `14:00:00Z`), at least 1 h ahead.
              */
             start_at?: string | null;
         };
@@ -2885,6 +2934,16 @@ export interface components {
         RefreshRequest: {
             /** @description The `gpr_…` token of the last login or refresh. */
             refresh_token: string;
+        };
+        /** @description One record of a batch that was not stored, and why. */
+        RefusedUsage: {
+            /** @description The figure out of bounds, e.g. `records[2].tflops_s`. */
+            field: string;
+            /** @description The record's place in `records` (from 0). */
+            index: number;
+            /** Format: uuid */
+            lease_id: string;
+            reason: string;
         };
         Region: {
             /** Format: date-time */
@@ -2963,6 +3022,11 @@ export interface components {
             vram_gb: number;
         };
         /**
+         * @description How an admin ends a review.
+         * @enum {string}
+         */
+        ReviewDecision: "accept";
+        /**
          * @description What a caller may do.
          * @enum {string}
          */
@@ -3003,12 +3067,22 @@ export interface components {
              * @description Resale: the listing it would take.
              */
             listing_id?: string | null;
+            /**
+             * @description Whether the request's `max_price` is below `price_per_hour`: an order
+             *     like it would be refused with `max_price_exceeded` (or wait, with
+             *     `max_wait_s`). Never for spot, whose `max_price` is its bid.
+             */
+            max_price_binds: boolean;
             /** @description Whether it would first wait on a preemption notice. */
             needs_preemption: boolean;
             /** Format: uuid */
             node_id: string;
             /** @description GPU indices with their slot: whole, MIG profile and start, or shared milli/memory. */
             placement: Record<string, never>;
+            /**
+             * @description What the lease would be charged per hour for the units it holds:
+             *     exactly the fill's `price_per_hour` when nothing changes in between.
+             */
             price_per_hour: string;
             /** @description Resale: what primary capacity would charge per hour (`null`: none is free). */
             primary_price_per_hour?: string | null;
@@ -3017,6 +3091,11 @@ export interface components {
             saving_per_hour?: string | null;
             /** @description `primary`, or `resale` when a listing is the cheaper source. */
             source: string;
+            /**
+             * @description `price_per_hour` over the window (`duration_s`, default 1 h), rounded
+             *     half-even to 6 decimals.
+             */
+            total: string;
             unit_prices: Record<string, never>;
             /** @description Units the slice holds (what is charged), and what was asked. */
             units: Record<string, never>;
@@ -3192,7 +3271,11 @@ export interface components {
             /** @description What one whole 8-GPU node rents for per hour. */
             node_price_per_hour: components["schemas"]["PricePerHour"];
             profile?: null | components["schemas"]["LoadProfileInput"];
-            /** @description Whose list prices (default: the region where one GPU of the model lists cheapest). */
+            /**
+             * @description Whose list prices (default: of the regions where a node supplies the
+             *     model, the one where one GPU of it lists cheapest; any priced region
+             *     only when none supplies it).
+             */
             region?: string | null;
             utilization?: null | components["schemas"]["ShareInput"];
         };
@@ -3249,6 +3332,13 @@ export interface components {
         UsageAck: {
             /** @description `true` when this `(agent_id, seq)` had been applied before. */
             duplicate: boolean;
+            /**
+             * @description Records refused on their own (the rest of the batch was stored): a
+             *     figure beyond what the lease holds times the interval. The node is
+             *     then marked for review. Absent when none was refused, so agents that
+             *     predate it read the answer unchanged.
+             */
+            refused?: components["schemas"]["RefusedUsage"][];
             /**
              * Format: uint64
              * @description The batch acknowledged; the agent deletes it from its spool.
@@ -3687,7 +3777,10 @@ export interface operations {
     adjust: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3887,6 +3980,140 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields, unknown user, or a reused Idempotency-Key */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    admin_put_node: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminNodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The node */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeSummary"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such node */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Invalid fields, or none given */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4892,7 +5119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a node token */
+            /** @description Not a node token, or the `simulated` backend on a node not marked simulated (`simulated_backend_refused`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4955,7 +5182,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Acknowledged; `duplicate` when applied before */
+            /** @description Acknowledged; `duplicate` when applied before. Records beyond what their lease holds times their interval are refused on their own (named in `refused`; the rest is stored) and the node is marked for review */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5123,7 +5350,10 @@ export interface operations {
     create_api_key: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6768,7 +6998,10 @@ export interface operations {
     convert_lease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description Lease id */
                 id: string;
@@ -6870,7 +7103,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description `lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end) */
+            /** @description `lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end), `resale_window` (a lease bought on resale cannot run past the seller's window: order new capacity for the time after it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7670,7 +7903,10 @@ export interface operations {
     create_node: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8164,6 +8400,24 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
+            /** @description Uncordoning a node under review (`node_under_review`): an admin ends the review */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Invalid fields */
@@ -8392,7 +8646,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded` */
+            /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, DESIGN §22); `start_at` off the whole hour on a reserved order */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8995,7 +9249,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Invalid fields; `reserved_too_soon`; `unsatisfiable_resources`; `no_price` */
+            /** @description Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9136,7 +9390,10 @@ export interface operations {
     create_listing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9383,7 +9640,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description `too_late_to_cancel`, or the listing is no longer open (`listing_closed`) */
+            /** @description `too_late_to_cancel`, or the listing is no longer open (`listing_closed`), also when a sale closed it while this request was under way */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9638,7 +9895,10 @@ export interface operations {
     create_webhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use` */
+                "Idempotency-Key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };

@@ -5,9 +5,10 @@ from .action import Action
 from .adjustment_request import AdjustmentRequest
 from .adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
 from .adjustment_view import AdjustmentView
+from .admin_node_request import AdminNodeRequest
 from .agent_register_request import AgentRegisterRequest
 from .agent_register_response import AgentRegisterResponse
-from .amount_type_0 import AmountType0
+from .amount import Amount
 from .api_key_created import ApiKeyCreated
 from .api_key_view import ApiKeyView
 from .artifact import Artifact
@@ -97,7 +98,7 @@ from .ledger_page import LedgerPage
 from .list_leases_state import ListLeasesState
 from .list_orders_mode import ListOrdersMode
 from .list_orders_state import ListOrdersState
-from .list_price_type_0 import ListPriceType0
+from .list_price import ListPrice
 from .listing_page import ListingPage
 from .listing_request import ListingRequest
 from .listing_view import ListingView
@@ -141,7 +142,7 @@ from .pool_stats import PoolStats
 from .precision import Precision
 from .price_change_view import PriceChangeView
 from .price_history_unit import PriceHistoryUnit
-from .price_per_hour_type_0 import PricePerHourType0
+from .price_per_hour import PricePerHour
 from .price_update import PriceUpdate
 from .price_view import PriceView
 from .problem import Problem
@@ -156,12 +157,14 @@ from .quote_option import QuoteOption
 from .quote_request import QuoteRequest
 from .readiness import Readiness
 from .refresh_request import RefreshRequest
+from .refused_usage import RefusedUsage
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
 from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
 from .resources import Resources
+from .review_decision import ReviewDecision
 from .role import Role
 from .scrub_report import ScrubReport
 from .set_role_request import SetRoleRequest
@@ -205,9 +208,10 @@ __all__ = (
     "AdjustmentRequest",
     "AdjustmentRequestTagsType0",
     "AdjustmentView",
+    "AdminNodeRequest",
     "AgentRegisterRequest",
     "AgentRegisterResponse",
-    "AmountType0",
+    "Amount",
     "ApiKeyCreated",
     "ApiKeyView",
     "Artifact",
@@ -300,7 +304,7 @@ __all__ = (
     "ListLeasesState",
     "ListOrdersMode",
     "ListOrdersState",
-    "ListPriceType0",
+    "ListPrice",
     "LoadProfile",
     "LoadProfileInput",
     "LoadShape",
@@ -341,7 +345,7 @@ __all__ = (
     "Precision",
     "PriceChangeView",
     "PriceHistoryUnit",
-    "PricePerHourType0",
+    "PricePerHour",
     "PriceUpdate",
     "PriceView",
     "Problem",
@@ -356,12 +360,14 @@ __all__ = (
     "QuoteRequest",
     "Readiness",
     "RefreshRequest",
+    "RefusedUsage",
     "Region",
     "RegisteredRole",
     "RegisterRequest",
     "ResaleOffer",
     "ResaleOfferSlotsItem",
     "Resources",
+    "ReviewDecision",
     "Role",
     "ScrubReport",
     "SetRoleRequest",

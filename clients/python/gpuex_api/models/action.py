@@ -6,6 +6,7 @@ class Action(str, Enum):
     CREDIT = "credit"
     DELETE_NODE = "delete_node"
     PUT_REGION = "put_region"
+    SET_NODE = "set_node"
     SET_PRICE = "set_price"
     SET_ROLE = "set_role"
     UNCORDON_NODE = "uncordon_node"

@@ -15,7 +15,7 @@ from uuid import UUID
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.amount_type_0 import AmountType0
+  from ..models.amount import Amount
   from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
 
 
@@ -30,7 +30,8 @@ T = TypeVar("T", bound="AdjustmentRequest")
 class AdjustmentRequest:
     """ 
         Attributes:
-            amount (AmountType0 | float): A decimal: above 0 and below 1000000000, with at most 6 decimals.
+            amount (Amount): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at
+                most 6 decimals. Kept and answered at 6 decimals at most.
             reason (str): Why; shown on the invoice and in the export.
             user_id (UUID):
             lease_id (None | Unset | UUID): The lease it concerns, if any.
@@ -39,7 +40,7 @@ class AdjustmentRequest:
             tags (AdjustmentRequestTagsType0 | None | Unset): Tags the credit belongs to, so cost by tag nets it.
      """
 
-    amount: AmountType0 | float
+    amount: Amount
     reason: str
     user_id: UUID
     lease_id: None | Unset | UUID = UNSET
@@ -52,13 +53,9 @@ class AdjustmentRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.amount_type_0 import AmountType0
+        from ..models.amount import Amount
         from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
-        amount: dict[str, Any] | float
-        if isinstance(self.amount, AmountType0):
-            amount = self.amount.to_dict()
-        else:
-            amount = self.amount
+        amount = self.amount.to_dict()
 
         reason = self.reason
 
@@ -119,23 +116,12 @@ class AdjustmentRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.amount_type_0 import AmountType0
+        from ..models.amount import Amount
         from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
         d = dict(src_dict)
-        def _parse_amount(data: object) -> AmountType0 | float:
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                componentsschemas_amount_type_0 = AmountType0.from_dict(data)
+        amount = Amount.from_dict(d.pop("amount"))
 
 
-
-                return componentsschemas_amount_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(AmountType0 | float, data)
-
-        amount = _parse_amount(d.pop("amount"))
 
 
         reason = d.pop("reason")

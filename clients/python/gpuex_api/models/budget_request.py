@@ -8,7 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from typing import cast
 
 
 
@@ -24,12 +23,13 @@ class BudgetRequest:
     """ A monthly limit on what leases tagged `tag_key=tag_value` may cost.
 
         Attributes:
-            monthly_limit (float | str): A decimal: 0 or more and below 1000000000, with at most 6 decimals.
+            monthly_limit (str): Money: a decimal string (no JSON number, no exponent), 0 or more and below 1000000000, with
+                at most 6 decimals. Kept and answered at 6 decimals at most.
             tag_key (str):
             tag_value (str):
      """
 
-    monthly_limit: float | str
+    monthly_limit: str
     tag_key: str
     tag_value: str
 
@@ -38,7 +38,6 @@ class BudgetRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        monthly_limit: float | str
         monthly_limit = self.monthly_limit
 
         tag_key = self.tag_key
@@ -61,11 +60,7 @@ class BudgetRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        def _parse_monthly_limit(data: object) -> float | str:
-            return cast(float | str, data)
-
-        monthly_limit = _parse_monthly_limit(d.pop("monthly_limit"))
-
+        monthly_limit = d.pop("monthly_limit")
 
         tag_key = d.pop("tag_key")
 

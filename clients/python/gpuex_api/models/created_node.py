@@ -37,11 +37,17 @@ class CreatedNode:
             provider_id (UUID):
             quarantined (bool): The GPUs changed under live leases; cleared by uncordoning.
             region (str):
+            simulated (bool): An admin allowed this node the `simulated` agent backend.
             status (NodeStatus): Where a node stands; rows keep the name as text.
+            under_review (bool): For a person to look at: a re-inventory changed its models or GPU
+                count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
+                or its agent reported usage beyond what a lease holds times the
+                interval (DESIGN §19; those records were refused).
             token (str): The agent's bearer token (`gpn_…`); stored hashed, never shown again.
             hostname (None | str | Unset): The host name the agent registered with.
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
+            review_reason (None | str | Unset): What put the node under review first.
      """
 
     cordoned: bool
@@ -52,11 +58,14 @@ class CreatedNode:
     provider_id: UUID
     quarantined: bool
     region: str
+    simulated: bool
     status: NodeStatus
+    under_review: bool
     token: str
     hostname: None | str | Unset = UNSET
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
+    review_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -80,7 +89,11 @@ class CreatedNode:
 
         region = self.region
 
+        simulated = self.simulated
+
         status = self.status.value
+
+        under_review = self.under_review
 
         token = self.token
 
@@ -106,6 +119,12 @@ class CreatedNode:
         else:
             registered_at = self.registered_at
 
+        review_reason: None | str | Unset
+        if isinstance(self.review_reason, Unset):
+            review_reason = UNSET
+        else:
+            review_reason = self.review_reason
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -118,7 +137,9 @@ class CreatedNode:
             "provider_id": provider_id,
             "quarantined": quarantined,
             "region": region,
+            "simulated": simulated,
             "status": status,
+            "under_review": under_review,
             "token": token,
         })
         if hostname is not UNSET:
@@ -127,6 +148,8 @@ class CreatedNode:
             field_dict["last_heartbeat_at"] = last_heartbeat_at
         if registered_at is not UNSET:
             field_dict["registered_at"] = registered_at
+        if review_reason is not UNSET:
+            field_dict["review_reason"] = review_reason
 
         return field_dict
 
@@ -160,10 +183,14 @@ class CreatedNode:
 
         region = d.pop("region")
 
+        simulated = d.pop("simulated")
+
         status = NodeStatus(d.pop("status"))
 
 
 
+
+        under_review = d.pop("under_review")
 
         token = d.pop("token")
 
@@ -217,6 +244,16 @@ class CreatedNode:
         registered_at = _parse_registered_at(d.pop("registered_at", UNSET))
 
 
+        def _parse_review_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
+
+
         created_node = cls(
             cordoned=cordoned,
             created_at=created_at,
@@ -226,11 +263,14 @@ class CreatedNode:
             provider_id=provider_id,
             quarantined=quarantined,
             region=region,
+            simulated=simulated,
             status=status,
+            under_review=under_review,
             token=token,
             hostname=hostname,
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
+            review_reason=review_reason,
         )
 
 

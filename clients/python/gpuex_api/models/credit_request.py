@@ -13,7 +13,7 @@ from typing import cast
 from uuid import UUID
 
 if TYPE_CHECKING:
-  from ..models.amount_type_0 import AmountType0
+  from ..models.amount import Amount
 
 
 
@@ -27,12 +27,13 @@ T = TypeVar("T", bound="CreditRequest")
 class CreditRequest:
     """ 
         Attributes:
-            amount (AmountType0 | float): A decimal: above 0 and below 1000000000, with at most 6 decimals.
+            amount (Amount): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at
+                most 6 decimals. Kept and answered at 6 decimals at most.
             user_id (UUID):
             memo (None | str | Unset): Why the credit was given; shown on the ledger.
      """
 
-    amount: AmountType0 | float
+    amount: Amount
     user_id: UUID
     memo: None | str | Unset = UNSET
 
@@ -41,12 +42,8 @@ class CreditRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.amount_type_0 import AmountType0
-        amount: dict[str, Any] | float
-        if isinstance(self.amount, AmountType0):
-            amount = self.amount.to_dict()
-        else:
-            amount = self.amount
+        from ..models.amount import Amount
+        amount = self.amount.to_dict()
 
         user_id = str(self.user_id)
 
@@ -72,22 +69,11 @@ class CreditRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.amount_type_0 import AmountType0
+        from ..models.amount import Amount
         d = dict(src_dict)
-        def _parse_amount(data: object) -> AmountType0 | float:
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                componentsschemas_amount_type_0 = AmountType0.from_dict(data)
+        amount = Amount.from_dict(d.pop("amount"))
 
 
-
-                return componentsschemas_amount_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(AmountType0 | float, data)
-
-        amount = _parse_amount(d.pop("amount"))
 
 
         user_id = UUID(d.pop("user_id"))

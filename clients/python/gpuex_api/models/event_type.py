@@ -17,6 +17,7 @@ class EventType(str, Enum):
     ORDER_EXPIRED = "order.expired"
     ORDER_FILLED = "order.filled"
     ORDER_REJECTED = "order.rejected"
+    ORDER_REQUEUED = "order.requeued"
 
     def __str__(self) -> str:
         return str(self.value)

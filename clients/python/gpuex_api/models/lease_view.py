@@ -63,6 +63,12 @@ class LeaseView:
                 own
                 index (the `lease.rebalance` warning; a moment to convert or move).
                 Cleared when the index moves away again.
+            vacate_at (datetime.datetime | None | Unset): Listed for resale: the lease gives its slice up here (the
+                listing's
+                `from`) and its workload is stopped then, whether or not the listing
+                sells (DESIGN §6); `ends_at` stays the end of the window it still
+                owes. Set from the moment it is listed; cleared when the listing is
+                cancelled and the lease runs on to `ends_at` again.
      """
 
     conversions: list[ConversionView]
@@ -87,6 +93,7 @@ class LeaseView:
     preempt_at: datetime.datetime | None | Unset = UNSET
     ready_at: datetime.datetime | None | Unset = UNSET
     rebalance_at: datetime.datetime | None | Unset = UNSET
+    vacate_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -187,6 +194,14 @@ class LeaseView:
         else:
             rebalance_at = self.rebalance_at
 
+        vacate_at: None | str | Unset
+        if isinstance(self.vacate_at, Unset):
+            vacate_at = UNSET
+        elif isinstance(self.vacate_at, datetime.datetime):
+            vacate_at = self.vacate_at.isoformat()
+        else:
+            vacate_at = self.vacate_at
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -222,6 +237,8 @@ class LeaseView:
             field_dict["ready_at"] = ready_at
         if rebalance_at is not UNSET:
             field_dict["rebalance_at"] = rebalance_at
+        if vacate_at is not UNSET:
+            field_dict["vacate_at"] = vacate_at
 
         return field_dict
 
@@ -420,6 +437,26 @@ class LeaseView:
         rebalance_at = _parse_rebalance_at(d.pop("rebalance_at", UNSET))
 
 
+        def _parse_vacate_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                vacate_at_type_0 = isoparse(data)
+
+
+
+                return vacate_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        vacate_at = _parse_vacate_at(d.pop("vacate_at", UNSET))
+
+
         lease_view = cls(
             conversions=conversions,
             gpu_model=gpu_model,
@@ -443,6 +480,7 @@ class LeaseView:
             preempt_at=preempt_at,
             ready_at=ready_at,
             rebalance_at=rebalance_at,
+            vacate_at=vacate_at,
         )
 
 

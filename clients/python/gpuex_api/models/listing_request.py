@@ -14,7 +14,7 @@ from uuid import UUID
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.price_per_hour_type_0 import PricePerHourType0
+  from ..models.price_per_hour import PricePerHour
 
 
 
@@ -29,13 +29,14 @@ class ListingRequest:
     """ A listing of the tail of a reserved lease's window.
 
         Attributes:
-            ask_per_hour (float | PricePerHourType0): A decimal: above 0 and below 1000000, with at most 6 decimals.
+            ask_per_hour (PricePerHour): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000,
+                with at most 6 decimals. Kept and answered at 6 decimals at most.
             from_ (datetime.datetime): A whole hour inside the lease's window, at least the notice period
                 (default 120 s) ahead and an hour before the window ends.
             lease_id (UUID): The caller's reserved lease.
      """
 
-    ask_per_hour: float | PricePerHourType0
+    ask_per_hour: PricePerHour
     from_: datetime.datetime
     lease_id: UUID
 
@@ -44,12 +45,8 @@ class ListingRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
-        ask_per_hour: dict[str, Any] | float
-        if isinstance(self.ask_per_hour, PricePerHourType0):
-            ask_per_hour = self.ask_per_hour.to_dict()
-        else:
-            ask_per_hour = self.ask_per_hour
+        from ..models.price_per_hour import PricePerHour
+        ask_per_hour = self.ask_per_hour.to_dict()
 
         from_ = self.from_.isoformat()
 
@@ -70,22 +67,11 @@ class ListingRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         d = dict(src_dict)
-        def _parse_ask_per_hour(data: object) -> float | PricePerHourType0:
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                componentsschemas_price_per_hour_type_0 = PricePerHourType0.from_dict(data)
+        ask_per_hour = PricePerHour.from_dict(d.pop("ask_per_hour"))
 
 
-
-                return componentsschemas_price_per_hour_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(float | PricePerHourType0, data)
-
-        ask_per_hour = _parse_ask_per_hour(d.pop("ask_per_hour"))
 
 
         from_ = isoparse(d.pop("from"))

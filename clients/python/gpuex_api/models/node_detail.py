@@ -39,13 +39,19 @@ class NodeDetail:
             provider_id (UUID):
             quarantined (bool): The GPUs changed under live leases; cleared by uncordoning.
             region (str):
+            simulated (bool): An admin allowed this node the `simulated` agent backend.
             status (NodeStatus): Where a node stands; rows keep the name as text.
+            under_review (bool): For a person to look at: a re-inventory changed its models or GPU
+                count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
+                or its agent reported usage beyond what a lease holds times the
+                interval (DESIGN §19; those records were refused).
             cpu_milli (int): Host CPU (milli-CPU) shared out to leases with the GPUs.
             gpus (list[GpuView]):
             memory_mib (int): Host memory (MiB).
             hostname (None | str | Unset): The host name the agent registered with.
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
+            review_reason (None | str | Unset): What put the node under review first.
             agent_version (None | str | Unset): The agent's version and backend, once registered.
             backend (None | str | Unset):
      """
@@ -58,13 +64,16 @@ class NodeDetail:
     provider_id: UUID
     quarantined: bool
     region: str
+    simulated: bool
     status: NodeStatus
+    under_review: bool
     cpu_milli: int
     gpus: list[GpuView]
     memory_mib: int
     hostname: None | str | Unset = UNSET
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
+    review_reason: None | str | Unset = UNSET
     agent_version: None | str | Unset = UNSET
     backend: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -91,7 +100,11 @@ class NodeDetail:
 
         region = self.region
 
+        simulated = self.simulated
+
         status = self.status.value
+
+        under_review = self.under_review
 
         cpu_milli = self.cpu_milli
 
@@ -126,6 +139,12 @@ class NodeDetail:
         else:
             registered_at = self.registered_at
 
+        review_reason: None | str | Unset
+        if isinstance(self.review_reason, Unset):
+            review_reason = UNSET
+        else:
+            review_reason = self.review_reason
+
         agent_version: None | str | Unset
         if isinstance(self.agent_version, Unset):
             agent_version = UNSET
@@ -150,7 +169,9 @@ class NodeDetail:
             "provider_id": provider_id,
             "quarantined": quarantined,
             "region": region,
+            "simulated": simulated,
             "status": status,
+            "under_review": under_review,
             "cpu_milli": cpu_milli,
             "gpus": gpus,
             "memory_mib": memory_mib,
@@ -161,6 +182,8 @@ class NodeDetail:
             field_dict["last_heartbeat_at"] = last_heartbeat_at
         if registered_at is not UNSET:
             field_dict["registered_at"] = registered_at
+        if review_reason is not UNSET:
+            field_dict["review_reason"] = review_reason
         if agent_version is not UNSET:
             field_dict["agent_version"] = agent_version
         if backend is not UNSET:
@@ -199,10 +222,14 @@ class NodeDetail:
 
         region = d.pop("region")
 
+        simulated = d.pop("simulated")
+
         status = NodeStatus(d.pop("status"))
 
 
 
+
+        under_review = d.pop("under_review")
 
         cpu_milli = d.pop("cpu_milli")
 
@@ -268,6 +295,16 @@ class NodeDetail:
         registered_at = _parse_registered_at(d.pop("registered_at", UNSET))
 
 
+        def _parse_review_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
+
+
         def _parse_agent_version(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -297,13 +334,16 @@ class NodeDetail:
             provider_id=provider_id,
             quarantined=quarantined,
             region=region,
+            simulated=simulated,
             status=status,
+            under_review=under_review,
             cpu_milli=cpu_milli,
             gpus=gpus,
             memory_mib=memory_mib,
             hostname=hostname,
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
+            review_reason=review_reason,
             agent_version=agent_version,
             backend=backend,
         )

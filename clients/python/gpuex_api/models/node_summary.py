@@ -37,10 +37,16 @@ class NodeSummary:
             provider_id (UUID):
             quarantined (bool): The GPUs changed under live leases; cleared by uncordoning.
             region (str):
+            simulated (bool): An admin allowed this node the `simulated` agent backend.
             status (NodeStatus): Where a node stands; rows keep the name as text.
+            under_review (bool): For a person to look at: a re-inventory changed its models or GPU
+                count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
+                or its agent reported usage beyond what a lease holds times the
+                interval (DESIGN §19; those records were refused).
             hostname (None | str | Unset): The host name the agent registered with.
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
+            review_reason (None | str | Unset): What put the node under review first.
      """
 
     cordoned: bool
@@ -51,10 +57,13 @@ class NodeSummary:
     provider_id: UUID
     quarantined: bool
     region: str
+    simulated: bool
     status: NodeStatus
+    under_review: bool
     hostname: None | str | Unset = UNSET
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
+    review_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -78,7 +87,11 @@ class NodeSummary:
 
         region = self.region
 
+        simulated = self.simulated
+
         status = self.status.value
+
+        under_review = self.under_review
 
         hostname: None | str | Unset
         if isinstance(self.hostname, Unset):
@@ -102,6 +115,12 @@ class NodeSummary:
         else:
             registered_at = self.registered_at
 
+        review_reason: None | str | Unset
+        if isinstance(self.review_reason, Unset):
+            review_reason = UNSET
+        else:
+            review_reason = self.review_reason
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -114,7 +133,9 @@ class NodeSummary:
             "provider_id": provider_id,
             "quarantined": quarantined,
             "region": region,
+            "simulated": simulated,
             "status": status,
+            "under_review": under_review,
         })
         if hostname is not UNSET:
             field_dict["hostname"] = hostname
@@ -122,6 +143,8 @@ class NodeSummary:
             field_dict["last_heartbeat_at"] = last_heartbeat_at
         if registered_at is not UNSET:
             field_dict["registered_at"] = registered_at
+        if review_reason is not UNSET:
+            field_dict["review_reason"] = review_reason
 
         return field_dict
 
@@ -155,10 +178,14 @@ class NodeSummary:
 
         region = d.pop("region")
 
+        simulated = d.pop("simulated")
+
         status = NodeStatus(d.pop("status"))
 
 
 
+
+        under_review = d.pop("under_review")
 
         def _parse_hostname(data: object) -> None | str | Unset:
             if data is None:
@@ -210,6 +237,16 @@ class NodeSummary:
         registered_at = _parse_registered_at(d.pop("registered_at", UNSET))
 
 
+        def _parse_review_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
+
+
         node_summary = cls(
             cordoned=cordoned,
             created_at=created_at,
@@ -219,10 +256,13 @@ class NodeSummary:
             provider_id=provider_id,
             quarantined=quarantined,
             region=region,
+            simulated=simulated,
             status=status,
+            under_review=under_review,
             hostname=hostname,
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
+            review_reason=review_reason,
         )
 
 

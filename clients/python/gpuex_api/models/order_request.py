@@ -18,7 +18,7 @@ import datetime
 if TYPE_CHECKING:
   from ..models.order_request_env_type_0 import OrderRequestEnvType0
   from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-  from ..models.price_per_hour_type_0 import PricePerHourType0
+  from ..models.price_per_hour import PricePerHour
   from ..models.resources import Resources
   from ..models.artifact import Artifact
 
@@ -46,13 +46,14 @@ class OrderRequest:
             env (None | OrderRequestEnvType0 | Unset):
             image (None | str | Unset): The OCI image a `container` launcher runs the command in, e.g.
                 `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
-            max_price (float | None | PricePerHourType0 | Unset):
+            max_price (None | PricePerHour | Unset):
             max_wait_s (int | None | Unset): How long to wait for capacity (default 0: refused at once; at most 7 days).
             network (bool | None | Unset): Whether the workload may use the network; without it the `sandbox` and
                 `container` launchers give it none (default false).
             qos (None | Qos | Unset):
             region (None | str | Unset): A region name, or `any` (default): the engine picks, cheapest first.
-            start_at (datetime.datetime | None | Unset): Reserved: the window's start, at least 1 h ahead.
+            start_at (datetime.datetime | None | Unset): Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
+                least 1 h ahead; off the hour gets 422 naming `start_at`.
             tags (None | OrderRequestTagsType0 | Unset):
             webhook_url (None | str | Unset): Receives the order's and lease's notices.
      """
@@ -65,7 +66,7 @@ class OrderRequest:
     duration_s: int | None | Unset = UNSET
     env: None | OrderRequestEnvType0 | Unset = UNSET
     image: None | str | Unset = UNSET
-    max_price: float | None | PricePerHourType0 | Unset = UNSET
+    max_price: None | PricePerHour | Unset = UNSET
     max_wait_s: int | None | Unset = UNSET
     network: bool | None | Unset = UNSET
     qos: None | Qos | Unset = UNSET
@@ -81,7 +82,7 @@ class OrderRequest:
     def to_dict(self) -> dict[str, Any]:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         from ..models.artifact import Artifact
         mode = self.mode.value
@@ -133,10 +134,10 @@ class OrderRequest:
         else:
             image = self.image
 
-        max_price: dict[str, Any] | float | None | Unset
+        max_price: dict[str, Any] | None | Unset
         if isinstance(self.max_price, Unset):
             max_price = UNSET
-        elif isinstance(self.max_price, PricePerHourType0):
+        elif isinstance(self.max_price, PricePerHour):
             max_price = self.max_price.to_dict()
         else:
             max_price = self.max_price
@@ -233,7 +234,7 @@ class OrderRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         from ..models.artifact import Artifact
         d = dict(src_dict)
@@ -332,7 +333,7 @@ class OrderRequest:
         image = _parse_image(d.pop("image", UNSET))
 
 
-        def _parse_max_price(data: object) -> float | None | PricePerHourType0 | Unset:
+        def _parse_max_price(data: object) -> None | PricePerHour | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -340,14 +341,14 @@ class OrderRequest:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_price_per_hour_type_0 = PricePerHourType0.from_dict(data)
+                max_price_type_1 = PricePerHour.from_dict(data)
 
 
 
-                return componentsschemas_price_per_hour_type_0
+                return max_price_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(float | None | PricePerHourType0 | Unset, data)
+            return cast(None | PricePerHour | Unset, data)
 
         max_price = _parse_max_price(d.pop("max_price", UNSET))
 

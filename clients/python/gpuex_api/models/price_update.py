@@ -12,7 +12,7 @@ from ..models.unit import Unit
 from typing import cast
 
 if TYPE_CHECKING:
-  from ..models.list_price_type_0 import ListPriceType0
+  from ..models.list_price import ListPrice
 
 
 
@@ -27,13 +27,14 @@ class PriceUpdate:
     """ 
         Attributes:
             gpu_model (str):
-            list_price (float | ListPriceType0): A decimal: above 0 and below 1000000, with at most 6 decimals.
+            list_price (ListPrice): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with
+                at most 6 decimals. Kept and answered at 6 decimals at most.
             region (str):
             unit (Unit): A unit gpuex sells, priced per hour and metered per second.
      """
 
     gpu_model: str
-    list_price: float | ListPriceType0
+    list_price: ListPrice
     region: str
     unit: Unit
 
@@ -42,14 +43,10 @@ class PriceUpdate:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.list_price_type_0 import ListPriceType0
+        from ..models.list_price import ListPrice
         gpu_model = self.gpu_model
 
-        list_price: dict[str, Any] | float
-        if isinstance(self.list_price, ListPriceType0):
-            list_price = self.list_price.to_dict()
-        else:
-            list_price = self.list_price
+        list_price = self.list_price.to_dict()
 
         region = self.region
 
@@ -71,24 +68,13 @@ class PriceUpdate:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.list_price_type_0 import ListPriceType0
+        from ..models.list_price import ListPrice
         d = dict(src_dict)
         gpu_model = d.pop("gpu_model")
 
-        def _parse_list_price(data: object) -> float | ListPriceType0:
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                componentsschemas_list_price_type_0 = ListPriceType0.from_dict(data)
+        list_price = ListPrice.from_dict(d.pop("list_price"))
 
 
-
-                return componentsschemas_list_price_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(float | ListPriceType0, data)
-
-        list_price = _parse_list_price(d.pop("list_price"))
 
 
         region = d.pop("region")

@@ -33,7 +33,9 @@ class Quote:
             currency (str):
             duration_s (int):
             mode (Mode): How an order buys capacity.
-            options (list[QuoteOption]): Every adequate (model, region), cheapest first.
+            options (list[QuoteOption]): Every adequate (model, region), cheapest first, priced on the units
+                asked: an estimate for comparing models. A MIG profile or whole GPU
+                holds more than asked, and is charged for it: `slice` prices that.
             rule (str): How the price was derived.
             start_at (datetime.datetime):
             slice_ (None | SliceQuote | Unset):

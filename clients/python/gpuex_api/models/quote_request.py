@@ -9,13 +9,14 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.mode import Mode
+from ..models.qos import Qos
 from ..types import UNSET, Unset
 from dateutil.parser import isoparse
 from typing import cast
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.price_per_hour_type_0 import PricePerHourType0
+  from ..models.price_per_hour import PricePerHour
   from ..models.resources import Resources
 
 
@@ -33,15 +34,18 @@ class QuoteRequest:
             mode (Mode): How an order buys capacity.
             resources (Resources): What an order asks for (DESIGN §4).
             duration_s (int | None | Unset): Length of the window in seconds (default 3600; required for reserved).
-            max_price (float | None | PricePerHourType0 | Unset):
+            max_price (None | PricePerHour | Unset):
+            qos (None | Qos | Unset):
             region (None | str | Unset): A region name, or `any` (default) to compare every region.
-            start_at (datetime.datetime | None | Unset): Start of a reserved window (at least 1 h ahead).
+            start_at (datetime.datetime | None | Unset): Start of a reserved window: a whole hour (e.g. `14:00:00Z`), at
+                least 1 h ahead.
      """
 
     mode: Mode
     resources: Resources
     duration_s: int | None | Unset = UNSET
-    max_price: float | None | PricePerHourType0 | Unset = UNSET
+    max_price: None | PricePerHour | Unset = UNSET
+    qos: None | Qos | Unset = UNSET
     region: None | str | Unset = UNSET
     start_at: datetime.datetime | None | Unset = UNSET
 
@@ -50,7 +54,7 @@ class QuoteRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         mode = self.mode.value
 
@@ -62,13 +66,21 @@ class QuoteRequest:
         else:
             duration_s = self.duration_s
 
-        max_price: dict[str, Any] | float | None | Unset
+        max_price: dict[str, Any] | None | Unset
         if isinstance(self.max_price, Unset):
             max_price = UNSET
-        elif isinstance(self.max_price, PricePerHourType0):
+        elif isinstance(self.max_price, PricePerHour):
             max_price = self.max_price.to_dict()
         else:
             max_price = self.max_price
+
+        qos: None | str | Unset
+        if isinstance(self.qos, Unset):
+            qos = UNSET
+        elif isinstance(self.qos, Qos):
+            qos = self.qos.value
+        else:
+            qos = self.qos
 
         region: None | str | Unset
         if isinstance(self.region, Unset):
@@ -95,6 +107,8 @@ class QuoteRequest:
             field_dict["duration_s"] = duration_s
         if max_price is not UNSET:
             field_dict["max_price"] = max_price
+        if qos is not UNSET:
+            field_dict["qos"] = qos
         if region is not UNSET:
             field_dict["region"] = region
         if start_at is not UNSET:
@@ -106,7 +120,7 @@ class QuoteRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         d = dict(src_dict)
         mode = Mode(d.pop("mode"))
@@ -129,7 +143,7 @@ class QuoteRequest:
         duration_s = _parse_duration_s(d.pop("duration_s", UNSET))
 
 
-        def _parse_max_price(data: object) -> float | None | PricePerHourType0 | Unset:
+        def _parse_max_price(data: object) -> None | PricePerHour | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -137,16 +151,36 @@ class QuoteRequest:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_price_per_hour_type_0 = PricePerHourType0.from_dict(data)
+                max_price_type_1 = PricePerHour.from_dict(data)
 
 
 
-                return componentsschemas_price_per_hour_type_0
+                return max_price_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(float | None | PricePerHourType0 | Unset, data)
+            return cast(None | PricePerHour | Unset, data)
 
         max_price = _parse_max_price(d.pop("max_price", UNSET))
+
+
+        def _parse_qos(data: object) -> None | Qos | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                qos_type_1 = Qos(data)
+
+
+
+                return qos_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Qos | Unset, data)
+
+        qos = _parse_qos(d.pop("qos", UNSET))
 
 
         def _parse_region(data: object) -> None | str | Unset:
@@ -184,6 +218,7 @@ class QuoteRequest:
             resources=resources,
             duration_s=duration_s,
             max_price=max_price,
+            qos=qos,
             region=region,
             start_at=start_at,
         )

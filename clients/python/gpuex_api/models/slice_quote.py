@@ -32,13 +32,19 @@ class SliceQuote:
         Attributes:
             gpu_model (str):
             hold (str): Funds the order would hold.
+            max_price_binds (bool): Whether the request's `max_price` is below `price_per_hour`: an order
+                like it would be refused with `max_price_exceeded` (or wait, with
+                `max_wait_s`). Never for spot, whose `max_price` is its bid.
             needs_preemption (bool): Whether it would first wait on a preemption notice.
             node_id (UUID):
             placement (SliceQuotePlacement): GPU indices with their slot: whole, MIG profile and start, or shared
                 milli/memory.
-            price_per_hour (str):
+            price_per_hour (str): What the lease would be charged per hour for the units it holds:
+                exactly the fill's `price_per_hour` when nothing changes in between.
             region (str):
             source (str): `primary`, or `resale` when a listing is the cheaper source.
+            total (str): `price_per_hour` over the window (`duration_s`, default 1 h), rounded
+                half-even to 6 decimals.
             unit_prices (SliceQuoteUnitPrices):
             units (SliceQuoteUnits): Units the slice holds (what is charged), and what was asked.
             listing_id (None | Unset | UUID): Resale: the listing it would take.
@@ -49,12 +55,14 @@ class SliceQuote:
 
     gpu_model: str
     hold: str
+    max_price_binds: bool
     needs_preemption: bool
     node_id: UUID
     placement: SliceQuotePlacement
     price_per_hour: str
     region: str
     source: str
+    total: str
     unit_prices: SliceQuoteUnitPrices
     units: SliceQuoteUnits
     listing_id: None | Unset | UUID = UNSET
@@ -74,6 +82,8 @@ class SliceQuote:
 
         hold = self.hold
 
+        max_price_binds = self.max_price_binds
+
         needs_preemption = self.needs_preemption
 
         node_id = str(self.node_id)
@@ -85,6 +95,8 @@ class SliceQuote:
         region = self.region
 
         source = self.source
+
+        total = self.total
 
         unit_prices = self.unit_prices.to_dict()
 
@@ -116,12 +128,14 @@ class SliceQuote:
         field_dict.update({
             "gpu_model": gpu_model,
             "hold": hold,
+            "max_price_binds": max_price_binds,
             "needs_preemption": needs_preemption,
             "node_id": node_id,
             "placement": placement,
             "price_per_hour": price_per_hour,
             "region": region,
             "source": source,
+            "total": total,
             "unit_prices": unit_prices,
             "units": units,
         })
@@ -146,6 +160,8 @@ class SliceQuote:
 
         hold = d.pop("hold")
 
+        max_price_binds = d.pop("max_price_binds")
+
         needs_preemption = d.pop("needs_preemption")
 
         node_id = UUID(d.pop("node_id"))
@@ -163,6 +179,8 @@ class SliceQuote:
         region = d.pop("region")
 
         source = d.pop("source")
+
+        total = d.pop("total")
 
         unit_prices = SliceQuoteUnitPrices.from_dict(d.pop("unit_prices"))
 
@@ -217,12 +235,14 @@ class SliceQuote:
         slice_quote = cls(
             gpu_model=gpu_model,
             hold=hold,
+            max_price_binds=max_price_binds,
             needs_preemption=needs_preemption,
             node_id=node_id,
             placement=placement,
             price_per_hour=price_per_hour,
             region=region,
             source=source,
+            total=total,
             unit_prices=unit_prices,
             units=units,
             listing_id=listing_id,

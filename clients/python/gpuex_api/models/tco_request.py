@@ -12,7 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
-  from ..models.price_per_hour_type_0 import PricePerHourType0
+  from ..models.price_per_hour import PricePerHour
   from ..models.load_profile_input import LoadProfileInput
 
 
@@ -27,16 +27,19 @@ T = TypeVar("T", bound="TcoRequest")
 class TcoRequest:
     """ 
         Attributes:
-            node_price_per_hour (float | PricePerHourType0): A decimal: above 0 and below 1000000, with at most 6 decimals.
+            node_price_per_hour (PricePerHour): Money: a decimal string (no JSON number, no exponent), above 0 and below
+                1000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
             gpu_model (None | str | Unset): The GPU model of the node and of the units (default: the model the
                 history used most, else H100-SXM5-80GB).
             months (int | None | Unset): How long to compare, 1 to 120 months (default 36).
             profile (LoadProfileInput | None | Unset):
-            region (None | str | Unset): Whose list prices (default: the region where one GPU of the model lists cheapest).
+            region (None | str | Unset): Whose list prices (default: of the regions where a node supplies the
+                model, the one where one GPU of it lists cheapest; any priced region
+                only when none supplies it).
             utilization (float | None | str | Unset):
      """
 
-    node_price_per_hour: float | PricePerHourType0
+    node_price_per_hour: PricePerHour
     gpu_model: None | str | Unset = UNSET
     months: int | None | Unset = UNSET
     profile: LoadProfileInput | None | Unset = UNSET
@@ -48,13 +51,9 @@ class TcoRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.load_profile_input import LoadProfileInput
-        node_price_per_hour: dict[str, Any] | float
-        if isinstance(self.node_price_per_hour, PricePerHourType0):
-            node_price_per_hour = self.node_price_per_hour.to_dict()
-        else:
-            node_price_per_hour = self.node_price_per_hour
+        node_price_per_hour = self.node_price_per_hour.to_dict()
 
         gpu_model: None | str | Unset
         if isinstance(self.gpu_model, Unset):
@@ -111,23 +110,12 @@ class TcoRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour_type_0 import PricePerHourType0
+        from ..models.price_per_hour import PricePerHour
         from ..models.load_profile_input import LoadProfileInput
         d = dict(src_dict)
-        def _parse_node_price_per_hour(data: object) -> float | PricePerHourType0:
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                componentsschemas_price_per_hour_type_0 = PricePerHourType0.from_dict(data)
+        node_price_per_hour = PricePerHour.from_dict(d.pop("node_price_per_hour"))
 
 
-
-                return componentsschemas_price_per_hour_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(float | PricePerHourType0, data)
-
-        node_price_per_hour = _parse_node_price_per_hour(d.pop("node_price_per_hour"))
 
 
         def _parse_gpu_model(data: object) -> None | str | Unset:

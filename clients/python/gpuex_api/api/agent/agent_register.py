@@ -137,8 +137,12 @@ def sync_detailed(
     """ Register the node's inventory (replacing the declared one).
 
      A node whose GPUs changed under live leases is quarantined: cordoned until
-    its provider uncordons it; the leases on the changed GPUs end. A lost node
-    registering again comes back online.
+    its provider uncordons it; the leases on the changed GPUs end. A
+    re-inventory that changes the node's models or GPU count puts it under
+    review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+    The `simulated` backend is refused (403 `simulated_backend_refused`)
+    unless an admin marked the node simulated. A lost node registering again
+    comes back online.
 
     Args:
         body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
@@ -174,8 +178,12 @@ def sync(
     """ Register the node's inventory (replacing the declared one).
 
      A node whose GPUs changed under live leases is quarantined: cordoned until
-    its provider uncordons it; the leases on the changed GPUs end. A lost node
-    registering again comes back online.
+    its provider uncordons it; the leases on the changed GPUs end. A
+    re-inventory that changes the node's models or GPU count puts it under
+    review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+    The `simulated` backend is refused (403 `simulated_backend_refused`)
+    unless an admin marked the node simulated. A lost node registering again
+    comes back online.
 
     Args:
         body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
@@ -206,8 +214,12 @@ async def asyncio_detailed(
     """ Register the node's inventory (replacing the declared one).
 
      A node whose GPUs changed under live leases is quarantined: cordoned until
-    its provider uncordons it; the leases on the changed GPUs end. A lost node
-    registering again comes back online.
+    its provider uncordons it; the leases on the changed GPUs end. A
+    re-inventory that changes the node's models or GPU count puts it under
+    review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+    The `simulated` backend is refused (403 `simulated_backend_refused`)
+    unless an admin marked the node simulated. A lost node registering again
+    comes back online.
 
     Args:
         body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory
@@ -243,8 +255,12 @@ async def asyncio(
     """ Register the node's inventory (replacing the declared one).
 
      A node whose GPUs changed under live leases is quarantined: cordoned until
-    its provider uncordons it; the leases on the changed GPUs end. A lost node
-    registering again comes back online.
+    its provider uncordons it; the leases on the changed GPUs end. A
+    re-inventory that changes the node's models or GPU count puts it under
+    review: cordoned until an admin accepts it (`PUT /v1/admin/nodes/{id}`).
+    The `simulated` backend is refused (403 `simulated_backend_refused`)
+    unless an admin marked the node simulated. A lost node registering again
+    comes back online.
 
     Args:
         body (AgentRegisterRequest): What the agent has to offer. It replaces any inventory

@@ -11,6 +11,7 @@ from ... import errors
 from ...models.adjustment_request import AdjustmentRequest
 from ...models.adjustment_view import AdjustmentView
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,9 +19,13 @@ from typing import cast
 def _get_kwargs(
     *,
     body: AdjustmentRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -132,11 +137,13 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: AdjustmentRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[AdjustmentView | Problem]:
     """ Credit a buyer with a reason (admin): a credit line and a ledger entry.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (AdjustmentRequest):
 
     Raises:
@@ -150,6 +157,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -163,11 +171,13 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: AdjustmentRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> AdjustmentView | Problem | None:
     """ Credit a buyer with a reason (admin): a credit line and a ledger entry.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (AdjustmentRequest):
 
     Raises:
@@ -182,6 +192,7 @@ def sync(
     return sync_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -189,11 +200,13 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: AdjustmentRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[AdjustmentView | Problem]:
     """ Credit a buyer with a reason (admin): a credit line and a ledger entry.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (AdjustmentRequest):
 
     Raises:
@@ -207,6 +220,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -220,11 +234,13 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: AdjustmentRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> AdjustmentView | Problem | None:
     """ Credit a buyer with a reason (admin): a credit line and a ledger entry.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (AdjustmentRequest):
 
     Raises:
@@ -239,5 +255,6 @@ async def asyncio(
     return (await asyncio_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed

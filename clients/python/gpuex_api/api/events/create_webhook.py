@@ -11,6 +11,7 @@ from ... import errors
 from ...models.created_webhook import CreatedWebhook
 from ...models.new_webhook import NewWebhook
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,9 +19,13 @@ from typing import cast
 def _get_kwargs(
     *,
     body: NewWebhook,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -139,6 +144,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: NewWebhook,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedWebhook | Problem]:
     r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
@@ -148,6 +154,7 @@ def sync_detailed(
     with backoff for 24 h. At least once: dedupe by event id.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (NewWebhook):
 
     Raises:
@@ -161,6 +168,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -174,6 +182,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: NewWebhook,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedWebhook | Problem | None:
     r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
@@ -183,6 +192,7 @@ def sync(
     with backoff for 24 h. At least once: dedupe by event id.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (NewWebhook):
 
     Raises:
@@ -197,6 +207,7 @@ def sync(
     return sync_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -204,6 +215,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: NewWebhook,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedWebhook | Problem]:
     r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
@@ -213,6 +225,7 @@ async def asyncio_detailed(
     with backoff for 24 h. At least once: dedupe by event id.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (NewWebhook):
 
     Raises:
@@ -226,6 +239,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -239,6 +253,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: NewWebhook,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedWebhook | Problem | None:
     r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
@@ -248,6 +263,7 @@ async def asyncio(
     with backoff for 24 h. At least once: dedupe by event id.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (NewWebhook):
 
     Raises:
@@ -262,5 +278,6 @@ async def asyncio(
     return (await asyncio_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed

@@ -11,6 +11,7 @@ from ... import errors
 from ...models.convert_request import ConvertRequest
 from ...models.lease_view import LeaseView
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 from uuid import UUID
 
@@ -20,9 +21,13 @@ def _get_kwargs(
     id: UUID,
     *,
     body: ConvertRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -149,6 +154,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: ConvertRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[LeaseView | Problem]:
     """ Change a live lease's mode; its slice and workload stay as they are.
@@ -158,9 +164,14 @@ def sync_detailed(
     on_demand → reserved: on-demand until `from`, the reserved price
     (0.85 × list) from `from`, ending at `until`; the reserved part is owed
     whole and held like any reservation.
+    A lease bought on resale keeps the seller's window as its outer bound:
+    inside it the lease keeps paying the ask (the seller, not the provider,
+    is paid for that time); an `until` past it is refused (409
+    `resale_window`) — buy the time after it as a new order instead.
 
     Args:
         id (UUID):
+        idempotency_key (None | str | Unset):
         body (ConvertRequest): A mode conversion: `{"to": "on_demand"}` for a running spot lease,
             or
             `{"to": "reserved", "from": T1, "until": T2}` for an on-demand one.
@@ -177,6 +188,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         id=id,
 body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -191,6 +203,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: ConvertRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> LeaseView | Problem | None:
     """ Change a live lease's mode; its slice and workload stay as they are.
@@ -200,9 +213,14 @@ def sync(
     on_demand → reserved: on-demand until `from`, the reserved price
     (0.85 × list) from `from`, ending at `until`; the reserved part is owed
     whole and held like any reservation.
+    A lease bought on resale keeps the seller's window as its outer bound:
+    inside it the lease keeps paying the ask (the seller, not the provider,
+    is paid for that time); an `until` past it is refused (409
+    `resale_window`) — buy the time after it as a new order instead.
 
     Args:
         id (UUID):
+        idempotency_key (None | str | Unset):
         body (ConvertRequest): A mode conversion: `{"to": "on_demand"}` for a running spot lease,
             or
             `{"to": "reserved", "from": T1, "until": T2}` for an on-demand one.
@@ -220,6 +238,7 @@ def sync(
         id=id,
 client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -228,6 +247,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: ConvertRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[LeaseView | Problem]:
     """ Change a live lease's mode; its slice and workload stay as they are.
@@ -237,9 +257,14 @@ async def asyncio_detailed(
     on_demand → reserved: on-demand until `from`, the reserved price
     (0.85 × list) from `from`, ending at `until`; the reserved part is owed
     whole and held like any reservation.
+    A lease bought on resale keeps the seller's window as its outer bound:
+    inside it the lease keeps paying the ask (the seller, not the provider,
+    is paid for that time); an `until` past it is refused (409
+    `resale_window`) — buy the time after it as a new order instead.
 
     Args:
         id (UUID):
+        idempotency_key (None | str | Unset):
         body (ConvertRequest): A mode conversion: `{"to": "on_demand"}` for a running spot lease,
             or
             `{"to": "reserved", "from": T1, "until": T2}` for an on-demand one.
@@ -256,6 +281,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         id=id,
 body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -270,6 +296,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: ConvertRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> LeaseView | Problem | None:
     """ Change a live lease's mode; its slice and workload stay as they are.
@@ -279,9 +306,14 @@ async def asyncio(
     on_demand → reserved: on-demand until `from`, the reserved price
     (0.85 × list) from `from`, ending at `until`; the reserved part is owed
     whole and held like any reservation.
+    A lease bought on resale keeps the seller's window as its outer bound:
+    inside it the lease keeps paying the ask (the seller, not the provider,
+    is paid for that time); an `until` past it is refused (409
+    `resale_window`) — buy the time after it as a new order instead.
 
     Args:
         id (UUID):
+        idempotency_key (None | str | Unset):
         body (ConvertRequest): A mode conversion: `{"to": "on_demand"}` for a running spot lease,
             or
             `{"to": "reserved", "from": T1, "until": T2}` for an on-demand one.
@@ -299,5 +331,6 @@ async def asyncio(
         id=id,
 client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed

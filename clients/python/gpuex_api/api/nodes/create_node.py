@@ -11,6 +11,7 @@ from ... import errors
 from ...models.create_node_request import CreateNodeRequest
 from ...models.created_node import CreatedNode
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,9 +19,13 @@ from typing import cast
 def _get_kwargs(
     *,
     body: CreateNodeRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -132,11 +137,13 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: CreateNodeRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedNode | Problem]:
     """ Create a node (provider or admin): its id and its node token.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (CreateNodeRequest): A new node, optionally with its inventory declared ahead of its
             agent.
 
@@ -151,6 +158,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -164,11 +172,13 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: CreateNodeRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedNode | Problem | None:
     """ Create a node (provider or admin): its id and its node token.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (CreateNodeRequest): A new node, optionally with its inventory declared ahead of its
             agent.
 
@@ -184,6 +194,7 @@ def sync(
     return sync_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -191,11 +202,13 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: CreateNodeRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedNode | Problem]:
     """ Create a node (provider or admin): its id and its node token.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (CreateNodeRequest): A new node, optionally with its inventory declared ahead of its
             agent.
 
@@ -210,6 +223,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -223,11 +237,13 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: CreateNodeRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedNode | Problem | None:
     """ Create a node (provider or admin): its id and its node token.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (CreateNodeRequest): A new node, optionally with its inventory declared ahead of its
             agent.
 
@@ -243,5 +259,6 @@ async def asyncio(
     return (await asyncio_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed

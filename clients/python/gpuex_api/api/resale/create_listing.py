@@ -11,6 +11,7 @@ from ... import errors
 from ...models.listing_request import ListingRequest
 from ...models.listing_view import ListingView
 from ...models.problem import Problem
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -18,9 +19,13 @@ from typing import cast
 def _get_kwargs(
     *,
     body: ListingRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
 
 
     
@@ -146,12 +151,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: ListingRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[ListingView | Problem]:
     """ List the tail of a reserved lease's window for resale. The lease then
     ends at `from`, whether or not the tail sells; its window is still owed.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (ListingRequest): A listing of the tail of a reserved lease's window.
 
     Raises:
@@ -165,6 +172,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -178,12 +186,14 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: ListingRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> ListingView | Problem | None:
     """ List the tail of a reserved lease's window for resale. The lease then
     ends at `from`, whether or not the tail sells; its window is still owed.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (ListingRequest): A listing of the tail of a reserved lease's window.
 
     Raises:
@@ -198,6 +208,7 @@ def sync(
     return sync_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     ).parsed
 
@@ -205,12 +216,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: ListingRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[ListingView | Problem]:
     """ List the tail of a reserved lease's window for resale. The lease then
     ends at `from`, whether or not the tail sells; its window is still owed.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (ListingRequest): A listing of the tail of a reserved lease's window.
 
     Raises:
@@ -224,6 +237,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         body=body,
+idempotency_key=idempotency_key,
 
     )
 
@@ -237,12 +251,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: ListingRequest,
+    idempotency_key: None | str | Unset = UNSET,
 
 ) -> ListingView | Problem | None:
     """ List the tail of a reserved lease's window for resale. The lease then
     ends at `from`, whether or not the tail sells; its window is still owed.
 
     Args:
+        idempotency_key (None | str | Unset):
         body (ListingRequest): A listing of the tail of a reserved lease's window.
 
     Raises:
@@ -257,5 +273,6 @@ async def asyncio(
     return (await asyncio_detailed(
         client=client,
 body=body,
+idempotency_key=idempotency_key,
 
     )).parsed
