@@ -126,6 +126,26 @@ impl Bounds {
     /// Text that is not zero holds a digit that is not zero.
     const NONZERO: &'static str = "[1-9]";
 
+    /// Like [`Bounds::pattern`], for values above zero, in one pattern: a
+    /// whole part that is not zero, or a zero whole part and a fraction with
+    /// a digit that is not zero (each place of the first such digit spelled
+    /// out, so the fraction keeps at most `scale` places). One plain string
+    /// schema, which every client generator reads as a string.
+    pub fn positive_pattern(&self) -> String {
+        let fractions: Vec<String> = (0..self.scale)
+            .map(|zeros| {
+                let rest = self.scale - 1 - zeros;
+                format!("0{{{zeros}}}[1-9][0-9]{{0,{rest}}}")
+            })
+            .collect();
+        format!(
+            "^0*([1-9][0-9]{{0,{}}}(\\.[0-9]{{1,{}}}0*)?|0\\.({})0*)$",
+            self.integer_digits - 1,
+            self.scale,
+            fractions.join("|")
+        )
+    }
+
     /// A string in decimal notation (exact), or a JSON number (read from the
     /// digits the client wrote) within the same bounds.
     #[allow(
@@ -145,19 +165,12 @@ impl Bounds {
                 self.rule().trim_start_matches("must be "),
                 self.scale
             );
-            return if self.zero {
-                digits.description(Some(described)).into()
+            let digits = if self.zero {
+                digits
             } else {
-                AllOfBuilder::new()
-                    .item(digits)
-                    .item(
-                        ObjectBuilder::new()
-                            .schema_type(SchemaType::Type(Type::String))
-                            .pattern(Some(Self::NONZERO)),
-                    )
-                    .description(Some(described))
-                    .into()
+                digits.pattern(Some(self.positive_pattern()))
             };
+            return digits.description(Some(described)).into();
         }
         let text: RefOr<Schema> = if self.zero {
             digits.into()
@@ -294,6 +307,44 @@ mod tests {
         }
         assert!(matches(&BUDGET, "0") && BUDGET.contains(Decimal::ZERO));
         assert!(!matches(&TFLOPS, "0.0004") && !TFLOPS.contains(dec!(0.0004)));
+    }
+
+    #[test]
+    fn the_positive_pattern_accepts_exactly_the_positive_text_the_pattern_does() {
+        let one = regex::Regex::new(&AMOUNT.positive_pattern()).unwrap();
+        let (digits, nonzero) = (
+            regex::Regex::new(&AMOUNT.pattern()).unwrap(),
+            regex::Regex::new(Bounds::NONZERO).unwrap(),
+        );
+        for s in [
+            "1",
+            "0.5",
+            "0.000001",
+            "0.0000010",
+            "00.1",
+            "999999999.999999",
+            "0000000000001",
+            "1.5000000",
+            "0",
+            "0.000",
+            "0.0000001",
+            "1.0000001",
+            "1000000000",
+            "-1",
+            "1e3",
+            ".5",
+            "1.",
+            "0.100000",
+            "0.010203",
+            "10",
+            "100.000000",
+        ] {
+            assert_eq!(
+                one.is_match(s),
+                digits.is_match(s) && nonzero.is_match(s),
+                "{s}"
+            );
+        }
     }
 
     #[test]

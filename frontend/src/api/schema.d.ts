@@ -1276,7 +1276,10 @@ export interface components {
              */
             server_time: string;
         };
-        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        /**
+         * @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
+         * @example 100.00
+         */
         Amount: string;
         ApiKeyCreated: {
             /** Format: date-time */
@@ -2305,7 +2308,10 @@ export interface components {
              */
             next_cursor?: number | null;
         };
-        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        /**
+         * @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
+         * @example 0.0021
+         */
         ListPrice: string;
         ListingPage: {
             items: components["schemas"]["ListingView"][];
@@ -2783,7 +2789,10 @@ export interface components {
             unit: components["schemas"]["Unit"];
         };
         PriceList: components["schemas"]["PriceUpdate"][];
-        /** @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most. */
+        /**
+         * @description Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
+         * @example 0.50
+         */
         PricePerHour: string;
         PriceUpdate: {
             gpu_model: string;

@@ -8,7 +8,6 @@ from .adjustment_view import AdjustmentView
 from .admin_node_request import AdminNodeRequest
 from .agent_register_request import AgentRegisterRequest
 from .agent_register_response import AgentRegisterResponse
-from .amount import Amount
 from .api_key_created import ApiKeyCreated
 from .api_key_view import ApiKeyView
 from .artifact import Artifact
@@ -98,7 +97,6 @@ from .ledger_page import LedgerPage
 from .list_leases_state import ListLeasesState
 from .list_orders_mode import ListOrdersMode
 from .list_orders_state import ListOrdersState
-from .list_price import ListPrice
 from .listing_page import ListingPage
 from .listing_request import ListingRequest
 from .listing_view import ListingView
@@ -142,7 +140,6 @@ from .pool_stats import PoolStats
 from .precision import Precision
 from .price_change_view import PriceChangeView
 from .price_history_unit import PriceHistoryUnit
-from .price_per_hour import PricePerHour
 from .price_update import PriceUpdate
 from .price_view import PriceView
 from .problem import Problem
@@ -211,7 +208,6 @@ __all__ = (
     "AdminNodeRequest",
     "AgentRegisterRequest",
     "AgentRegisterResponse",
-    "Amount",
     "ApiKeyCreated",
     "ApiKeyView",
     "Artifact",
@@ -304,7 +300,6 @@ __all__ = (
     "ListLeasesState",
     "ListOrdersMode",
     "ListOrdersState",
-    "ListPrice",
     "LoadProfile",
     "LoadProfileInput",
     "LoadShape",
@@ -345,7 +340,6 @@ __all__ = (
     "Precision",
     "PriceChangeView",
     "PriceHistoryUnit",
-    "PricePerHour",
     "PriceUpdate",
     "PriceView",
     "Problem",

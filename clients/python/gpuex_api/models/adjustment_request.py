@@ -15,7 +15,6 @@ from uuid import UUID
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.amount import Amount
   from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
 
 
@@ -30,8 +29,8 @@ T = TypeVar("T", bound="AdjustmentRequest")
 class AdjustmentRequest:
     """ 
         Attributes:
-            amount (Amount): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at
-                most 6 decimals. Kept and answered at 6 decimals at most.
+            amount (str): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at most
+                6 decimals. Kept and answered at 6 decimals at most.
             reason (str): Why; shown on the invoice and in the export.
             user_id (UUID):
             lease_id (None | Unset | UUID): The lease it concerns, if any.
@@ -40,7 +39,7 @@ class AdjustmentRequest:
             tags (AdjustmentRequestTagsType0 | None | Unset): Tags the credit belongs to, so cost by tag nets it.
      """
 
-    amount: Amount
+    amount: str
     reason: str
     user_id: UUID
     lease_id: None | Unset | UUID = UNSET
@@ -53,9 +52,8 @@ class AdjustmentRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.amount import Amount
         from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
-        amount = self.amount.to_dict()
+        amount = self.amount
 
         reason = self.reason
 
@@ -116,13 +114,9 @@ class AdjustmentRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.amount import Amount
         from ..models.adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
         d = dict(src_dict)
-        amount = Amount.from_dict(d.pop("amount"))
-
-
-
+        amount = d.pop("amount")
 
         reason = d.pop("reason")
 

@@ -12,8 +12,6 @@ from ..types import UNSET, Unset
 from typing import cast
 from uuid import UUID
 
-if TYPE_CHECKING:
-  from ..models.amount import Amount
 
 
 
@@ -27,13 +25,13 @@ T = TypeVar("T", bound="CreditRequest")
 class CreditRequest:
     """ 
         Attributes:
-            amount (Amount): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at
-                most 6 decimals. Kept and answered at 6 decimals at most.
+            amount (str): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000000, with at most
+                6 decimals. Kept and answered at 6 decimals at most.
             user_id (UUID):
             memo (None | str | Unset): Why the credit was given; shown on the ledger.
      """
 
-    amount: Amount
+    amount: str
     user_id: UUID
     memo: None | str | Unset = UNSET
 
@@ -42,8 +40,7 @@ class CreditRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.amount import Amount
-        amount = self.amount.to_dict()
+        amount = self.amount
 
         user_id = str(self.user_id)
 
@@ -69,12 +66,8 @@ class CreditRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.amount import Amount
         d = dict(src_dict)
-        amount = Amount.from_dict(d.pop("amount"))
-
-
-
+        amount = d.pop("amount")
 
         user_id = UUID(d.pop("user_id"))
 

@@ -13,8 +13,6 @@ from typing import cast
 from uuid import UUID
 import datetime
 
-if TYPE_CHECKING:
-  from ..models.price_per_hour import PricePerHour
 
 
 
@@ -29,14 +27,14 @@ class ListingRequest:
     """ A listing of the tail of a reserved lease's window.
 
         Attributes:
-            ask_per_hour (PricePerHour): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000,
-                with at most 6 decimals. Kept and answered at 6 decimals at most.
+            ask_per_hour (str): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at
+                most 6 decimals. Kept and answered at 6 decimals at most.
             from_ (datetime.datetime): A whole hour inside the lease's window, at least the notice period
                 (default 120 s) ahead and an hour before the window ends.
             lease_id (UUID): The caller's reserved lease.
      """
 
-    ask_per_hour: PricePerHour
+    ask_per_hour: str
     from_: datetime.datetime
     lease_id: UUID
 
@@ -45,8 +43,7 @@ class ListingRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour import PricePerHour
-        ask_per_hour = self.ask_per_hour.to_dict()
+        ask_per_hour = self.ask_per_hour
 
         from_ = self.from_.isoformat()
 
@@ -67,12 +64,8 @@ class ListingRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour import PricePerHour
         d = dict(src_dict)
-        ask_per_hour = PricePerHour.from_dict(d.pop("ask_per_hour"))
-
-
-
+        ask_per_hour = d.pop("ask_per_hour")
 
         from_ = isoparse(d.pop("from"))
 

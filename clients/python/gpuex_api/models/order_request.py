@@ -17,9 +17,8 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.order_request_env_type_0 import OrderRequestEnvType0
-  from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-  from ..models.price_per_hour import PricePerHour
   from ..models.resources import Resources
+  from ..models.order_request_tags_type_0 import OrderRequestTagsType0
   from ..models.artifact import Artifact
 
 
@@ -46,7 +45,7 @@ class OrderRequest:
             env (None | OrderRequestEnvType0 | Unset):
             image (None | str | Unset): The OCI image a `container` launcher runs the command in, e.g.
                 `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
-            max_price (None | PricePerHour | Unset):
+            max_price (None | str | Unset):
             max_wait_s (int | None | Unset): How long to wait for capacity (default 0: refused at once; at most 7 days).
             network (bool | None | Unset): Whether the workload may use the network; without it the `sandbox` and
                 `container` launchers give it none (default false).
@@ -66,7 +65,7 @@ class OrderRequest:
     duration_s: int | None | Unset = UNSET
     env: None | OrderRequestEnvType0 | Unset = UNSET
     image: None | str | Unset = UNSET
-    max_price: None | PricePerHour | Unset = UNSET
+    max_price: None | str | Unset = UNSET
     max_wait_s: int | None | Unset = UNSET
     network: bool | None | Unset = UNSET
     qos: None | Qos | Unset = UNSET
@@ -81,9 +80,8 @@ class OrderRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
-        from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
+        from ..models.order_request_tags_type_0 import OrderRequestTagsType0
         from ..models.artifact import Artifact
         mode = self.mode.value
 
@@ -134,11 +132,9 @@ class OrderRequest:
         else:
             image = self.image
 
-        max_price: dict[str, Any] | None | Unset
+        max_price: None | str | Unset
         if isinstance(self.max_price, Unset):
             max_price = UNSET
-        elif isinstance(self.max_price, PricePerHour):
-            max_price = self.max_price.to_dict()
         else:
             max_price = self.max_price
 
@@ -233,9 +229,8 @@ class OrderRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
-        from ..models.order_request_tags_type_0 import OrderRequestTagsType0
-        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
+        from ..models.order_request_tags_type_0 import OrderRequestTagsType0
         from ..models.artifact import Artifact
         d = dict(src_dict)
         mode = Mode(d.pop("mode"))
@@ -333,22 +328,12 @@ class OrderRequest:
         image = _parse_image(d.pop("image", UNSET))
 
 
-        def _parse_max_price(data: object) -> None | PricePerHour | Unset:
+        def _parse_max_price(data: object) -> None | str | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                max_price_type_1 = PricePerHour.from_dict(data)
-
-
-
-                return max_price_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | PricePerHour | Unset, data)
+            return cast(None | str | Unset, data)
 
         max_price = _parse_max_price(d.pop("max_price", UNSET))
 

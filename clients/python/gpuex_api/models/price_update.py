@@ -9,10 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.unit import Unit
-from typing import cast
 
-if TYPE_CHECKING:
-  from ..models.list_price import ListPrice
 
 
 
@@ -27,14 +24,14 @@ class PriceUpdate:
     """ 
         Attributes:
             gpu_model (str):
-            list_price (ListPrice): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with
-                at most 6 decimals. Kept and answered at 6 decimals at most.
+            list_price (str): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000, with at most
+                6 decimals. Kept and answered at 6 decimals at most.
             region (str):
             unit (Unit): A unit gpuex sells, priced per hour and metered per second.
      """
 
     gpu_model: str
-    list_price: ListPrice
+    list_price: str
     region: str
     unit: Unit
 
@@ -43,10 +40,9 @@ class PriceUpdate:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.list_price import ListPrice
         gpu_model = self.gpu_model
 
-        list_price = self.list_price.to_dict()
+        list_price = self.list_price
 
         region = self.region
 
@@ -68,14 +64,10 @@ class PriceUpdate:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.list_price import ListPrice
         d = dict(src_dict)
         gpu_model = d.pop("gpu_model")
 
-        list_price = ListPrice.from_dict(d.pop("list_price"))
-
-
-
+        list_price = d.pop("list_price")
 
         region = d.pop("region")
 

@@ -16,7 +16,6 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
-  from ..models.price_per_hour import PricePerHour
   from ..models.resources import Resources
 
 
@@ -34,7 +33,7 @@ class QuoteRequest:
             mode (Mode): How an order buys capacity.
             resources (Resources): What an order asks for (DESIGN §4).
             duration_s (int | None | Unset): Length of the window in seconds (default 3600; required for reserved).
-            max_price (None | PricePerHour | Unset):
+            max_price (None | str | Unset):
             qos (None | Qos | Unset):
             region (None | str | Unset): A region name, or `any` (default) to compare every region.
             start_at (datetime.datetime | None | Unset): Start of a reserved window: a whole hour (e.g. `14:00:00Z`), at
@@ -44,7 +43,7 @@ class QuoteRequest:
     mode: Mode
     resources: Resources
     duration_s: int | None | Unset = UNSET
-    max_price: None | PricePerHour | Unset = UNSET
+    max_price: None | str | Unset = UNSET
     qos: None | Qos | Unset = UNSET
     region: None | str | Unset = UNSET
     start_at: datetime.datetime | None | Unset = UNSET
@@ -54,7 +53,6 @@ class QuoteRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         mode = self.mode.value
 
@@ -66,11 +64,9 @@ class QuoteRequest:
         else:
             duration_s = self.duration_s
 
-        max_price: dict[str, Any] | None | Unset
+        max_price: None | str | Unset
         if isinstance(self.max_price, Unset):
             max_price = UNSET
-        elif isinstance(self.max_price, PricePerHour):
-            max_price = self.max_price.to_dict()
         else:
             max_price = self.max_price
 
@@ -120,7 +116,6 @@ class QuoteRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour import PricePerHour
         from ..models.resources import Resources
         d = dict(src_dict)
         mode = Mode(d.pop("mode"))
@@ -143,22 +138,12 @@ class QuoteRequest:
         duration_s = _parse_duration_s(d.pop("duration_s", UNSET))
 
 
-        def _parse_max_price(data: object) -> None | PricePerHour | Unset:
+        def _parse_max_price(data: object) -> None | str | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                max_price_type_1 = PricePerHour.from_dict(data)
-
-
-
-                return max_price_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | PricePerHour | Unset, data)
+            return cast(None | str | Unset, data)
 
         max_price = _parse_max_price(d.pop("max_price", UNSET))
 

@@ -12,7 +12,6 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
-  from ..models.price_per_hour import PricePerHour
   from ..models.load_profile_input import LoadProfileInput
 
 
@@ -27,8 +26,8 @@ T = TypeVar("T", bound="TcoRequest")
 class TcoRequest:
     """ 
         Attributes:
-            node_price_per_hour (PricePerHour): Money: a decimal string (no JSON number, no exponent), above 0 and below
-                1000000, with at most 6 decimals. Kept and answered at 6 decimals at most.
+            node_price_per_hour (str): Money: a decimal string (no JSON number, no exponent), above 0 and below 1000000,
+                with at most 6 decimals. Kept and answered at 6 decimals at most.
             gpu_model (None | str | Unset): The GPU model of the node and of the units (default: the model the
                 history used most, else H100-SXM5-80GB).
             months (int | None | Unset): How long to compare, 1 to 120 months (default 36).
@@ -39,7 +38,7 @@ class TcoRequest:
             utilization (float | None | str | Unset):
      """
 
-    node_price_per_hour: PricePerHour
+    node_price_per_hour: str
     gpu_model: None | str | Unset = UNSET
     months: int | None | Unset = UNSET
     profile: LoadProfileInput | None | Unset = UNSET
@@ -51,9 +50,8 @@ class TcoRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.price_per_hour import PricePerHour
         from ..models.load_profile_input import LoadProfileInput
-        node_price_per_hour = self.node_price_per_hour.to_dict()
+        node_price_per_hour = self.node_price_per_hour
 
         gpu_model: None | str | Unset
         if isinstance(self.gpu_model, Unset):
@@ -110,13 +108,9 @@ class TcoRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.price_per_hour import PricePerHour
         from ..models.load_profile_input import LoadProfileInput
         d = dict(src_dict)
-        node_price_per_hour = PricePerHour.from_dict(d.pop("node_price_per_hour"))
-
-
-
+        node_price_per_hour = d.pop("node_price_per_hour")
 
         def _parse_gpu_model(data: object) -> None | str | Unset:
             if data is None:
