@@ -189,10 +189,18 @@ impl Engine {
                 && lease.starts_at > now + super::pricing::RESERVED_LEAD_S
             {
                 // Still ahead: book the same window elsewhere.
-                match self.plan_preemption(&req, lease.priority, lease.starts_at, lease.ends_at) {
+                let replaced = match self.plan_preemption(
+                    &req,
+                    lease.priority,
+                    lease.starts_at,
+                    lease.ends_at,
+                ) {
                     Some((p, victims)) => self.replace(&lease, p, victims, events),
+                    None => false,
+                };
+                if !replaced {
                     // A window ahead cannot wait for capacity now: it ends.
-                    None => self.requeue_lost(&lease, spec, 0, events),
+                    self.requeue_lost(&lease, spec, 0, events);
                 }
                 continue;
             }
@@ -260,13 +268,17 @@ impl Engine {
         self.timers.insert((deadline, Timer::Expire, order_id));
     }
 
+    /// Books `old`'s window on placement `p`, giving `victims` notice;
+    /// whether it did. Not where the slice costs more than the order's
+    /// `max_price` (DESIGN §22: never filled above it, a replacement
+    /// included).
     fn replace(
         &mut self,
         old: &super::lease::Lease,
         p: super::placement::Placement,
         victims: Vec<uuid::Uuid>,
         events: &mut Vec<Event>,
-    ) {
+    ) -> bool {
         let spec = old.spec_for_replacement(self.now);
         let mut lease = self.build_lease(
             old.order_id,
@@ -278,6 +290,9 @@ impl Engine {
             old.state_for_replacement(),
             old.starts_at,
         );
+        if super::place_order::over_max_price(&spec, lease.price_per_hour).is_some() {
+            return false;
+        }
         lease.ends_at = old.ends_at;
         for v in &victims {
             self.give_notice(
@@ -297,6 +312,7 @@ impl Engine {
             report: Box::new(report),
             at: self.now,
         });
+        true
     }
 
     pub(super) fn set_region(&mut self, name: String, timezone: &str) {
