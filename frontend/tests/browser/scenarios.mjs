@@ -353,6 +353,17 @@ async function aListedLeaseShowsWhenItVacates({ browser, base }) {
   assert.equal(Date.parse(lease.body.ends_at), Date.parse(start) + 3 * 3600_000);
   await checkPage(page, 'lease-listed');
   await page.context().close();
+  // The listing is this buyer's own, which its quotes never offer it: cancel
+  // it so the demo's market lists only the offer the next scenario buys.
+  const mine = await apiCall(base, 'GET', '/v1/resale-listings', buyer);
+  const listings = Array.isArray(mine.body) ? mine.body : (mine.body.items ?? []);
+  for (const listing of listings.filter((l) => l.lease_id === order.body.lease_id && l.state === 'open')) {
+    const cancelled = await apiCall(base, 'DELETE', `/v1/resale-listings/${listing.id}`, buyer);
+    assert.ok(cancelled.status < 300, JSON.stringify(cancelled.body));
+  }
+  const left = await apiCall(base, 'GET', '/v1/resale-listings', buyer);
+  const open = (Array.isArray(left.body) ? left.body : (left.body.items ?? [])).filter((l) => l.lease_id === order.body.lease_id && l.state === 'open');
+  assert.equal(open.length, 0, 'the listing was cancelled');
 }
 
 async function theBuyFormQuotesACheaperResaleOffer({ browser, base }) {
