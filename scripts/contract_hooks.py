@@ -6,6 +6,8 @@ here, to the generated requests; every check still runs on every request.
 import re
 from datetime import datetime, timezone
 
+import uuid
+
 import schemathesis
 
 _STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -22,6 +24,17 @@ def _instant(text):
         return datetime.fromisoformat(match.group(1) + fraction + zone)
     except ValueError:
         return None
+
+
+@schemathesis.hook
+def map_headers(ctx, headers):
+    """A generated Idempotency-Key is made unique: the same key again replays
+    the first answer (DESIGN §19), so a stateful sequence that created, then
+    deleted, then "created" again with one key would be told of a resource
+    that is gone, which is the header doing its job, not a defect."""
+    if headers and "Idempotency-Key" in headers:
+        headers["Idempotency-Key"] = str(uuid.uuid4())
+    return headers
 
 
 @schemathesis.hook
@@ -64,18 +77,23 @@ CROSS_FIELD_RULES = {
                         MARKET_CODES | IDEMPOTENCY_CODES),
     "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
     "POST /v1/admin/credits": ({"amount", "user_id"}, IDEMPOTENCY_CODES),
-    "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"}, set()),
+    "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"},
+                                           IDEMPOTENCY_CODES),
+    "POST /v1/api-keys": (set(), IDEMPOTENCY_CODES),
+    "POST /v1/resale-listings": (set(), IDEMPOTENCY_CODES),
+    "POST /v1/leases/{id}/convert": (set(), IDEMPOTENCY_CODES),
     "PUT /v1/admin/prices": ({"[*].list_price", "[*].region", "[*].gpu_model"}, set()),
     "PUT /v1/budgets": ({"monthly_limit"}, set()),
     "POST /v1/nodes": ({"region", "gpus[*].model", "gpus[*].mode", "gpus[*].memory_mib",
-                        "gpus[*].index", "gpus[*].nvlink[*]", "gpus[*].mig_capable", "gpus"}, set()),
+                        "gpus[*].index", "gpus[*].nvlink[*]", "gpus[*].mig_capable", "gpus"},
+                       IDEMPOTENCY_CODES),
     "POST /v1/agent/heartbeat": ({"agent_id", "leases[*].lease_id",
                                   "gpus[*].processes[*].lease_id"}, set()),
     "POST /v1/agent/usage": ({"agent_id", "records[*].lease_id", "records[*].interval_start",
                               "records[*].interval_end", "records[*].tflops_s",
                               "records[*].vram_gb_s", "records[*].mean_utilization"}, set()),
     # A URL is refused by where its host resolves (loopback, private).
-    "POST /v1/webhooks": ({"url"}, set()),
+    "POST /v1/webhooks": ({"url"}, IDEMPOTENCY_CODES),
     # `from` before `to`, and at most 1,000 intervals between them.
     "GET /v1/market/history": ({"query.from"}, set()),
     "POST /v1/agent/register": ({"gpus[*].model", "gpus[*].index", "gpus[*].mig_mode",
