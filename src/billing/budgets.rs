@@ -87,10 +87,11 @@ async fn put_budget(
 ) -> Result<Json<BudgetView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let mut errors = Vec::new();
-    if req.tag_key.is_empty() || req.tag_key.len() > 63 {
+    // Characters, as the schema's maxLength counts them, not bytes.
+    if req.tag_key.is_empty() || req.tag_key.chars().count() > 63 {
         errors.push(FieldError::new("tag_key", "must be 1 to 63 characters"));
     }
-    if req.tag_value.is_empty() || req.tag_value.len() > 256 {
+    if req.tag_value.is_empty() || req.tag_value.chars().count() > 256 {
         errors.push(FieldError::new("tag_value", "must be 1 to 256 characters"));
     }
     errors.extend(crate::bounds::BUDGET.take("monthly_limit", &mut req.monthly_limit));
