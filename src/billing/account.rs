@@ -23,6 +23,11 @@ pub enum Account {
     Payable(Uuid),
     /// The platform's revenue.
     PlatformRevenue,
+    /// What rounding a posting to the money scale added or took away
+    /// (DESIGN §19 "Money out"): every posting is rounded once, half-even,
+    /// and the residue lands here so each entry still sums to exactly zero.
+    /// Its code sorts between revenue's and the wallets', as the enum does.
+    Rounding,
     /// A user's spendable money.
     Wallet(Uuid),
 }
@@ -32,7 +37,7 @@ impl Account {
     pub fn owner(self) -> Option<Uuid> {
         match self {
             Account::Wallet(user) | Account::Holds(user) | Account::Payable(user) => Some(user),
-            Account::PlatformRevenue | Account::ExternalFunding => None,
+            Account::PlatformRevenue | Account::Rounding | Account::ExternalFunding => None,
         }
     }
 
@@ -48,6 +53,7 @@ impl Account {
             Account::Holds(_) => "holds",
             Account::Payable(_) => "payable",
             Account::PlatformRevenue => "platform_revenue",
+            Account::Rounding => "rounding",
             Account::ExternalFunding => "external",
         }
     }
@@ -60,6 +66,7 @@ impl fmt::Display for Account {
             Account::Holds(user) => write!(f, "holds:{user}"),
             Account::Payable(user) => write!(f, "payable:{user}"),
             Account::PlatformRevenue => f.write_str("platform:revenue"),
+            Account::Rounding => f.write_str("platform:rounding"),
             Account::ExternalFunding => f.write_str("external:funding"),
         }
     }
@@ -76,6 +83,7 @@ impl FromStr for Account {
         let unknown = || UnknownAccountCode(code.to_owned());
         match code {
             "platform:revenue" => return Ok(Account::PlatformRevenue),
+            "platform:rounding" => return Ok(Account::Rounding),
             "external:funding" => return Ok(Account::ExternalFunding),
             _ => {}
         }
@@ -107,6 +115,7 @@ mod tests {
             Account::Holds(user),
             Account::Payable(user),
             Account::PlatformRevenue,
+            Account::Rounding,
             Account::ExternalFunding,
         ] {
             assert_eq!(account.to_string().parse::<Account>(), Ok(account));
@@ -119,6 +128,7 @@ mod tests {
         let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
         let mut accounts = [
             Account::Wallet(b),
+            Account::Rounding,
             Account::PlatformRevenue,
             Account::Holds(a),
             Account::Wallet(a),

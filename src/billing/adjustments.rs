@@ -50,7 +50,7 @@ pub struct AdjustmentRequest {
 pub struct AdjustmentView {
     pub entry_id: Uuid,
     pub user_id: Uuid,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub amount: Decimal,
     pub reason: String,
 }

@@ -52,12 +52,12 @@ pub struct BudgetRequest {
 pub struct BudgetView {
     pub tag_key: String,
     pub tag_value: String,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub monthly_limit: Decimal,
     /// Counted against the limit this month so far (reserved windows whole).
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub spent: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub remaining: Decimal,
     pub currency: String,
 }

@@ -308,7 +308,7 @@ pub async fn charge(
             let shortfall = total - remaining;
             match ledger::extend_hold(tx, c.hold, shortfall, now).await {
                 Ok(()) => {}
-                // A hold used up to zero is closed: nothing left to charge from.
+                // A released hold (its lease ended) has nothing left to charge from.
                 Err(LedgerError::InsufficientFunds(_) | LedgerError::UnknownHold(_)) => {
                     return Ok(ChargeOutcome {
                         charged,

@@ -54,13 +54,13 @@ pub struct EarningsGroup {
     /// `YYYY-MM` or `YYYY-MM-DD`.
     pub period: String,
     /// What buyers paid.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub gross: Decimal,
     /// The platform's fee out of it.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub platform_fee: Decimal,
     /// What the provider earns: gross − fee.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub net: Decimal,
     pub lines: u64,
 }
@@ -69,14 +69,14 @@ pub struct EarningsGroup {
 pub struct Earnings {
     pub currency: String,
     pub groups: Vec<EarningsGroup>,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub gross: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub platform_fee: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub net: Decimal,
     /// The provider's payable account now: earned and not paid out.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub payable_balance: Decimal,
 }
 

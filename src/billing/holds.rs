@@ -2,7 +2,7 @@
 //! renewed, captured to a provider or released back, each movement a ledger
 //! entry in the caller's transaction.
 
-use super::ledger::{platform_fee, post, require_positive, Account, Entry, LedgerError};
+use super::ledger::{platform_fee, positive_money, post, Account, Entry, LedgerError};
 use crate::db::{dispatch_tx, execute_tx, Money, Tx};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -29,16 +29,26 @@ async fn lock_hold(tx: &mut Tx<'_>, hold: Uuid) -> Result<OpenHold, LedgerError>
     })
 }
 
+/// Whether a hold stays open for more renewals and charges. Only a release
+/// closes one: a hold charged down to exactly zero belongs to a lease that
+/// is still running, and its next renewal tops it up (a hold closed at zero
+/// refused that renewal and failed every billing pass after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HoldStatus {
+    Open,
+    Closed,
+}
+
 async fn set_hold(
     tx: &mut Tx<'_>,
     hold: Uuid,
     remaining: Decimal,
+    status: HoldStatus,
     now: DateTime<Utc>,
 ) -> Result<(), LedgerError> {
-    let status = if remaining.is_zero() {
-        "closed"
-    } else {
-        "open"
+    let status = match status {
+        HoldStatus::Open => "open",
+        HoldStatus::Closed => "closed",
     };
     execute_tx!(
         tx,
@@ -85,7 +95,7 @@ pub async fn extend_hold(
     amount: Decimal,
     now: DateTime<Utc>,
 ) -> Result<(), LedgerError> {
-    require_positive(amount)?;
+    let amount = positive_money(amount)?;
     let open = lock_hold(tx, hold).await?;
     let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
     let moved = Move {
@@ -96,7 +106,7 @@ pub async fn extend_hold(
         amount,
     };
     moved.post(tx, hold, now).await?;
-    set_hold(tx, hold, open.remaining + amount, now).await
+    set_hold(tx, hold, open.remaining + amount, HoldStatus::Open, now).await
 }
 
 /// What a capture posted.
@@ -122,7 +132,7 @@ pub async fn capture(
     memo: &str,
     now: DateTime<Utc>,
 ) -> Result<Captured, LedgerError> {
-    require_positive(amount)?;
+    let amount = positive_money(amount)?;
     let open = lock_hold(tx, hold).await?;
     if amount > open.remaining {
         return Err(LedgerError::CaptureExceedsHold {
@@ -144,7 +154,7 @@ pub async fn capture(
         postings,
     };
     let entry = post(tx, &entry, now).await?;
-    set_hold(tx, hold, open.remaining - amount, now).await?;
+    set_hold(tx, hold, open.remaining - amount, HoldStatus::Open, now).await?;
     Ok(Captured { entry, fee, paid })
 }
 
@@ -156,11 +166,10 @@ pub async fn reduce_hold(
     amount: Decimal,
     now: DateTime<Utc>,
 ) -> Result<(), LedgerError> {
-    require_positive(amount)?;
+    let amount = positive_money(amount)?;
     let open = lock_hold(tx, hold).await?;
     let amount = amount.min(open.remaining);
-    if amount.is_zero() || amount == open.remaining {
-        // All of it: a hold at zero is closed, and the lease still charges from it.
+    if amount.is_zero() {
         return Ok(());
     }
     let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
@@ -172,7 +181,7 @@ pub async fn reduce_hold(
         amount,
     };
     moved.post(tx, hold, now).await?;
-    set_hold(tx, hold, open.remaining - amount, now).await
+    set_hold(tx, hold, open.remaining - amount, HoldStatus::Open, now).await
 }
 
 /// Returns what is left of a hold to the wallet and closes it.
@@ -194,6 +203,6 @@ pub async fn release(
         };
         moved.post(tx, hold, now).await?;
     }
-    set_hold(tx, hold, Decimal::ZERO, now).await?;
+    set_hold(tx, hold, Decimal::ZERO, HoldStatus::Closed, now).await?;
     Ok(open.remaining)
 }

@@ -39,7 +39,7 @@ pub struct InvoiceSummary {
     pub invoice_id: String,
     pub period_start: DateTime<Utc>,
     pub period_end: DateTime<Utc>,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub total: Decimal,
     pub currency: String,
     pub lines: u64,
@@ -61,7 +61,7 @@ pub struct InvoiceItem {
     pub quantity: Decimal,
     #[schema(value_type = String)]
     pub unit_price: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub amount: Decimal,
     /// Credits: why.
     pub memo: Option<String>,
@@ -79,15 +79,15 @@ pub struct Invoice {
     pub period_end: DateTime<Utc>,
     pub items: Vec<InvoiceItem>,
     /// What the lines charge, before credits.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub charges: Decimal,
     /// Credits (negative).
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub credits: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub total: Decimal,
     /// What the ledger moved for these lines; always equal to `total`.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub ledger_total: Decimal,
 }
 

@@ -7,6 +7,8 @@
 pub use super::account::Account;
 pub use super::holds::{capture, extend_hold, reduce_hold, release, Captured};
 use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
+use crate::pricing::round_money;
+pub use crate::pricing::MONEY_SCALE;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -90,7 +92,11 @@ pub async fn open_system_accounts(
     currency: &str,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
-    for account in [Account::PlatformRevenue, Account::ExternalFunding] {
+    for account in [
+        Account::PlatformRevenue,
+        Account::Rounding,
+        Account::ExternalFunding,
+    ] {
         execute_tx!(
             tx,
             "INSERT INTO accounts (code, owner_id, kind, currency, balance, created_at) \
@@ -245,8 +251,9 @@ impl Journal {
         if !sum.is_zero() {
             return Err(LedgerError::Unbalanced(sum));
         }
+        let postings = at_money_scale(&entry.postings)?;
         let mut by_account: BTreeMap<Account, Decimal> = BTreeMap::new();
-        for (account, amount) in &entry.postings {
+        for (account, amount) in &postings {
             let total = by_account.entry(*account).or_default();
             *total = total.checked_add(*amount).ok_or(LedgerError::Overflow)?;
         }
@@ -265,7 +272,7 @@ impl Journal {
         // Each posting's running balance, all computed before anything is recorded.
         let mut running: BTreeMap<Account, Decimal> = BTreeMap::new();
         let mut after = Vec::with_capacity(entry.postings.len());
-        for (account, amount) in &entry.postings {
+        for (account, amount) in &postings {
             let balance = running.entry(*account).or_insert(self.balances[account]);
             *balance = balance.checked_add(*amount).ok_or(LedgerError::Overflow)?;
             after.push(*balance);
@@ -280,7 +287,7 @@ impl Journal {
             at: now,
         });
         // Postings keep the entry's own order so a statement reads as it was written.
-        for ((account, amount), balance_after) in entry.postings.iter().zip(after) {
+        for ((account, amount), balance_after) in postings.iter().zip(after) {
             self.postings.push(PostingRow {
                 entry: id,
                 account: *account,
@@ -304,7 +311,7 @@ impl Journal {
         reference: &str,
         now: DateTime<Utc>,
     ) -> Result<Uuid, LedgerError> {
-        require_positive(amount)?;
+        let amount = positive_money(amount)?;
         let id = Uuid::now_v7();
         let entry = Entry {
             kind: "hold",
@@ -404,12 +411,34 @@ fn may_owe(kind: &str, account: Account) -> bool {
     kind == REFUND && matches!(account, Account::Payable(_))
 }
 
-pub(super) fn require_positive(amount: Decimal) -> Result<(), LedgerError> {
+/// `amount` at the money scale, refused unless still above zero. Holds take
+/// amounts through it, so a hold's `remaining` moves by exactly what its
+/// postings do.
+pub(super) fn positive_money(amount: Decimal) -> Result<Decimal, LedgerError> {
+    let amount = round_money(amount);
     if amount > Decimal::ZERO {
-        Ok(())
+        Ok(amount)
     } else {
         Err(LedgerError::NonPositive)
     }
+}
+
+/// `postings` each rounded once, half-even, to [`MONEY_SCALE`], and what the
+/// rounding changed posted to [`Account::Rounding`], so the entry still sums
+/// to exactly zero (DESIGN §19 "Money out"). Checked: never a panic.
+fn at_money_scale(postings: &[(Account, Decimal)]) -> Result<Vec<(Account, Decimal)>, LedgerError> {
+    let mut rounded: Vec<(Account, Decimal)> = postings
+        .iter()
+        .map(|(account, amount)| (*account, round_money(*amount)))
+        .collect();
+    let residue = rounded
+        .iter()
+        .try_fold(Decimal::ZERO, |sum, (_, amount)| sum.checked_add(*amount))
+        .ok_or(LedgerError::Overflow)?;
+    if !residue.is_zero() {
+        rounded.push((Account::Rounding, -residue));
+    }
+    Ok(rounded)
 }
 
 /// Moves money from outside into a user's wallet.
@@ -421,7 +450,7 @@ pub async fn credit(
     actor: Option<Uuid>,
     now: DateTime<Utc>,
 ) -> Result<Uuid, LedgerError> {
-    require_positive(amount)?;
+    let amount = positive_money(amount)?;
     let entry = Entry {
         kind: "credit",
         memo: memo.to_owned(),
@@ -449,10 +478,9 @@ pub async fn place_hold(
     Ok(id)
 }
 
-/// The platform's share of `amount`, rounded half-even to 6 decimals.
+/// The platform's share of `amount`, rounded half-even to the money scale.
 pub fn platform_fee(amount: Decimal, fee_rate: Decimal) -> Decimal {
-    (amount * fee_rate)
-        .round_dp_with_strategy(6, rust_decimal::RoundingStrategy::MidpointNearestEven)
+    round_money(amount * fee_rate)
 }
 
 /// A user's wallet figures.

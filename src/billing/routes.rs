@@ -31,13 +31,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct WalletView {
     pub currency: String,
     /// available + held.
-    #[schema(value_type = String, example = "100.00")]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub balance: Decimal,
     /// Set aside for open orders and running leases.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub held: Decimal,
     /// What new orders can use.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub available: Decimal,
 }
 
@@ -88,9 +88,9 @@ pub struct LedgerLine {
     pub kind: String,
     pub memo: String,
     pub reference: Option<String>,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub amount: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub balance_after: Decimal,
     pub created_at: DateTime<Utc>,
 }
@@ -196,11 +196,11 @@ pub struct CreditRequest {
 pub struct CreditView {
     pub entry_id: Uuid,
     pub user_id: Uuid,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub amount: Decimal,
     pub currency: String,
     /// The user's available funds after the credit.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub available: Decimal,
 }
 

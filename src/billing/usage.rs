@@ -84,7 +84,7 @@ pub struct UsageQuery {
 pub struct UsageGroup {
     pub key: String,
     /// What the lines cost (credits net it).
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub cost: Decimal,
     /// Unit-hours per unit (`tflops_h`, `vram_h`).
     #[schema(value_type = BTreeMap<String, String>)]
@@ -99,7 +99,7 @@ pub struct UsageReport {
     pub group_by: String,
     pub currency: String,
     pub groups: Vec<UsageGroup>,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub total: Decimal,
 }
 

@@ -1,7 +1,7 @@
 //! Quotes and market depth: read-only answers for `POST /v1/quotes` and
 //! `GET /v1/market/book`. Nothing here changes the engine.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -11,10 +11,10 @@ use super::events::Source;
 use super::lease::LeaseState;
 use super::orders::OpenState;
 use super::place_order::{over_max_price, FromListing};
-use super::placement::{model_at, place, Placement, PlacementRequest, UnitPrices};
+use super::placement::{self, model_at, place, Placement, PlacementRequest, UnitPrices};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
-use super::types::{ListingId, Mode, OrderId, OrderSpec};
+use super::types::{Isolation, ListingId, Mode, OrderId, OrderSpec};
 
 /// What an order would get if placed now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,23 +196,41 @@ impl Engine {
         })
     }
 
-    /// The regions where an uncordoned node has GPUs of `model`, whether busy
-    /// or idle: where an order for it could be served at all. TCO prices a
-    /// model where it is supplied (issue 34 item 7: it picked a region with
-    /// none).
-    pub fn supplied_regions(&self, model: &str) -> std::collections::BTreeSet<String> {
-        self.view
-            .buckets()
-            .iter()
-            .filter(|b| model_at(b.model).name == model)
-            .filter(|b| {
-                b.nodes
-                    .iter()
-                    .filter_map(|p| self.view.node_at(*p))
-                    .any(|n| !n.cordoned)
+    /// Every (model, region), by name, where `spec` could be served at all:
+    /// an uncordoned node whose GPUs could hold it were they idle, NVLink
+    /// included (DESIGN §6). The quote's options, the regions an order may
+    /// name and TCO's region all come from it (issue 34 item 7: they
+    /// disagreed). Busy capacity counts: it frees up, and reserved work is
+    /// booked ahead.
+    pub fn servable(&self, spec: &OrderSpec) -> Result<BTreeSet<(String, String)>, RejectReason> {
+        let req = self.resolve(spec)?;
+        Ok(self.servable_names(&req))
+    }
+
+    /// The regions where an uncordoned node could hold one whole GPU of
+    /// `model`: where TCO may price it.
+    pub fn supplied_regions(&self, model: &str) -> BTreeSet<String> {
+        let Some(idx) = placement::model_idx(model) else {
+            return BTreeSet::new();
+        };
+        let whole = PlacementRequest {
+            models: placement::ModelSet::only(idx),
+            isolation: Isolation::Whole,
+            ..PlacementRequest::milli(1000, model_at(idx).memory_mb())
+        };
+        self.servable_names(&whole)
+            .into_iter()
+            .map(|(_, region)| region)
+            .collect()
+    }
+
+    fn servable_names(&self, req: &PlacementRequest) -> BTreeSet<(String, String)> {
+        placement::servable(&self.view, req, &self.cfg.policy)
+            .into_iter()
+            .filter_map(|(model, region)| {
+                let region = self.view.regions.get(usize::from(region))?;
+                Some((model_at(model).name.to_owned(), region.name.clone()))
             })
-            .filter_map(|b| self.view.regions.get(usize::from(b.region)))
-            .map(|r| r.name.clone())
             .collect()
     }
 

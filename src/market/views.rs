@@ -211,7 +211,7 @@ pub struct UnitsView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UsageView {
     /// Charged so far.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub charged: Decimal,
     /// Charged up to here.
     pub billed_until: Option<DateTime<Utc>>,

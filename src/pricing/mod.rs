@@ -4,7 +4,7 @@
 
 mod rules;
 
-pub use rules::{round_money, DerivedPrices, Mode, ON_DEMAND_FACTOR, RESERVED_FACTOR};
+pub use rules::{round_money, DerivedPrices, Mode, MONEY_SCALE, ON_DEMAND_FACTOR, RESERVED_FACTOR};
 
 #[cfg(feature = "server")]
 pub mod quotes;

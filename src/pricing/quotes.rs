@@ -218,7 +218,7 @@ pub struct SliceQuote {
     pub price_per_hour: Decimal,
     /// `price_per_hour` over the window (`duration_s`, default 1 h), rounded
     /// half-even to 6 decimals.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub total: Decimal,
     /// Funds the order would hold.
     #[schema(value_type = String)]
@@ -256,7 +256,7 @@ pub struct QuoteLine {
     #[schema(value_type = String)]
     pub hours: Decimal,
     /// quantity × unit_price × hours, rounded half-even to 6 decimals.
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub amount: Decimal,
 }
 
@@ -270,7 +270,7 @@ pub struct QuoteOption {
     pub standard_tflops: Decimal,
     #[schema(value_type = String)]
     pub price_per_hour: Decimal,
-    #[schema(value_type = String)]
+    #[schema(schema_with = crate::bounds::money_out)]
     pub total: Decimal,
     pub breakdown: Vec<QuoteLine>,
 }

@@ -145,7 +145,7 @@ async fn price_history(
     responses(
         (status = 200, description = "The quote", body = Quote),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`; `no_capacity` or `node_cordoned` when no node could serve any priced option (the reason an order would get)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn quote(
     State(state): State<AppState>,
@@ -176,14 +176,35 @@ async fn quote(
         ));
     }
     let prices = store::list(&state.db, region, req.resources.gpu_model.as_deref()).await?;
-    let options = quotes::price_options(&req.resources, req.mode, duration_s, &prices);
+    let mut options = quotes::price_options(&req.resources, req.mode, duration_s, &prices);
     if options.is_empty() {
         return Err(ApiError::refused(
             "no_price",
             "no GPU model that can hold these resources has a price in the region asked",
         ));
     }
-    let (slice, slice_unavailable) = slice_quote(&state, &req, start_at, duration_s).await?;
+    let spec = order_spec(&req, start_at, duration_s);
+    let (servable, answer) = state
+        .market
+        .read(move |engine| {
+            let servable = engine.servable(&spec).unwrap_or_default();
+            (servable, engine.quote(&spec))
+        })
+        .await?;
+    // Only what a node could serve is offered: the order would be refused
+    // anywhere else (issue 34 item 7).
+    options.retain(|o| servable.contains(&(o.gpu_model.clone(), o.region.clone())));
+    if options.is_empty() {
+        // The reason an order would be refused with, as the engine says it.
+        return Err(match &answer {
+            Err(reason) => ApiError::refused(reason.code(), reason.message()),
+            Ok(_) => ApiError::refused(
+                "no_capacity",
+                "no node in the region asked has GPUs that could hold these resources",
+            ),
+        });
+    }
+    let (slice, slice_unavailable) = slice_quote(answer, duration_s)?;
     Ok(Json(Quote {
         mode: req.mode,
         currency: state.settings.currency.clone(),
@@ -196,13 +217,12 @@ async fn quote(
     }))
 }
 
-/// Asks the engine which slice the order would get now, with its held units.
-async fn slice_quote(
-    state: &AppState,
+/// The order a quote prices, as the engine reads it.
+fn order_spec(
     req: &QuoteRequest,
     start_at: DateTime<Utc>,
     duration_s: u64,
-) -> Result<(Option<quotes::SliceQuote>, Option<String>), ApiError> {
+) -> crate::engine::OrderSpec {
     let order = crate::market::OrderRequest {
         mode: req.mode,
         resources: req.resources.clone(),
@@ -223,8 +243,15 @@ async fn slice_quote(
     };
     let region = req.region.clone().filter(|r| r != "any");
     let reserved = req.mode == crate::pricing::Mode::Reserved;
-    let spec = order.spec(reserved.then_some(start_at), region);
-    let answer = state.market.read(move |engine| engine.quote(&spec)).await?;
+    order.spec(reserved.then_some(start_at), region)
+}
+
+/// The slice the engine says the order would get now, with its held units,
+/// or why none is free.
+fn slice_quote(
+    answer: Result<crate::engine::Quote, crate::engine::RejectReason>,
+    duration_s: u64,
+) -> Result<(Option<quotes::SliceQuote>, Option<String>), ApiError> {
     Ok(match answer {
         Ok(q) => (
             Some(quotes::SliceQuote {

@@ -66,11 +66,16 @@ impl DerivedPrices {
     }
 }
 
-/// Rounds a money amount once, half-even to 6 decimals (DESIGN §3), and
-/// always shows 6 so amounts line up.
+/// Decimals of every amount of money posted, charged or billed (DESIGN §3,
+/// §19 "Money out"). OpenAPI's money schemas say the same.
+pub const MONEY_SCALE: u32 = 6;
+
+/// Rounds a money amount once, half-even to [`MONEY_SCALE`] decimals, and
+/// always shows that many so amounts line up.
 pub fn round_money(amount: Decimal) -> Decimal {
-    let mut rounded = amount.round_dp_with_strategy(6, RoundingStrategy::MidpointNearestEven);
-    rounded.rescale(6);
+    let mut rounded =
+        amount.round_dp_with_strategy(MONEY_SCALE, RoundingStrategy::MidpointNearestEven);
+    rounded.rescale(MONEY_SCALE);
     rounded
 }
 

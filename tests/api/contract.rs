@@ -94,6 +94,7 @@ on_both_databases! {
     async fn an_integral_float_is_read_as_the_integer_it_is(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
         let quote = |vram: Value, duration: Value| {
             json!({"mode": "on_demand", "region": "any", "duration_s": duration,
                    "resources": {"tflops": 100, "vram_gb": vram}})

@@ -102,6 +102,19 @@ async fn check_invariants(db: &Db) {
         per_entry.values().all(|s| s.is_zero()),
         "every entry balances"
     );
+    let scales: Vec<(String, Money)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT account, amount FROM postings UNION ALL SELECT 'hold', remaining FROM holds")
+            .fetch_all(pool)
+            .await
+    })
+    .unwrap();
+    for (what, amount) in scales {
+        assert!(
+            amount.0.normalize().scale() <= ledger::MONEY_SCALE,
+            "{what} holds {} (more decimals than the money scale)",
+            amount.0
+        );
+    }
     let holds: Vec<(Uuid, Money)> = dispatch!(db, pool => {
         sqlx::query_as("SELECT user_id, remaining FROM holds").fetch_all(pool).await
     })
@@ -146,7 +159,9 @@ async fn run(backend: Backend, ops: Vec<Op>) {
     }
     let mut holds: Vec<Uuid> = Vec::new();
     for op in ops {
-        let cents = |c: i64| Decimal::new(c, 2);
+        // Cents plus a few billionths, so every amount has digits beyond
+        // the money scale for the ledger to round (and post the residue of).
+        let cents = |c: i64| Decimal::new(c * 10_000_000 + c % 997, 9);
         let mut tx = db.begin().await.unwrap();
         let result = match op {
             Op::Credit { user, cents: c } => {
@@ -193,6 +208,148 @@ async fn run(backend: Backend, ops: Vec<Op>) {
         }
         check_invariants(&db).await;
     }
+    db.close().await;
+}
+
+/// Three postings each a third of a micro-unit off the money scale: each is
+/// rounded half-even, and the micro-unit rounding created lands in
+/// `platform:rounding`, so the entry and the books still sum to zero.
+#[tokio::test]
+async fn rounding_a_posting_to_the_money_scale_posts_its_residue_to_the_rounding_account() {
+    let (db, _dir) = fresh_db(Backend::Sqlite).await;
+    db.migrate().await.unwrap();
+    let now = chrono::Utc::now();
+    let mut tx = db.begin().await.unwrap();
+    ledger::open_system_accounts(&mut tx, "USD", now)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut users = Vec::new();
+    for i in 0..2 {
+        let user = create_user(
+            &db,
+            &format!("r{i}@x.io"),
+            "r",
+            Role::Buyer,
+            "h",
+            "USD",
+            now,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        users.push(user.id);
+    }
+    let third = Decimal::new(3_333_333, 7);
+    let entry = ledger::Entry {
+        kind: "credit",
+        memo: "thirds".into(),
+        actor: None,
+        reference: None,
+        postings: vec![
+            (ledger::Account::ExternalFunding, -(third + third)),
+            (ledger::Account::Wallet(users[0]), third),
+            (ledger::Account::Wallet(users[1]), third),
+        ],
+    };
+    let mut tx = db.begin().await.unwrap();
+    ledger::post(&mut tx, &entry, now).await.unwrap();
+    tx.commit().await.unwrap();
+    let posted: Vec<(String, Money)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT account, amount FROM postings ORDER BY account").fetch_all(pool).await
+    })
+    .unwrap();
+    let posted: Vec<(String, Decimal)> = posted.into_iter().map(|(a, m)| (a, m.0)).collect();
+    assert_eq!(
+        posted,
+        vec![
+            ("external:funding".to_owned(), Decimal::new(-666_667, 6)),
+            ("platform:rounding".to_owned(), Decimal::new(1, 6)),
+            (format!("wallet:{}", users[0]), Decimal::new(333_333, 6)),
+            (format!("wallet:{}", users[1]), Decimal::new(333_333, 6)),
+        ]
+    );
+    check_invariants(&db).await;
+    db.close().await;
+}
+
+/// A hold charged down to exactly zero stays open, for its lease's next
+/// renewal tops it up; only a release closes it.
+#[tokio::test]
+async fn a_hold_captured_to_zero_stays_open_until_released() {
+    let (db, _dir) = fresh_db(Backend::Sqlite).await;
+    db.migrate().await.unwrap();
+    let now = chrono::Utc::now();
+    let mut tx = db.begin().await.unwrap();
+    ledger::open_system_accounts(&mut tx, "USD", now)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut users = Vec::new();
+    for i in 0..2 {
+        let user = create_user(
+            &db,
+            &format!("z{i}@x.io"),
+            "z",
+            Role::Buyer,
+            "h",
+            "USD",
+            now,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        users.push(user.id);
+    }
+    let (buyer, provider) = (users[0], users[1]);
+    let mut tx = db.begin().await.unwrap();
+    ledger::credit(&mut tx, buyer, Decimal::new(100, 0), "t", None, now)
+        .await
+        .unwrap();
+    let hold = ledger::place_hold(&mut tx, buyer, Decimal::new(10, 0), "lease:x", now)
+        .await
+        .unwrap();
+    let payee = ledger::Account::Payable(provider);
+    ledger::capture(
+        &mut tx,
+        hold,
+        Decimal::new(10, 0),
+        payee,
+        Decimal::new(5, 2),
+        "hour 1",
+        now,
+    )
+    .await
+    .unwrap();
+    ledger::extend_hold(&mut tx, hold, Decimal::new(7, 0), now)
+        .await
+        .expect("a hold at zero is renewed, not refused as closed");
+    ledger::capture(
+        &mut tx,
+        hold,
+        Decimal::new(7, 0),
+        payee,
+        Decimal::new(5, 2),
+        "hour 2",
+        now,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        ledger::release(&mut tx, hold, now).await.unwrap(),
+        Decimal::ZERO
+    );
+    assert!(matches!(
+        ledger::extend_hold(&mut tx, hold, Decimal::new(1, 0), now).await,
+        Err(ledger::LedgerError::UnknownHold(_))
+    ));
+    tx.commit().await.unwrap();
+    let balances = ledger::balances(&db, buyer).await.unwrap();
+    assert_eq!(
+        (balances.available, balances.held),
+        (Decimal::new(83, 0), Decimal::ZERO)
+    );
+    check_invariants(&db).await;
     db.close().await;
 }
 

@@ -54,11 +54,11 @@ fn case() -> impl Strategy<Value = Case> {
         3 => (0..3000i64).prop_map(|back_s| End::NodeLost { back_s }),
         1 => Just(End::Released),
     ];
-    // Under the hour an on-demand hold covers: a single jump of the clock
-    // past it can capture a hold to exactly zero, which closes it, and the
-    // next renewal of a closed hold fails the whole billing pass (a defect
-    // of its own, reported with this issue, not what this property checks).
-    (mode, 1..3000i64, end).prop_map(|(mode, run_s, end)| Case { mode, run_s, end })
+    // Up to three hours: one jump of the clock past the hour an on-demand
+    // hold covers captures the hold to exactly zero, which must leave it
+    // open for the next renewal (a hold closed at zero failed every
+    // billing pass after it).
+    (mode, 1..10_800i64, end).prop_map(|(mode, run_s, end)| Case { mode, run_s, end })
 }
 
 fn body(app: &TestApp, mode: Mode) -> serde_json::Value {

@@ -63,6 +63,7 @@ on_both_databases! {
     async fn a_quote_prices_each_unit_for_the_window(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
         let r = app.post("/v1/quotes", None, json!({
             "mode": "on_demand", "region": "eu-west", "duration_s": 5400,
             "resources": {"tflops": "100", "vram_gb": 16, "gpu_model": "H100-SXM5-80GB"}
@@ -80,6 +81,8 @@ on_both_databases! {
     async fn a_quote_converts_precisions_to_standard_tflops(app) {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
+        // A quote offers only what some node could serve.
+        app.node("us-east", &[("H100-SXM5-80GB", "shared"), ("L40S-48GB", "shared")]).await;
         let r = app.post("/v1/quotes", None, json!({
             "mode": "reserved", "region": "us-east", "duration_s": 3600,
             // Reserved windows start on a whole hour.

@@ -166,3 +166,57 @@ on_both_databases! {
         assert_eq!(r.body["assumptions"]["region"], "eu-west", "{}", r.body);
     }
 }
+
+on_both_databases! {
+    async fn a_quote_offers_only_what_a_node_could_serve(app) {
+        let m = fleet::market(&app).await;
+        let whole_pair = json!({"mode": "on_demand", "duration_s": 3600,
+            "resources": {"tflops": 100, "vram_gb": 40, "gpus": 2, "interconnect": "nvlink"}});
+        let one_share = json!({"mode": "on_demand", "duration_s": 3600,
+            "resources": {"tflops": 10, "vram_gb": 4}});
+        // Prices alone serve nothing: four (model, region) pairs are priced, no node is up.
+        // Refused as an order would be: no node anywhere holds it.
+        let none = app.post("/v1/quotes", None, one_share.clone()).await;
+        none.assert_code(422, "unsatisfiable_resources");
+        app.order(&m.buyer, one_share.clone()).await.assert_code(422, "unsatisfiable_resources");
+        // One shared eu-west H100: only that pair is offered.
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
+        let one = app.post("/v1/quotes", None, one_share.clone()).await;
+        assert_eq!(one.status, 200, "{}", one.body);
+        let offered: Vec<(&str, &str)> = one.body["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["gpu_model"].as_str().unwrap(), o["region"].as_str().unwrap()))
+            .collect();
+        assert_eq!(offered, vec![("H100-SXM5-80GB", "eu-west")], "{}", one.body);
+        // Two L40S in us-east without NVLink cannot serve an NVLink pair:
+        // neither quoted nor filled.
+        app.node("us-east", &[("L40S-48GB", "whole"), ("L40S-48GB", "whole")]).await;
+        // The quote refuses it with the order's own reason.
+        let unlinked = app.post("/v1/quotes", None, whole_pair.clone()).await;
+        unlinked.assert_code(422, "unsatisfiable_resources");
+        app.order(&m.buyer, whole_pair.clone()).await.assert_code(422, "unsatisfiable_resources");
+        // Without NVLink asked, the same two GPUs serve the pair.
+        let mut any_pair = whole_pair.clone();
+        any_pair["resources"]
+            .as_object_mut()
+            .unwrap()
+            .remove("interconnect");
+        let linked_not_needed = app.post("/v1/quotes", None, any_pair).await;
+        assert_eq!(linked_not_needed.status, 200, "{}", linked_not_needed.body);
+        assert_eq!(linked_not_needed.body["options"][0]["gpu_model"], "L40S-48GB", "{}", linked_not_needed.body);
+        // Two H100s linked to each other in eu-west serve it, and only there.
+        let r = app.post("/v1/nodes", Some(&m.provider), json!({
+            "name": "nvlinked", "region": "eu-west", "cpu_milli": 64000, "memory_mib": 512000,
+            "gpus": [{"index": 0, "model": "H100-SXM5-80GB", "mode": "whole", "nvlink": [1]},
+                     {"index": 1, "model": "H100-SXM5-80GB", "mode": "whole", "nvlink": [0]}]})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        app.mark_simulated(r.body["id"].as_str().unwrap().parse().unwrap()).await;
+        let linked = app.post("/v1/quotes", None, whole_pair).await;
+        assert_eq!(linked.status, 200, "{}", linked.body);
+        let offered: Vec<&str> = linked.body["options"].as_array().unwrap().iter()
+            .map(|o| o["region"].as_str().unwrap()).collect();
+        assert_eq!(offered, vec!["eu-west"], "{}", linked.body);
+    }
+}

@@ -293,10 +293,20 @@ class Gpuex:
             lambda: release_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseView, retry_5xx=False
         )
 
-    def convert(self, lease_id: str | uuid.UUID, request: ConvertRequest | dict[str, Any]) -> LeaseView:
-        return _ok(
-            convert_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api, body=_model(request, ConvertRequest)),
-            LeaseView,
+    def convert(
+        self,
+        lease_id: str | uuid.UUID,
+        request: ConvertRequest | dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+    ) -> LeaseView:
+        """Converts a lease's mode under an ``Idempotency-Key``: a retry after
+        a lost answer is replayed, never converted (and charged) twice."""
+        lease = uuid.UUID(str(lease_id))
+        body = _model(request, ConvertRequest)
+        key = idempotency_key or str(uuid.uuid4())
+        return self._retried(
+            lambda: convert_op.sync_detailed(lease, client=self.api, body=body, idempotency_key=key), LeaseView
         )
 
     def vacate_at(self, lease: LeaseView | str | uuid.UUID) -> datetime.datetime | None:
@@ -316,9 +326,15 @@ class Gpuex:
             return value
         return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
-    def resell(self, request: ListingRequest | dict[str, Any]) -> ListingView:
-        return _ok(
-            create_listing_op.sync_detailed(client=self.api, body=_model(request, ListingRequest)), ListingView
+    def resell(
+        self, request: ListingRequest | dict[str, Any], *, idempotency_key: str | None = None
+    ) -> ListingView:
+        """Lists a reserved lease's tail for resale under an ``Idempotency-Key``
+        (a retry is replayed, never listed twice)."""
+        body = _model(request, ListingRequest)
+        key = idempotency_key or str(uuid.uuid4())
+        return self._retried(
+            lambda: create_listing_op.sync_detailed(client=self.api, body=body, idempotency_key=key), ListingView
         )
 
     def usage(self, group_by: str = "mode", **window: Any) -> UsageReport:
@@ -332,8 +348,16 @@ class Gpuex:
         """Whole 8-GPU nodes against gpuex units, from the last 30 days or ``request["profile"]``."""
         return _ok(tco_op.sync_detailed(client=self.api, body=_model(request, TcoRequest)), Tco)
 
-    def create_webhook(self, request: NewWebhook | dict[str, Any]) -> CreatedWebhook:
-        return _ok(create_webhook_op.sync_detailed(client=self.api, body=_model(request, NewWebhook)), CreatedWebhook)
+    def create_webhook(
+        self, request: NewWebhook | dict[str, Any], *, idempotency_key: str | None = None
+    ) -> CreatedWebhook:
+        """Creates a webhook under an ``Idempotency-Key``: a retry gets the
+        first answer (its signing secret included), never a second webhook."""
+        body = _model(request, NewWebhook)
+        key = idempotency_key or str(uuid.uuid4())
+        return self._retried(
+            lambda: create_webhook_op.sync_detailed(client=self.api, body=body, idempotency_key=key), CreatedWebhook
+        )
 
     def events_page(self, after: int | None = None, limit: int = 100) -> EventPage:
         return _ok(

@@ -149,3 +149,23 @@ def test_only_a_node_an_admin_marked_simulated_registers_the_simulated_backend(s
     assert _register_simulated(server, token).status_code == 200
     # Accepting a review of a node not under review changes nothing.
     assert admin.set_node(node_id, accept_review=True)["under_review"] is False
+
+
+def test_creating_calls_send_an_idempotency_key_so_a_retry_is_replayed(server: str) -> None:
+    """A webhook created twice under one key is one webhook with one secret,
+    and the same key with another body is refused: the SDK's create calls
+    carry the key the server honours (DESIGN §19)."""
+    email, _ = _account(server, "buyer")
+    gx = Gpuex.login(server, email, PASSWORD)
+    key = str(uuid.uuid4())
+    url = "http://127.0.0.1:9/sdk-idempotent"
+    first = gx.create_webhook({"url": url}, idempotency_key=key)
+    again = gx.create_webhook({"url": url}, idempotency_key=key)
+    assert (again.id, again.secret) == (first.id, first.secret)
+    hooks = gx.api.get_httpx_client().get("/v1/webhooks")
+    assert hooks.status_code == 200, hooks.text
+    assert [h["id"] for h in hooks.json() if h["url"] == url] == [str(first.id)]
+    with pytest.raises(ApiError) as refused:
+        gx.create_webhook({"url": url + "-other"}, idempotency_key=key)
+    assert refused.value.status == 422
+    assert gx.create_webhook({"url": url}).id != first.id

@@ -1208,6 +1208,10 @@ export interface components {
             user_id: string;
         };
         AdjustmentView: {
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             amount: string;
             /** Format: uuid */
             entry_id: string;
@@ -1469,9 +1473,20 @@ export interface components {
         };
         BudgetView: {
             currency: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             monthly_limit: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             remaining: string;
-            /** @description Counted against the limit this month so far (reserved windows whole). */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             spent: string;
             tag_key: string;
             tag_value: string;
@@ -1611,8 +1626,15 @@ export interface components {
             user_id: string;
         };
         CreditView: {
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             amount: string;
-            /** @description The user's available funds after the credit. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             available: string;
             currency: string;
             /** Format: uuid */
@@ -1698,28 +1720,52 @@ export interface components {
         };
         Earnings: {
             currency: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             gross: string;
             groups: components["schemas"]["EarningsGroup"][];
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             net: string;
-            /** @description The provider's payable account now: earned and not paid out. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             payable_balance: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             platform_fee: string;
         };
         /** @description Earnings of one (node, GPU model, mode, period). */
         EarningsGroup: {
             gpu_model?: string | null;
-            /** @description What buyers paid. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             gross: string;
             /** Format: uint64 */
             lines: number;
             mode?: string | null;
-            /** @description What the provider earns: gross − fee. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             net: string;
             /** Format: uuid */
             node_id?: string | null;
             /** @description `YYYY-MM` or `YYYY-MM-DD`. */
             period: string;
-            /** @description The platform's fee out of it. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             platform_fee: string;
         };
         /**
@@ -2096,25 +2142,42 @@ export interface components {
         Invoice: {
             /** Format: uuid */
             buyer_id: string;
-            /** @description What the lines charge, before credits. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             charges: string;
-            /** @description Credits (negative). */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             credits: string;
             currency: string;
             id: string;
             /** @description The monthly InvoiceId (for `on-demand`: that of the period's first month). */
             invoice_id: string;
             items: components["schemas"]["InvoiceItem"][];
-            /** @description What the ledger moved for these lines; always equal to `total`. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             ledger_total: string;
             /** Format: date-time */
             period_end: string;
             /** Format: date-time */
             period_start: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             total: string;
         };
         /** @description One line item: lines of one lease, kind, mode, SKU and tags summed. */
         InvoiceItem: {
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             amount: string;
             /** @description `usage`, `reserved_used`, `reserved_unused` or `credit`. */
             kind: string;
@@ -2148,6 +2211,10 @@ export interface components {
             period_end: string;
             /** Format: date-time */
             period_start: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             total: string;
         };
         /**
@@ -2287,7 +2354,15 @@ export interface components {
         LedgerLine: {
             /** @description `wallet`, `holds` or `payable`. */
             account: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             amount: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             balance_after: string;
             /** Format: date-time */
             created_at: string;
@@ -2890,7 +2965,10 @@ export interface components {
         };
         /** @description One line of a quote: one unit for the window. */
         QuoteLine: {
-            /** @description quantity × unit_price × hours, rounded half-even to 6 decimals. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             amount: string;
             hours: string;
             list_unit_price: string;
@@ -2908,6 +2986,10 @@ export interface components {
             region: string;
             /** @description Standard (dense FP16) TFLOPS the request costs on this model. */
             standard_tflops: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             total: string;
         };
         QuoteRequest: {
@@ -3101,8 +3183,8 @@ export interface components {
             /** @description `primary`, or `resale` when a listing is the cheaper source. */
             source: string;
             /**
-             * @description `price_per_hour` over the window (`duration_s`, default 1 h), rounded
-             *     half-even to 6 decimals.
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
              */
             total: string;
             unit_prices: Record<string, never>;
@@ -3371,7 +3453,10 @@ export interface components {
         };
         /** @description Cost and units of one group. */
         UsageGroup: {
-            /** @description What the lines cost (credits net it). */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             cost: string;
             key: string;
             /** Format: uint64 */
@@ -3403,6 +3488,10 @@ export interface components {
             groups: components["schemas"]["UsageGroup"][];
             /** Format: date-time */
             to: string;
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             total: string;
         };
         /** @description What a lease has used and been charged so far. */
@@ -3412,7 +3501,10 @@ export interface components {
              * @description Charged up to here.
              */
             billed_until?: string | null;
-            /** @description Charged so far. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             charged: string;
             /** @description Metered by the agent (standard TFLOPS × seconds, GB × seconds). */
             tflops_s: string;
@@ -3430,15 +3522,21 @@ export interface components {
         };
         /** @description The caller's money. */
         WalletView: {
-            /** @description What new orders can use. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             available: string;
             /**
-             * @description available + held.
-             * @example 100.00
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
              */
             balance: string;
             currency: string;
-            /** @description Set aside for open orders and running leases. */
+            /**
+             * @description Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+             * @example 12.500000
+             */
             held: string;
         };
         /** @description An endpoint as its owner sees it (the secret is shown only once). */
@@ -9258,7 +9356,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price` */
+            /** @description Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`; `no_capacity` or `node_cordoned` when no node could serve any priced option (the reason an order would get) */
             422: {
                 headers: {
                     [name: string]: unknown;

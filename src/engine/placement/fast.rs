@@ -3,12 +3,15 @@
 //! the cheapest options' buckets, skipping nodes by their free summary.
 
 use rust_decimal::Decimal;
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use uuid::Uuid;
 
 use super::host::host_within_cap;
+use super::nvlink;
 use super::request::{GpuSlot, Placement, PlacementRequest, Slot, Units, Why};
 use super::scan::{Best, Pick, Scan};
-use super::view::{model_at, Bucket, CapacityView, PartitionMode};
+use super::view::{model_at, Bucket, CapacityView, ModelIdx, NodeView, PartitionMode, RegionIdx};
 use super::{DemandMix, Policy};
 use crate::catalog::{GpuModel, MigProfile, COMPUTE_SLICES};
 use crate::engine::types::Isolation;
@@ -365,9 +368,54 @@ pub enum Adequacy {
 /// value spot bids at the cheapest adequate market).
 pub fn adequacy(view: &CapacityView, req: &PlacementRequest, policy: &Policy) -> Adequacy {
     let mut cordoned = false;
+    let mut found = None;
+    for_each_holder(view, req, policy, |opt, node| {
+        if node.cordoned {
+            cordoned = true;
+            return ControlFlow::Continue(());
+        }
+        found = Some(Adequacy::Somewhere {
+            cheapest_list_value: opt.cost,
+        });
+        ControlFlow::Break(())
+    });
+    match found {
+        Some(somewhere) => somewhere,
+        None if cordoned => Adequacy::OnlyCordoned,
+        None => Adequacy::Nowhere,
+    }
+}
+
+/// Every (model, region) where an uncordoned node could hold `req` were it
+/// idle: what can be served at all. Quotes, orders, region lists and TCO
+/// all ask this (issue 34 item 7: they disagreed).
+pub fn servable(
+    view: &CapacityView,
+    req: &PlacementRequest,
+    policy: &Policy,
+) -> BTreeSet<(ModelIdx, RegionIdx)> {
+    let mut pairs = BTreeSet::new();
+    for_each_holder(view, req, policy, |opt, node| {
+        if !node.cordoned {
+            pairs.insert((opt.bucket.model, opt.bucket.region));
+        }
+        ControlFlow::Continue(())
+    });
+    pairs
+}
+
+/// Calls `visit` with each option and node that could hold `req` were the
+/// node idle: enough GPUs of the option's model and mode (one NVLink-
+/// connected group when NVLink is asked), and host room within the cap.
+fn for_each_holder(
+    view: &CapacityView,
+    req: &PlacementRequest,
+    policy: &Policy,
+    mut visit: impl FnMut(&Opt<'_>, &NodeView) -> ControlFlow<()>,
+) {
+    let need = req.gpus.max(1);
     for opt in options(view, req, policy) {
         let b = opt.bucket;
-        let need = req.gpus.max(1);
         for &pos in &b.nodes {
             let Some(node) = view.node_at(pos) else {
                 continue;
@@ -375,27 +423,21 @@ pub fn adequacy(view: &CapacityView, req: &PlacementRequest, policy: &Policy) ->
             if req.node.is_some_and(|n| n != node.id) {
                 continue;
             }
-            let count = node
+            let gpus = node
                 .gpus
                 .iter()
-                .filter(|g| g.model == b.model && g.mode == b.mode)
-                .count();
+                .filter(|g| g.model == b.model && g.mode == b.mode && g.index < 32)
+                .fold(0u32, |mask, g| mask | 1 << g.index);
+            let linked = !req.nvlink
+                || need < 2
+                || nvlink::exhaustive_connected(gpus, need, &|i| node.nvlink_peers(i)).is_some();
             let host_ok = host_within_cap(req, node, opt.held_milli, policy);
-            if count < usize::from(need) || !host_ok {
+            if gpus.count_ones() < u32::from(need) || !linked || !host_ok {
                 continue;
             }
-            if node.cordoned {
-                cordoned = true;
-            } else {
-                return Adequacy::Somewhere {
-                    cheapest_list_value: opt.cost,
-                };
+            if visit(&opt, node).is_break() {
+                return;
             }
         }
-    }
-    if cordoned {
-        Adequacy::OnlyCordoned
-    } else {
-        Adequacy::Nowhere
     }
 }

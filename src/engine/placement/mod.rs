@@ -75,7 +75,7 @@ mod tests;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-pub use fast::{adequacy, place, Adequacy};
+pub use fast::{adequacy, place, servable, Adequacy};
 pub use request::{
     Compute, EndHint, GpuSlot, ModelSet, Placement, PlacementRequest, Slot, Units, Why,
 };

@@ -73,8 +73,8 @@ impl Batch {
             Ok(())
         };
         match moved {
-            // A hold charged down to zero is closed: the next charge tops it
-            // up from the wallet, as it does for any lease.
+            // A wallet short of the top-up, or a hold released as the lease
+            // ended: the next charge tops it up from the wallet, or stops.
             Ok(()) | Err(LedgerError::InsufficientFunds(_) | LedgerError::UnknownHold(_)) => {
                 Ok(None)
             }

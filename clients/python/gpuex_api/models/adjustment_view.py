@@ -23,7 +23,8 @@ T = TypeVar("T", bound="AdjustmentView")
 class AdjustmentView:
     """ 
         Attributes:
-            amount (str):
+            amount (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             entry_id (UUID):
             reason (str):
             user_id (UUID):

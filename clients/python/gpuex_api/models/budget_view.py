@@ -23,9 +23,12 @@ class BudgetView:
     """ 
         Attributes:
             currency (str):
-            monthly_limit (str):
-            remaining (str):
-            spent (str): Counted against the limit this month so far (reserved windows whole).
+            monthly_limit (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            remaining (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            spent (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             tag_key (str):
             tag_value (str):
      """

@@ -23,8 +23,10 @@ T = TypeVar("T", bound="CreditView")
 class CreditView:
     """ 
         Attributes:
-            amount (str):
-            available (str): The user's available funds after the credit.
+            amount (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            available (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             currency (str):
             entry_id (UUID):
             user_id (UUID):

@@ -26,11 +26,15 @@ class Earnings:
     """ 
         Attributes:
             currency (str):
-            gross (str):
+            gross (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             groups (list[EarningsGroup]):
-            net (str):
-            payable_balance (str): The provider's payable account now: earned and not paid out.
-            platform_fee (str):
+            net (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the
+                ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            payable_balance (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            platform_fee (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     currency: str

@@ -26,11 +26,14 @@ class EarningsGroup:
     """ Earnings of one (node, GPU model, mode, period).
 
         Attributes:
-            gross (str): What buyers paid.
+            gross (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             lines (int):
-            net (str): What the provider earns: gross − fee.
+            net (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the
+                ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             period (str): `YYYY-MM` or `YYYY-MM-DD`.
-            platform_fee (str): The platform's fee out of it.
+            platform_fee (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             gpu_model (None | str | Unset):
             mode (None | str | Unset):
             node_id (None | Unset | UUID):

@@ -29,16 +29,20 @@ class Invoice:
     """ 
         Attributes:
             buyer_id (UUID):
-            charges (str): What the lines charge, before credits.
-            credits_ (str): Credits (negative).
+            charges (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            credits_ (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             currency (str):
             id (str):
             invoice_id (str): The monthly InvoiceId (for `on-demand`: that of the period's first month).
             items (list[InvoiceItem]):
-            ledger_total (str): What the ledger moved for these lines; always equal to `total`.
+            ledger_total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             period_end (datetime.datetime):
             period_start (datetime.datetime):
-            total (str):
+            total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     buyer_id: UUID

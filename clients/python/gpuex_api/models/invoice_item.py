@@ -28,7 +28,8 @@ class InvoiceItem:
     """ One line item: lines of one lease, kind, mode, SKU and tags summed.
 
         Attributes:
-            amount (str):
+            amount (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             kind (str): `usage`, `reserved_used`, `reserved_unused` or `credit`.
             lines (int):
             quantity (str): Unit-hours.

@@ -32,7 +32,8 @@ class InvoiceSummary:
             lines (int):
             period_end (datetime.datetime):
             period_start (datetime.datetime):
-            total (str):
+            total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     currency: str

@@ -29,8 +29,10 @@ class LedgerLine:
 
         Attributes:
             account (str): `wallet`, `holds` or `payable`.
-            amount (str):
-            balance_after (str):
+            amount (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            balance_after (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             created_at (datetime.datetime):
             entry_id (UUID):
             id (int):

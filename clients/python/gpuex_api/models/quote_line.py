@@ -24,7 +24,8 @@ class QuoteLine:
     """ One line of a quote: one unit for the window.
 
         Attributes:
-            amount (str): quantity × unit_price × hours, rounded half-even to 6 decimals.
+            amount (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             hours (str):
             list_unit_price (str):
             quantity (str): Units held.

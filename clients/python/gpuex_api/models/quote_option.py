@@ -31,7 +31,8 @@ class QuoteOption:
             price_per_hour (str):
             region (str):
             standard_tflops (str): Standard (dense FP16) TFLOPS the request costs on this model.
-            total (str):
+            total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     breakdown: list[QuoteLine]

@@ -43,8 +43,8 @@ class SliceQuote:
                 exactly the fill's `price_per_hour` when nothing changes in between.
             region (str):
             source (str): `primary`, or `resale` when a listing is the cheaper source.
-            total (str): `price_per_hour` over the window (`duration_s`, default 1 h), rounded
-                half-even to 6 decimals.
+            total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             unit_prices (SliceQuoteUnitPrices):
             units (SliceQuoteUnits): Units the slice holds (what is charged), and what was asked.
             listing_id (None | Unset | UUID): Resale: the listing it would take.

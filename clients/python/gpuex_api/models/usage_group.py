@@ -26,7 +26,8 @@ class UsageGroup:
     """ Cost and units of one group.
 
         Attributes:
-            cost (str): What the lines cost (credits net it).
+            cost (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the
+                ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             key (str):
             lines (int):
             units (UsageGroupUnits): Unit-hours per unit (`tflops_h`, `vram_h`).

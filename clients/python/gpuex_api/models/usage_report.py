@@ -32,7 +32,8 @@ class UsageReport:
             group_by (str):
             groups (list[UsageGroup]):
             to (datetime.datetime):
-            total (str):
+            total (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     currency: str

@@ -27,7 +27,8 @@ class UsageView:
     """ What a lease has used and been charged so far.
 
         Attributes:
-            charged (str): Charged so far.
+            charged (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             tflops_s (str): Metered by the agent (standard TFLOPS × seconds, GB × seconds).
             vram_gb_s (str):
             billed_until (datetime.datetime | None | Unset): Charged up to here.

@@ -23,10 +23,13 @@ class WalletView:
     """ The caller's money.
 
         Attributes:
-            available (str): What new orders can use.
-            balance (str): available + held. Example: 100.00.
+            available (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or
+                billed; the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
+            balance (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed;
+                the ledger's `platform:rounding` account takes any residue, so the books balance exactly.
             currency (str):
-            held (str): Set aside for open orders and running leases.
+            held (str): Money: a decimal string with at most 6 decimals, rounded once, half-even, when posted or billed; the
+                ledger's `platform:rounding` account takes any residue, so the books balance exactly.
      """
 
     available: str
