@@ -14,8 +14,15 @@
 //!
 //! Some of these answers carry a secret shown only once (an API key, a node
 //! token, a webhook secret) that the server otherwise keeps only hashed. So
-//! the kept answer is sealed with the caller's key, and the row holds a hash
-//! of the key, never the key: only a retry that sends the key can read it.
+//! the kept answer is sealed (ChaCha20-Poly1305, a key derived from the
+//! caller's key) and the row holds a hash of the key, never the key: only a
+//! retry that sends the key can read it, and a row changed in the database
+//! fails to open rather than replaying altered bytes.
+//!
+//! A claim whose request never answered (the server stopped between the
+//! work and keeping its answer) is given up after [`STALE_CLAIM_S`]: a retry
+//! then runs, as it would under a fresh key, instead of answering 409 for
+//! ever.
 
 use crate::app::AppState;
 use crate::auth::Caller;
@@ -27,8 +34,9 @@ use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{ChaCha20Poly1305, Nonce};
 use chrono::{DateTime, Utc};
-use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -44,6 +52,13 @@ pub const ROUTES: &[&str] = &[
 
 /// A claim whose request has not answered yet (a status no answer has).
 const PENDING: i32 = 0;
+
+/// How long a pending claim may wait for its answer: far beyond any
+/// request's timeout, so only a request whose server stopped is that old.
+pub const STALE_CLAIM_S: i64 = 600;
+
+/// The bytes of a ChaCha20-Poly1305 nonce, kept before the sealed answer.
+const NONCE_BYTES: usize = 12;
 
 /// Middleware: see the module documentation.
 pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -160,9 +175,9 @@ impl Claim {
         if inserted == 1 {
             return Ok(Taken::Fresh);
         }
-        let row: Option<(String, i32, String)> = dispatch!(state.db, pool => {
+        let row: Option<(String, i32, String, DateTime<Utc>)> = dispatch!(state.db, pool => {
             sqlx::query_as(
-                "SELECT request_hash, status, body FROM idempotency_keys \
+                "SELECT request_hash, status, body, created_at FROM idempotency_keys \
                  WHERE user_id = $1 AND scope = $2 AND key = $3",
             )
             .bind(self.user)
@@ -171,10 +186,16 @@ impl Claim {
             .fetch_optional(pool)
             .await
         })?;
-        let Some((hash, status, body)) = row else {
+        let Some((hash, status, body, claimed_at)) = row else {
             // Given up between the two statements: this request may run.
             return Box::pin(self.take(state, now)).await;
         };
+        if status == PENDING && now - claimed_at > chrono::Duration::seconds(STALE_CLAIM_S) {
+            // Its request never answered: the server stopped mid-way.
+            if self.give_up_stale(state, claimed_at).await? {
+                return Box::pin(self.take(state, now)).await;
+            }
+        }
         if hash != self.key.request_hash {
             return Err(ApiError::refused(
                 "idempotency_key_reused",
@@ -186,10 +207,8 @@ impl Claim {
             .and_then(|s| StatusCode::from_u16(s).ok());
         match status {
             Some(status) if status.is_success() => {
-                let body = hex::decode(&body)
-                    .map(|sealed| self.seal(&sealed))
-                    .ok()
-                    .and_then(|plain| String::from_utf8(plain).ok())
+                let body = self
+                    .open(&body)
                     .ok_or_else(|| anyhow::anyhow!("a kept answer does not open"))?;
                 Ok(Taken::Replay { status, body })
             }
@@ -204,13 +223,14 @@ impl Claim {
 
     /// Keeps the answer under the key.
     async fn keep(&self, state: &AppState, status: StatusCode, body: &str) -> anyhow::Result<()> {
+        let sealed = self.seal(body.as_bytes())?;
         dispatch!(state.db, pool => {
             sqlx::query(
                 "UPDATE idempotency_keys SET status = $1, body = $2 \
                  WHERE user_id = $3 AND scope = $4 AND key = $5",
             )
             .bind(i32::from(status.as_u16()))
-            .bind(hex::encode(self.seal(body.as_bytes())))
+            .bind(&sealed)
             .bind(self.user)
             .bind(&self.scope)
             .bind(&self.stored_key)
@@ -219,6 +239,30 @@ impl Claim {
             .map(|r| r.rows_affected())
         })?;
         Ok(())
+    }
+
+    /// Removes a claim left pending since `claimed_at` (only that one: a
+    /// retry racing this one may already have claimed the key afresh).
+    async fn give_up_stale(
+        &self,
+        state: &AppState,
+        claimed_at: DateTime<Utc>,
+    ) -> anyhow::Result<bool> {
+        let removed = dispatch!(state.db, pool => {
+            sqlx::query(
+                "DELETE FROM idempotency_keys WHERE user_id = $1 AND scope = $2 \
+                 AND key = $3 AND status = $4 AND created_at = $5",
+            )
+            .bind(self.user)
+            .bind(&self.scope)
+            .bind(&self.stored_key)
+            .bind(PENDING)
+            .bind(claimed_at)
+            .execute(pool)
+            .await
+            .map(|r| r.rows_affected())
+        })?;
+        Ok(removed == 1)
     }
 
     /// Releases a claim whose request was refused.
@@ -241,22 +285,38 @@ impl Claim {
 }
 
 impl Claim {
-    /// Seals or opens a kept answer (the same XOR both ways): a keystream of
-    /// HMAC-SHA256 blocks under the caller's key, over this claim's user,
-    /// scope and the block's number, so no two rows share a stream.
-    fn seal(&self, data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(data.len());
-        for (n, chunk) in data.chunks(32).enumerate() {
-            let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(self.key.key.as_bytes()) else {
-                // HMAC takes keys of any length; this is never reached.
-                return Vec::new();
-            };
-            mac.update(self.user.as_bytes());
-            mac.update(self.scope.as_bytes());
-            mac.update(&(n as u64).to_be_bytes());
-            let block = mac.finalize().into_bytes();
-            out.extend(chunk.iter().zip(block.iter()).map(|(d, k)| d ^ k));
+    /// The cipher of this claim's kept answer: its key is a SHA-256 of the
+    /// caller's Idempotency-Key, user and scope, so no two claims share one.
+    fn cipher(&self) -> ChaCha20Poly1305 {
+        let key = Sha256::new()
+            .chain_update(b"gpuex idempotent answer")
+            .chain_update(self.key.key.as_bytes())
+            .chain_update(self.user.as_bytes())
+            .chain_update(self.scope.as_bytes())
+            .finalize();
+        ChaCha20Poly1305::new(&key)
+    }
+
+    /// The answer sealed under a fresh nonce, as hex: nonce, then ciphertext.
+    fn seal(&self, plain: &[u8]) -> anyhow::Result<String> {
+        let nonce: [u8; NONCE_BYTES] = rand::random();
+        let sealed = self
+            .cipher()
+            .encrypt(&Nonce::from(nonce), plain)
+            .map_err(|_| anyhow::anyhow!("an answer could not be sealed"))?;
+        Ok(hex::encode([nonce.as_slice(), &sealed].concat()))
+    }
+
+    /// The kept answer, or `None` when it does not open under this claim's
+    /// key (never for a retry that sent the same key and body).
+    fn open(&self, stored: &str) -> Option<String> {
+        let bytes = hex::decode(stored).ok()?;
+        if bytes.len() < NONCE_BYTES {
+            return None;
         }
-        out
+        let (nonce, sealed) = bytes.split_at(NONCE_BYTES);
+        let nonce: [u8; NONCE_BYTES] = nonce.try_into().ok()?;
+        let plain = self.cipher().decrypt(&Nonce::from(nonce), sealed).ok()?;
+        String::from_utf8(plain).ok()
     }
 }

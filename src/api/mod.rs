@@ -8,6 +8,7 @@ mod idempotent;
 mod limit;
 mod ops;
 
+pub use idempotent::STALE_CLAIM_S;
 pub use limit::Limit;
 
 use crate::app::AppState;

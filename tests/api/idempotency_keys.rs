@@ -151,3 +151,25 @@ on_both_databases_with! { fast_without_heartbeats =>
             .assert_problem(422, Some("header.Idempotency-Key"));
     }
 }
+
+on_both_databases! {
+    async fn a_claim_whose_answer_was_never_kept_is_given_up_once_stale(app) {
+        let (buyer, buyer_id) = app.user("buyer").await;
+        let body = json!({"name": "stale"});
+        let first = post_keyed(&app, "/v1/api-keys", &buyer, "crashed", &body).await;
+        assert_eq!(first.status, 201, "{}", first.body);
+        // As if the server had stopped after the work, before keeping its answer.
+        app.execute("UPDATE idempotency_keys SET status = 0, body = '' WHERE user_id = $1", buyer_id)
+            .await;
+        post_keyed(&app, "/v1/api-keys", &buyer, "crashed", &body).await
+            .assert_code(409, "idempotency_key_in_use");
+        let stale = gpuex::api::STALE_CLAIM_S.unsigned_abs() + 1;
+        app.advance_clock(std::time::Duration::from_secs(stale));
+        // Given up: the retry runs, as it would under a fresh key, and is kept.
+        let retried = post_keyed(&app, "/v1/api-keys", &buyer, "crashed", &body).await;
+        assert_eq!(retried.status, 201, "{}", retried.body);
+        assert_ne!(retried.body["id"], first.body["id"]);
+        let again = post_keyed(&app, "/v1/api-keys", &buyer, "crashed", &body).await;
+        assert_eq!((again.status, &again.body), (retried.status, &retried.body));
+    }
+}
