@@ -34,7 +34,18 @@ pub struct Readiness {
     /// leader) or `detached` (no leader is known to it yet: engine commands
     /// answer 503 with `Retry-After` until one is).
     pub role: String,
+    /// The leader's term this replica last saw in the journal (0 on SQLite,
+    /// where one process always leads).
+    pub epoch: i64,
+    /// The last journal row this replica's engine includes (DESIGN §20).
+    pub applied_seq: i64,
+    /// How long this replica has been behind rows the leader announced, in
+    /// milliseconds; 0 when caught up. Past [`LAG_LIMIT_MS`] it is not ready.
+    pub lag_ms: i64,
 }
+
+/// A follower further behind than this is not ready: its reads are stale.
+pub const LAG_LIMIT_MS: i64 = 10_000;
 
 /// Liveness: the process answers.
 #[utoipa::path(get, path = "/healthz", tag = "ops",
@@ -73,9 +84,19 @@ async fn readyz(State(state): State<AppState>) -> Response {
         // leader: let the load balancer send them elsewhere meanwhile.
         return not_ready(&format!("not in the market's election: {why}"));
     }
+    let journal = state.market.journal();
+    let lag_ms = journal.lag_ms(chrono::Utc::now().timestamp_millis());
+    if lag_ms > LAG_LIMIT_MS {
+        return not_ready(&format!(
+            "this replica is {lag_ms} ms behind the market's journal (at most {LAG_LIMIT_MS})"
+        ));
+    }
     axum::Json(Readiness {
         status: "ok".into(),
         role: role.name().into(),
+        epoch: journal.epoch(),
+        applied_seq: journal.applied_seq(),
+        lag_ms,
     })
     .into_response()
 }
@@ -100,14 +121,26 @@ mod tests {
     async fn a_market_whose_task_is_gone_is_not_ready() {
         let (tx, rx) = mpsc::channel(1);
         drop(rx);
-        assert!(!market_answers(&MarketHandle { tx }).await);
+        assert!(
+            !market_answers(&MarketHandle {
+                tx,
+                journal: Default::default()
+            })
+            .await
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_market_whose_task_is_stuck_is_not_ready() {
         // The task holds its queue but never answers.
         let (tx, _rx) = mpsc::channel(1);
-        assert!(!market_answers(&MarketHandle { tx }).await);
+        assert!(
+            !market_answers(&MarketHandle {
+                tx,
+                journal: Default::default()
+            })
+            .await
+        );
     }
 }
 
@@ -141,6 +174,10 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response 
         .metrics
         .leader
         .set(i64::from(state.cluster.is_leader()));
+    state.metrics.set_journal(
+        state.market.journal(),
+        chrono::Utc::now().timestamp_millis(),
+    );
     if let Ok(stats) = state.market.read(crate::market::book::market_stats).await {
         state.metrics.set_market(&stats);
     }

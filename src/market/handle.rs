@@ -171,9 +171,16 @@ pub(crate) enum Request {
 #[derive(Clone)]
 pub struct MarketHandle {
     pub(crate) tx: mpsc::Sender<Request>,
+    /// Where the task's engine stands in the journal.
+    pub(crate) journal: std::sync::Arc<super::journal::JournalStatus>,
 }
 
 impl MarketHandle {
+    /// Where this replica's engine stands in the journal (DESIGN §20).
+    pub fn journal(&self) -> &super::journal::JournalStatus {
+        &self.journal
+    }
+
     /// Applies `command`; the events it produced are committed to the
     /// database before this returns.
     pub async fn command(&self, command: Command) -> Result<Vec<Event>, MarketError> {

@@ -2,6 +2,7 @@
 //! and market-data routes (DESIGN §4, §5, §9).
 
 mod handle;
+pub mod journal;
 pub mod restore;
 mod task;
 mod writer;

@@ -2,7 +2,7 @@
 
 use super::writer::DemandCursor;
 use crate::catalog::Unit;
-use crate::db::{dispatch, Db, Money};
+use crate::db::{dispatch, dispatch_tx, Db, Money, Tx, TxInner};
 use crate::engine::placement::DemandClass;
 use crate::engine::{
     ClearingRow, Engine, EngineConfig, EngineMeta, Lease, ListPrice, NodeRow, NodeSpec, RegionRow,
@@ -13,47 +13,65 @@ use anyhow::Context;
 /// The engine exactly as the database last committed it. The first tick after
 /// this processes every end and notice that fell due while it was down.
 pub async fn load(db: &Db, config: EngineConfig) -> anyhow::Result<Engine> {
-    let snapshot = snapshot(db, config.demand_window).await?;
-    Engine::restore(config, snapshot)
-        .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))
+    Ok(load_at(db, config).await?.0)
 }
 
-async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
-    let regions: Vec<(String, String)> = dispatch!(db, pool => {
-        sqlx::query_as("SELECT name, timezone FROM regions").fetch_all(pool).await
+/// [`load`], with the journal's sequence the rows are at: they are read in
+/// one transaction (on PostgreSQL a repeatable read, so a leader's commits
+/// meanwhile are all in it or all out), and the journal after that
+/// sequence is what the engine has not seen.
+pub async fn load_at(db: &Db, config: EngineConfig) -> anyhow::Result<(Engine, i64)> {
+    let mut tx = db.begin().await?;
+    if let TxInner::Postgres(t) = &mut tx.inner {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut **t)
+            .await?;
+    }
+    let seq = super::journal::last_seq(&mut tx).await?;
+    let snapshot = snapshot(&mut tx, config.demand_window).await?;
+    // Read only: dropping it rolls back.
+    drop(tx);
+    let engine = Engine::restore(config, snapshot)
+        .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))?;
+    Ok((engine, seq))
+}
+
+async fn snapshot(tx: &mut Tx<'_>, demand_window: usize) -> anyhow::Result<Snapshot> {
+    let regions: Vec<(String, String)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as("SELECT name, timezone FROM regions").fetch_all(&mut *conn).await
     })?;
-    let prices: Vec<(String, String, String, Money)> = dispatch!(db, pool => {
-        sqlx::query_as("SELECT region, gpu_model, unit, list_price FROM list_prices").fetch_all(pool).await
+    let prices: Vec<(String, String, String, Money)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as("SELECT region, gpu_model, unit, list_price FROM list_prices").fetch_all(&mut *conn).await
     })?;
-    let nodes: Vec<(String, bool)> = dispatch!(db, pool => {
-        sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status NOT IN ('lost', 'deleted')").fetch_all(pool).await
+    let nodes: Vec<(String, bool)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status NOT IN ('lost', 'deleted')").fetch_all(&mut *conn).await
     })?;
-    let leases: Vec<String> = dispatch!(db, pool => {
+    let leases: Vec<String> = dispatch_tx!(tx, conn => {
         sqlx::query_scalar("SELECT engine_json FROM leases WHERE state NOT IN ('ended', 'failed')")
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await
     })?;
-    let orders: Vec<String> = dispatch!(db, pool => {
+    let orders: Vec<String> = dispatch_tx!(tx, conn => {
         sqlx::query_scalar("SELECT engine_json FROM orders WHERE engine_json IS NOT NULL")
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await
     })?;
-    let listings: Vec<String> = dispatch!(db, pool => {
+    let listings: Vec<String> = dispatch_tx!(tx, conn => {
         sqlx::query_scalar("SELECT engine_json FROM resale_listings WHERE state = 'open'")
-            .fetch_all(pool)
+            .fetch_all(&mut *conn)
             .await
     })?;
-    let clearing: Vec<(String, String, Money)> = dispatch!(db, pool => {
-        sqlx::query_as("SELECT gpu_model, region, clearing_index FROM spot_clearing").fetch_all(pool).await
+    let clearing: Vec<(String, String, Money)> = dispatch_tx!(tx, conn => {
+        sqlx::query_as("SELECT gpu_model, region, clearing_index FROM spot_clearing").fetch_all(&mut *conn).await
     })?;
-    let meta: Option<String> = dispatch!(db, pool => {
-        sqlx::query_scalar("SELECT state_json FROM engine_meta WHERE id = 1").fetch_optional(pool).await
+    let meta: Option<String> = dispatch_tx!(tx, conn => {
+        sqlx::query_scalar("SELECT state_json FROM engine_meta WHERE id = 1").fetch_optional(&mut *conn).await
     })?;
     let mut meta: EngineMeta = match meta {
         Some(json) => serde_json::from_str(&json).context("corrupt engine state")?,
         None => EngineMeta::default(),
     };
-    let logged = demand_log(db, demand_window).await?;
+    let logged = demand_log(tx, demand_window).await?;
     // Databases from before the log keep their window in engine_meta.
     if !logged.is_empty() {
         meta.demand = logged;
@@ -116,13 +134,13 @@ async fn snapshot(db: &Db, demand_window: usize) -> anyhow::Result<Snapshot> {
 }
 
 /// The last `window` classes of the demand log, oldest first.
-async fn demand_log(db: &Db, window: usize) -> anyhow::Result<Vec<DemandClass>> {
-    let rows: Vec<(i64, i64, i64, i64)> = dispatch!(db, pool => {
+async fn demand_log(tx: &mut Tx<'_>, window: usize) -> anyhow::Result<Vec<DemandClass>> {
+    let rows: Vec<(i64, i64, i64, i64)> = dispatch_tx!(tx, conn => {
         sqlx::query_as(
             "SELECT milli, memory_mb, gpus, cpu_milli FROM demand_log ORDER BY seq DESC LIMIT $1",
         )
         .bind(i64::try_from(window).unwrap_or(i64::MAX))
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await
     })?;
     rows.into_iter()

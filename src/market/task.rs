@@ -2,11 +2,14 @@
 //!
 //! It applies commands one at a time and commits their effects (order and
 //! lease rows, holds, charges) before replying; commands waiting in the
-//! channel share one transaction (group commit). If a commit fails, the
-//! engine is rebuilt from the database, so memory never runs ahead of disk.
+//! channel share one transaction (group commit), which also appends every
+//! command the engine applied to the journal (DESIGN §20). If a commit
+//! fails, the engine is rebuilt from the database, so memory never runs
+//! ahead of disk. A follower applies the leader's journal to its own engine.
 
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
 use super::history::MarketHistory;
+use super::journal::{JournalStatus, Step};
 use super::restore;
 use super::stream::MarketFeed;
 use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
@@ -48,11 +51,16 @@ pub async fn start(
     feed: MarketFeed,
     cluster: Cluster,
 ) -> anyhow::Result<MarketHandle> {
-    let engine = restore::load(&db, config.engine).await?;
+    let (engine, seq) = restore::load_at(&db, config.engine).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
     let queue = QueueClock::waiting_in(&engine, queue_wait);
     let (tx, rx) = mpsc::channel(1024);
-    let handle = MarketHandle { tx };
+    let status = Arc::new(JournalStatus::default());
+    status.restored(seq);
+    let handle = MarketHandle {
+        tx,
+        journal: status.clone(),
+    };
     let task = MarketTask {
         engine,
         demand,
@@ -67,7 +75,11 @@ pub async fn start(
         // Until the first look at the role: the engine was just loaded.
         mode: Mode::Following,
         cluster,
-        stale_since: None,
+        journal: JournalCursor {
+            seq,
+            unwritten: Vec::new(),
+            status,
+        },
         myself: handle.tx.downgrade(),
     };
     tokio::spawn(task.run(rx));
@@ -106,8 +118,7 @@ struct MarketTask {
     /// them to the leader and keeps its engine as a mirror for reads).
     mode: Mode,
     cluster: Cluster,
-    /// A follower's mirror is behind the leader's commits since then.
-    stale_since: Option<tokio::time::Instant>,
+    journal: JournalCursor,
     /// The task's own queue, for a forwarded command that finds this
     /// replica leading by the time it would go out. Weak: the handles the
     /// server holds decide when the task ends.
@@ -125,8 +136,21 @@ enum Mode {
     Detached,
 }
 
-/// A follower's mirror is rebuilt at most this often under steady commits.
-const MIRROR_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+/// Where the engine stands in the journal.
+struct JournalCursor {
+    /// The last row the engine's state includes: written (leader) or
+    /// applied (follower).
+    seq: i64,
+    /// What the leader applied since that row, for the next one: clock
+    /// ticks that changed nothing commit no transaction of their own.
+    unwritten: Vec<Step>,
+    /// Shared with the routes (`/readyz`, `/metrics`).
+    status: Arc<JournalStatus>,
+}
+
+/// At most this many quiet ticks wait for a row; then one is written for
+/// them alone (at rest, one small row every few minutes).
+const UNWRITTEN_TICKS: usize = 256;
 
 /// When each open order joined the queue, so its fill can observe the wait.
 struct QueueClock {
@@ -191,7 +215,6 @@ impl MarketTask {
         let mut stopped = None;
         loop {
             let leading = matches!(self.mode, Mode::Leading { .. });
-            let refresh_at = self.stale_since.map(|since| since + MIRROR_EVERY);
             let first = tokio::select! {
                 biased;
                 changed = role.changed(), if role_open => {
@@ -207,19 +230,10 @@ impl MarketTask {
                     // The leader's commit may have written events: this
                     // replica's streams hear them now, not at the next look.
                     self.events.poke();
-                    self.stale_since.get_or_insert_with(tokio::time::Instant::now);
+                    self.catch_up().await;
                     continue;
                 }
-                () = tokio::time::sleep_until(refresh_at.unwrap_or_else(tokio::time::Instant::now)),
-                    if refresh_at.is_some() =>
-                {
-                    self.stale_since = None;
-                    if !leading {
-                        self.rebuild().await;
-                    }
-                    continue;
-                }
-                // Last: a busy queue must not starve a follower's refresh.
+                // Last: a busy queue must not starve a follower's catching up.
                 request = rx.recv() => match request {
                     Some(first) => first,
                     None => return,
@@ -285,10 +299,12 @@ impl MarketTask {
         }
     }
 
-    /// Follows the election: a new leader rebuilds its engine from the
-    /// database first (the last leader's commits, then every end and notice
-    /// that fell due since, at its first tick); one that stops leading
-    /// rebuilds too, as a mirror, dropping nothing that was committed.
+    /// Follows the election: a follower that comes to lead applies the
+    /// journal's tail (the last leader's commits; every end and notice that
+    /// fell due since comes at its first tick) and leads with the engine it
+    /// has: a promotion, not a restore. One that stops leading rebuilds from
+    /// the rows, dropping nothing that was committed; a leader keeps a
+    /// snapshot for replicas to start from if the database has none.
     async fn take_role(&mut self, role: Role, rebuild: bool) {
         let mode = match role {
             Role::Leader { epoch } => Mode::Leading { fence: epoch },
@@ -301,16 +317,19 @@ impl MarketTask {
         let was_leading = matches!(self.mode, Mode::Leading { .. });
         self.mode = mode;
         if let Mode::Leading { .. } = mode {
-            tracing::info!("this replica leads the market: restoring the engine");
             // Bill at the first batch, as after a restart.
             self.last_billing = 0;
             if rebuild {
                 let started = std::time::Instant::now();
-                self.rebuild().await;
+                self.promote().await;
                 tracing::info!(
                     took_ms = started.elapsed().as_millis(),
-                    "the engine is restored; leading"
+                    seq = self.journal.seq,
+                    "this replica leads the market"
                 );
+            }
+            if let Err(e) = self.keep_first_snapshot().await {
+                tracing::warn!(error = ?e, "failed to keep the journal's first snapshot");
             }
         } else if was_leading {
             self.rebuild().await;
@@ -452,8 +471,13 @@ impl MarketTask {
     async fn rebuild(&mut self) {
         self.balances.forget();
         self.history.forget();
-        match restore::load(&self.db, self.config.engine).await {
-            Ok(engine) => self.engine = engine,
+        self.journal.unwritten.clear();
+        match restore::load_at(&self.db, self.config.engine).await {
+            Ok((engine, seq)) => {
+                self.engine = engine;
+                self.journal.seq = seq;
+                self.journal.status.restored(seq);
+            }
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
         }
         self.queue = QueueClock::waiting_in(&self.engine, self.queue.histogram.clone());
@@ -486,8 +510,7 @@ impl MarketTask {
         }
         // Whatever fell due first, so a refused command cannot swallow timer events.
         let due = self
-            .engine
-            .apply(ts, Command::Tick)
+            .step(ts, Command::Tick)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         // A clearing that leaves market history as it was changes nothing either.
         let quiet = due.iter().all(|e| self.history.absorbs(e))
@@ -501,7 +524,11 @@ impl MarketTask {
             at: now,
             order: None,
         };
-        if quiet && !billing_due && batch.iter().all(|p| matches!(*p.command, Command::Tick)) {
+        if quiet
+            && !billing_due
+            && self.journal.unwritten.len() < UNWRITTEN_TICKS
+            && batch.iter().all(|p| matches!(*p.command, Command::Tick))
+        {
             // Nothing was written, so the balances taken above still hold.
             self.balances.keep(tx.writer_mark(), out.take_balances());
             self.feed.committed(out.clearings(), false);
@@ -536,7 +563,7 @@ impl MarketTask {
             }
             #[cfg(test)]
             let doomed = tests::is_doomed(&command);
-            match self.engine.apply(ts, command) {
+            match self.step(ts, command) {
                 Ok(events) => {
                     // Tests stand in for an engine bug here: after the engine
                     // changed, before anything of it is committed.
@@ -562,7 +589,10 @@ impl MarketTask {
         let history = self.history.roll(&mut tx, out.clearings()).await?;
         let mut writes = out.final_writes(&tx);
         history.push(&mut writes);
+        let written = self.journal_row(&mut writes, now)?;
         let mark = tx.commit_with(writes).await?;
+        self.journal.seq = written.seq;
+        self.journal.status.applied(written.seq, written.epoch);
         self.feed.committed(out.clearings(), true);
         if out.told_anything() {
             self.events.poke();
@@ -625,7 +655,7 @@ impl MarketTask {
         }
         let mut events = Vec::new();
         for command in commands {
-            match self.engine.apply(ts, command) {
+            match self.step(ts, command) {
                 Ok(more) => events.extend(more),
                 Err(e) => tracing::warn!(error = %e, "follow-up command refused"),
             }
@@ -687,194 +717,6 @@ fn funds_low(followup: Followup, ts: i64) -> Option<NewEvent> {
     ))
 }
 
+mod journaling;
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::auth::Role;
-    use crate::engine::{Event, OrderSpec, PlaceOrder};
-    use std::sync::Mutex;
-    use uuid::Uuid;
-
-    /// Orders whose placement panics, as an engine bug would.
-    static DOOMED: Mutex<Vec<Uuid>> = Mutex::new(Vec::new());
-
-    pub(super) fn is_doomed(command: &Command) -> bool {
-        let doomed = DOOMED.lock().map(|d| d.clone()).unwrap_or_default();
-        matches!(command, Command::Place(p) if doomed.contains(&p.order_id))
-    }
-
-    fn place(buyer: Uuid, order_id: Uuid) -> (Command, OrderMeta) {
-        let spec = OrderSpec {
-            mode: crate::engine::Mode::OnDemand,
-            resources: crate::engine::Resources {
-                tflops: Decimal::ONE,
-                vram_gb: 4,
-                precision: None,
-                gpu_model: None,
-                gpus: None,
-                nvlink: false,
-                isolation: crate::engine::Isolation::Any,
-                cpu_milli: None,
-                memory_mib: None,
-            },
-            region: None,
-            node: None,
-            start_at: None,
-            duration_s: None,
-            max_price: None,
-            max_wait_s: None,
-            qos: crate::engine::Qos::Batch,
-            predicted_duration: None,
-        };
-        let command = Command::Place(PlaceOrder {
-            order_id,
-            buyer,
-            funds_available: Decimal::ZERO,
-            spec,
-        });
-        let meta = OrderMeta {
-            client_order_id: None,
-            request_json: "{}".into(),
-            tags_json: "{}".into(),
-            region: "any".into(),
-            idempotency: None,
-        };
-        (command, meta)
-    }
-
-    async fn fresh_database() -> (tempfile::TempDir, Db) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("gpuex.db").display());
-        let db = Db::connect(&url).await.expect("database");
-        db.migrate().await.expect("migrations");
-        (dir, db)
-    }
-
-    fn histogram() -> prometheus::Histogram {
-        prometheus::Histogram::with_opts(prometheus::HistogramOpts::new("wait", "wait"))
-            .expect("histogram")
-    }
-
-    /// A market whose clock does not tick during a test.
-    fn quiet_market() -> MarketConfig {
-        MarketConfig {
-            engine: EngineConfig::default(),
-            platform_fee: Decimal::new(5, 2),
-            billing_interval_s: 60,
-            tick: Duration::from_secs(3600),
-            clock: Default::default(),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_applied() {
-        let (_dir, db) = fresh_database().await;
-        let buyer = crate::auth::store::create_user(
-            &db,
-            "b@example.com",
-            "B",
-            Role::Buyer,
-            "x",
-            "USD",
-            Utc::now(),
-        )
-        .await
-        .expect("user")
-        .expect("new user")
-        .id;
-        let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(
-            db.clone(),
-            quiet_market(),
-            histogram(),
-            hub,
-            MarketFeed::default(),
-            Cluster::single(),
-        )
-        .await
-        .expect("market");
-        let (doomed, innocent) = (Uuid::now_v7(), Uuid::now_v7());
-        DOOMED.lock().expect("lock").push(doomed);
-        let (doomed_place, doomed_meta) = place(buyer, doomed);
-        let (innocent_place, innocent_meta) = place(buyer, innocent);
-        // Sent together, the two usually share a batch; either way each
-        // gets its own answer.
-        let (doomed_reply, innocent_reply) = tokio::join!(
-            market.place(doomed_place, doomed_meta),
-            market.place(innocent_place, innocent_meta),
-        );
-        assert!(
-            matches!(doomed_reply, Err(MarketError::Panicked)),
-            "{doomed_reply:?}"
-        );
-        let events = innocent_reply
-            .expect("the innocent order is applied")
-            .events;
-        // With no node and no price the engine refuses it, as it would any
-        // order that cannot be placed: refused by the engine, not by the guard.
-        assert!(
-            events.iter().any(
-                |e| matches!(e, Event::OrderRejected { order_id, .. } if *order_id == innocent)
-            ),
-            "{events:?}"
-        );
-        assert!(
-            crate::market::views::order(&db, buyer, doomed)
-                .await
-                .is_err(),
-            "nothing of it was committed"
-        );
-        assert!(crate::market::views::order(&db, buyer, innocent)
-            .await
-            .is_ok());
-        // The task is alive: it answers reads and commands.
-        assert_eq!(market.read(|_| 42).await.expect("a read"), 42);
-        let (again, meta) = place(buyer, Uuid::now_v7());
-        assert!(market.place(again, meta).await.is_ok());
-    }
-
-    #[tokio::test]
-    async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
-        let (_dir, db) = fresh_database().await;
-        let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(
-            db,
-            quiet_market(),
-            histogram(),
-            hub,
-            MarketFeed::default(),
-            Cluster::single(),
-        )
-        .await
-        .expect("market");
-        assert!(market.command(Command::Tick).await.is_ok());
-        market.stop().await;
-        assert!(matches!(
-            market.command(Command::Tick).await,
-            Err(MarketError::Unavailable)
-        ));
-        assert!(
-            market.tx.is_closed(),
-            "the task is gone, its ticker with it"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_read_that_panics_costs_only_its_own_answer() {
-        let (_dir, db) = fresh_database().await;
-        let hub = EventHub::start(db.clone()).await.expect("hub");
-        let market = start(
-            db,
-            quiet_market(),
-            histogram(),
-            hub,
-            MarketFeed::default(),
-            Cluster::single(),
-        )
-        .await
-        .expect("market");
-        let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;
-        assert!(matches!(panicked, Err(MarketError::Unavailable)));
-        assert_eq!(market.read(|_| 7).await.expect("the task still answers"), 7);
-    }
-}
+mod tests;

@@ -40,6 +40,43 @@ pub struct Metrics {
     pub forecast_units: GaugeVec,
     /// 1 while this replica leads the market (DESIGN §12), else 0.
     pub leader: IntGauge,
+    journal: JournalMetrics,
+}
+
+/// Where this replica stands in the market's journal (DESIGN §20).
+struct JournalMetrics {
+    applied_seq: IntGauge,
+    lag_seconds: Gauge,
+    restores: IntCounter,
+    mismatches: IntCounter,
+}
+
+impl JournalMetrics {
+    fn register(registry: &Registry) -> prometheus::Result<JournalMetrics> {
+        let journal = JournalMetrics {
+            applied_seq: IntGauge::new(
+                "gpuex_journal_applied_seq",
+                "The last journal row this replica's engine includes",
+            )?,
+            lag_seconds: Gauge::new(
+                "gpuex_replica_lag_seconds",
+                "How long this replica has been behind journal rows the leader announced (0 when caught up)",
+            )?,
+            restores: IntCounter::new(
+                "gpuex_journal_restores_total",
+                "Times this replica's engine was restored from the database instead of following the journal",
+            )?,
+            mismatches: IntCounter::new(
+                "gpuex_journal_digest_mismatches_total",
+                "Leader state digests this replica's engine did not match (each restores it)",
+            )?,
+        };
+        registry.register(Box::new(journal.applied_seq.clone()))?;
+        registry.register(Box::new(journal.lag_seconds.clone()))?;
+        registry.register(Box::new(journal.restores.clone()))?;
+        registry.register(Box::new(journal.mismatches.clone()))?;
+        Ok(journal)
+    }
 }
 
 /// What agents report: heartbeats, nodes by status, each GPU's utilization.
@@ -173,8 +210,10 @@ impl Metrics {
             "1 while this replica leads the market and runs its engine, else 0",
         )?;
         registry.register(Box::new(leader.clone()))?;
+        let journal = JournalMetrics::register(&registry)?;
         Ok(Metrics {
             leader,
+            journal,
             webhook_deliveries,
             event_streams,
             forecast_units,
@@ -254,6 +293,19 @@ impl Metrics {
                 .with_label_values(&[state.as_str()])
                 .set(i64::try_from(*count).unwrap_or(0));
         }
+    }
+
+    /// Where this replica stands in the market's journal, at a scrape.
+    pub fn set_journal(&self, status: &crate::market::journal::JournalStatus, now_ms: i64) {
+        let j = &self.journal;
+        j.applied_seq.set(status.applied_seq());
+        #[allow(clippy::cast_precision_loss)]
+        j.lag_seconds.set(status.lag_ms(now_ms) as f64 / 1000.0);
+        // Counters follow the task's own counts, which only grow.
+        j.restores
+            .inc_by(status.restores().saturating_sub(j.restores.get()));
+        j.mismatches
+            .inc_by(status.mismatches().saturating_sub(j.mismatches.get()));
     }
 
     /// The registry in Prometheus text format.

@@ -38,6 +38,30 @@ fn lease_pids(lease: Uuid) -> Vec<i32> {
         .collect()
 }
 
+/// The root of the lease's processes (its shell, which lives as long as the
+/// lease): the one whose parent is not the lease's, the first started if
+/// several. Not the lowest pid: pids wrap (at 32,768 on CI hosts), and the
+/// lowest may be one of the loop's short `sleep`s, gone a moment later.
+fn lease_root(pids: &[i32]) -> i32 {
+    let stat = |pid: i32| -> Option<(i32, u64)> {
+        let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the name start at field 3: the parent is field 4,
+        // the start time field 22.
+        let fields: Vec<&str> = line
+            .get(line.rfind(')')? + 1..)?
+            .split_whitespace()
+            .collect();
+        Some((fields.get(1)?.parse().ok()?, fields.get(19)?.parse().ok()?))
+    };
+    *pids
+        .iter()
+        .min_by_key(|pid| match stat(**pid) {
+            Some((parent, started)) => (pids.contains(&parent), started),
+            None => (true, u64::MAX),
+        })
+        .expect("the lease has processes")
+}
+
 fn uid_of(pid: i32) -> Option<u32> {
     std::fs::metadata(format!("/proc/{pid}"))
         .ok()
@@ -173,7 +197,7 @@ async fn two_buyers_cannot_reach_each_other(app: TestApp, launcher: &str) {
             dir.display()
         );
         assert_eq!(meta.uid(), uid);
-        info.push((id, *pids.iter().min().unwrap(), dir, uid));
+        info.push((id, lease_root(&pids), dir, uid));
     }
     assert_ne!(info[0].3, info[1].3, "two leases never share a user");
     for (me, other) in [(0, 1), (1, 0)] {

@@ -36,7 +36,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub backend: Backend,
     pub database_url: String,
-    settings: Settings,
+    pub settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     _dir: Option<TempDir>,

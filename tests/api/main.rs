@@ -32,6 +32,7 @@ mod follow_the_sun;
 mod forecast;
 mod idempotency_keys;
 mod internal_calls;
+mod journal;
 mod ledger_properties;
 mod limits;
 mod market_history;

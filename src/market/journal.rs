@@ -1,0 +1,386 @@
+//! The journal (DESIGN §20): every command the engine applied, in order,
+//! with the time it was applied at. The engine is deterministic, so the
+//! journal is the state: a follower applies it to an engine of its own
+//! instead of rebuilding one from the rows, and a replica of the next
+//! release replays what this one wrote.
+//!
+//! The leader appends one row per committed batch, in the batch's own
+//! transaction, so a row exists exactly when the batch's rows do. Clock
+//! ticks that changed nothing write no transaction; they wait in the
+//! leader's buffer and go out with the next row, so a follower applies
+//! exactly what the leader did. Every [`DIGEST_EVERY`]th row carries the
+//! leader's state digest for followers to check theirs against; every
+//! [`SNAPSHOT_EVERY`]th a snapshot is kept, and the journal before the
+//! older of the last two is trimmed.
+
+use crate::cluster::forward::WireCommand;
+use crate::db::{dispatch, dispatch_tx, push_statement, Db, Tx, Writes};
+use crate::engine::types::Ts;
+use crate::engine::{Command, Engine, EngineConfig, Snapshot};
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// The encoding of `journal.commands` and `journal_snapshots.state`. A
+/// change to either gets a new number, and the decoder keeps reading the
+/// old ones.
+pub const VERSION: i32 = 1;
+
+/// Every this many rows the leader writes its state digest.
+pub const DIGEST_EVERY: i64 = 32;
+
+/// Every this many rows the leader keeps a snapshot.
+pub const SNAPSHOT_EVERY: i64 = 4096;
+
+/// Rows a follower reads in one trip.
+const READ_CHUNK: i64 = 256;
+
+/// One command as the engine applied it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub at: Ts,
+    pub command: Command,
+}
+
+/// [`Step`] as stored: the engine's commands travel as [`WireCommand`]s,
+/// which serde can write for every variant.
+#[derive(Serialize, Deserialize)]
+struct StoredStep {
+    at: Ts,
+    command: WireCommand,
+}
+
+/// A row of the journal.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub seq: i64,
+    pub epoch: i64,
+    /// When the leader committed it (Unix milliseconds).
+    pub at_ms: i64,
+    pub steps: Vec<Step>,
+    pub digest: Option<String>,
+}
+
+/// The encoded commands of a batch.
+pub fn encode(steps: &[Step]) -> anyhow::Result<String> {
+    let stored: Vec<StoredStep> = steps
+        .iter()
+        .map(|s| StoredStep {
+            at: s.at,
+            command: s.command.clone().into(),
+        })
+        .collect();
+    serde_json::to_string(&stored).context("failed to encode the journal's commands")
+}
+
+/// Commands as [`encode`] (of `version`) wrote them.
+pub fn decode(version: i32, commands: &str) -> anyhow::Result<Vec<Step>> {
+    anyhow::ensure!(
+        version == VERSION,
+        "journal version {version} is not one this release reads (it reads {VERSION})"
+    );
+    let stored: Vec<StoredStep> =
+        serde_json::from_str(commands).context("corrupt journal commands")?;
+    Ok(stored
+        .into_iter()
+        .map(|s| Step {
+            at: s.at,
+            command: s.command.into(),
+        })
+        .collect())
+}
+
+/// Appends row `seq` to `writes` (the batch's final statements).
+pub fn push_append(
+    writes: &mut Writes<'_>,
+    seq: i64,
+    epoch: i64,
+    at_ms: i64,
+    commands: String,
+    digest: Option<String>,
+) {
+    push_statement!(writes, |b| {
+        b.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, digest) VALUES (");
+        b.push_bind(seq);
+        b.push(", ");
+        b.push_bind(epoch);
+        b.push(", ");
+        b.push_bind(at_ms);
+        b.push(", ");
+        b.push_bind(VERSION);
+        b.push(", ");
+        b.push_bind(commands.clone());
+        b.push(", ");
+        b.push_bind(digest.clone());
+        b.push(")");
+    });
+}
+
+/// Keeps `engine`'s state as the snapshot at `seq`, and trims what no
+/// replica needs any more: snapshots before the previous one, and the
+/// journal up to it (a replica further behind restores from a snapshot).
+pub fn push_snapshot(writes: &mut Writes<'_>, seq: i64, at_ms: i64, state: String) {
+    push_statement!(writes, |b| {
+        b.push("INSERT INTO journal_snapshots (seq, version, at_ms, state) VALUES (");
+        b.push_bind(seq);
+        b.push(", ");
+        b.push_bind(VERSION);
+        b.push(", ");
+        b.push_bind(at_ms);
+        b.push(", ");
+        b.push_bind(state.clone());
+        b.push(") ON CONFLICT (seq) DO NOTHING");
+    });
+    push_statement!(writes, |b| {
+        b.push(
+            "DELETE FROM journal WHERE seq <= (SELECT MAX(seq) FROM journal_snapshots WHERE seq < ",
+        );
+        b.push_bind(seq);
+        b.push(")");
+    });
+    push_statement!(writes, |b| {
+        b.push("DELETE FROM journal_snapshots WHERE seq < (SELECT MAX(seq) FROM journal_snapshots WHERE seq < ");
+        b.push_bind(seq);
+        b.push(")");
+    });
+}
+
+/// The engine's state, as a snapshot row stores it.
+pub fn encode_snapshot(engine: &Engine) -> anyhow::Result<String> {
+    serde_json::to_string(&engine.snapshot()).context("failed to encode the engine's snapshot")
+}
+
+/// The rows after `seq`, oldest first, at most a chunk of them.
+pub async fn after(db: &Db, seq: i64) -> anyhow::Result<Vec<Entry>> {
+    let rows: Vec<(i64, i64, i64, i32, String, Option<String>)> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT seq, epoch, at_ms, version, commands, digest FROM journal \
+             WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(seq)
+        .bind(READ_CHUNK)
+        .fetch_all(pool)
+        .await
+    })?;
+    rows.into_iter()
+        .map(|(seq, epoch, at_ms, version, commands, digest)| {
+            Ok(Entry {
+                seq,
+                epoch,
+                at_ms,
+                steps: decode(version, &commands).with_context(|| format!("journal row {seq}"))?,
+                digest,
+            })
+        })
+        .collect()
+}
+
+/// The journal's last sequence (0 when empty), read in `tx`.
+pub async fn last_seq(tx: &mut Tx<'_>) -> anyhow::Result<i64> {
+    let last: Option<i64> = dispatch_tx!(tx, conn => {
+        sqlx::query_scalar("SELECT MAX(seq) FROM journal").fetch_one(&mut *conn).await
+    })?;
+    Ok(last.unwrap_or(0))
+}
+
+/// The latest snapshot (`newest`) or the oldest kept one, with its sequence.
+pub async fn snapshot(
+    db: &Db,
+    config: EngineConfig,
+    newest: bool,
+) -> anyhow::Result<Option<(i64, Engine)>> {
+    let sql = if newest {
+        "SELECT seq, version, state FROM journal_snapshots ORDER BY seq DESC LIMIT 1"
+    } else {
+        "SELECT seq, version, state FROM journal_snapshots ORDER BY seq LIMIT 1"
+    };
+    let row: Option<(i64, i32, String)> = dispatch!(db, pool => {
+        sqlx::query_as(sql).fetch_optional(pool).await
+    })?;
+    let Some((seq, version, state)) = row else {
+        return Ok(None);
+    };
+    anyhow::ensure!(
+        version == VERSION,
+        "snapshot version {version} is not one this release reads (it reads {VERSION})"
+    );
+    let snapshot: Snapshot = serde_json::from_str(&state).context("corrupt journal snapshot")?;
+    let engine = Engine::restore(config, snapshot)
+        .map_err(|e| anyhow::anyhow!("the snapshot at {seq} does not restore: {e}"))?;
+    Ok(Some((seq, engine)))
+}
+
+/// Applies a row's commands; the engine refuses what it refused on the
+/// leader, so refusals are part of the replay, not errors of it.
+pub fn apply(engine: &mut Engine, steps: &[Step]) {
+    for step in steps {
+        let _ = engine.apply(step.at, step.command.clone());
+    }
+}
+
+/// A digest of everything the engine would restore from: two engines with
+/// the same digest place, price and end alike. Lists the engine keeps in
+/// hash order are sorted; the demand mix keeps its order, which counts.
+pub fn digest(engine: &Engine) -> String {
+    let mut state = match serde_json::to_value(engine.snapshot()) {
+        Ok(state) => state,
+        Err(e) => return format!("unencodable: {e}"),
+    };
+    if let Some(fields) = state.as_object_mut() {
+        for (name, value) in fields.iter_mut() {
+            if name == "demand" {
+                continue;
+            }
+            if let Some(items) = value.as_array_mut() {
+                items.sort_by_cached_key(|v| v.to_string());
+            }
+        }
+    }
+    hex::encode(Sha256::digest(state.to_string().as_bytes()))
+}
+
+/// Where this replica's engine stands in the journal, for `/readyz` and
+/// `/metrics`: shared by the market task (which writes) and the routes.
+#[derive(Debug, Default)]
+pub struct JournalStatus {
+    applied_seq: AtomicI64,
+    /// Since when (Unix ms) this follower has known of rows it has not
+    /// applied yet; 0 while it has applied all it knows of.
+    behind_since_ms: AtomicI64,
+    epoch: AtomicI64,
+    /// Times this replica's engine was restored (a snapshot or the rows).
+    restores: AtomicU64,
+    /// Digests of the leader that this replica's engine did not match.
+    mismatches: AtomicU64,
+}
+
+impl JournalStatus {
+    pub fn applied_seq(&self) -> i64 {
+        self.applied_seq.load(Ordering::Relaxed)
+    }
+
+    pub fn epoch(&self) -> i64 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+
+    pub fn restores(&self) -> u64 {
+        self.restores.load(Ordering::Relaxed)
+    }
+
+    pub fn mismatches(&self) -> u64 {
+        self.mismatches.load(Ordering::Relaxed)
+    }
+
+    /// How long this replica has been behind the journal it knows of, in
+    /// milliseconds at `now_ms`: 0 when it has applied every row the
+    /// leader announced (always, on the leader, which writes them).
+    pub fn lag_ms(&self, now_ms: i64) -> i64 {
+        match self.behind_since_ms.load(Ordering::Relaxed) {
+            0 => 0,
+            since => (now_ms - since).max(0),
+        }
+    }
+
+    pub(super) fn applied(&self, seq: i64, epoch: i64) {
+        self.applied_seq.store(seq, Ordering::Relaxed);
+        self.epoch.store(epoch, Ordering::Relaxed);
+    }
+
+    /// The leader announced rows at `now_ms`; the lag counts from the first
+    /// announcement not yet caught up with.
+    pub(super) fn behind(&self, now_ms: i64) {
+        let _ = self.behind_since_ms.compare_exchange(
+            0,
+            now_ms.max(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    pub(super) fn caught_up(&self) {
+        self.behind_since_ms.store(0, Ordering::Relaxed);
+    }
+
+    pub(super) fn restored(&self, seq: i64) {
+        self.applied_seq.store(seq, Ordering::Relaxed);
+        self.behind_since_ms.store(0, Ordering::Relaxed);
+        self.restores.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn mismatched(&self) {
+        self.mismatches.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{ListPrice, NodeSpec};
+
+    #[test]
+    fn every_kind_of_command_comes_back_from_the_journal_as_it_went_in() {
+        let commands = vec![
+            Command::SetPrices(vec![ListPrice {
+                region: "eu-west".into(),
+                gpu_model: "H100-80GB".into(),
+                unit: crate::catalog::Unit::TflopsH,
+                list_price: rust_decimal::Decimal::new(12, 1),
+            }]),
+            Command::SetForecast(Vec::new()),
+            Command::SetRegion {
+                name: "eu-west".into(),
+                timezone: "Europe/Paris".into(),
+            },
+            Command::UpsertNode(NodeSpec {
+                id: uuid::Uuid::nil(),
+                region: "eu-west".into(),
+                cpu_milli: 1000,
+                memory_mib: 1024,
+                gpus: Vec::new(),
+            }),
+            Command::Cancel {
+                order_id: uuid::Uuid::nil(),
+            },
+            Command::Tick,
+        ];
+        let steps: Vec<Step> = commands
+            .into_iter()
+            .enumerate()
+            .map(|(i, command)| Step {
+                at: i64::try_from(i).unwrap_or_default(),
+                command,
+            })
+            .collect();
+        let text = encode(&steps).expect("encodes");
+        assert_eq!(decode(VERSION, &text).expect("decodes"), steps);
+        assert!(
+            decode(VERSION + 1, &text).is_err(),
+            "an unknown version is refused"
+        );
+    }
+
+    #[test]
+    fn the_digest_does_not_depend_on_hash_order_but_on_state() {
+        let mut a = Engine::new(EngineConfig::default());
+        let mut b = Engine::new(EngineConfig::default());
+        let node = |id: u128| {
+            Command::UpsertNode(NodeSpec {
+                id: uuid::Uuid::from_u128(id),
+                region: "eu-west".into(),
+                cpu_milli: 1000,
+                memory_mib: 1024,
+                gpus: Vec::new(),
+            })
+        };
+        for id in [1, 2, 3] {
+            let _ = a.apply(0, node(id));
+        }
+        for id in [3, 1, 2] {
+            let _ = b.apply(0, node(id));
+        }
+        assert_eq!(digest(&a), digest(&b));
+        let _ = b.apply(0, node(4));
+        assert_ne!(digest(&a), digest(&b));
+    }
+}

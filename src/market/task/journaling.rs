@@ -1,0 +1,147 @@
+//! The market task's part in the journal (DESIGN §20): what a leader
+//! writes with each batch, how a follower follows it, and a promotion.
+
+use super::{MarketTask, Mode, QueueClock};
+use crate::engine::{Command, EngineError, Event};
+use crate::market::journal::{self, Step};
+use crate::market::restore;
+use chrono::{DateTime, Utc};
+
+/// The journal row a batch appended.
+pub(super) struct Written {
+    pub(super) seq: i64,
+    pub(super) epoch: i64,
+}
+
+impl MarketTask {
+    /// A follower's engine, brought to the journal's end, becomes the
+    /// leader's; the leader-only state (balances seen, market history, the
+    /// demand log's cursor) is read afresh, as after a rebuild.
+    pub(super) async fn promote(&mut self) {
+        let before = self.journal.status.restores();
+        self.catch_up().await;
+        if self.journal.status.restores() != before {
+            // Catching up restored the engine, and with it the rest.
+            return;
+        }
+        self.balances.forget();
+        self.history.forget();
+        self.journal.unwritten.clear();
+        self.queue = QueueClock::waiting_in(&self.engine, self.queue.histogram.clone());
+        match restore::demand_cursor(&self.db, &self.engine).await {
+            Ok(cursor) => self.demand = cursor,
+            Err(e) => {
+                tracing::error!(error = ?e, "failed to read the demand log; restoring the engine");
+                self.rebuild().await;
+            }
+        }
+    }
+
+    /// A database from before the journal (or a new one) gets a snapshot at
+    /// the journal's current sequence, so a replay has somewhere to start.
+    pub(super) async fn keep_first_snapshot(&mut self) -> anyhow::Result<()> {
+        let db = self.db.clone();
+        let mut tx = db.begin().await?;
+        let kept: Option<i64> = crate::db::dispatch_tx!(tx, conn => {
+            sqlx::query_scalar("SELECT MAX(seq) FROM journal_snapshots").fetch_one(&mut *conn).await
+        })?;
+        if kept.is_some() {
+            return Ok(());
+        }
+        let mut writes = crate::db::Writes::new(&tx);
+        let at_ms = self.config.clock.now().timestamp_millis();
+        journal::push_snapshot(
+            &mut writes,
+            self.journal.seq,
+            at_ms,
+            journal::encode_snapshot(&self.engine)?,
+        );
+        tx.commit_with(writes).await?;
+        Ok(())
+    }
+
+    /// Applies the journal after this replica's engine, row by row, until
+    /// none is left. A gap (the rows it needs were trimmed) or a digest
+    /// that does not match the leader's restores the engine from the rows.
+    pub(super) async fn catch_up(&mut self) {
+        // Wall time, not the market's clock: lag is the replica's, not the market's.
+        self.journal.status.behind(Utc::now().timestamp_millis());
+        loop {
+            let entries = match journal::after(&self.db, self.journal.seq).await {
+                Ok(entries) => entries,
+                Err(e) => {
+                    tracing::error!(error = ?e, "failed to read the journal; restoring the engine");
+                    self.rebuild().await;
+                    return;
+                }
+            };
+            if entries.is_empty() {
+                self.journal.status.caught_up();
+                return;
+            }
+            for entry in entries {
+                if entry.seq != self.journal.seq + 1 {
+                    tracing::warn!(
+                        applied = self.journal.seq,
+                        next = entry.seq,
+                        "the journal this replica needs was trimmed; restoring the engine"
+                    );
+                    self.rebuild().await;
+                    return;
+                }
+                journal::apply(&mut self.engine, &entry.steps);
+                self.journal.seq = entry.seq;
+                self.journal.status.applied(entry.seq, entry.epoch);
+                if let Some(expected) = &entry.digest {
+                    let ours = journal::digest(&self.engine);
+                    if ours != *expected {
+                        self.journal.status.mismatched();
+                        tracing::error!(
+                            seq = entry.seq,
+                            leader = %expected,
+                            ours = %ours,
+                            "this replica's engine differs from the leader's; restoring it"
+                        );
+                        self.rebuild().await;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies `command` to the engine, and keeps it for the batch's
+    /// journal row: every change to a leader's engine goes through here.
+    pub(super) fn step(&mut self, ts: i64, command: Command) -> Result<Vec<Event>, EngineError> {
+        self.journal.unwritten.push(Step {
+            at: ts,
+            command: command.clone(),
+        });
+        self.engine.apply(ts, command)
+    }
+
+    /// Adds the batch's journal row to its final statements: what the engine
+    /// applied since the last row, the digest on every few rows, and on
+    /// every few thousand a snapshot (which trims what is older).
+    pub(super) fn journal_row(
+        &mut self,
+        writes: &mut crate::db::Writes<'_>,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<Written> {
+        let seq = self.journal.seq + 1;
+        let at_ms = now.timestamp_millis();
+        let epoch = match self.mode {
+            Mode::Leading { fence: Some(epoch) } => epoch,
+            _ => 0,
+        };
+        let commands = journal::encode(&self.journal.unwritten)?;
+        let digest = (seq % journal::DIGEST_EVERY == 0).then(|| journal::digest(&self.engine));
+        journal::push_append(writes, seq, epoch, at_ms, commands, digest);
+        if seq % journal::SNAPSHOT_EVERY == 0 {
+            journal::push_snapshot(writes, seq, at_ms, journal::encode_snapshot(&self.engine)?);
+        }
+        // Written or not, these are in the row or the engine is rebuilt.
+        self.journal.unwritten.clear();
+        Ok(Written { seq, epoch })
+    }
+}
