@@ -51,6 +51,7 @@ mod prices;
 mod quote_order;
 mod readme;
 mod rebalance;
+mod replicas;
 mod resale;
 mod resale_window;
 mod scale_out;

@@ -25,14 +25,14 @@ use tokio::process::{Child, Command};
 use uuid::Uuid;
 
 /// One `gpuex serve` process.
-struct Replica {
-    address: String,
+pub(crate) struct Replica {
+    pub(crate) address: String,
     listen: String,
-    child: Option<Child>,
+    pub(crate) child: Option<Child>,
 }
 
 impl Replica {
-    fn start(database_url: &str) -> Replica {
+    pub(crate) fn start(database_url: &str) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -74,14 +74,14 @@ impl Replica {
     }
 
     /// kill -9.
-    async fn kill(&mut self) {
+    pub(crate) async fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             child.kill().await.expect("kill -9 the replica");
         }
     }
 
     /// `/readyz`'s role, or `None` while it does not answer ready.
-    async fn role(&self, client: &reqwest::Client) -> Option<String> {
+    pub(crate) async fn role(&self, client: &reqwest::Client) -> Option<String> {
         let r = client
             .get(format!("{}/readyz", self.address))
             .send()
@@ -196,7 +196,7 @@ fn start_agent(server: &str, token: &str, spool: &std::path::Path) -> Child {
 }
 
 /// The replica that leads now, waiting up to `secs` for one.
-async fn leader(client: &reqwest::Client, replicas: &[Replica], secs: u64) -> usize {
+pub(crate) async fn leader(client: &reqwest::Client, replicas: &[Replica], secs: u64) -> usize {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         for (i, r) in replicas.iter().enumerate() {

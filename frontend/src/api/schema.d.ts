@@ -3013,6 +3013,23 @@ export interface components {
         /** @description A ready replica, and its part in the market (DESIGN §12). */
         Readiness: {
             /**
+             * Format: int64
+             * @description The last journal row this replica's engine includes (DESIGN §20).
+             */
+            applied_seq: number;
+            /**
+             * Format: int64
+             * @description The leader's term this replica last saw in the journal (0 on SQLite,
+             *     where one process always leads).
+             */
+            epoch: number;
+            /**
+             * Format: int64
+             * @description How long this replica has been behind rows the leader announced, in
+             *     milliseconds; 0 when caught up. Past [`LAG_LIMIT_MS`] it is not ready.
+             */
+            lag_ms: number;
+            /**
              * @description `leader` (runs the engine), `follower` (hands engine commands to the
              *     leader) or `detached` (no leader is known to it yet: engine commands
              *     answer 503 with `Retry-After` until one is).

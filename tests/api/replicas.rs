@@ -1,0 +1,137 @@
+//! Followers follow the journal (DESIGN §20), on PostgreSQL: a follower's
+//! engine applies the leader's rows as they commit, never rebuilding, and
+//! matches the leader's state digest; when the leader dies the follower is
+//! promoted with the engine it has (no restore) and the journal goes on
+//! without a gap or a repeat.
+
+use crate::fleet::{eventually, market};
+use crate::helpers::{fresh_postgres_database, postgres_base_url, TestApp};
+use crate::scale_out::{leader, Replica};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A metric's value in `/metrics` text.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{name} is not in /metrics"))
+}
+
+async fn readiness(client: &reqwest::Client, replica: &Replica) -> Value {
+    let r = client
+        .get(format!("{}/readyz", replica.address))
+        .send()
+        .await
+        .expect("readyz");
+    r.json().await.expect("readyz json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_without_a_restore() {
+    if postgres_base_url().is_none() {
+        return;
+    }
+    let database_url = fresh_postgres_database().await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
+    let mut replicas: Vec<Replica> = (0..2).map(|_| Replica::start(&database_url)).collect();
+    for r in &replicas {
+        eventually(60, "every replica to be ready", || async {
+            r.role(&client).await.is_some()
+        })
+        .await;
+    }
+    let first = leader(&client, &replicas, 10).await;
+    let other = 1 - first;
+    let apps: Vec<TestApp> = replicas
+        .iter()
+        .map(|r| TestApp::external(&r.address, &database_url))
+        .collect();
+    // Everything through the follower: it forwards each command, and
+    // applies the row the leader wrote for it.
+    let follower = &apps[other];
+    let m = market(follower).await;
+    follower
+        .node_of(&m.provider, "eu-west", &[("H100-SXM5-80GB", "shared"); 4])
+        .await;
+    let order = json!({"mode": "on_demand", "resources": {"tflops": 10, "vram_gb": 4},
+                       "region": "eu-west", "duration_s": 3600});
+    let mut orders = Vec::new();
+    for _ in 0..40 {
+        let r = follower.order(&m.buyer, order.clone()).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        orders.push(r.body["id"].as_str().expect("order id").to_owned());
+    }
+    let leader_seq = readiness(&client, &replicas[first]).await["applied_seq"]
+        .as_i64()
+        .expect("applied_seq");
+    assert!(
+        leader_seq >= 40,
+        "one row per forwarded order at least: {leader_seq}"
+    );
+    eventually(10, "the follower to apply the leader's rows", || async {
+        readiness(&client, &replicas[other]).await["applied_seq"].as_i64() >= Some(leader_seq)
+    })
+    .await;
+    let ready = readiness(&client, &replicas[other]).await;
+    assert_eq!(ready["role"], "follower", "{ready}");
+    assert!(ready["epoch"].as_i64() >= Some(1), "{ready}");
+    let text = follower.metrics_text().await;
+    assert_eq!(
+        metric(&text, "gpuex_journal_restores_total"),
+        1.0,
+        "restored once, at start: it followed the journal after that"
+    );
+    assert_eq!(metric(&text, "gpuex_journal_digest_mismatches_total"), 0.0);
+    assert!(metric(&text, "gpuex_journal_applied_seq") >= 40.0);
+    let digests = crate::fleet::scalar(
+        follower,
+        "SELECT COUNT(*) FROM journal WHERE digest IS NOT NULL",
+    )
+    .await;
+    assert!(digests >= 1, "a digest was written and checked");
+
+    // The leader dies: the follower leads with the engine it has.
+    replicas[first].kill().await;
+    eventually(30, "the follower to lead", || async {
+        replicas[other].role(&client).await.as_deref() == Some("leader")
+    })
+    .await;
+    let text = follower.metrics_text().await;
+    assert_eq!(
+        metric(&text, "gpuex_journal_restores_total"),
+        1.0,
+        "promoted, not restored"
+    );
+    for _ in 0..3 {
+        let r = follower.order(&m.buyer, order.clone()).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        orders.push(r.body["id"].as_str().expect("order id").to_owned());
+    }
+    let rows = crate::fleet::scalar(follower, "SELECT COUNT(*) FROM journal").await;
+    let last = crate::fleet::scalar(follower, "SELECT MAX(seq) FROM journal").await;
+    assert_eq!(
+        rows, last,
+        "the journal runs on from 1 without a gap or a repeat"
+    );
+    for id in &orders {
+        let r = follower
+            .get(&format!("/v1/orders/{id}"), Some(&m.buyer))
+            .await;
+        assert_eq!(r.status, 200, "order {id} is lost: {}", r.body);
+    }
+    // What the promoted leader holds is what its rows restore.
+    let db = gpuex::db::Db::connect(&database_url)
+        .await
+        .expect("database");
+    let restored = gpuex::market::restore::load(&db, gpuex::engine::EngineConfig::default())
+        .await
+        .expect("the rows restore");
+    restored.validate().expect("no slice is promised twice");
+    db.close().await;
+    for r in &mut replicas {
+        r.kill().await;
+    }
+}
