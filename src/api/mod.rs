@@ -7,6 +7,7 @@ mod headers;
 mod idempotent;
 mod limit;
 mod ops;
+mod read_your_writes;
 
 pub use idempotent::STALE_CLAIM_S;
 pub use limit::Limit;
@@ -130,6 +131,11 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             idempotent::idempotent,
         ))
+        // Outside the kept answers, so a replayed write says its row too.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            read_your_writes::read_your_writes,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::limits::limit,
@@ -169,6 +175,7 @@ fn cors(origins: &[String]) -> CorsLayer {
             header::AUTHORIZATION,
             header::CONTENT_TYPE,
             HeaderName::from_static("idempotency-key"),
+            read_your_writes::MIN_SEQ,
         ])
         // So a browser client can see its budget and when to retry.
         .expose_headers([
@@ -176,6 +183,7 @@ fn cors(origins: &[String]) -> CorsLayer {
             HeaderName::from_static("ratelimit-limit"),
             HeaderName::from_static("ratelimit-remaining"),
             HeaderName::from_static("ratelimit-reset"),
+            read_your_writes::SEQ,
         ])
         .max_age(Duration::from_secs(3600));
     if origins.iter().any(|o| o == "*") {

@@ -4,6 +4,7 @@
 use super::{CliError, Exit};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::Value;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 pub struct Api {
@@ -12,6 +13,10 @@ pub struct Api {
     /// For streams, which stay open for as long as the user follows them.
     streaming: reqwest::Client,
     pub token: Option<String>,
+    /// The highest `Gpuex-Seq` a write of this client was answered with:
+    /// every later request asks for it (`Gpuex-Min-Seq`), so whichever
+    /// replica answers shows this client its own writes (DESIGN §20).
+    seen_seq: AtomicI64,
 }
 
 impl Api {
@@ -33,6 +38,7 @@ impl Api {
             client: build(Some(Duration::from_secs(60)))?,
             streaming: build(None)?,
             token,
+            seen_seq: AtomicI64::new(0),
         })
     }
 
@@ -49,9 +55,27 @@ impl Api {
     }
 
     fn with_auth(&self, builder: RequestBuilder) -> RequestBuilder {
+        let seen = self.seen_seq.load(Ordering::Relaxed);
+        let builder = if seen > 0 {
+            builder.header("Gpuex-Min-Seq", seen)
+        } else {
+            builder
+        };
         match &self.token {
             Some(t) => builder.bearer_auth(t),
             None => builder,
+        }
+    }
+
+    /// Remembers the journal row a write's answer names.
+    fn saw(&self, response: &Response) {
+        let seq = response
+            .headers()
+            .get("gpuex-seq")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<i64>().ok());
+        if let Some(seq) = seq {
+            self.seen_seq.fetch_max(seq, Ordering::Relaxed);
         }
     }
 
@@ -69,6 +93,7 @@ impl Api {
     /// Sends and returns the response of a 2xx answer, the error of any other.
     pub async fn execute(&self, builder: RequestBuilder) -> Result<Response, CliError> {
         let response = builder.send().await.map_err(|e| self.transport(&e))?;
+        self.saw(&response);
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -191,4 +216,46 @@ async fn problem(response: Response) -> CliError {
         error.hint = Some("log in again with `gpuex login`".into());
     }
     error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderMap;
+
+    /// A server whose writes answer `Gpuex-Seq: 7` and whose reads echo the
+    /// `Gpuex-Min-Seq` they were sent.
+    async fn journal_server() -> String {
+        let app = axum::Router::new().route(
+            "/thing",
+            axum::routing::post(|| async {
+                ([("gpuex-seq", "7")], axum::Json(serde_json::json!({})))
+            })
+            .get(|headers: HeaderMap| async move {
+                let asked = headers
+                    .get("gpuex-min-seq")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                axum::Json(serde_json::json!({ "asked": asked }))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn after_a_write_every_request_asks_for_its_journal_row() {
+        let api = Api::new(&journal_server().await, None).expect("client");
+        let before = api.get("/thing", &[]).await.expect("read");
+        assert_eq!(before["asked"], Value::Null, "nothing written yet");
+        api.post("/thing", &serde_json::json!({}))
+            .await
+            .expect("write");
+        let after = api.get("/thing", &[]).await.expect("read");
+        assert_eq!(after["asked"], "7");
+    }
 }

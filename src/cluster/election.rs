@@ -172,13 +172,17 @@ enum Outcome {
     Following(Option<String>, Option<i64>),
 }
 
-/// A session that PostgreSQL drops within seconds of its client vanishing.
+/// A session that PostgreSQL drops within seconds of its client vanishing:
+/// keepalives find a silent peer, and the user timeout ends a connection
+/// whose sent data goes unacknowledged (a cut link), so the lock is free
+/// for another replica soon after this one can no longer lead.
 async fn connect(options: &PgConnectOptions) -> Result<PgConnection, sqlx::Error> {
     let mut conn = options.connect().await?;
     for setting in [
         "SET tcp_keepalives_idle = 5",
         "SET tcp_keepalives_interval = 1",
         "SET tcp_keepalives_count = 3",
+        "SET tcp_user_timeout = 5000",
     ] {
         sqlx::query(setting).execute(&mut conn).await?;
     }

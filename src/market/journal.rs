@@ -253,6 +253,8 @@ pub struct JournalStatus {
     restores: AtomicU64,
     /// Digests of the leader that this replica's engine did not match.
     mismatches: AtomicU64,
+    /// Woken at each row applied, for requests waiting on one.
+    advanced: tokio::sync::Notify,
 }
 
 impl JournalStatus {
@@ -282,9 +284,28 @@ impl JournalStatus {
         }
     }
 
+    /// Waits until this replica's engine includes row `seq`, at most
+    /// `within`; whether it does.
+    pub async fn wait_for(&self, seq: i64, within: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            // Registered before the look, so a row applied between the two wakes it.
+            let advanced = self.advanced.notified();
+            tokio::pin!(advanced);
+            advanced.as_mut().enable();
+            if self.applied_seq() >= seq {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, advanced).await.is_err() {
+                return self.applied_seq() >= seq;
+            }
+        }
+    }
+
     pub(super) fn applied(&self, seq: i64, epoch: i64) {
         self.applied_seq.store(seq, Ordering::Relaxed);
         self.epoch.store(epoch, Ordering::Relaxed);
+        self.advanced.notify_waiters();
     }
 
     /// The leader announced rows at `now_ms`; the lag counts from the first
@@ -305,6 +326,7 @@ impl JournalStatus {
     pub(super) fn restored(&self, seq: i64) {
         self.applied_seq.store(seq, Ordering::Relaxed);
         self.behind_since_ms.store(0, Ordering::Relaxed);
+        self.advanced.notify_waiters();
         self.restores.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -123,3 +123,45 @@ on_both_databases_fast! {
         assert!(after_restart > seq);
     }
 }
+
+on_both_databases_fast! {
+    async fn a_write_answers_its_journal_row_and_a_read_asking_for_a_later_one_waits_then_503s(app) {
+        let m = market(&app).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared")]).await;
+        let r = app
+            .client
+            .post(format!("{}/v1/orders", app.address))
+            .bearer_auth(&m.buyer)
+            .json(&fleet::order("on_demand"))
+            .send()
+            .await
+            .expect("order");
+        assert_eq!(r.status(), 201);
+        let seq: i64 = r.headers()["gpuex-seq"]
+            .to_str()
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .expect("a write answers Gpuex-Seq");
+        assert!(seq >= 1);
+        let read = |min_seq: String| {
+            app.client
+                .get(format!("{}/v1/orders", app.address))
+                .bearer_auth(&m.buyer)
+                .header("gpuex-min-seq", min_seq)
+                .send()
+        };
+        assert_eq!(read(seq.to_string()).await.expect("read").status(), 200);
+        // A row this replica does not have (yet): 503 with Retry-After.
+        let r = read((seq + 1_000_000).to_string()).await.expect("read");
+        assert_eq!(r.status(), 503);
+        assert!(r.headers().contains_key("retry-after"));
+        let body: serde_json::Value = r.json().await.expect("problem");
+        assert_eq!(body["code"], "replica_behind", "{body}");
+        for bad in ["-1", "soon", "1.5"] {
+            let r = read(bad.into()).await.expect("read");
+            assert_eq!(r.status(), 400, "{bad}");
+            let body: serde_json::Value = r.json().await.expect("problem");
+            assert_eq!(body["code"], "invalid_header", "{body}");
+        }
+    }
+}

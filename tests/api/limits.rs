@@ -284,7 +284,26 @@ async fn a_browser_client_may_read_the_rate_limit_headers() {
         "ratelimit-limit",
         "ratelimit-remaining",
         "ratelimit-reset",
+        "gpuex-seq",
     ] {
         assert!(exposed.contains(name), "{name} is not exposed: {exposed}");
     }
+    // And send the journal row it wants to read (DESIGN §20).
+    let r = app
+        .client
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/v1/catalog/gpus", app.address),
+        )
+        .header("origin", "https://dash.example")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "gpuex-min-seq")
+        .send()
+        .await
+        .unwrap();
+    let allowed = r.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(allowed.contains("gpuex-min-seq"), "{allowed}");
 }

@@ -5,10 +5,17 @@ on_both_databases! {
     async fn health_readiness_and_metrics_answer(app) {
         assert_eq!(app.get("/healthz", None).await.body, json!({"status": "ok"}));
         // A single server leads its market, on either database.
-        assert_eq!(app.get("/readyz", None).await.body, json!({"status": "ok", "role": "leader"}));
+        let ready = app.get("/readyz", None).await.body;
+        assert_eq!((&ready["status"], &ready["role"]), (&json!("ok"), &json!("leader")), "{ready}");
+        // Where it stands in its journal: caught up, as the leader always is.
+        assert!(ready["applied_seq"].as_i64() >= Some(0), "{ready}");
+        assert_eq!(ready["lag_ms"], 0, "{ready}");
         app.get("/v1/catalog/gpus", None).await;
         let text = app.metrics_text().await;
         assert!(text.contains("gpuex_leader 1"), "{text}");
+        for journal in ["gpuex_journal_applied_seq ", "gpuex_replica_lag_seconds 0", "gpuex_journal_restores_total 1", "gpuex_journal_digest_mismatches_total 0"] {
+            assert!(text.contains(journal), "{journal}: {text}");
+        }
         assert!(text.contains(r#"gpuex_http_requests_total{method="GET",route="/v1/catalog/gpus",status="200"} 1"#), "{text}");
         assert!(text.contains("gpuex_http_request_duration_seconds_bucket"));
     }

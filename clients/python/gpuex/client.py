@@ -119,6 +119,10 @@ class Gpuex:
         self.server = server.rstrip("/")
         self.retries = retries
         self.timeout_s = timeout_s
+        #: The highest ``Gpuex-Seq`` a write was answered with; every later
+        #: request sends it as ``Gpuex-Min-Seq``, so whichever replica answers
+        #: shows this caller its own writes.
+        self.seen_seq = 0
         self._api = self._client(token)
         #: The session's refresh token (after :meth:`login`); each works once.
         self.refresh_token: str | None = None
@@ -126,8 +130,21 @@ class Gpuex:
 
     def _client(self, token: str) -> AuthenticatedClient:
         return AuthenticatedClient(
-            base_url=self.server, token=token, timeout=httpx.Timeout(self.timeout_s), raise_on_unexpected_status=False
+            base_url=self.server,
+            token=token,
+            timeout=httpx.Timeout(self.timeout_s),
+            raise_on_unexpected_status=False,
+            httpx_args={"event_hooks": {"request": [self._ask_for_seen], "response": [self._see_seq]}},
         )
+
+    def _ask_for_seen(self, request: httpx.Request) -> None:
+        if self.seen_seq > 0:
+            request.headers["Gpuex-Min-Seq"] = str(self.seen_seq)
+
+    def _see_seq(self, response: httpx.Response) -> None:
+        seq = response.headers.get("Gpuex-Seq")
+        if seq is not None and seq.isdigit():
+            self.seen_seq = max(self.seen_seq, int(seq))
 
     @property
     def api(self) -> AuthenticatedClient:

@@ -169,3 +169,21 @@ def test_creating_calls_send_an_idempotency_key_so_a_retry_is_replayed(server: s
         gx.create_webhook({"url": url + "-other"}, idempotency_key=key)
     assert refused.value.status == 422
     assert gx.create_webhook({"url": url}).id != first.id
+
+
+def test_a_caller_reads_its_own_writes_by_asking_for_their_journal_row(server: str) -> None:
+    """A write answers ``Gpuex-Seq``; the SDK sends the highest it saw as
+    ``Gpuex-Min-Seq`` on every later request, so any replica answers with
+    the write applied (a malformed one is refused, naming the header)."""
+    gx = Gpuex.login(server, "buyer@gpuex.demo", "demo-buyer-password")
+    assert gx.seen_seq == 0
+    order = gx.place_order({"mode": "on_demand", "resources": {"tflops": 10, "vram_gb": 4}, "duration_s": 600})
+    assert gx.seen_seq > 0
+    asked: list[str | None] = []
+    gx.api.get_httpx_client().event_hooks["request"].append(lambda r: asked.append(r.headers.get("Gpuex-Min-Seq")))
+    assert gx.order(order.id).id == order.id
+    assert asked == [str(gx.seen_seq)]
+    ahead = httpx.get(f"{server}/readyz", headers={"Gpuex-Min-Seq": str(gx.seen_seq)}, timeout=10)
+    assert ahead.status_code == 200 and ahead.json()["applied_seq"] >= gx.seen_seq
+    bad = httpx.get(f"{server}/readyz", headers={"Gpuex-Min-Seq": "soon"}, timeout=10)
+    assert bad.status_code == 400 and "Gpuex-Min-Seq" in bad.json()["detail"]
