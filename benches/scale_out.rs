@@ -6,7 +6,7 @@
 //!    round-robin over them, so two orders in three reach a follower and
 //!    are forwarded to the leader (`POST /internal/market/command`),
 //! 3. the same three replicas with every order sent to the leader (what
-//!    the followers cost by merely following: their mirror rebuilds),
+//!    the followers cost by merely following: applying the journal),
 //! 4. one replica on SQLite.
 //!
 //! Each deployment gets a fresh database, the same market (nodes of
@@ -400,8 +400,9 @@ struct Figures {
     /// Cores busy over the measured window: each replica (the leader
     /// first), this bench's client, and the whole machine.
     cores: Option<Cores>,
-    /// One follower mirror rebuild (`restore::load`) of the database the
-    /// run left, and the leases in it.
+    /// One restore (`restore::load`) of the database the run left, and the
+    /// leases in it: what a follower does once at start, or on a digest
+    /// mismatch (before the journal, every 250 ms under steady commits).
     rebuild: Option<(Duration, usize)>,
 }
 
@@ -511,8 +512,8 @@ async fn measure(
     for replica in &mut replicas {
         let _ = replica.child.kill().await;
     }
-    // What each follower's market task does every 250 ms under steady
-    // commits, blocking the orders it forwards meanwhile.
+    // What a follower does once at start (it follows the journal after):
+    // before the journal, every 250 ms under steady commits.
     let rebuild = if deployment.replicas > 1 {
         let db = gpuex::db::Db::connect(&database.url)
             .await
@@ -629,7 +630,7 @@ fn main() {
         for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
             if let Some((took, leases)) = f.rebuild {
                 println!(
-                    "{}: one follower mirror rebuild of the final database ({leases} leases): {}",
+                    "{}: one restore of the final database ({leases} leases), what a follower does once at start: {}",
                     d.name,
                     ms(took)
                 );

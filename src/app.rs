@@ -127,6 +127,8 @@ pub async fn serve(
     // Every replica fits the forecast: its board answers that replica's
     // reads, and the engine's holdback it sends is the same from each.
     let forecast = crate::forecast::spawn(state.clone());
+    // Every replica says where it stands, for the admin's list.
+    let standing = crate::cluster::replicas::spawn(state.clone());
     // Streams never end on their own: close them when shutdown begins, or
     // the graceful shutdown would wait for their clients.
     let (feed, events) = (state.market_feed.clone(), state.events.clone());
@@ -144,6 +146,8 @@ pub async fn serve(
     if let Some(forecast) = forecast {
         forecast.abort();
     }
+    standing.abort();
+    crate::cluster::replicas::forget(&state.db, state.cluster.me()).await;
     state.market.stop().await;
     // After the market: the next leader must not find this one writing.
     state.cluster.stop().await;

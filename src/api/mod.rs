@@ -84,6 +84,7 @@ fn documented_routes() -> OpenApiRouter<AppState> {
         .merge(crate::nodes::router())
         .merge(crate::audit::router())
         .merge(crate::forecast::router())
+        .merge(crate::cluster::replicas::router())
         .merge(ops::router())
 }
 

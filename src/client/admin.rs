@@ -1,7 +1,8 @@
 //! `gpuex admin node ID …`: an admin marks a node simulated (so its agent may
-//! run the simulated backend) or ends a review (`PUT /v1/admin/nodes/{id}`).
+//! run the simulated backend) or ends a review (`PUT /v1/admin/nodes/{id}`);
+//! `gpuex admin replicas` lists the replicas (`GET /v1/admin/replicas`).
 
-use super::{kv_table, show, text, usage, Ctx, Result};
+use super::{kv_table, show, show_list, text, usage, Ctx, Result};
 use clap::Args;
 use reqwest::Method;
 use serde_json::{Map, Value};
@@ -55,5 +56,25 @@ pub async fn node(ctx: &Ctx, args: &AdminNodeArgs) -> Result<()> {
             ("review_reason", text(&n["review_reason"])),
         ])
     });
+    Ok(())
+}
+
+pub async fn replicas(ctx: &Ctx) -> Result<()> {
+    let list = ctx.api.get("/v1/admin/replicas", &[]).await?;
+    let items = list.as_array().cloned().unwrap_or_default();
+    show_list(
+        ctx,
+        &items,
+        &[
+            "url",
+            "role",
+            "epoch",
+            "applied_seq",
+            "lag_ms",
+            "seen_at",
+            "silent",
+            "answering",
+        ],
+    );
     Ok(())
 }

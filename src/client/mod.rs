@@ -486,6 +486,9 @@ pub enum AdminCommand {
     /// Mark a node simulated (its agent may run the simulated backend) or
     /// end its review.
     Node(admin::AdminNodeArgs),
+    /// The replicas serving the market: which leads, how far each has
+    /// applied the journal, which have gone silent.
+    Replicas,
 }
 
 /// Runs a client subcommand and returns the process's exit code.
@@ -953,6 +956,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             Ok(())
         }
         ClientCommand::Admin(AdminCommand::Node(args)) => admin::node(ctx, &args).await,
+        ClientCommand::Admin(AdminCommand::Replicas) => admin::replicas(ctx).await,
         ClientCommand::Nodes { command: None } => {
             let nodes = api.get("/v1/nodes", &[]).await?;
             let items = nodes.as_array().cloned().unwrap_or_default();

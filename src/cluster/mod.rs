@@ -16,6 +16,7 @@
 pub mod election;
 pub mod forward;
 pub mod internal;
+pub mod replicas;
 
 use crate::db::{Db, Pool, Tx, TxInner};
 use sqlx::postgres::PgConnectOptions;
@@ -73,6 +74,8 @@ pub struct Cluster {
     nonces: Arc<internal::Nonces>,
     client: reqwest::Client,
     election: Option<Arc<election::Election>>,
+    /// Who this replica is, for the list of replicas.
+    me: Arc<replicas::Me>,
 }
 
 impl Cluster {
@@ -86,6 +89,7 @@ impl Cluster {
             nonces: Arc::default(),
             client: reqwest::Client::new(),
             election: None,
+            me: Arc::new(replicas::Me::new("local".into())),
         }
     }
 
@@ -98,8 +102,12 @@ impl Cluster {
         advertise_url: String,
         secret: &str,
     ) -> anyhow::Result<Cluster> {
+        let me = Arc::new(replicas::Me::new(advertise_url.clone()));
         let Pool::Postgres(_) = db.pool else {
-            return Ok(Cluster::single());
+            return Ok(Cluster {
+                me,
+                ..Cluster::single()
+            });
         };
         let changes = Arc::new(Notify::new());
         let election =
@@ -118,7 +126,13 @@ impl Cluster {
             nonces: Arc::default(),
             client,
             election: Some(Arc::new(election)),
+            me,
         })
+    }
+
+    /// Who this replica is.
+    pub fn me(&self) -> &replicas::Me {
+        &self.me
     }
 
     /// Where this replica stands now.

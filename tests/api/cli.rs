@@ -470,3 +470,23 @@ on_both_databases_fast! {
         assert!(table.stdout.contains("simulated") && table.stdout.contains("false"), "{}", table.stdout);
     }
 }
+
+on_both_databases_fast! {
+    async fn an_admin_lists_the_replicas_and_a_buyer_may_not(app) {
+        let (admin_cfg, buyer_cfg) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let s = app.address.as_str();
+        gpuex(s, admin_cfg.path(), &["login", "--email", crate::helpers::ADMIN_EMAIL, "--password-stdin"], crate::helpers::ADMIN_PASSWORD)
+            .await
+            .ok();
+        let listed = gpuex(s, admin_cfg.path(), &["admin", "replicas", "--output", "json"], "").await.json();
+        let list = listed.as_array().expect("a list");
+        assert_eq!(list.len(), 1, "one process serves: {listed}");
+        assert_eq!((&list[0]["role"], &list[0]["answering"], &list[0]["silent"]), (&json!("leader"), &json!(true), &json!(false)), "{listed}");
+        let table = gpuex(s, admin_cfg.path(), &["admin", "replicas"], "").await;
+        table.ok();
+        assert!(table.stdout.contains("leader") && table.stdout.contains("applied_seq"), "{}", table.stdout);
+        let (email, _, _) = account(&app, "buyer").await;
+        gpuex(s, buyer_cfg.path(), &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        gpuex(s, buyer_cfg.path(), &["admin", "replicas"], "").await.fails(3, "admin");
+    }
+}

@@ -35,12 +35,70 @@ async fn replay(db: &Db, config: gpuex::engine::EngineConfig) -> (gpuex::engine:
     }
 }
 
+/// The journal a release wrote, kept so every later release is shown to
+/// replay it: its first snapshot and its rows as stored, and what the
+/// engine held at its end.
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/journal-v1.json"
+);
+
+/// Keeps this database's journal as [`FIXTURE`] (`GPUEX_UPDATE_JOURNAL_FIXTURE=1`).
+async fn keep_fixture(db: &Db, config: gpuex::engine::EngineConfig) {
+    let snapshot: (i64, i32, String) = sqlx_row(
+        db,
+        "SELECT seq, version, state FROM journal_snapshots ORDER BY seq LIMIT 1",
+    )
+    .await;
+    let mut rows = Vec::new();
+    let mut seq = snapshot.0;
+    loop {
+        let entries = journal::after(db, seq).await.expect("the journal reads");
+        let Some(last) = entries.last() else { break };
+        seq = last.seq;
+        for entry in &entries {
+            rows.push(json!({
+                "seq": entry.seq,
+                "version": journal::VERSION,
+                "commands": journal::encode(&entry.steps).expect("encodes"),
+            }));
+        }
+    }
+    let (replayed, _, _) = replay(db, config).await;
+    let state = replayed.snapshot();
+    let fixture = json!({
+        "snapshot": {"seq": snapshot.0, "version": snapshot.1, "state": snapshot.2},
+        "rows": rows,
+        "ends_with": {
+            "seq": seq,
+            "leases": state.leases.len(),
+            "orders": state.orders.len(),
+            "nodes": state.nodes.len(),
+            "now": state.now,
+        },
+    });
+    let text = serde_json::to_string_pretty(&fixture).expect("fixture");
+    std::fs::write(FIXTURE, text + "\n").expect("write the fixture");
+}
+
+async fn sqlx_row(db: &Db, sql: &str) -> (i64, i32, String) {
+    gpuex::db::dispatch!(db, pool => {
+        sqlx::query_as(sql).fetch_one(pool).await
+    })
+    .expect("a row")
+}
+
 /// Stops the server and checks its journal against its rows.
 async fn journal_matches_rows(app: &mut TestApp) -> (i64, i64) {
     app.halt().await;
     let config = app.settings.market().engine;
     let db = Db::connect(&app.database_url).await.expect("database");
     let (replayed, seq, rows) = replay(&db, config).await;
+    if std::env::var("GPUEX_UPDATE_JOURNAL_FIXTURE").is_ok_and(|v| v == "1")
+        && app.backend == crate::helpers::Backend::Sqlite
+    {
+        keep_fixture(&db, config).await;
+    }
     let (restored, rows_seq) = gpuex::market::restore::load_at(&db, config)
         .await
         .expect("the rows restore");
@@ -164,4 +222,48 @@ on_both_databases_fast! {
             assert_eq!(body["code"], "invalid_header", "{body}");
         }
     }
+}
+
+/// A release replays the journal an earlier release wrote: version 1's rows
+/// (`tests/fixtures/journal-v1.json`, written by the replay test above with
+/// `GPUEX_UPDATE_JOURNAL_FIXTURE=1`) decode, apply to its snapshot, and
+/// leave the engine that release had.
+#[test]
+fn the_journal_an_earlier_release_wrote_replays() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(FIXTURE).expect("the fixture"))
+            .expect("json");
+    let snapshot = &fixture["snapshot"];
+    assert_eq!(snapshot["version"], 1);
+    let state: gpuex::engine::Snapshot =
+        serde_json::from_str(snapshot["state"].as_str().expect("state"))
+            .expect("the snapshot decodes");
+    // The settings the journal was written under: the tests' fast ones.
+    let mut settings = gpuex::config::Settings::with_database("sqlite::memory:");
+    fleet::fast(&mut settings);
+    let mut engine = gpuex::engine::Engine::restore(settings.market().engine, state)
+        .expect("the snapshot restores");
+    let rows = fixture["rows"].as_array().expect("rows");
+    assert!(
+        rows.len() >= 8,
+        "a journal worth replaying: {} rows",
+        rows.len()
+    );
+    let mut seq = snapshot["seq"].as_i64().expect("seq");
+    for row in rows {
+        assert_eq!(row["seq"].as_i64(), Some(seq + 1), "rows in sequence");
+        seq += 1;
+        let version = i32::try_from(row["version"].as_i64().expect("version")).expect("small");
+        let steps = journal::decode(version, row["commands"].as_str().expect("commands"))
+            .unwrap_or_else(|e| panic!("row {seq}: {e}"));
+        journal::apply(&mut engine, &steps);
+    }
+    engine.validate().expect("no slice promised twice");
+    let end = &fixture["ends_with"];
+    let state = engine.snapshot();
+    assert_eq!(end["seq"].as_i64(), Some(seq));
+    assert_eq!(end["leases"].as_u64(), Some(state.leases.len() as u64));
+    assert_eq!(end["orders"].as_u64(), Some(state.orders.len() as u64));
+    assert_eq!(end["nodes"].as_u64(), Some(state.nodes.len() as u64));
+    assert_eq!(end["now"].as_i64(), Some(state.now));
 }

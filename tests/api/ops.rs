@@ -213,3 +213,20 @@ async fn metrics_are_off_without_a_metrics_token() {
         .await
         .assert_code(404, "not_found");
 }
+
+on_both_databases! {
+    async fn an_admin_lists_the_replicas_with_where_each_stands_and_no_one_else_may(app) {
+        let admin = app.admin().await;
+        let r = app.get("/v1/admin/replicas", Some(&admin)).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let list = r.body.as_array().expect("a list");
+        assert_eq!(list.len(), 1, "one process serves: {}", r.body);
+        let me = &list[0];
+        assert_eq!((&me["role"], &me["answering"], &me["silent"]), (&json!("leader"), &json!(true), &json!(false)), "{me}");
+        assert_eq!(me["url"], app.address, "{me}");
+        assert!(me["applied_seq"].as_i64() >= Some(0) && me["lag_ms"] == 0, "{me}");
+        let (buyer, _) = app.user("buyer").await;
+        app.get("/v1/admin/replicas", Some(&buyer)).await.assert_code(403, "forbidden");
+        assert_eq!(app.get("/v1/admin/replicas", None).await.status, 401);
+    }
+}

@@ -86,6 +86,22 @@ async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_witho
     );
     assert_eq!(metric(&text, "gpuex_journal_digest_mismatches_total"), 0.0);
     assert!(metric(&text, "gpuex_journal_applied_seq") >= 40.0);
+    // The admin's list has both, the leader first, and says which answered.
+    let listed = follower.get("/v1/admin/replicas", Some(&m.admin)).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let roles: Vec<(&str, bool)> = listed
+        .body
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|r| (r["role"].as_str().unwrap_or(""), r["answering"] == true))
+        .collect();
+    assert_eq!(
+        roles,
+        [("leader", false), ("follower", true)],
+        "{}",
+        listed.body
+    );
     let digests = crate::fleet::scalar(
         follower,
         "SELECT COUNT(*) FROM journal WHERE digest IS NOT NULL",
@@ -110,6 +126,17 @@ async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_witho
         assert_eq!(r.status, 201, "{}", r.body);
         orders.push(r.body["id"].as_str().expect("order id").to_owned());
     }
+    // The killed one is still listed, and goes silent.
+    eventually(30, "the killed replica to go silent", || async {
+        let listed = follower.get("/v1/admin/replicas", Some(&m.admin)).await;
+        listed.body.as_array().is_some_and(|list| {
+            list.len() == 2
+                && list[0]["role"] == "leader"
+                && list[0]["answering"] == true
+                && list[1]["silent"] == true
+        })
+    })
+    .await;
     let rows = crate::fleet::scalar(follower, "SELECT COUNT(*) FROM journal").await;
     let last = crate::fleet::scalar(follower, "SELECT MAX(seq) FROM journal").await;
     assert_eq!(

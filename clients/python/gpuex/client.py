@@ -29,6 +29,7 @@ from gpuex_api.api.leases import lease_logs as lease_logs_op
 from gpuex_api.api.leases import list_leases as list_leases_op
 from gpuex_api.api.leases import release_lease as release_op
 from gpuex_api.api.nodes import delete_node as delete_node_op
+from gpuex_api.api.ops import list_replicas as list_replicas_op
 from gpuex_api.api.orders import get_order as get_order_op
 from gpuex_api.api.orders import list_orders as list_orders_op
 from gpuex_api.api.orders import place_order as place_order_op
@@ -54,6 +55,7 @@ from gpuex_api.models import (
     Quote,
     QuoteRequest,
     RefreshRequest,
+    ReplicaView,
     SetRoleRequest,
     StoredEvent,
     Tco,
@@ -235,6 +237,16 @@ class Gpuex:
             raise _raw_error(response)
         node: dict[str, Any] = response.json()
         return node
+
+    def replicas(self) -> list[ReplicaView]:
+        """The replicas serving the market (admins), the leader first: each one's
+        ``role``, ``epoch``, how far its engine has applied the journal
+        (``applied_seq``, ``lag_ms``), when it last said so (``seen_at``, ``silent``
+        past 10 s) and whether it is the one that ``answering`` this call."""
+        response = list_replicas_op.sync_detailed(client=self.api)
+        if int(response.status_code) == 200 and isinstance(response.parsed, list):
+            return response.parsed
+        raise ApiError.from_response(response)
 
     def me(self) -> UserView:
         return _ok(me_op.sync_detailed(client=self.api), UserView)

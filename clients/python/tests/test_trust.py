@@ -187,3 +187,16 @@ def test_a_caller_reads_its_own_writes_by_asking_for_their_journal_row(server: s
     assert ahead.status_code == 200 and ahead.json()["applied_seq"] >= gx.seen_seq
     bad = httpx.get(f"{server}/readyz", headers={"Gpuex-Min-Seq": "soon"}, timeout=10)
     assert bad.status_code == 400 and "Gpuex-Min-Seq" in bad.json()["detail"]
+
+
+def test_an_admin_lists_the_replicas_and_a_buyer_may_not(server: str) -> None:
+    admin = Gpuex.login(server, *ADMIN)
+    replicas = admin.replicas()
+    assert len(replicas) == 1
+    (only,) = replicas
+    assert only.role == "leader" and only.answering and not only.silent
+    assert only.applied_seq >= 0 and only.lag_ms == 0
+    buyer = Gpuex.login(server, "buyer@gpuex.demo", "demo-buyer-password")
+    with pytest.raises(ApiError) as refused:
+        buyer.replicas()
+    assert refused.value.status == 403

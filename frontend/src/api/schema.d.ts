@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/replicas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The replicas heard from in the last hour: those still heard from first,
+         *     the leader first among them (a silent one's role is the last it wrote).
+         */
+        get: operations["list_replicas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/users/{id}/role": {
         parameters: {
             query?: never;
@@ -3076,6 +3096,41 @@ export interface components {
          * @enum {string}
          */
         RegisteredRole: "buyer" | "provider";
+        /** @description One replica as it last said it stood. */
+        ReplicaView: {
+            /** @description The replica that answered this request. */
+            answering: boolean;
+            /**
+             * Format: int64
+             * @description The last journal row its engine includes.
+             */
+            applied_seq: number;
+            /**
+             * Format: int64
+             * @description The leader's term it last saw in the journal.
+             */
+            epoch: number;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: int64
+             * @description How long it had been behind rows the leader announced, in milliseconds.
+             */
+            lag_ms: number;
+            /** @description `leader`, `follower` or `detached`. */
+            role: string;
+            /**
+             * Format: date-time
+             * @description When it last wrote its row.
+             */
+            seen_at: string;
+            /** @description Not heard from for more than 10 s: stopped, or cut off from the database. */
+            silent: boolean;
+            /** Format: date-time */
+            started_at: string;
+            /** @description Where the other replicas reach it (`--advertise-url`). */
+            url: string;
+        };
         /** @description An open listing as the market shows it: the slice, never the seller. */
         ResaleOffer: {
             ask_per_hour: string;
@@ -4499,6 +4554,65 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    list_replicas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every replica's standing, as it last wrote it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplicaView"][];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };

@@ -25,6 +25,7 @@ export function Admin() {
       <Credits onChange={changed} />
       <Roles onChange={changed} />
       <Nodes onChange={changed} />
+      <Replicas />
       <AuditLog changes={changes} />
     </Stack>
   );
@@ -282,6 +283,37 @@ function Nodes({ onChange }: { onChange: () => void }) {
                     '—'
                   ),
               },
+            ]}
+          />
+        )}
+      </Loadable>
+    </Section>
+  );
+}
+
+/** The replicas serving the market: which leads, how far each has applied the journal. */
+function Replicas() {
+  const replicas = useLoad(() => api.GET('/v1/admin/replicas'), []);
+  return (
+    <Section title="Replicas">
+      <Group mb="sm">
+        <Button size="xs" variant="default" onClick={() => replicas.reload()}>
+          Refresh
+        </Button>
+      </Group>
+      <Loadable loaded={replicas} isEmpty={(d) => d.length === 0} empty="No replica has reported yet.">
+        {(list) => (
+          <DataTable
+            data-testid="admin-replicas"
+            rows={list}
+            rowKey={(r) => r.id}
+            columns={[
+              { header: 'Address', cell: (r) => (r.answering ? `${r.url} (this one)` : r.url) },
+              { header: 'Role', cell: (r) => r.role },
+              { header: 'Epoch', cell: (r) => r.epoch },
+              { header: 'Journal row', cell: (r) => r.applied_seq },
+              { header: 'Lag', cell: (r) => `${r.lag_ms} ms` },
+              { header: 'Last seen', cell: (r) => (r.silent ? `${formatTime(r.seen_at)} (silent)` : formatTime(r.seen_at)) },
             ]}
           />
         )}

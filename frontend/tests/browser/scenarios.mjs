@@ -553,6 +553,23 @@ async function anAdminMarksANodeSimulatedAndAcceptsItsReview({ browser, base }) 
   await admin.context().close();
 }
 
+/** The admin page lists the replicas: the demo's one process, leading,
+ * with how far its engine has applied the journal. */
+async function anAdminSeesTheReplicas({ browser, base }) {
+  const admin = await newPage(browser);
+  await signIn(admin, base, 'admin');
+  await admin.goto(base + '/admin');
+  const table = admin.getByTestId('admin-replicas');
+  await table.waitFor();
+  const row = table.getByRole('row').filter({ hasText: '(this one)' });
+  await row.waitFor();
+  const text = await row.innerText();
+  assert.match(text, /leader/);
+  assert.match(text, /0 ms/);
+  await checkPage(admin, 'admin-replicas');
+  await admin.context().close();
+}
+
 export const scenarios = [
   ['the dashboard and the docs run under their Content-Security-Policy', theDashboardAndTheDocsRunUnderTheirContentSecurityPolicy],
   ['a buyer orders from the form, watches it run, reads its logs, releases it and is billed', buyerOrdersWatchesReleasesAndIsBilled],
@@ -566,6 +583,7 @@ export const scenarios = [
   ['a session refreshes itself, and signing out ends it on the server', aSessionRefreshesItselfAndSigningOutEndsItOnTheServer],
   ['a provider deletes a node, and an admin changes a role', aProviderDeletesANodeAndAnAdminChangesARole],
   ['an admin marks a node simulated and accepts the review of its changed inventory', anAdminMarksANodeSimulatedAndAcceptsItsReview],
+  ['an admin sees the replicas and which one leads', anAdminSeesTheReplicas],
   ['a reserved lease shows the resale ask cap', aReservedLeaseShowsItsResaleAskCap],
   ['a reserved lease listed for resale shows when it vacates', aListedLeaseShowsWhenItVacates],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],

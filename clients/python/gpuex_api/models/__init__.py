@@ -158,6 +158,7 @@ from .refused_usage import RefusedUsage
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
+from .replica_view import ReplicaView
 from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
 from .resources import Resources
@@ -358,6 +359,7 @@ __all__ = (
     "Region",
     "RegisteredRole",
     "RegisterRequest",
+    "ReplicaView",
     "ResaleOffer",
     "ResaleOfferSlotsItem",
     "Resources",
