@@ -8,8 +8,9 @@
 //! transaction, so a row exists exactly when the batch's rows do. Clock
 //! ticks that changed nothing write no transaction; they wait in the
 //! leader's buffer and go out with the next row, so a follower applies
-//! exactly what the leader did. Every [`DIGEST_EVERY`]th row carries the
-//! leader's state digest for followers to check theirs against; every
+//! exactly what the leader did. Every [`DIGEST_EVERY`]th row gets the
+//! leader's state digest once it is hashed (off the batch's path), for
+//! followers to check theirs against; every
 //! [`SNAPSHOT_EVERY`]th a snapshot is kept, and the journal before the
 //! older of the last two is trimmed.
 
@@ -220,24 +221,82 @@ pub fn apply(engine: &mut Engine, steps: &[Step]) {
 }
 
 /// A digest of everything the engine would restore from: two engines with
-/// the same digest place, price and end alike. Lists the engine keeps in
-/// hash order are sorted; the demand mix keeps its order, which counts.
+/// the same digest place, price and end alike.
 pub fn digest(engine: &Engine) -> String {
-    let mut state = match serde_json::to_value(engine.snapshot()) {
-        Ok(state) => state,
-        Err(e) => return format!("unencodable: {e}"),
-    };
-    if let Some(fields) = state.as_object_mut() {
-        for (name, value) in fields.iter_mut() {
-            if name == "demand" {
-                continue;
-            }
-            if let Some(items) = value.as_array_mut() {
-                items.sort_by_cached_key(|v| v.to_string());
-            }
-        }
+    digest_of(engine.snapshot())
+}
+
+/// [`digest`] of a snapshot taken earlier, so the hashing can run off the
+/// market task. Lists the engine keeps in hash order are sorted; the demand
+/// mix keeps its order, which counts. The JSON streams into the hash.
+pub fn digest_of(mut state: Snapshot) -> String {
+    state.regions.sort_by(|a, b| a.name.cmp(&b.name));
+    state
+        .prices
+        .sort_by(|a, b| (&a.region, &a.gpu_model, a.unit).cmp(&(&b.region, &b.gpu_model, b.unit)));
+    state.nodes.sort_by_key(|n| n.spec.id);
+    state.leases.sort_by_key(|l| l.id);
+    state.orders.sort_by_key(|o| o.id);
+    state
+        .clearing
+        .sort_by(|a, b| (&a.gpu_model, &a.region).cmp(&(&b.gpu_model, &b.region)));
+    state.listings.sort_by_key(|l| l.id);
+    let mut hasher = HashWriter(Sha256::new());
+    if let Err(e) = serde_json::to_writer(&mut hasher, &state) {
+        return format!("unencodable: {e}");
     }
-    hex::encode(Sha256::digest(state.to_string().as_bytes()))
+    hex::encode(hasher.0.finalize())
+}
+
+/// Bytes written are hashed.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Keeps the leader's digest of the state at row `seq`, computed after the
+/// row committed (off the batch's path).
+pub async fn keep_digest(db: &Db, seq: i64, digest: &str) -> anyhow::Result<()> {
+    dispatch!(db, pool => {
+        sqlx::query("UPDATE journal SET digest = $1 WHERE seq = $2")
+            .bind(digest)
+            .bind(seq)
+            .execute(pool)
+            .await
+            .map(|_| ())
+    })?;
+    // Followers waiting to compare theirs hear of it now, not at the next commit.
+    if let crate::db::Pool::Postgres(pool) = &db.pool {
+        sqlx::query("SELECT pg_notify($1, '')")
+            .bind(crate::cluster::CHANGES_CHANNEL)
+            .execute(pool)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The leader's digest of row `seq`: `None` while not written yet,
+/// `Some(None)` when the row is gone (trimmed) and cannot be checked.
+pub async fn leader_digest(db: &Db, seq: i64) -> anyhow::Result<Option<Option<String>>> {
+    let row: Option<Option<String>> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT digest FROM journal WHERE seq = $1")
+            .bind(seq)
+            .fetch_optional(pool)
+            .await
+    })?;
+    Ok(match row {
+        None => Some(None),
+        Some(None) => None,
+        Some(Some(digest)) => Some(Some(digest)),
+    })
 }
 
 /// Where this replica's engine stands in the journal, for `/readyz` and
@@ -253,6 +312,8 @@ pub struct JournalStatus {
     restores: AtomicU64,
     /// Digests of the leader that this replica's engine did not match.
     mismatches: AtomicU64,
+    /// Digests of the leader this replica compared its engine's with.
+    checked: AtomicU64,
     /// Woken at each row applied, for requests waiting on one.
     advanced: tokio::sync::Notify,
 }
@@ -272,6 +333,10 @@ impl JournalStatus {
 
     pub fn mismatches(&self) -> u64 {
         self.mismatches.load(Ordering::Relaxed)
+    }
+
+    pub fn digests_checked(&self) -> u64 {
+        self.checked.load(Ordering::Relaxed)
     }
 
     /// How long this replica has been behind the journal it knows of, in
@@ -332,6 +397,10 @@ impl JournalStatus {
 
     pub(super) fn mismatched(&self) {
         self.mismatches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn checked(&self) {
+        self.checked.fetch_add(1, Ordering::Relaxed);
     }
 }
 

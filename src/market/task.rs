@@ -79,6 +79,8 @@ pub async fn start(
             seq,
             unwritten: Vec::new(),
             status,
+            digest_due: None,
+            checks: Vec::new(),
         },
         myself: handle.tx.downgrade(),
     };
@@ -146,6 +148,12 @@ struct JournalCursor {
     unwritten: Vec<Step>,
     /// Shared with the routes (`/readyz`, `/metrics`).
     status: Arc<JournalStatus>,
+    /// The leader's engine as the last digest row left it, hashed once
+    /// that row committed.
+    digest_due: Option<(i64, crate::engine::Snapshot)>,
+    /// A follower's own digests of digest rows, until the leader's is
+    /// there to compare with.
+    checks: Vec<journaling::DigestCheck>,
 }
 
 /// At most this many quiet ticks wait for a row; then one is written for
@@ -472,6 +480,8 @@ impl MarketTask {
         self.balances.forget();
         self.history.forget();
         self.journal.unwritten.clear();
+        self.journal.digest_due = None;
+        self.journal.checks.clear();
         match restore::load_at(&self.db, self.config.engine).await {
             Ok((engine, seq)) => {
                 self.engine = engine;
@@ -593,6 +603,7 @@ impl MarketTask {
         let mark = tx.commit_with(writes).await?;
         self.journal.seq = written.seq;
         self.journal.status.applied(written.seq, written.epoch);
+        self.send_digest();
         self.feed.committed(out.clearings(), true);
         if out.told_anything() {
             self.events.poke();

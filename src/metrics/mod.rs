@@ -49,6 +49,7 @@ struct JournalMetrics {
     lag_seconds: Gauge,
     restores: IntCounter,
     mismatches: IntCounter,
+    checked: IntCounter,
 }
 
 impl JournalMetrics {
@@ -70,11 +71,16 @@ impl JournalMetrics {
                 "gpuex_journal_digest_mismatches_total",
                 "Leader state digests this replica's engine did not match (each restores it)",
             )?,
+            checked: IntCounter::new(
+                "gpuex_journal_digests_checked_total",
+                "Leader state digests this replica compared its engine's with",
+            )?,
         };
         registry.register(Box::new(journal.applied_seq.clone()))?;
         registry.register(Box::new(journal.lag_seconds.clone()))?;
         registry.register(Box::new(journal.restores.clone()))?;
         registry.register(Box::new(journal.mismatches.clone()))?;
+        registry.register(Box::new(journal.checked.clone()))?;
         Ok(journal)
     }
 }
@@ -306,6 +312,8 @@ impl Metrics {
             .inc_by(status.restores().saturating_sub(j.restores.get()));
         j.mismatches
             .inc_by(status.mismatches().saturating_sub(j.mismatches.get()));
+        j.checked
+            .inc_by(status.digests_checked().saturating_sub(j.checked.get()));
     }
 
     /// The registry in Prometheus text format.

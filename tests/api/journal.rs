@@ -267,3 +267,33 @@ fn the_journal_an_earlier_release_wrote_replays() {
     assert_eq!(end["nodes"].as_u64(), Some(state.nodes.len() as u64));
     assert_eq!(end["now"].as_i64(), Some(state.now));
 }
+
+crate::helpers::on_both_databases! {
+    async fn a_snapshot_trims_the_journal_and_snapshots_before_the_older_of_the_last_two(app) {
+        let mut app = app;
+        app.halt().await;
+        let db = Db::connect(&app.database_url).await.expect("database");
+        let first = fleet::scalar(&app, "SELECT COALESCE(MAX(seq), 0) FROM journal").await;
+        let state = journal::encode_snapshot(&gpuex::engine::Engine::new(app.settings.market().engine))
+            .expect("a snapshot");
+        for i in 1..=9 {
+            let tx = db.begin().await.expect("tx");
+            let mut writes = gpuex::db::Writes::new(&tx);
+            journal::push_append(&mut writes, first + i, 1, 0, journal::encode(&[]).expect("[]"), None);
+            if i % 3 == 0 {
+                journal::push_snapshot(&mut writes, first + i, 0, state.clone());
+            }
+            tx.commit_with(writes).await.expect("commit");
+        }
+        // Kept: the last two snapshots, and the journal after the older.
+        let kept = fleet::scalar(&app, "SELECT COUNT(*) FROM journal_snapshots").await;
+        let oldest = fleet::scalar(&app, "SELECT MIN(seq) FROM journal_snapshots").await;
+        let journal_from = fleet::scalar(&app, "SELECT MIN(seq) FROM journal").await;
+        assert_eq!((kept, oldest, journal_from), (2, first + 6, first + 7));
+        let (engine, seq, rows) = replay(&db, app.settings.market().engine).await;
+        assert_eq!((seq, rows), (first + 9, 3), "from the older snapshot, its three rows after");
+        engine.validate().expect("valid");
+        db.close().await;
+        app.resume().await;
+    }
+}

@@ -7,6 +7,17 @@ use crate::market::journal::{self, Step};
 use crate::market::restore;
 use chrono::{DateTime, Utc};
 
+/// At most this many of a follower's digests wait for the leader's.
+const WAITING_CHECKS: usize = 4;
+
+/// A follower's digest of its engine at a digest row, hashed off the task,
+/// and the leader's once known.
+pub(super) struct DigestCheck {
+    seq: i64,
+    ours: tokio::task::JoinHandle<String>,
+    leader: Option<String>,
+}
+
 /// The journal row a batch appended.
 pub(super) struct Written {
     pub(super) seq: i64,
@@ -77,6 +88,7 @@ impl MarketTask {
             };
             if entries.is_empty() {
                 self.journal.status.caught_up();
+                self.check_digests().await;
                 return;
             }
             for entry in entries {
@@ -92,22 +104,78 @@ impl MarketTask {
                 journal::apply(&mut self.engine, &entry.steps);
                 self.journal.seq = entry.seq;
                 self.journal.status.applied(entry.seq, entry.epoch);
-                if let Some(expected) = &entry.digest {
-                    let ours = journal::digest(&self.engine);
-                    if ours != *expected {
-                        self.journal.status.mismatched();
-                        tracing::error!(
-                            seq = entry.seq,
-                            leader = %expected,
-                            ours = %ours,
-                            "this replica's engine differs from the leader's; restoring it"
-                        );
-                        self.rebuild().await;
-                        return;
-                    }
+                if entry.seq % journal::DIGEST_EVERY == 0 {
+                    let snapshot = self.engine.snapshot();
+                    self.journal.checks.push(DigestCheck {
+                        seq: entry.seq,
+                        ours: tokio::task::spawn_blocking(move || journal::digest_of(snapshot)),
+                        leader: entry.digest,
+                    });
                 }
             }
         }
+    }
+
+    /// Compares each of this follower's digests whose hash is done with the
+    /// leader's, once the leader wrote it; a mismatch restores the engine.
+    async fn check_digests(&mut self) {
+        let mut waiting = Vec::new();
+        for mut check in std::mem::take(&mut self.journal.checks) {
+            if !check.ours.is_finished() {
+                waiting.push(check);
+                continue;
+            }
+            let leader = match check.leader.take() {
+                Some(digest) => digest,
+                None => match journal::leader_digest(&self.db, check.seq).await {
+                    Ok(Some(Some(digest))) => digest,
+                    // Trimmed: nothing to compare with any more.
+                    Ok(Some(None)) => continue,
+                    Ok(None) | Err(_) => {
+                        waiting.push(check);
+                        continue;
+                    }
+                },
+            };
+            let Ok(ours) = (&mut check.ours).await else {
+                continue;
+            };
+            self.journal.status.checked();
+            if ours != leader {
+                self.journal.status.mismatched();
+                tracing::error!(
+                    seq = check.seq,
+                    leader = %leader,
+                    ours = %ours,
+                    "this replica's engine differs from the leader's; restoring it"
+                );
+                self.rebuild().await;
+                return;
+            }
+        }
+        // A digest the leader never wrote (it stopped) is given up.
+        let excess = waiting.len().saturating_sub(WAITING_CHECKS);
+        waiting.drain(..excess);
+        self.journal.checks = waiting;
+    }
+
+    /// Hashes the leader's engine as the last digest row left it, off the
+    /// task, and keeps the digest in that row.
+    pub(super) fn send_digest(&mut self) {
+        let Some((seq, snapshot)) = self.journal.digest_due.take() else {
+            return;
+        };
+        let db = self.db.clone();
+        tokio::spawn(async move {
+            let Ok(digest) =
+                tokio::task::spawn_blocking(move || journal::digest_of(snapshot)).await
+            else {
+                return;
+            };
+            if let Err(e) = journal::keep_digest(&db, seq, &digest).await {
+                tracing::warn!(error = ?e, seq, "failed to keep the journal's digest");
+            }
+        });
     }
 
     /// Applies `command` to the engine, and keeps it for the batch's
@@ -135,8 +203,11 @@ impl MarketTask {
             _ => 0,
         };
         let commands = journal::encode(&self.journal.unwritten)?;
-        let digest = (seq % journal::DIGEST_EVERY == 0).then(|| journal::digest(&self.engine));
-        journal::push_append(writes, seq, epoch, at_ms, commands, digest);
+        if seq % journal::DIGEST_EVERY == 0 {
+            // Hashed after the commit, off the batch's path.
+            self.journal.digest_due = Some((seq, self.engine.snapshot()));
+        }
+        journal::push_append(writes, seq, epoch, at_ms, commands, None);
         if seq % journal::SNAPSHOT_EVERY == 0 {
             journal::push_snapshot(writes, seq, at_ms, journal::encode_snapshot(&self.engine)?);
         }
