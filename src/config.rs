@@ -115,6 +115,11 @@ pub struct Settings {
     /// How often running leases are charged and their holds renewed.
     #[arg(long, env = "GPUEX_BILLING_INTERVAL_S", default_value_t = 60)]
     pub billing_interval_s: i64,
+    /// Every this many journal rows the leader keeps a snapshot of its
+    /// engine and trims the journal before the one before (DESIGN §20).
+    #[arg(long, env = "GPUEX_JOURNAL_SNAPSHOT_EVERY", default_value_t = 4096,
+          value_parser = clap::value_parser!(i64).range(2..))]
+    pub journal_snapshot_every: i64,
     /// A node silent this long is lost (DESIGN §7).
     #[arg(long, env = "GPUEX_NODE_TIMEOUT_S", default_value_t = 30)]
     pub node_timeout_s: i64,
@@ -217,6 +222,7 @@ impl Settings {
             register_per_hour: 20,
             preempt_notice_s: 120,
             spot_interval_s: 10,
+            journal_snapshot_every: 4096,
             billing_interval_s: 60,
             node_timeout_s: 30,
             heartbeat_interval_s: 5,
@@ -256,6 +262,7 @@ impl Settings {
             },
             platform_fee: self.platform_fee,
             billing_interval_s: self.billing_interval_s,
+            journal_snapshot_every: self.journal_snapshot_every,
             tick: Duration::from_millis(self.tick_ms.max(10)),
             clock: self.clock.clone(),
         }

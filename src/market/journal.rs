@@ -10,9 +10,9 @@
 //! leader's buffer and go out with the next row, so a follower applies
 //! exactly what the leader did. Every [`DIGEST_EVERY`]th row gets the
 //! leader's state digest once it is hashed (off the batch's path), for
-//! followers to check theirs against; every
-//! [`SNAPSHOT_EVERY`]th a snapshot is kept, and the journal before the
-//! older of the last two is trimmed.
+//! followers to check theirs against; every few thousandth (the market's
+//! `journal_snapshot_every`) a snapshot is kept, also off the path, and the
+//! journal before the older of the last two is trimmed.
 
 use crate::cluster::forward::WireCommand;
 use crate::db::{dispatch, dispatch_tx, push_statement, Db, Tx, Writes};
@@ -30,9 +30,6 @@ pub const VERSION: i32 = 1;
 
 /// Every this many rows the leader writes its state digest.
 pub const DIGEST_EVERY: i64 = 32;
-
-/// Every this many rows the leader keeps a snapshot.
-pub const SNAPSHOT_EVERY: i64 = 4096;
 
 /// Rows a follower reads in one trip.
 const READ_CHUNK: i64 = 256;
@@ -145,6 +142,16 @@ pub fn push_snapshot(writes: &mut Writes<'_>, seq: i64, at_ms: i64, state: Strin
         b.push_bind(seq);
         b.push(")");
     });
+}
+
+/// Keeps `state` (an encoded snapshot) as the snapshot at `seq`, trimming
+/// as [`push_snapshot`] does, in a transaction of its own.
+pub async fn keep_snapshot(db: &Db, seq: i64, at_ms: i64, state: String) -> anyhow::Result<()> {
+    let tx = db.begin().await?;
+    let mut writes = Writes::new(&tx);
+    push_snapshot(&mut writes, seq, at_ms, state);
+    tx.commit_with(writes).await?;
+    Ok(())
 }
 
 /// The engine's state, as a snapshot row stores it.

@@ -35,6 +35,8 @@ pub struct MarketConfig {
     pub billing_interval_s: i64,
     /// How often the engine's clock ticks.
     pub tick: Duration,
+    /// Every this many journal rows a snapshot is kept (and the journal trimmed).
+    pub journal_snapshot_every: i64,
     pub clock: crate::clock::Clock,
 }
 
@@ -80,6 +82,7 @@ pub async fn start(
             unwritten: Vec::new(),
             status,
             digest_due: None,
+            snapshot_due: false,
             checks: Vec::new(),
         },
         myself: handle.tx.downgrade(),
@@ -151,6 +154,8 @@ struct JournalCursor {
     /// The leader's engine as the last digest row left it, hashed once
     /// that row committed.
     digest_due: Option<(i64, crate::engine::Snapshot)>,
+    /// Whether that snapshot is also kept as the snapshot row at its sequence.
+    snapshot_due: bool,
     /// A follower's own digests of digest rows, until the leader's is
     /// there to compare with.
     checks: Vec<journaling::DigestCheck>,
@@ -481,6 +486,7 @@ impl MarketTask {
         self.history.forget();
         self.journal.unwritten.clear();
         self.journal.digest_due = None;
+        self.journal.snapshot_due = false;
         self.journal.checks.clear();
         match restore::load_at(&self.db, self.config.engine).await {
             Ok((engine, seq)) => {

@@ -297,3 +297,40 @@ crate::helpers::on_both_databases! {
         app.resume().await;
     }
 }
+
+/// Fast settings, with a snapshot every 8 journal rows.
+fn snapshot_often(settings: &mut gpuex::config::Settings) {
+    fleet::fast(settings);
+    settings.journal_snapshot_every = 8;
+}
+
+crate::helpers::on_both_databases_with! { snapshot_often =>
+    async fn the_leader_keeps_a_snapshot_every_few_rows_off_its_path_and_trims_the_journal(app) {
+        let mut app = app;
+        let m = market(&app).await;
+        app.node("eu-west", &[("H100-SXM5-80GB", "shared"), ("H100-SXM5-80GB", "shared")]).await;
+        let order = json!({"mode": "on_demand", "resources": {"tflops": 10, "vram_gb": 4},
+                           "region": "eu-west", "duration_s": 3600});
+        for _ in 0..12 {
+            fleet::place(&app, &m.buyer, order.clone()).await;
+        }
+        // The first snapshot (at the journal's start) gives way once two
+        // later ones are kept: each kept after its row committed.
+        fleet::eventually(30, "two snapshots past the first", || async {
+            fleet::scalar(&app, "SELECT COUNT(*) FROM journal_snapshots").await == 2
+                && fleet::scalar(&app, "SELECT MIN(seq) FROM journal_snapshots").await >= 8
+        })
+        .await;
+        let oldest = fleet::scalar(&app, "SELECT MIN(seq) FROM journal_snapshots").await;
+        assert_eq!(oldest % 8, 0, "snapshots at every 8th row: {oldest}");
+        let (_, rows) = journal_matches_rows(&mut app).await;
+        assert!(rows >= 8, "replayed from the oldest kept snapshot: {rows} rows");
+        // In one statement: the server writes on meanwhile.
+        let gap = fleet::scalar(
+            &app,
+            "SELECT (SELECT MIN(seq) FROM journal) - (SELECT MIN(seq) FROM journal_snapshots)",
+        )
+        .await;
+        assert_eq!(gap, 1, "the journal starts right after the older kept snapshot");
+    }
+}

@@ -160,20 +160,37 @@ impl MarketTask {
     }
 
     /// Hashes the leader's engine as the last digest row left it, off the
-    /// task, and keeps the digest in that row.
+    /// task, and keeps the digest in that row; on a snapshot row, keeps the
+    /// snapshot too (which trims the journal), also off the batch's path.
     pub(super) fn send_digest(&mut self) {
         let Some((seq, snapshot)) = self.journal.digest_due.take() else {
             return;
         };
+        let keep_snapshot = std::mem::take(&mut self.journal.snapshot_due);
+        let digest_row = seq % journal::DIGEST_EVERY == 0;
+        let at_ms = self.config.clock.now().timestamp_millis();
         let db = self.db.clone();
         tokio::spawn(async move {
-            let Ok(digest) =
-                tokio::task::spawn_blocking(move || journal::digest_of(snapshot)).await
-            else {
+            let work = tokio::task::spawn_blocking(move || {
+                let state = keep_snapshot.then(|| serde_json::to_string(&snapshot));
+                let digest = digest_row.then(|| journal::digest_of(snapshot));
+                (state, digest)
+            });
+            let Ok((state, digest)) = work.await else {
                 return;
             };
-            if let Err(e) = journal::keep_digest(&db, seq, &digest).await {
-                tracing::warn!(error = ?e, seq, "failed to keep the journal's digest");
+            if let Some(digest) = digest {
+                if let Err(e) = journal::keep_digest(&db, seq, &digest).await {
+                    tracing::warn!(error = ?e, seq, "failed to keep the journal's digest");
+                }
+            }
+            let kept = match state {
+                Some(Ok(state)) => journal::keep_snapshot(&db, seq, at_ms, state).await,
+                Some(Err(e)) => Err(e.into()),
+                None => Ok(()),
+            };
+            if let Err(e) = kept {
+                tracing::warn!(error = ?e, seq, "failed to keep the journal's snapshot");
             }
         });
     }
@@ -189,8 +206,8 @@ impl MarketTask {
     }
 
     /// Adds the batch's journal row to its final statements: what the engine
-    /// applied since the last row, the digest on every few rows, and on
-    /// every few thousand a snapshot (which trims what is older).
+    /// applied since the last row. On a digest or snapshot row it takes the
+    /// engine's snapshot for [`MarketTask::send_digest`] after the commit.
     pub(super) fn journal_row(
         &mut self,
         writes: &mut crate::db::Writes<'_>,
@@ -203,14 +220,13 @@ impl MarketTask {
             _ => 0,
         };
         let commands = journal::encode(&self.journal.unwritten)?;
-        if seq % journal::DIGEST_EVERY == 0 {
-            // Hashed after the commit, off the batch's path.
+        let snapshot_row = seq % self.config.journal_snapshot_every == 0;
+        if seq % journal::DIGEST_EVERY == 0 || snapshot_row {
+            // Hashed and encoded after the commit, off the batch's path.
             self.journal.digest_due = Some((seq, self.engine.snapshot()));
+            self.journal.snapshot_due = snapshot_row;
         }
         journal::push_append(writes, seq, epoch, at_ms, commands, None);
-        if seq % journal::SNAPSHOT_EVERY == 0 {
-            journal::push_snapshot(writes, seq, at_ms, journal::encode_snapshot(&self.engine)?);
-        }
         // Written or not, these are in the row or the engine is rebuilt.
         self.journal.unwritten.clear();
         Ok(Written { seq, epoch })

@@ -73,6 +73,7 @@ fn quiet_market() -> MarketConfig {
         platform_fee: Decimal::new(5, 2),
         billing_interval_s: 60,
         tick: Duration::from_secs(3600),
+        journal_snapshot_every: 4096,
         clock: Default::default(),
     }
 }
