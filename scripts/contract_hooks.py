@@ -63,7 +63,10 @@ def map_query(ctx, query):
 # allows it), and only for these reasons: `refused_only_for_a_rule_the_schema_cannot_state`.
 MARKET_CODES = {"insufficient_funds", "no_capacity", "below_floor", "reserved_too_soon",
                 "unknown_model", "unknown_precision", "unsatisfiable_resources",
-                "node_cordoned", "budget_exceeded"}
+                "node_cordoned", "budget_exceeded",
+                # No model that could hold the resources has a list price in
+                # the region: the admin's price list, not the request.
+                "no_price"}
 # An Idempotency-Key already used with another body: a rule on what was sent
 # before, which no schema of one request can state.
 IDEMPOTENCY_CODES = {"idempotency_key_reused"}
