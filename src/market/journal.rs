@@ -54,8 +54,6 @@ struct StoredStep {
 pub struct Entry {
     pub seq: i64,
     pub epoch: i64,
-    /// When the leader committed it (Unix milliseconds).
-    pub at_ms: i64,
     pub steps: Vec<Step>,
     pub digest: Option<String>,
 }
@@ -161,9 +159,9 @@ pub fn encode_snapshot(engine: &Engine) -> anyhow::Result<String> {
 
 /// The rows after `seq`, oldest first, at most a chunk of them.
 pub async fn after(db: &Db, seq: i64) -> anyhow::Result<Vec<Entry>> {
-    let rows: Vec<(i64, i64, i64, i32, String, Option<String>)> = dispatch!(db, pool => {
+    let rows: Vec<(i64, i64, i32, String, Option<String>)> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT seq, epoch, at_ms, version, commands, digest FROM journal \
+            "SELECT seq, epoch, version, commands, digest FROM journal \
              WHERE seq > $1 ORDER BY seq LIMIT $2",
         )
         .bind(seq)
@@ -172,11 +170,10 @@ pub async fn after(db: &Db, seq: i64) -> anyhow::Result<Vec<Entry>> {
         .await
     })?;
     rows.into_iter()
-        .map(|(seq, epoch, at_ms, version, commands, digest)| {
+        .map(|(seq, epoch, version, commands, digest)| {
             Ok(Entry {
                 seq,
                 epoch,
-                at_ms,
                 steps: decode(version, &commands).with_context(|| format!("journal row {seq}"))?,
                 digest,
             })
