@@ -237,8 +237,8 @@ fn http(c: &mut Criterion) {
         });
     }
     // The floor under order placement on this schema: each order's rows
-    // (order, lease, fill, journal entry, two postings, hold) and the two
-    // balances, as multi-row INSERTs with binds in one compound statement
+    // (order, lease, fill, ledger entry, two postings, hold), the two
+    // balances and the batch's market journal row, as multi-row INSERTs with binds in one compound statement
     // with its BEGIN and COMMIT, a batch a trip, as the market writes them,
     // with no HTTP and no engine. Copies of an order the server placed
     // above, under new ids.
@@ -302,6 +302,11 @@ struct RowCopy {
 struct OrderRows {
     rows: Vec<RowCopy>,
     accounts: Vec<String>,
+    /// The order's command as the market journal stores it: each batch
+    /// appends one journal row holding one of these per order.
+    journal_step: String,
+    /// The floor's journal rows, far past any the server writes meanwhile.
+    journal_seq: std::sync::atomic::AtomicI64,
 }
 
 impl OrderRows {
@@ -334,6 +339,16 @@ impl OrderRows {
             });
             sql.push("; ");
         }
+        // The market journal's row for the batch (DESIGN §20).
+        let steps = vec![self.journal_step.as_str(); ids.len()].join(",");
+        sql.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, digest) VALUES (")
+            .push_bind(
+                self.journal_seq
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            )
+            .push(", 0, 0, 1, ")
+            .push_bind(format!("[{steps}]"))
+            .push(", NULL); ");
         // The market writes each touched balance once per batch.
         for account in &self.accounts {
             sql.push("UPDATE accounts SET balance = balance WHERE code = ")
@@ -489,7 +504,32 @@ async fn order_rows_template(database: &str) -> (sqlx::SqliteConnection, OrderRo
             });
         }
     }
-    (conn, OrderRows { rows, accounts })
+    let journal_step = journal_step_of(&mut conn, order).await;
+    (
+        conn,
+        OrderRows {
+            rows,
+            accounts,
+            journal_step,
+            journal_seq: std::sync::atomic::AtomicI64::new(1_000_000_000),
+        },
+    )
+}
+
+/// The journal's step that placed `order`, as stored.
+async fn journal_step_of(conn: &mut sqlx::SqliteConnection, order: uuid::Uuid) -> String {
+    let commands: String =
+        sqlx::query_scalar("SELECT commands FROM journal WHERE commands LIKE $1")
+            .bind(format!("%{order}%"))
+            .fetch_one(&mut *conn)
+            .await
+            .expect("the journal row that placed the order");
+    let steps: Vec<Value> = serde_json::from_str(&commands).expect("journal commands");
+    steps
+        .iter()
+        .map(Value::to_string)
+        .find(|step| step.contains(&order.to_string()))
+        .expect("the order's step")
 }
 
 criterion_group!(benches, http);

@@ -25,7 +25,13 @@
 //! measures nothing. Knobs: `GPUEX_BENCH_IN_FLIGHT` (32),
 //! `GPUEX_BENCH_SECONDS` (20, measured per deployment),
 //! `GPUEX_BENCH_WARMUP_SECONDS` (5), `GPUEX_BENCH_NODES` (600: each takes 160 orders),
-//! `GPUEX_BENCH_ROUNDS` (1: each round runs all three deployments again).
+//! `GPUEX_BENCH_ROUNDS` (1: each round runs all three deployments again),
+//! `GPUEX_BENCH_READ_SECONDS` (8, for each replica's reads).
+//!
+//! The round-robin deployment also gives what following costs
+//! (`scale_out/follower.rs`): the followers' row lag p99 over the measured
+//! window, then reads against the leader alone and a follower alone, as CPU
+//! per read.
 
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -38,6 +44,10 @@ use tokio::process::{Child, Command};
 const ADMIN_EMAIL: &str = "admin@bench.test";
 const ADMIN_PASSWORD: &str = "bench-password-1";
 const JWT_SECRET: &str = "bench-secret-known-to-the-bench";
+const METRICS_TOKEN: &str = "bench-metrics-token";
+
+#[path = "scale_out/follower.rs"]
+mod follower;
 
 fn knob(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -120,6 +130,7 @@ impl Replica {
             .env("GPUEX_ADMIN_EMAIL", ADMIN_EMAIL)
             .env("GPUEX_ADMIN_PASSWORD", ADMIN_PASSWORD)
             .env("GPUEX_TOKEN_TTL_S", "3600")
+            .env("GPUEX_METRICS_TOKEN", METRICS_TOKEN)
             // The bench measures the server, not its request limits.
             .env("GPUEX_RATE_LIMIT_RPS", "1000000")
             .env("GPUEX_RATE_LIMIT_BURST", "1000000")
@@ -404,6 +415,11 @@ struct Figures {
     /// leases in it: what a follower does once at start, or on a digest
     /// mismatch (before the journal, every 250 ms under steady commits).
     rebuild: Option<(Duration, usize)>,
+    /// Round-robin only: the followers' row lag p99 (seconds) over the
+    /// measured window, with the rows it covers.
+    row_lag_p99: Option<(f64, f64)>,
+    /// Round-robin only: reads against the leader alone, then a follower alone.
+    reads: Option<[follower::ReadCost; 2]>,
 }
 
 struct Cores {
@@ -489,9 +505,37 @@ async fn measure(
     );
 
     load(client, &addresses, &buyer, in_flight, warm_up).await;
+    let round_robin = deployment.replicas > 1 && !deployment.leader_only;
+    let followers: Vec<&Replica> = replicas
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| round_robin && Some(*i) != leader)
+        .map(|(_, r)| r)
+        .collect();
+    let mut lag_before = Vec::new();
+    for f in &followers {
+        lag_before.push(follower::RowLag::of(client, f).await);
+    }
     let before = ticks(&replicas);
     let (samples, elapsed) = load(client, &addresses, &buyer, in_flight, wall).await;
     let after = ticks(&replicas);
+    let mut row_lag_p99 = None;
+    for (f, earlier) in followers.iter().zip(&lag_before) {
+        let (p99, rows) = follower::RowLag::of(client, f).await.p99_since(earlier);
+        let worst = row_lag_p99.map_or(0.0, |(p, _)| p);
+        row_lag_p99 = Some((p99.max(worst), rows + row_lag_p99.map_or(0.0, |(_, r)| r)));
+    }
+    let reads = match (leader, followers.first()) {
+        (Some(leader), Some(follower)) => {
+            let read_wall = Duration::from_secs(knob("GPUEX_BENCH_READ_SECONDS", 8));
+            let on_leader =
+                follower::read_cost(client, &replicas[leader], &buyer, in_flight, read_wall).await;
+            let on_follower =
+                follower::read_cost(client, follower, &buyer, in_flight, read_wall).await;
+            Some([on_leader, on_follower])
+        }
+        _ => None,
+    };
     let busy = |from: u64, to: u64| (to - from) as f64 / TICKS_PER_S / elapsed.as_secs_f64();
     let cores = before.zip(after).map(|((r0, c0, m0), (r1, c1, m1))| {
         let mut replicas: Vec<(usize, f64)> = r0
@@ -565,6 +609,8 @@ async fn measure(
         by_role,
         cores,
         rebuild,
+        row_lag_p99,
+        reads,
     }
 }
 
@@ -647,6 +693,22 @@ fn main() {
                     cores.machine
                 );
             }
+        }
+        if let Some((p99, rows)) = figures[1].row_lag_p99 {
+            println!(
+                "3 replicas round-robin: follower row lag p99 <= {:.1} ms over {rows:.0} rows applied (leader's batch to the follower's engine)",
+                p99 * 1000.0
+            );
+        }
+        if let Some([leader, follower]) = &figures[1].reads {
+            println!(
+                "reads (book and order list, alone on one replica): leader {:.0}/s at {:.3} CPU ms each; follower {:.0}/s at {:.3} CPU ms each; follower / leader CPU per read {:.2}",
+                leader.reads_per_s,
+                leader.cpu_ms_per_read,
+                follower.reads_per_s,
+                follower.cpu_ms_per_read,
+                follower.cpu_ms_per_read / leader.cpu_ms_per_read
+            );
         }
         let ratio = |a: &Figures, b: &Figures| {
             format!(

@@ -71,6 +71,7 @@ impl AppState {
             db.clone(),
             settings.market(),
             metrics.queue_wait.clone(),
+            metrics.journal_row_lag.clone(),
             events.clone(),
             market_feed.clone(),
             cluster.clone(),

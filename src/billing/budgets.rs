@@ -16,7 +16,6 @@ use crate::db::{dispatch, Db, Money};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::events::{EventType, NewEvent, Owner};
-use crate::market::OrderState;
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
 use axum::extract::State;
@@ -245,11 +244,10 @@ pub async fn spent(
         sqlx::query_as(
             "SELECT l.price_per_hour, l.starts_at, l.ends_at, o.tags_json FROM leases l \
              JOIN orders o ON o.id = l.order_id WHERE l.buyer_id = $1 AND l.mode = $2 \
-             AND o.state = $3 AND l.created_at >= $4 AND l.created_at < $5",
+             AND o.state = 'filled' AND l.created_at >= $3 AND l.created_at < $4",
         )
         .bind(buyer)
         .bind(Mode::Reserved)
-        .bind(OrderState::Filled)
         .bind(from)
         .bind(to)
         .fetch_all(pool)

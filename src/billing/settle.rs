@@ -7,9 +7,9 @@
 use super::charges::{self, ChargeDetail, Chargeable, Resold};
 use super::ledger::{self, LedgerError};
 use super::refund;
+use crate::db::Flushed;
 use crate::db::{dispatch_tx, execute_tx, Money};
 use crate::engine::{EndReason, Lease, Mode, ResaleSource};
-use crate::market::Flushed;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;

@@ -192,6 +192,31 @@ const WRITER_CACHE_KIB: &str = "-65536";
 /// Rows per multi-row INSERT: far below either backend's bind limit.
 pub const INSERT_CHUNK: usize = 256;
 
+/// Proof that every row a writer held in memory is written, so a read in
+/// the transaction cannot miss one. Billing's reads and writes take one;
+/// the market's writer makes it. It borrows the writer's buffer, so nothing
+/// new can be buffered while it lives.
+pub struct Flushed<'a, 't> {
+    tx: &'a mut Tx<'t>,
+    _buffer: std::marker::PhantomData<&'a mut ()>,
+}
+
+impl<'a, 't> Flushed<'a, 't> {
+    /// For a writer whose `buffer` was just written out in `tx`.
+    pub fn written<B>(tx: &'a mut Tx<'t>, buffer: &'a mut B) -> Self {
+        let _ = buffer;
+        Flushed {
+            tx,
+            _buffer: std::marker::PhantomData,
+        }
+    }
+
+    /// The transaction, for reads and for writes that bypass the buffer.
+    pub fn tx(&mut self) -> &mut Tx<'t> {
+        self.tx
+    }
+}
+
 /// Statements written together at the end of a unit of work. On SQLite they
 /// are one compound statement, so the whole write makes one trip to the
 /// driver's connection thread instead of one per statement; on PostgreSQL

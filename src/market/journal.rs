@@ -14,6 +14,7 @@
 //! `journal_snapshot_every`) a snapshot is kept, also off the path, and the
 //! journal before the older of the last two is trimmed.
 
+use super::writer::Followup;
 use crate::cluster::forward::WireCommand;
 use crate::db::{dispatch, dispatch_tx, push_statement, Db, Tx, Writes};
 use crate::engine::types::Ts;
@@ -54,6 +55,8 @@ struct StoredStep {
 pub struct Entry {
     pub seq: i64,
     pub epoch: i64,
+    /// When the leader's batch ran (Unix ms, the leader's clock).
+    pub at_ms: i64,
     pub steps: Vec<Step>,
     pub digest: Option<String>,
 }
@@ -87,17 +90,19 @@ pub fn decode(version: i32, commands: &str) -> anyhow::Result<Vec<Step>> {
         .collect())
 }
 
-/// Appends row `seq` to `writes` (the batch's final statements).
+/// Appends row `seq` to `writes` (the batch's final statements), with
+/// what the batch owes the next one ([`encode_owed`]). The digest comes
+/// later ([`keep_digest`]), hashed off the batch's path.
 pub fn push_append(
     writes: &mut Writes<'_>,
     seq: i64,
     epoch: i64,
     at_ms: i64,
     commands: String,
-    digest: Option<String>,
+    owed: Option<String>,
 ) {
     push_statement!(writes, |b| {
-        b.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, digest) VALUES (");
+        b.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, owed) VALUES (");
         b.push_bind(seq);
         b.push(", ");
         b.push_bind(epoch);
@@ -108,9 +113,35 @@ pub fn push_append(
         b.push(", ");
         b.push_bind(commands.clone());
         b.push(", ");
-        b.push_bind(digest.clone());
+        b.push_bind(owed.clone());
         b.push(")");
     });
+}
+
+/// What a batch owes the next one, as its row keeps it (`None`: nothing).
+pub fn encode_owed(owed: &[Followup]) -> anyhow::Result<Option<String>> {
+    if owed.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(owed)
+        .map(Some)
+        .context("failed to encode what the batch owes")
+}
+
+/// What row `seq` owes the batch after it: a leader that starts, restores
+/// or is promoted at `seq` applies it first.
+pub async fn owed_at(db: &Db, seq: i64) -> anyhow::Result<Vec<Followup>> {
+    let owed: Option<Option<String>> = dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT owed FROM journal WHERE seq = $1")
+            .bind(seq)
+            .fetch_optional(pool)
+            .await
+    })?;
+    match owed.flatten() {
+        Some(text) => serde_json::from_str(&text)
+            .with_context(|| format!("corrupt owed follow-ups in journal row {seq}")),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Keeps `engine`'s state as the snapshot at `seq`, and trims what no
@@ -159,9 +190,9 @@ pub fn encode_snapshot(engine: &Engine) -> anyhow::Result<String> {
 
 /// The rows after `seq`, oldest first, at most a chunk of them.
 pub async fn after(db: &Db, seq: i64) -> anyhow::Result<Vec<Entry>> {
-    let rows: Vec<(i64, i64, i32, String, Option<String>)> = dispatch!(db, pool => {
+    let rows: Vec<(i64, i64, i64, i32, String, Option<String>)> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT seq, epoch, version, commands, digest FROM journal \
+            "SELECT seq, epoch, at_ms, version, commands, digest FROM journal \
              WHERE seq > $1 ORDER BY seq LIMIT $2",
         )
         .bind(seq)
@@ -170,10 +201,11 @@ pub async fn after(db: &Db, seq: i64) -> anyhow::Result<Vec<Entry>> {
         .await
     })?;
     rows.into_iter()
-        .map(|(seq, epoch, version, commands, digest)| {
+        .map(|(seq, epoch, at_ms, version, commands, digest)| {
             Ok(Entry {
                 seq,
                 epoch,
+                at_ms,
                 steps: decode(version, &commands).with_context(|| format!("journal row {seq}"))?,
                 digest,
             })

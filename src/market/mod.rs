@@ -9,7 +9,6 @@ mod writer;
 
 pub use handle::{MarketError, MarketHandle, OrderMeta};
 pub use task::{start, MarketConfig};
-pub use writer::Flushed;
 
 pub mod book;
 mod convert;

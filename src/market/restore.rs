@@ -1,5 +1,9 @@
-//! Rebuilds the engine from the database at start-up, or after a failed commit.
+//! Rebuilds the engine at start-up, or after a failed commit: from the
+//! newest journal snapshot and the journal after it (DESIGN §20). A database
+//! from before the journal (or a new one) has no snapshot yet; its engine is
+//! read from the rows once, at the journal's sequence, and kept as the first.
 
+use super::journal;
 use super::writer::DemandCursor;
 use crate::catalog::Unit;
 use crate::db::{dispatch, dispatch_tx, Db, Money, Tx, TxInner};
@@ -10,30 +14,104 @@ use crate::engine::{
 };
 use anyhow::Context;
 
+/// Tries at replaying from the newest snapshot: one fails only when a newer
+/// snapshot trimmed the rows it was reading, and the next starts from that.
+const REPLAY_TRIES: usize = 3;
+
 /// The engine exactly as the database last committed it. The first tick after
 /// this processes every end and notice that fell due while it was down.
 pub async fn load(db: &Db, config: EngineConfig) -> anyhow::Result<Engine> {
     Ok(load_at(db, config).await?.0)
 }
 
-/// [`load`], with the journal's sequence the rows are at: they are read in
-/// one transaction (on PostgreSQL a repeatable read, so a leader's commits
-/// meanwhile are all in it or all out), and the journal after that
-/// sequence is what the engine has not seen.
+/// [`load`], with the journal's sequence the engine is at: everything after
+/// it is what the engine has not seen.
 pub async fn load_at(db: &Db, config: EngineConfig) -> anyhow::Result<(Engine, i64)> {
+    for _ in 0..REPLAY_TRIES {
+        let Some((seq, mut engine)) = journal::snapshot(db, config, true).await? else {
+            match first_snapshot(db, config).await? {
+                Some(first) => return Ok(first),
+                // Another replica kept one meanwhile: replay from it.
+                None => continue,
+            }
+        };
+        if let Some(seq) = replay(db, &mut engine, seq).await? {
+            return Ok((engine, seq));
+        }
+    }
+    anyhow::bail!("the journal was trimmed faster than this replica could replay it")
+}
+
+/// Applies the journal after `seq` to `engine`; the sequence it ends at, or
+/// `None` when the rows after `seq` were trimmed meanwhile.
+async fn replay(db: &Db, engine: &mut Engine, mut seq: i64) -> anyhow::Result<Option<i64>> {
+    loop {
+        let entries = journal::after(db, seq).await?;
+        if entries.is_empty() {
+            return Ok(Some(seq));
+        }
+        for entry in entries {
+            if entry.seq != seq + 1 {
+                return Ok(None);
+            }
+            journal::apply(engine, &entry.steps);
+            seq = entry.seq;
+        }
+    }
+}
+
+/// The engine from the rows, kept as the journal's first snapshot. Any
+/// replica may keep it: the rows are read at one sequence, so whoever writes
+/// it first writes the same state, and later writers change nothing.
+async fn first_snapshot(db: &Db, config: EngineConfig) -> anyhow::Result<Option<(Engine, i64)>> {
+    let Some((engine, seq)) = read_rows(db, config, true).await? else {
+        return Ok(None);
+    };
+    let at_ms = chrono::Utc::now().timestamp_millis();
+    journal::keep_snapshot(db, seq, at_ms, journal::encode_snapshot(&engine)?)
+        .await
+        .context("failed to keep the journal's first snapshot")?;
+    Ok(Some((engine, seq)))
+}
+
+/// The engine the rows hold, with the journal's sequence they are at: they
+/// are read in one transaction (on PostgreSQL a repeatable read, so a
+/// leader's commits meanwhile are all in it or all out). Only a database
+/// without a snapshot is read this way, and tests compare it with a replay.
+pub async fn from_rows(db: &Db, config: EngineConfig) -> anyhow::Result<(Engine, i64)> {
+    read_rows(db, config, false)
+        .await?
+        .context("the rows were not read")
+}
+
+/// [`from_rows`]; `first`: only while the journal has no snapshot (once one
+/// is kept, the rows are no longer the engine's storage), else `None`.
+async fn read_rows(
+    db: &Db,
+    config: EngineConfig,
+    first: bool,
+) -> anyhow::Result<Option<(Engine, i64)>> {
     let mut tx = db.begin().await?;
     if let TxInner::Postgres(t) = &mut tx.inner {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut **t)
             .await?;
     }
-    let seq = super::journal::last_seq(&mut tx).await?;
+    if first {
+        let kept: Option<i64> = dispatch_tx!(tx, conn => {
+            sqlx::query_scalar("SELECT MAX(seq) FROM journal_snapshots").fetch_one(&mut *conn).await
+        })?;
+        if kept.is_some() {
+            return Ok(None);
+        }
+    }
+    let seq = journal::last_seq(&mut tx).await?;
     let snapshot = snapshot(&mut tx, config.demand_window).await?;
     // Read only: dropping it rolls back.
     drop(tx);
     let engine = Engine::restore(config, snapshot)
         .map_err(|e| anyhow::anyhow!("failed to restore the engine: {e}"))?;
-    Ok((engine, seq))
+    Ok(Some((engine, seq)))
 }
 
 async fn snapshot(tx: &mut Tx<'_>, demand_window: usize) -> anyhow::Result<Snapshot> {

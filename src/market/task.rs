@@ -9,17 +9,18 @@
 
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
 use super::history::MarketHistory;
-use super::journal::{JournalStatus, Step};
+use super::journal::{self, JournalStatus, Step};
 use super::restore;
 use super::stream::MarketFeed;
 use super::writer::{self, Batch, BillingTerms, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
 use crate::cluster::{forward, Cluster, Role};
 use crate::db::Db;
-use crate::engine::{Command, Engine, EngineConfig, Event, LeaseState};
-use crate::events::{EventHub, EventType, NewEvent, Owner};
+use crate::engine::{Command, Engine, EngineConfig};
+use crate::events::{EventHub, NewEvent};
 use chrono::{DateTime, SubsecRound, Utc};
 use futures::FutureExt;
+use queue_clock::QueueClock;
 use rust_decimal::Decimal;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -43,17 +44,24 @@ pub struct MarketConfig {
 /// The most commands committed in one transaction.
 const GROUP_COMMIT: usize = 64;
 
+/// Batches of follow-ups alone that may run back to back, after a batch
+/// that owes some.
+const OWED_ROUNDS: usize = 8;
+
 /// Rebuilds the engine from the database, starts its task and its clock.
-/// `queue_wait` observes how long each filled order waited.
+/// `queue_wait` observes how long each filled order waited; `row_lag`, on a
+/// follower, how long after the leader's batch each journal row was applied.
 pub async fn start(
     db: Db,
     config: MarketConfig,
     queue_wait: prometheus::Histogram,
+    row_lag: prometheus::Histogram,
     events: EventHub,
     feed: MarketFeed,
     cluster: Cluster,
 ) -> anyhow::Result<MarketHandle> {
     let (engine, seq) = restore::load_at(&db, config.engine).await?;
+    let owed = journal::owed_at(&db, seq).await?;
     let demand = restore::demand_cursor(&db, &engine).await?;
     let queue = QueueClock::waiting_in(&engine, queue_wait);
     let (tx, rx) = mpsc::channel(1024);
@@ -84,7 +92,9 @@ pub async fn start(
             digest_due: None,
             snapshot_due: false,
             checks: Vec::new(),
+            row_lag,
         },
+        owed,
         myself: handle.tx.downgrade(),
     };
     tokio::spawn(task.run(rx));
@@ -124,6 +134,10 @@ struct MarketTask {
     mode: Mode,
     cluster: Cluster,
     journal: JournalCursor,
+    /// What the last committed batch's events call for from the engine (a
+    /// release, a funds notice): the next batch applies it first, so no
+    /// batch feeds its own results back into the engine (DESIGN §20).
+    owed: Vec<Followup>,
     /// The task's own queue, for a forwarded command that finds this
     /// replica leading by the time it would go out. Weak: the handles the
     /// server holds decide when the task ends.
@@ -159,53 +173,14 @@ struct JournalCursor {
     /// A follower's own digests of digest rows, until the leader's is
     /// there to compare with.
     checks: Vec<journaling::DigestCheck>,
+    /// Observes, on a follower, how long after the leader's batch each row
+    /// was applied (wall clocks: the leader's at the batch, this one's now).
+    row_lag: prometheus::Histogram,
 }
 
 /// At most this many quiet ticks wait for a row; then one is written for
 /// them alone (at rest, one small row every few minutes).
 const UNWRITTEN_TICKS: usize = 256;
-
-/// When each open order joined the queue, so its fill can observe the wait.
-struct QueueClock {
-    since: std::collections::HashMap<crate::engine::types::OrderId, i64>,
-    histogram: prometheus::Histogram,
-}
-
-impl QueueClock {
-    /// The orders open in `engine`, waiting since they were accepted.
-    fn waiting_in(engine: &Engine, histogram: prometheus::Histogram) -> QueueClock {
-        let since = engine
-            .open_orders()
-            .map(|o| (o.id, o.accepted_at))
-            .collect();
-        QueueClock { since, histogram }
-    }
-
-    /// Follows committed events: an order joins at acceptance or re-queue,
-    /// leaves at its fill (observing the wait; `0` for a fill at once) or end.
-    fn follow(&mut self, events: &[crate::engine::Event]) {
-        use crate::engine::Event;
-        for event in events {
-            match event {
-                Event::OrderAccepted { order_id, at } | Event::OrderRequeued { order_id, at } => {
-                    self.since.insert(*order_id, *at);
-                }
-                Event::OrderFilled { order_id, at, .. } => {
-                    let waited = self.since.remove(order_id).map_or(0, |since| at - since);
-                    // Whole seconds: the engine's clock.
-                    #[allow(clippy::cast_precision_loss)]
-                    self.histogram.observe(waited.max(0) as f64);
-                }
-                Event::OrderRejected { order_id, .. }
-                | Event::OrderCancelled { order_id, .. }
-                | Event::OrderExpired { order_id, .. } => {
-                    self.since.remove(order_id);
-                }
-                _ => {}
-            }
-        }
-    }
-}
 
 /// A batch that panicked.
 struct Panicked;
@@ -315,9 +290,8 @@ impl MarketTask {
     /// Follows the election: a follower that comes to lead applies the
     /// journal's tail (the last leader's commits; every end and notice that
     /// fell due since comes at its first tick) and leads with the engine it
-    /// has: a promotion, not a restore. One that stops leading rebuilds from
-    /// the rows, dropping nothing that was committed; a leader keeps a
-    /// snapshot for replicas to start from if the database has none.
+    /// has: a promotion, not a restore. One that stops leading restores,
+    /// dropping whatever it applied that was never committed.
     async fn take_role(&mut self, role: Role, rebuild: bool) {
         let mode = match role {
             Role::Leader { epoch } => Mode::Leading { fence: epoch },
@@ -340,9 +314,6 @@ impl MarketTask {
                     seq = self.journal.seq,
                     "this replica leads the market"
                 );
-            }
-            if let Err(e) = self.keep_first_snapshot().await {
-                tracing::warn!(error = ?e, "failed to keep the journal's first snapshot");
             }
         } else if was_leading {
             self.rebuild().await;
@@ -399,6 +370,9 @@ impl MarketTask {
     async fn apply_batch(&mut self, batch: Vec<Pending>) {
         match self.guarded_batch(&batch).await {
             Ok(Ok(results)) => {
+                // Answered once what the batch owes is applied too, so a
+                // client reads its command's whole effect.
+                self.settle_owed().await;
                 for (pending, result) in batch.into_iter().zip(results) {
                     let _ = pending.reply.send(result);
                 }
@@ -427,11 +401,14 @@ impl MarketTask {
         let outcome = self.guarded_batch(&batch).await;
         let [pending] = batch;
         let result = match outcome {
-            Ok(Ok(mut results)) => results.pop().unwrap_or_else(|| {
-                Err(MarketError::Storage(anyhow::anyhow!(
-                    "the command had no result"
-                )))
-            }),
+            Ok(Ok(mut results)) => {
+                self.settle_owed().await;
+                results.pop().unwrap_or_else(|| {
+                    Err(MarketError::Storage(anyhow::anyhow!(
+                        "the command had no result"
+                    )))
+                })
+            }
             Ok(Err(err)) => {
                 self.batch_failed(&err).await;
                 Err(self.not_applied())
@@ -496,6 +473,10 @@ impl MarketTask {
             }
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
         }
+        match journal::owed_at(&self.db, self.journal.seq).await {
+            Ok(owed) => self.owed = owed,
+            Err(e) => tracing::error!(error = ?e, "failed to read what the last batch owes"),
+        }
         self.queue = QueueClock::waiting_in(&self.engine, self.queue.histogram.clone());
         match restore::demand_cursor(&self.db, &self.engine).await {
             Ok(cursor) => self.demand = cursor,
@@ -524,7 +505,12 @@ impl MarketTask {
         if let Some(balances) = self.balances.take_current(&tx) {
             out.remember_balances(balances);
         }
-        // Whatever fell due first, so a refused command cannot swallow timer events.
+        // What the last batch's events called for, before anything new
+        // (the release of a lease it could not fund first of all).
+        let owed = std::mem::take(&mut self.owed);
+        let events = self.apply_owed(&mut out, ts, &owed);
+        self.record(&mut out, &mut tx, events).await?;
+        // Whatever fell due next, so a refused command cannot swallow timer events.
         let due = self
             .step(ts, Command::Tick)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -532,7 +518,7 @@ impl MarketTask {
         let quiet = due.iter().all(|e| self.history.absorbs(e))
             && self.engine.changed_leases().next().is_none()
             && self.engine.changed_orders().next().is_none();
-        self.record(&mut out, &mut tx, ts, due.clone()).await?;
+        self.record(&mut out, &mut tx, due.clone()).await?;
         let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
         // A clock tick that changed nothing writes nothing: no transaction per second at rest.
         let committed = |events| Committed {
@@ -542,6 +528,7 @@ impl MarketTask {
         };
         if quiet
             && !billing_due
+            && owed.is_empty()
             && self.journal.unwritten.len() < UNWRITTEN_TICKS
             && batch.iter().all(|p| matches!(*p.command, Command::Tick))
         {
@@ -585,7 +572,7 @@ impl MarketTask {
                     // changed, before anything of it is committed.
                     #[cfg(test)]
                     assert!(!doomed, "a command doomed by a test panics");
-                    self.record(&mut out, &mut tx, ts, events.clone()).await?;
+                    self.record(&mut out, &mut tx, events.clone()).await?;
                     out.tell(pending.tell.iter().cloned());
                     results.push(Ok(events));
                 }
@@ -593,9 +580,7 @@ impl MarketTask {
             }
         }
         if billing_due {
-            let followups = out.bill_running(&mut tx).await?;
-            let events = self.follow_up(&mut out, ts, followups);
-            self.record(&mut out, &mut tx, ts, events).await?;
+            out.bill_running(&mut tx).await?;
             self.last_billing = ts;
         }
         if let Mode::Leading { fence: Some(epoch) } = self.mode {
@@ -605,8 +590,9 @@ impl MarketTask {
         let history = self.history.roll(&mut tx, out.clearings()).await?;
         let mut writes = out.final_writes(&tx);
         history.push(&mut writes);
-        let written = self.journal_row(&mut writes, now)?;
+        let written = self.journal_row(&mut writes, now, out.owed())?;
         let mark = tx.commit_with(writes).await?;
+        self.owed = out.owed().to_vec();
         self.journal.seq = written.seq;
         self.journal.status.applied(written.seq, written.epoch);
         self.send_digest();
@@ -634,106 +620,8 @@ impl MarketTask {
     }
 }
 
-impl MarketTask {
-    /// Has the batch record `events`, then applies what they call for and
-    /// records what that causes, until nothing more follows.
-    async fn record(
-        &mut self,
-        out: &mut Batch,
-        tx: &mut crate::db::Tx<'_>,
-        ts: i64,
-        events: Vec<Event>,
-    ) -> anyhow::Result<()> {
-        out.note_changes(&self.engine);
-        let mut queue = events;
-        let mut rounds = 0;
-        while !queue.is_empty() {
-            let followups = out.record(tx, queue).await?;
-            queue = self.follow_up(out, ts, followups);
-            rounds += 1;
-            anyhow::ensure!(rounds < 16, "follow-up commands did not settle");
-        }
-        Ok(())
-    }
-
-    /// Sends the engine the commands `followups` call for (funds notices
-    /// only to leases not already on notice); returns their events.
-    fn follow_up(&mut self, out: &mut Batch, ts: i64, followups: Vec<Followup>) -> Vec<Event> {
-        // Decided against the engine as the events left it, before any of them is sent.
-        let mut commands = Vec::new();
-        for followup in followups {
-            let Some(command) = self.command_for(followup) else {
-                continue;
-            };
-            if let Some(low) = funds_low(followup, ts) {
-                out.tell([low]);
-            }
-            commands.push(command);
-        }
-        let mut events = Vec::new();
-        for command in commands {
-            match self.step(ts, command) {
-                Ok(more) => events.extend(more),
-                Err(e) => tracing::warn!(error = %e, "follow-up command refused"),
-            }
-            out.note_changes(&self.engine);
-        }
-        events
-    }
-
-    fn command_for(&self, followup: Followup) -> Option<Command> {
-        let noticed = |lease_id, preempting_counts: bool| {
-            self.engine.lease(lease_id).is_some_and(|l| {
-                l.notice_reason.is_some()
-                    || (preempting_counts && l.state == LeaseState::Preempting)
-            })
-        };
-        match followup {
-            Followup::Unfunded { lease_id } => Some(Command::Release { lease_id }),
-            Followup::Unpaid {
-                lease_id,
-                funded_until,
-            } => (!noticed(lease_id, true)).then_some(Command::FundsExhausted {
-                lease_id,
-                funded_until: Some(funded_until),
-            }),
-            Followup::HoldShort {
-                lease_id,
-                funded_until,
-            } => (!noticed(lease_id, false)).then_some(Command::FundsExhausted {
-                lease_id,
-                funded_until,
-            }),
-        }
-    }
-}
-
-/// `funds.low`: the wallet could not fund a lease further, so it gets notice.
-fn funds_low(followup: Followup, ts: i64) -> Option<NewEvent> {
-    let (lease_id, funded_until) = match followup {
-        Followup::Unfunded { .. } => return None,
-        Followup::Unpaid {
-            lease_id,
-            funded_until,
-        } => (lease_id, Some(funded_until)),
-        Followup::HoldShort {
-            lease_id,
-            funded_until,
-        } => (lease_id, funded_until),
-    };
-    let time = |ts: i64| chrono::DateTime::from_timestamp(ts, 0);
-    Some(NewEvent::new(
-        Owner::BuyerOfLease(lease_id),
-        EventType::FundsLow,
-        time(ts).unwrap_or_default(),
-        serde_json::json!({
-            "lease_id": lease_id,
-            // Paid up to here; the lease's notice runs out soon after.
-            "funded_until": funded_until.and_then(time),
-        }),
-    ))
-}
-
 mod journaling;
+mod owed;
+mod queue_clock;
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,12 @@ const LATENCY_BUCKETS: [f64; 13] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 ];
 
+/// Journal row lag buckets, seconds: a follower applies a row within a few
+/// milliseconds when it keeps up, seconds when it restores.
+const ROW_LAG_BUCKETS: [f64; 14] = [
+    0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
+];
+
 /// Queue-wait buckets, seconds: from a fill at once to a day's wait.
 const QUEUE_WAIT_BUCKETS: [f64; 10] = [
     0.0, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0,
@@ -30,6 +36,9 @@ pub struct Metrics {
     /// How long orders waited for capacity before each fill; the market
     /// task observes it, through its own clone.
     pub queue_wait: Histogram,
+    /// On a follower, how long after the leader's batch each journal row
+    /// was applied; the market task observes it, through its own clone.
+    pub journal_row_lag: Histogram,
     pub(crate) market: MarketGauges,
     fleet: FleetGauges,
     /// Webhook attempts by what came of them: `delivered`, `retried`, `failed`.
@@ -138,6 +147,14 @@ impl Metrics {
             .buckets(QUEUE_WAIT_BUCKETS.to_vec()),
         )?;
         registry.register(Box::new(queue_wait.clone()))?;
+        let journal_row_lag = Histogram::with_opts(
+            HistogramOpts::new(
+                "gpuex_journal_row_lag_seconds",
+                "On a follower: time from the leader's batch to this replica applying its journal row",
+            )
+            .buckets(ROW_LAG_BUCKETS.to_vec()),
+        )?;
+        registry.register(Box::new(journal_row_lag.clone()))?;
         let market = MarketGauges {
             utilization: GaugeVec::new(
                 Opts::new(
@@ -228,6 +245,7 @@ impl Metrics {
             latency,
             scheduling,
             queue_wait,
+            journal_row_lag,
             market,
             fleet,
         })

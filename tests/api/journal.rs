@@ -99,7 +99,7 @@ async fn journal_matches_rows(app: &mut TestApp) -> (i64, i64) {
     {
         keep_fixture(&db, config).await;
     }
-    let (restored, rows_seq) = gpuex::market::restore::load_at(&db, config)
+    let (restored, rows_seq) = gpuex::market::restore::from_rows(&db, config)
         .await
         .expect("the rows restore");
     assert_eq!(seq, rows_seq, "the journal ends where the rows are");
@@ -332,5 +332,58 @@ crate::helpers::on_both_databases_with! { snapshot_often =>
         )
         .await;
         assert_eq!(gap, 1, "the journal starts right after the older kept snapshot");
+        restarts_from_the_snapshot(&mut app, &m.buyer).await;
     }
+}
+
+/// Once a snapshot is kept the rows are no longer the engine's storage: with
+/// the engine's meta row unreadable, the engine still restores (the newest
+/// snapshot, then the journal after it) to what the rows held, and the
+/// server restarts on it, with its leases.
+async fn restarts_from_the_snapshot(app: &mut TestApp, buyer: &str) {
+    app.halt().await;
+    let config = app.settings.market().engine;
+    let db = Db::connect(&app.database_url).await.expect("database");
+    let (from_rows, rows_seq) = gpuex::market::restore::from_rows(&db, config)
+        .await
+        .expect("the rows restore");
+    let leases: Vec<_> = from_rows.leases().map(|l| l.id).collect();
+    assert!(leases.len() >= 12, "{} leases", leases.len());
+    app.execute(
+        "UPDATE engine_meta SET state_json = 'unreadable' WHERE $1 IS NOT NULL",
+        uuid::Uuid::nil(),
+    )
+    .await;
+    assert!(
+        gpuex::market::restore::from_rows(&db, config)
+            .await
+            .is_err(),
+        "the rows no longer restore"
+    );
+    let (restored, seq) = gpuex::market::restore::load_at(&db, config)
+        .await
+        .expect("the snapshot and the journal restore");
+    assert_eq!(seq, rows_seq);
+    assert_eq!(journal::digest(&restored), journal::digest(&from_rows));
+    db.close().await;
+    app.resume().await;
+    let ready = app.get("/readyz", None).await;
+    assert_eq!(ready.status, 200, "{}", ready.body);
+    assert!(
+        ready.body["applied_seq"].as_i64() >= Some(seq),
+        "{}",
+        ready.body
+    );
+    let r = app
+        .post(
+            &format!("/v1/leases/{}/release", leases[0]),
+            Some(buyer),
+            json!({}),
+        )
+        .await;
+    assert!(
+        r.status.is_success(),
+        "the restarted engine has the lease: {}",
+        r.body
+    );
 }

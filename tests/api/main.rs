@@ -33,6 +33,7 @@ mod forecast;
 mod idempotency_keys;
 mod internal_calls;
 mod journal;
+mod layering;
 mod ledger_properties;
 mod limits;
 mod market_history;

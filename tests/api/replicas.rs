@@ -100,6 +100,11 @@ async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_witho
     );
     assert_eq!(metric(&text, "gpuex_journal_digest_mismatches_total"), 0.0);
     assert!(metric(&text, "gpuex_journal_applied_seq") >= 40.0);
+    // Every row it applied was timed from the leader's batch.
+    assert!(
+        metric(&text, "gpuex_journal_row_lag_seconds_count") >= 40.0,
+        "{text}"
+    );
     // The admin's list has both, the leader first, and says which answered.
     let listed = follower.get("/v1/admin/replicas", Some(&m.admin)).await;
     assert_eq!(listed.status, 200, "{}", listed.body);

@@ -39,6 +39,14 @@ impl MarketTask {
         self.history.forget();
         self.journal.unwritten.clear();
         self.queue = QueueClock::waiting_in(&self.engine, self.queue.histogram.clone());
+        match journal::owed_at(&self.db, self.journal.seq).await {
+            Ok(owed) => self.owed = owed,
+            Err(e) => {
+                tracing::error!(error = ?e, "failed to read what the last batch owes; restoring the engine");
+                self.rebuild().await;
+                return;
+            }
+        }
         match restore::demand_cursor(&self.db, &self.engine).await {
             Ok(cursor) => self.demand = cursor,
             Err(e) => {
@@ -48,32 +56,9 @@ impl MarketTask {
         }
     }
 
-    /// A database from before the journal (or a new one) gets a snapshot at
-    /// the journal's current sequence, so a replay has somewhere to start.
-    pub(super) async fn keep_first_snapshot(&mut self) -> anyhow::Result<()> {
-        let db = self.db.clone();
-        let mut tx = db.begin().await?;
-        let kept: Option<i64> = crate::db::dispatch_tx!(tx, conn => {
-            sqlx::query_scalar("SELECT MAX(seq) FROM journal_snapshots").fetch_one(&mut *conn).await
-        })?;
-        if kept.is_some() {
-            return Ok(());
-        }
-        let mut writes = crate::db::Writes::new(&tx);
-        let at_ms = self.config.clock.now().timestamp_millis();
-        journal::push_snapshot(
-            &mut writes,
-            self.journal.seq,
-            at_ms,
-            journal::encode_snapshot(&self.engine)?,
-        );
-        tx.commit_with(writes).await?;
-        Ok(())
-    }
-
     /// Applies the journal after this replica's engine, row by row, until
     /// none is left. A gap (the rows it needs were trimmed) or a digest
-    /// that does not match the leader's restores the engine from the rows.
+    /// that does not match the leader's restores the engine.
     pub(super) async fn catch_up(&mut self) {
         // Wall time, not the market's clock: lag is the replica's, not the market's.
         self.journal.status.behind(Utc::now().timestamp_millis());
@@ -102,6 +87,9 @@ impl MarketTask {
                     return;
                 }
                 journal::apply(&mut self.engine, &entry.steps);
+                let lag_ms = Utc::now().timestamp_millis() - entry.at_ms;
+                #[allow(clippy::cast_precision_loss)]
+                self.journal.row_lag.observe(lag_ms.max(0) as f64 / 1000.0);
                 self.journal.seq = entry.seq;
                 self.journal.status.applied(entry.seq, entry.epoch);
                 if entry.seq % journal::DIGEST_EVERY == 0 {
@@ -212,6 +200,7 @@ impl MarketTask {
         &mut self,
         writes: &mut crate::db::Writes<'_>,
         now: DateTime<Utc>,
+        owed: &[crate::market::writer::Followup],
     ) -> anyhow::Result<Written> {
         let seq = self.journal.seq + 1;
         let at_ms = now.timestamp_millis();
@@ -226,7 +215,14 @@ impl MarketTask {
             self.journal.digest_due = Some((seq, self.engine.snapshot()));
             self.journal.snapshot_due = snapshot_row;
         }
-        journal::push_append(writes, seq, epoch, at_ms, commands, None);
+        journal::push_append(
+            writes,
+            seq,
+            epoch,
+            at_ms,
+            commands,
+            journal::encode_owed(owed)?,
+        );
         // Written or not, these are in the row or the engine is rebuilt.
         self.journal.unwritten.clear();
         Ok(Written { seq, epoch })

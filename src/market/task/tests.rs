@@ -99,6 +99,7 @@ async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_ap
         db.clone(),
         quiet_market(),
         histogram(),
+        histogram(),
         hub,
         MarketFeed::default(),
         Cluster::single(),
@@ -153,6 +154,7 @@ async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
         db,
         quiet_market(),
         histogram(),
+        histogram(),
         hub,
         MarketFeed::default(),
         Cluster::single(),
@@ -178,6 +180,7 @@ async fn a_read_that_panics_costs_only_its_own_answer() {
     let market = start(
         db,
         quiet_market(),
+        histogram(),
         histogram(),
         hub,
         MarketFeed::default(),

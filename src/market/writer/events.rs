@@ -27,17 +27,15 @@ fn json_name<T: serde::Serialize>(value: &T) -> String {
 }
 
 impl Batch {
-    /// Records `events`; returns what they call for from the engine.
-    pub async fn record(
-        &mut self,
-        tx: &mut Tx<'_>,
-        events: Vec<Event>,
-    ) -> anyhow::Result<Vec<Followup>> {
+    /// Records `events`; what they call for from the engine is owed to
+    /// the next batch ([`Batch::owed`]).
+    pub async fn record(&mut self, tx: &mut Tx<'_>, events: Vec<Event>) -> anyhow::Result<()> {
         let mut followups = Vec::new();
         for event in events {
             self.event(tx, event, &mut followups).await?;
         }
-        Ok(followups)
+        self.owed.extend(followups);
+        Ok(())
     }
 
     async fn event(

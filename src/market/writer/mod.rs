@@ -6,10 +6,10 @@
 //! which buffers new rows ([`rows`]), updates existing ones, and asks
 //! billing to settle ([`crate::billing::settle`]). What an event calls for
 //! from the engine (a lease whose hold could not be placed, funds that ran
-//! out) comes back as a [`Followup`]; the task, not the writer, decides and
-//! sends the command. Orders are admitted ([`admission`]) before they reach
+//! out) is kept as a [`Followup`] the batch owes; the task applies it at the
+//! start of the next batch, never within this one (DESIGN §20). Orders are admitted ([`admission`]) before they reach
 //! the engine. A read of rows the batch may still hold needs a
-//! [`rows::Flushed`], which only writing the buffer gives.
+//! [`crate::db::Flushed`], which only writing the buffer gives.
 
 mod admission;
 mod convert;
@@ -20,7 +20,7 @@ mod rows;
 
 pub use admission::Admission;
 pub use demand::DemandCursor;
-pub use rows::{Flushed, WrittenOrder};
+pub use rows::WrittenOrder;
 
 use crate::db::execute_tx;
 use crate::db::{push_statement, Money, Tx, Writes};
@@ -42,8 +42,9 @@ pub struct BillingTerms {
     pub notice_s: i64,
 }
 
-/// What a recorded event calls for from the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a recorded event calls for from the engine, owed to the next batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Followup {
     /// A new lease whose hold the wallet could not cover: it is released.
     Unfunded { lease_id: Uuid },
@@ -66,8 +67,10 @@ pub struct Batch {
     /// Orders whose lease this batch could not fund: rejected, so their
     /// `OrderFilled`, which follows the grant, must not mark them filled.
     unfunded: BTreeSet<Uuid>,
-    /// Their leases: released at once, never shown to the buyer.
+    /// Their leases: released by the next batch, never told to the buyer.
     unfunded_leases: BTreeSet<Uuid>,
+    /// What this batch's events call for, for the next batch to apply.
+    owed: Vec<Followup>,
     /// What the batch tells users (DESIGN §15), written with its changes.
     outbox: Vec<NewEvent>,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
@@ -89,6 +92,7 @@ impl Batch {
             touched_orders: BTreeSet::new(),
             unfunded: BTreeSet::new(),
             unfunded_leases: BTreeSet::new(),
+            owed: Vec::new(),
             outbox: Vec::new(),
             written: HashMap::new(),
             meta_json: String::new(),
@@ -110,11 +114,11 @@ impl Batch {
 
     /// Charges every running lease up to now (or its node's last
     /// heartbeat) and renews holds running low.
-    pub async fn bill_running(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<Vec<Followup>> {
+    pub async fn bill_running(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
         use crate::billing::settle;
         let (ts, now, terms) = (self.ts(), self.now, self.terms);
         let mut flushed = self.rows.flush(tx, now).await?;
-        let mut followups = Vec::new();
+        let followups = &mut self.owed;
         for (lease_id, until) in settle::running_due(&mut flushed, ts).await? {
             let settled = settle::settle(&mut flushed, lease_id, until, terms.platform_fee, now);
             if let Some(unpaid) = settled.await?.and_then(|s| unpaid(lease_id, s)) {
@@ -128,7 +132,18 @@ impl Batch {
                 });
             }
         }
-        Ok(followups)
+        Ok(())
+    }
+
+    /// A lease the last batch could not fund, released in this one: its
+    /// end is not told, as the buyer never heard of it.
+    pub fn releasing_unfunded(&mut self, lease_id: Uuid) {
+        self.unfunded_leases.insert(lease_id);
+    }
+
+    /// What the batch's events call for, for the next batch to apply first.
+    pub fn owed(&self) -> &[Followup] {
+        &self.owed
     }
 
     /// Writes the engine's view of every lease and order touched in this

@@ -2,7 +2,7 @@
 //! multi-row statements instead of some twenty statements per order.
 
 use crate::billing::ledger::Journal;
-use crate::db::{push_rows, Money, Tx, Writes};
+use crate::db::{push_rows, Flushed, Money, Tx, Writes};
 use crate::engine::{Lease, Mode};
 use crate::market::OrderState;
 use anyhow::Context;
@@ -78,21 +78,6 @@ pub(super) struct Rows {
     pub journal: Journal,
 }
 
-/// Proof that every row the batch held is written. Reading orders, leases
-/// or balances back takes one, so a read cannot miss a row still in
-/// memory; while it lives, nothing new can be buffered.
-pub struct Flushed<'a, 't> {
-    tx: &'a mut Tx<'t>,
-    _rows: std::marker::PhantomData<&'a mut Rows>,
-}
-
-impl<'t> Flushed<'_, 't> {
-    /// The transaction, for reads and for writes that bypass the buffer.
-    pub fn tx(&mut self) -> &mut Tx<'t> {
-        self.tx
-    }
-}
-
 impl Rows {
     pub fn add_order(&mut self, order: NewOrder) {
         self.order_at.insert(order.id, self.orders.len());
@@ -143,10 +128,7 @@ impl Rows {
             .await
             .context("failed to write the batch's rows")?;
         self.clear();
-        Ok(Flushed {
-            tx,
-            _rows: std::marker::PhantomData,
-        })
+        Ok(Flushed::written(tx, self))
     }
 
     /// Serializes each new lease's engine state, once, for its row.
