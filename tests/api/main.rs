@@ -39,6 +39,7 @@ mod limits;
 mod market_history;
 mod market_metrics;
 mod money_in;
+mod netns;
 mod node_loss;
 mod node_loss_properties;
 mod node_removal;
