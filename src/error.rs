@@ -99,6 +99,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Refused { status, .. } => *status,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Internal(err) if database_unreachable(err) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -113,6 +114,7 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::Refused { code, .. } => code,
             ApiError::TooManyRequests { .. } => "too_many_requests",
+            ApiError::Internal(err) if database_unreachable(err) => "database_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -137,6 +139,10 @@ impl ApiError {
                 format!("too many requests; retry in {retry_after_s} s"),
                 vec![],
             ),
+            ApiError::Internal(err) if database_unreachable(err) => (
+                "the database cannot be reached from this replica; retry shortly".to_owned(),
+                vec![],
+            ),
             ApiError::Internal(_) => ("an internal error occurred".to_owned(), vec![]),
         };
         let code = self.code();
@@ -151,6 +157,29 @@ impl ApiError {
     }
 }
 
+/// Whether `err` comes from the database being out of reach (a dropped or
+/// refused connection, a pool that timed out, a server shutting down) rather
+/// than from the request: a replica cut off from its database answers 503
+/// with `Retry-After`, like one caught in a failover, so clients retry
+/// elsewhere (DESIGN §12).
+fn database_unreachable(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| match cause.downcast_ref::<sqlx::Error>() {
+            Some(
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed,
+            ) => true,
+            // Connection exceptions (08...) and the server shutting down (57P0x).
+            Some(sqlx::Error::Database(db)) => db
+                .code()
+                .is_some_and(|code| code.starts_with("08") || code.starts_with("57P0")),
+            _ => false,
+        })
+}
+
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
         ApiError::Internal(err.into())
@@ -159,8 +188,12 @@ impl From<sqlx::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if let ApiError::Internal(err) = &self {
-            tracing::error!(error = ?err, "request failed");
+        match &self {
+            ApiError::Internal(err) if database_unreachable(err) => {
+                tracing::warn!(error = ?err, "request failed: the database is out of reach");
+            }
+            ApiError::Internal(err) => tracing::error!(error = ?err, "request failed"),
+            _ => {}
         }
         let problem = self.to_problem();
         let mut response = (self.status(), axum::Json(problem)).into_response();
@@ -476,5 +509,26 @@ where
                 other.body_text()
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn a_database_out_of_reach_answers_503_with_retry_after_and_anything_else_500() {
+        let cut: anyhow::Result<()> =
+            Err(sqlx::Error::PoolTimedOut).context("failed to read an account's role");
+        let response = ApiError::from(cut.unwrap_err()).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let io = ApiError::from(sqlx::Error::Io(refused));
+        assert_eq!(io.to_problem().code, "database_unavailable");
+        let bug = ApiError::Internal(anyhow::anyhow!("an engine invariant broke"));
+        assert_eq!(bug.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(bug.to_problem().code, "internal_error");
     }
 }

@@ -344,7 +344,19 @@ impl Db {
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         let mut sqlite_writer = None;
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url).context("invalid PostgreSQL URL")?;
+            // PostgreSQL ends a session within seconds of its client
+            // vanishing (keepalives find a silent peer, the user timeout a
+            // cut link), as it does the election's: a replica cut off in
+            // the middle of a transaction must not hold its row locks, and
+            // with them the next leader's first batch, until the link heals.
+            let options = PgConnectOptions::from_str(url)
+                .context("invalid PostgreSQL URL")?
+                .options([
+                    ("tcp_keepalives_idle", "5"),
+                    ("tcp_keepalives_interval", "1"),
+                    ("tcp_keepalives_count", "3"),
+                    ("tcp_user_timeout", "5000"),
+                ]);
             let pool = PgPoolOptions::new()
                 .max_connections(16)
                 .acquire_timeout(Duration::from_secs(10))
