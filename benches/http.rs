@@ -305,7 +305,7 @@ struct OrderRows {
     /// The order's command as the market journal stores it: each batch
     /// appends one journal row holding one of these per order.
     journal_step: String,
-    /// The floor's journal rows, far past any the server writes meanwhile.
+    /// The floor's next journal row.
     journal_seq: std::sync::atomic::AtomicI64,
 }
 
@@ -505,16 +505,26 @@ async fn order_rows_template(database: &str) -> (sqlx::SqliteConnection, OrderRo
         }
     }
     let journal_step = journal_step_of(&mut conn, order).await;
+    // Past the server's rows and the floor's earlier samples alike.
+    let last: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM journal")
+        .fetch_one(&mut conn)
+        .await
+        .expect("the journal's last row");
+    let journal_seq = last.unwrap_or(0).max(FLOOR_JOURNAL_SEQ) + 1;
     (
         conn,
         OrderRows {
             rows,
             accounts,
             journal_step,
-            journal_seq: std::sync::atomic::AtomicI64::new(1_000_000_000),
+            journal_seq: std::sync::atomic::AtomicI64::new(journal_seq),
         },
     )
 }
+
+/// Where the floor's journal rows start: far past any the server writes
+/// while the floor runs.
+const FLOOR_JOURNAL_SEQ: i64 = 1_000_000_000;
 
 /// The journal's step that placed `order`, as stored.
 async fn journal_step_of(conn: &mut sqlx::SqliteConnection, order: uuid::Uuid) -> String {

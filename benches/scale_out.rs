@@ -28,10 +28,10 @@
 //! `GPUEX_BENCH_ROUNDS` (1: each round runs all three deployments again),
 //! `GPUEX_BENCH_READ_SECONDS` (8, for each replica's reads).
 //!
-//! The round-robin deployment also gives what following costs
-//! (`scale_out/follower.rs`): the followers' row lag p99 over the measured
-//! window, then reads against the leader alone and a follower alone, as CPU
-//! per read.
+//! The three-replica deployments also give what following costs
+//! (`scale_out/follower.rs`): the followers' row lag p50 and p99 over the
+//! measured window, and after the round-robin one, reads against the leader
+//! alone and a follower alone, as CPU per read.
 
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -415,9 +415,9 @@ struct Figures {
     /// leases in it: what a follower does once at start, or on a digest
     /// mismatch (before the journal, every 250 ms under steady commits).
     rebuild: Option<(Duration, usize)>,
-    /// Round-robin only: the followers' row lag p99 (seconds) over the
-    /// measured window, with the rows it covers.
-    row_lag_p99: Option<(f64, f64)>,
+    /// Several replicas: the followers' row lag p50 and p99 (bucket bounds,
+    /// seconds) over the measured window, and the rows they cover.
+    row_lag: Option<(f64, f64, f64)>,
     /// Round-robin only: reads against the leader alone, then a follower alone.
     reads: Option<[follower::ReadCost; 2]>,
 }
@@ -509,7 +509,7 @@ async fn measure(
     let followers: Vec<&Replica> = replicas
         .iter()
         .enumerate()
-        .filter(|(i, _)| round_robin && Some(*i) != leader)
+        .filter(|(i, _)| Some(*i) != leader)
         .map(|(_, r)| r)
         .collect();
     let mut lag_before = Vec::new();
@@ -519,14 +519,17 @@ async fn measure(
     let before = ticks(&replicas);
     let (samples, elapsed) = load(client, &addresses, &buyer, in_flight, wall).await;
     let after = ticks(&replicas);
-    let mut row_lag_p99 = None;
+    // The worse follower's quantiles, and the rows both applied.
+    let mut row_lag: Option<(f64, f64, f64)> = None;
     for (f, earlier) in followers.iter().zip(&lag_before) {
-        let (p99, rows) = follower::RowLag::of(client, f).await.p99_since(earlier);
-        let worst = row_lag_p99.map_or(0.0, |(p, _)| p);
-        row_lag_p99 = Some((p99.max(worst), rows + row_lag_p99.map_or(0.0, |(_, r)| r)));
+        let now = follower::RowLag::of(client, f).await;
+        let (p50, rows) = now.quantile_since(earlier, 0.5);
+        let (p99, _) = now.quantile_since(earlier, 0.99);
+        let (w50, w99, before) = row_lag.unwrap_or((0.0, 0.0, 0.0));
+        row_lag = Some((p50.max(w50), p99.max(w99), before + rows));
     }
     let reads = match (leader, followers.first()) {
-        (Some(leader), Some(follower)) => {
+        (Some(leader), Some(follower)) if round_robin => {
             let read_wall = Duration::from_secs(knob("GPUEX_BENCH_READ_SECONDS", 8));
             let on_leader =
                 follower::read_cost(client, &replicas[leader], &buyer, in_flight, read_wall).await;
@@ -609,7 +612,7 @@ async fn measure(
         by_role,
         cores,
         rebuild,
-        row_lag_p99,
+        row_lag,
         reads,
     }
 }
@@ -694,11 +697,15 @@ fn main() {
                 );
             }
         }
-        if let Some((p99, rows)) = figures[1].row_lag_p99 {
-            println!(
-                "3 replicas round-robin: follower row lag p99 <= {:.1} ms over {rows:.0} rows applied (leader's batch to the follower's engine)",
-                p99 * 1000.0
-            );
+        for (d, f) in DEPLOYMENTS.iter().zip(&figures) {
+            if let Some((p50, p99, rows)) = f.row_lag {
+                println!(
+                    "{}: follower row lag (the leader's commit to the follower's engine) p50 <= {:.0} ms, p99 <= {:.0} ms, over {rows:.0} rows applied",
+                    d.name,
+                    p50 * 1000.0,
+                    p99 * 1000.0
+                );
+            }
         }
         if let Some([leader, follower]) = &figures[1].reads {
             println!(

@@ -1,8 +1,7 @@
-//! What following the journal costs a follower, measured on the three
-//! replicas of the round-robin deployment: how long after the leader's
-//! batch each row is applied (its p99, from the follower's own
-//! `gpuex_journal_row_lag_seconds`), and the CPU one read costs on a follower
-//! against the leader.
+//! What following the journal costs a follower, measured on the three-replica
+//! deployments: how long after the leader's commit each row is applied (from
+//! the follower's own `gpuex_journal_row_lag_seconds`), and the CPU one read
+//! costs on a follower against the leader.
 
 use super::{process_ticks, Replica, METRICS_TOKEN, TICKS_PER_S};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,9 +40,9 @@ impl RowLag {
         RowLag(buckets)
     }
 
-    /// The bucket bound at or under which 99 % of the rows applied between
-    /// `earlier` and this scrape fell, and how many rows that was.
-    pub fn p99_since(&self, earlier: &RowLag) -> (f64, f64) {
+    /// The bucket bound at or under which the share `q` of the rows applied
+    /// between `earlier` and this scrape fell, and how many rows that was.
+    pub fn quantile_since(&self, earlier: &RowLag, q: f64) -> (f64, f64) {
         let rows = |lag: &RowLag, le: f64| {
             lag.0
                 .iter()
@@ -56,11 +55,11 @@ impl RowLag {
             .map(|(le, n)| (*le, n - rows(earlier, *le)))
             .collect();
         let total = window.last().map_or(0.0, |(_, n)| *n);
-        let p99 = window
+        let bound = window
             .iter()
-            .find(|(_, n)| *n >= 0.99 * total)
+            .find(|(_, n)| *n >= q * total)
             .map_or(f64::INFINITY, |(le, _)| *le);
-        (p99, total)
+        (bound, total)
     }
 }
 

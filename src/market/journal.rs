@@ -8,11 +8,12 @@
 //! transaction, so a row exists exactly when the batch's rows do. Clock
 //! ticks that changed nothing write no transaction; they wait in the
 //! leader's buffer and go out with the next row, so a follower applies
-//! exactly what the leader did. Every [`DIGEST_EVERY`]th row gets the
-//! leader's state digest once it is hashed (off the batch's path), for
-//! followers to check theirs against; every few thousandth (the market's
-//! `journal_snapshot_every`) a snapshot is kept, also off the path, and the
-//! journal before the older of the last two is trimmed.
+//! exactly what the leader did. A [`DIGEST_EVERY`]th row, at most once a
+//! second ([`DIGEST_SPACING_MS`]), gets the leader's state digest once it
+//! is hashed (off the batch's path), for followers to check theirs
+//! against; every few thousandth (the market's `journal_snapshot_every`) a
+//! snapshot is kept, also off the path, and the journal before the older
+//! of the last two is trimmed.
 
 use super::writer::Followup;
 use crate::cluster::forward::WireCommand;
@@ -29,8 +30,17 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 /// old ones.
 pub const VERSION: i32 = 1;
 
-/// Every this many rows the leader writes its state digest.
+/// At most every this many rows the leader writes its state digest...
 pub const DIGEST_EVERY: i64 = 32;
+
+/// ...and at most once in this many milliseconds: hashing the whole engine
+/// costs the leader's cores, and a busy market writes hundreds of rows a
+/// second.
+pub const DIGEST_SPACING_MS: i64 = 1000;
+
+/// `journal.digest` of a row whose digest the leader is hashing: a follower
+/// that applies the row hashes its own engine there too. NULL: no digest.
+pub const DIGEST_PENDING: &str = "";
 
 /// Rows a follower reads in one trip.
 const READ_CHUNK: i64 = 256;
@@ -90,30 +100,37 @@ pub fn decode(version: i32, commands: &str) -> anyhow::Result<Vec<Step>> {
         .collect())
 }
 
-/// Appends row `seq` to `writes` (the batch's final statements), with
-/// what the batch owes the next one ([`encode_owed`]). The digest comes
-/// later ([`keep_digest`]), hashed off the batch's path.
-pub fn push_append(
-    writes: &mut Writes<'_>,
-    seq: i64,
-    epoch: i64,
-    at_ms: i64,
-    commands: String,
-    owed: Option<String>,
-) {
+/// A row for [`push_append`].
+pub struct Append {
+    pub seq: i64,
+    pub epoch: i64,
+    pub at_ms: i64,
+    /// The batch's steps, [`encode`]d.
+    pub commands: String,
+    /// What the batch owes the next one ([`encode_owed`]).
+    pub owed: Option<String>,
+    /// Whether the leader hashes its engine at this row; the digest comes
+    /// later ([`keep_digest`]), hashed off the batch's path.
+    pub digest: bool,
+}
+
+/// Appends `row` to `writes` (the batch's final statements).
+pub fn push_append(writes: &mut Writes<'_>, row: Append) {
     push_statement!(writes, |b| {
-        b.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, owed) VALUES (");
-        b.push_bind(seq);
+        b.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, owed, digest) VALUES (");
+        b.push_bind(row.seq);
         b.push(", ");
-        b.push_bind(epoch);
+        b.push_bind(row.epoch);
         b.push(", ");
-        b.push_bind(at_ms);
+        b.push_bind(row.at_ms);
         b.push(", ");
         b.push_bind(VERSION);
         b.push(", ");
-        b.push_bind(commands.clone());
+        b.push_bind(row.commands.clone());
         b.push(", ");
-        b.push_bind(owed.clone());
+        b.push_bind(row.owed.clone());
+        b.push(", ");
+        b.push_bind(row.digest.then_some(DIGEST_PENDING));
         b.push(")");
     });
 }
@@ -319,8 +336,9 @@ pub async fn keep_digest(db: &Db, seq: i64, digest: &str) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// The leader's digest of row `seq`: `None` while not written yet,
-/// `Some(None)` when the row is gone (trimmed) and cannot be checked.
+/// The leader's digest of row `seq`: `None` while it is being hashed,
+/// `Some(None)` when the row is gone (trimmed) or has none, so it cannot be
+/// checked.
 pub async fn leader_digest(db: &Db, seq: i64) -> anyhow::Result<Option<Option<String>>> {
     let row: Option<Option<String>> = dispatch!(db, pool => {
         sqlx::query_scalar("SELECT digest FROM journal WHERE seq = $1")
@@ -329,8 +347,8 @@ pub async fn leader_digest(db: &Db, seq: i64) -> anyhow::Result<Option<Option<St
             .await
     })?;
     Ok(match row {
-        None => Some(None),
-        Some(None) => None,
+        None | Some(None) => Some(None),
+        Some(Some(digest)) if digest == DIGEST_PENDING => None,
         Some(Some(digest)) => Some(Some(digest)),
     })
 }

@@ -91,6 +91,8 @@ pub async fn start(
             status,
             digest_due: None,
             snapshot_due: false,
+            hash_due: false,
+            last_digest_ms: 0,
             checks: Vec::new(),
             row_lag,
         },
@@ -170,6 +172,10 @@ struct JournalCursor {
     digest_due: Option<(i64, crate::engine::Snapshot)>,
     /// Whether that snapshot is also kept as the snapshot row at its sequence.
     snapshot_due: bool,
+    /// Whether it is hashed into its row's digest.
+    hash_due: bool,
+    /// When (Unix ms) the leader last chose a row to hash at.
+    last_digest_ms: i64,
     /// A follower's own digests of digest rows, until the leader's is
     /// there to compare with.
     checks: Vec<journaling::DigestCheck>,
@@ -464,6 +470,7 @@ impl MarketTask {
         self.journal.unwritten.clear();
         self.journal.digest_due = None;
         self.journal.snapshot_due = false;
+        self.journal.hash_due = false;
         self.journal.checks.clear();
         match restore::load_at(&self.db, self.config.engine).await {
             Ok((engine, seq)) => {
@@ -590,7 +597,7 @@ impl MarketTask {
         let history = self.history.roll(&mut tx, out.clearings()).await?;
         let mut writes = out.final_writes(&tx);
         history.push(&mut writes);
-        let written = self.journal_row(&mut writes, now, out.owed())?;
+        let written = self.journal_row(&mut writes, out.owed())?;
         let mark = tx.commit_with(writes).await?;
         self.owed = out.owed().to_vec();
         self.journal.seq = written.seq;

@@ -5,7 +5,7 @@ use super::{MarketTask, Mode, QueueClock};
 use crate::engine::{Command, EngineError, Event};
 use crate::market::journal::{self, Step};
 use crate::market::restore;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 /// At most this many of a follower's digests wait for the leader's.
 const WAITING_CHECKS: usize = 4;
@@ -92,12 +92,14 @@ impl MarketTask {
                 self.journal.row_lag.observe(lag_ms.max(0) as f64 / 1000.0);
                 self.journal.seq = entry.seq;
                 self.journal.status.applied(entry.seq, entry.epoch);
-                if entry.seq % journal::DIGEST_EVERY == 0 {
+                // A row the leader hashes its engine at (its digest may
+                // still be pending).
+                if let Some(digest) = entry.digest {
                     let snapshot = self.engine.snapshot();
                     self.journal.checks.push(DigestCheck {
                         seq: entry.seq,
                         ours: tokio::task::spawn_blocking(move || journal::digest_of(snapshot)),
-                        leader: entry.digest,
+                        leader: Some(digest).filter(|d| d != journal::DIGEST_PENDING),
                     });
                 }
             }
@@ -155,7 +157,7 @@ impl MarketTask {
             return;
         };
         let keep_snapshot = std::mem::take(&mut self.journal.snapshot_due);
-        let digest_row = seq % journal::DIGEST_EVERY == 0;
+        let digest_row = std::mem::take(&mut self.journal.hash_due);
         let at_ms = self.config.clock.now().timestamp_millis();
         let db = self.db.clone();
         tokio::spawn(async move {
@@ -199,30 +201,38 @@ impl MarketTask {
     pub(super) fn journal_row(
         &mut self,
         writes: &mut crate::db::Writes<'_>,
-        now: DateTime<Utc>,
         owed: &[crate::market::writer::Followup],
     ) -> anyhow::Result<Written> {
         let seq = self.journal.seq + 1;
-        let at_ms = now.timestamp_millis();
+        // Wall time just before the commit, not the batch's market time:
+        // followers measure their lag from it (`gpuex_journal_row_lag_seconds`).
+        let at_ms = Utc::now().timestamp_millis();
         let epoch = match self.mode {
             Mode::Leading { fence: Some(epoch) } => epoch,
             _ => 0,
         };
         let commands = journal::encode(&self.journal.unwritten)?;
         let snapshot_row = seq % self.config.journal_snapshot_every == 0;
-        if seq % journal::DIGEST_EVERY == 0 || snapshot_row {
+        let digest_row = seq % journal::DIGEST_EVERY == 0
+            && at_ms - self.journal.last_digest_ms >= journal::DIGEST_SPACING_MS;
+        if digest_row {
+            self.journal.last_digest_ms = at_ms;
+        }
+        if digest_row || snapshot_row {
             // Hashed and encoded after the commit, off the batch's path.
             self.journal.digest_due = Some((seq, self.engine.snapshot()));
             self.journal.snapshot_due = snapshot_row;
+            self.journal.hash_due = digest_row;
         }
-        journal::push_append(
-            writes,
+        let row = journal::Append {
             seq,
             epoch,
             at_ms,
             commands,
-            journal::encode_owed(owed)?,
-        );
+            owed: journal::encode_owed(owed)?,
+            digest: digest_row,
+        };
+        journal::push_append(writes, row);
         // Written or not, these are in the row or the engine is rebuilt.
         self.journal.unwritten.clear();
         Ok(Written { seq, epoch })
