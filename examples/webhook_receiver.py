@@ -21,4 +21,6 @@ class Receiver(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-HTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 8000), Receiver).serve_forever()
+server = HTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 8000), Receiver)
+print("listening on port", server.server_port, flush=True)
+server.serve_forever()

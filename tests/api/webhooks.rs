@@ -318,24 +318,36 @@ on_both_databases! {
         let admin = app.admin().await;
         app.seed_prices(&admin).await;
         let (buyer, _) = app.buyer_with(&admin, "100").await;
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let (_, secret) = register(&app, &buyer,
-            json!({"url": format!("http://127.0.0.1:{port}/"), "events": ["order.accepted"]})).await;
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/webhook_receiver.py");
-        let mut child = tokio::process::Command::new(python)
-            .arg(script)
-            .arg(port.to_string())
-            .env("WEBHOOK_SECRET", &secret)
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        eventually(20, "the Python receiver listens", || async {
-            tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
-        }).await;
+        // A free port can be taken between its pick and the receiver's bind
+        // (tests run side by side): the receiver says when it listens, and
+        // one that could not bind is tried again on another port.
+        let mut tries = 0;
+        let (port, secret, mut child, mut lines) = loop {
+            tries += 1;
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let (hook, secret) = register(&app, &buyer,
+                json!({"url": format!("http://127.0.0.1:{port}/"), "events": ["order.accepted"]})).await;
+            let mut child = tokio::process::Command::new(python)
+                .arg(script)
+                .arg(port.to_string())
+                .env("WEBHOOK_SECRET", &secret)
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let stdout = child.stdout.take().unwrap();
+            let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+            let first = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line()).await;
+            if matches!(&first, Ok(Ok(Some(line))) if *line == format!("listening on port {port}")) {
+                break (port, secret, child, lines);
+            }
+            child.kill().await.ok();
+            let gone = app.request(Method::DELETE, &format!("/v1/webhooks/{hook}"), Some(&buyer), None).await;
+            assert_eq!(gone.status, 204);
+            assert!(tries < 5, "the receiver never listened: {first:?}");
+        };
         let order = accept_and_cancel(&app, &buyer, None).await;
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
         let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
             .await
             .expect("the receiver printed a verified event")
