@@ -532,3 +532,34 @@ mod tests {
         assert_eq!(bug.to_problem().code, "internal_error");
     }
 }
+
+#[cfg(test)]
+mod integral_float_tests {
+    use super::*;
+
+    /// The contract check sent this `seq`: an integer written as a float, at a
+    /// magnitude where a float's last place is 0.25. Parsed to the nearest
+    /// float it is the integer; a best-effort parse that lands one place off
+    /// (2129781543790439.25) would refuse a schema-valid body.
+    #[test]
+    fn a_large_integral_float_is_read_exactly() {
+        #[derive(serde::Deserialize)]
+        struct Batch {
+            seq: u64,
+        }
+        for (body, seq) in [
+            (
+                &br#"{"seq": 2129781543790439.0}"#[..],
+                2_129_781_543_790_439_u64,
+            ),
+            (br#"{"seq": 9007199254740992.0}"#, 9_007_199_254_740_992),
+            (br#"{"seq": 1e3}"#, 1000),
+        ] {
+            match parse_json::<Batch>(body) {
+                Ok(batch) => assert_eq!(batch.seq, seq),
+                Err(e) => panic!("{}: {:?}", String::from_utf8_lossy(body), e.to_problem()),
+            }
+        }
+        assert!(parse_json::<Batch>(br#"{"seq": 2129781543790439.25}"#).is_err());
+    }
+}
