@@ -3,7 +3,9 @@
 //! engine, the way a replica that takes over the market does. The fleet
 //! and its leases come from the engine benchmark's fleet filled to 80 %
 //! with its order mix, written as the server's rows (node specs, order and
-//! lease rows with the engine's JSON, list prices, the engine's clock).
+//! lease rows with the engine's JSON, list prices, the engine's clock), as a
+//! database from before the journal holds them, so `load` reads them once and
+//! keeps them as the first snapshot.
 //!
 //! Reported: the database read and decode, `Engine::restore` itself, and the
 //! whole of `market::restore::load`, on SQLite and, with
@@ -126,7 +128,7 @@ async fn write_rows(db: &Db, e: &Engine) {
     push_rows!(
         &mut writes,
         "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, \
-         price_per_hour, starts_at, ends_at, engine_json, created_at, updated_at) ",
+         price_per_hour, starts_at, ends_at, record_json, created_at, updated_at) ",
         leases,
         |row, (l, json)| row
             .push_bind(l.id)

@@ -14,6 +14,7 @@
 
 use super::ledger::{self, LedgerError};
 use super::lines::{self, Kind, NewLine, Unit};
+use crate::db::leases::LeaseRecord;
 use crate::db::{dispatch_tx, Money, Tx};
 use crate::engine::Mode;
 use crate::pricing::round_money;
@@ -136,7 +137,7 @@ impl ChargeDetail {
     /// The detail of an engine lease: its unit prices, and list prices
     /// recovered from its price rule (contracted = multiplier × list).
     pub fn of_lease(
-        lease: &crate::engine::Lease,
+        lease: &LeaseRecord,
         node: Uuid,
         running_at: Option<Ts>,
         ended_at: Option<Ts>,

@@ -7,10 +7,9 @@
 use super::charges::{self, ChargeDetail, Chargeable, Resold};
 use super::ledger::{self, LedgerError};
 use super::refund;
-use crate::db::Flushed;
-use crate::db::{dispatch_tx, execute_tx, Money};
-use crate::engine::{EndReason, Lease, Mode, ResaleSource};
-use anyhow::Context;
+use crate::db::leases::{self, LeaseRecord};
+use crate::db::{dispatch_tx, Flushed, Money};
+use crate::engine::{EndReason, Mode, ResaleSource};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
@@ -58,12 +57,7 @@ pub async fn settle(
     let outcome = charges::charge(flushed.tx(), &row.charge, from, until, platform_fee, now)
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
-    execute_tx!(
-        flushed.tx(),
-        "UPDATE leases SET billed_until = $1 WHERE id = $2",
-        outcome.billed_until,
-        lease,
-    )?;
+    leases::set_billed_until(flushed.tx(), lease, outcome.billed_until).await?;
     Ok(Some(Settled {
         unpaid: outcome.unpaid,
         funded_until: outcome.billed_until,
@@ -111,12 +105,7 @@ pub async fn settle_end(
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     if refunded > Decimal::ZERO {
-        execute_tx!(
-            flushed.tx(),
-            "UPDATE leases SET billed_until = $1 WHERE id = $2 AND billed_until > $1",
-            owed_until,
-            lease,
-        )?;
+        leases::cut_billed_until(flushed.tx(), lease, owed_until).await?;
     }
     let owes_window = matches!(
         reason,
@@ -165,12 +154,7 @@ async fn settle_reserved_ahead(
     )
     .await
     .map_err(|e| anyhow::anyhow!(e))?;
-    execute_tx!(
-        flushed.tx(),
-        "UPDATE leases SET billed_until = $1 WHERE id = $2",
-        outcome.billed_until,
-        row.charge.lease,
-    )?;
+    leases::set_billed_until(flushed.tx(), row.charge.lease, outcome.billed_until).await?;
     Ok(Some(Settled {
         unpaid: outcome.unpaid,
         funded_until: outcome.billed_until,
@@ -297,7 +281,7 @@ async fn chargeable(
     let row: Option<LeaseChargeRow> = dispatch_tx!(flushed.tx(), conn => {
         sqlx::query_as(
             "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
-             l.engine_json, n.provider_id, l.running_at, l.ended_at, o.tags_json FROM leases l \
+             l.record_json, n.provider_id, l.running_at, l.ended_at, o.tags_json FROM leases l \
              JOIN nodes n ON n.id = l.node_id LEFT JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
         )
         .bind(lease)
@@ -321,15 +305,15 @@ async fn chargeable(
     else {
         return Ok(None);
     };
-    let engine: Lease = serde_json::from_str(&json).context("corrupt lease row")?;
-    let detail = ChargeDetail::of_lease(&engine, node, running_at, ended_at, tags_json);
-    let resale = match &engine.resale {
+    let record = LeaseRecord::parse(&json)?;
+    let detail = ChargeDetail::of_lease(&record, node, running_at, ended_at, tags_json);
+    let resale = match &record.resale {
         Some(source) => Some(resold(flushed, source).await?),
         None => None,
     };
     Ok(Some(ChargeRow {
-        mode: engine.mode,
-        converts_to_reserved: engine.converts_to_reserved,
+        mode: record.mode,
+        converts_to_reserved: record.converts_to_reserved,
         node,
         billed_until,
         ends_at,
@@ -340,8 +324,8 @@ async fn chargeable(
             resale,
             hold: hold.unwrap_or(Uuid::nil()),
             price_per_hour: price.0,
-            tflops_units: engine.placement.units.tflops_h,
-            vram_units: engine.placement.units.vram_h,
+            tflops_units: record.placement.units.tflops_h,
+            vram_units: record.placement.units.vram_h,
             detail,
         },
     }))

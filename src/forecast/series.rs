@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use serde::Deserialize;
 
+use crate::db::leases::LeaseRecord;
 use crate::db::{dispatch, Db};
-use crate::engine::placement::{GpuSlot, Slot};
+use crate::engine::placement::Slot;
 
 /// A market: (GPU model, region).
 pub type Market = (String, String);
@@ -29,24 +29,6 @@ struct RequestResources {
     /// A number or a decimal string, as the API takes it.
     tflops: Option<serde_json::Value>,
     gpu_model: Option<String>,
-}
-
-/// The part of a lease's engine record the series reads: the standard units it asked.
-#[derive(Deserialize)]
-struct LeaseRecord {
-    placement: LeasePlacement,
-}
-
-#[derive(Deserialize)]
-struct LeasePlacement {
-    asked: LeaseUnits,
-    #[serde(default)]
-    gpus: Vec<GpuSlot>,
-}
-
-#[derive(Deserialize)]
-struct LeaseUnits {
-    tflops_h: Decimal,
 }
 
 type OrderRow = (
@@ -101,7 +83,7 @@ pub async fn demand_by_minute(
     let before = DateTime::from_timestamp(end, 0).unwrap_or(until);
     let rows: Vec<OrderRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT o.created_at, o.request_json, l.gpu_model, l.region, l.engine_json \
+            "SELECT o.created_at, o.request_json, l.gpu_model, l.region, l.record_json \
              FROM orders o LEFT JOIN leases l ON l.id = o.lease_id \
              WHERE o.created_at >= $1 AND o.created_at < $2 AND o.mode IN ('on_demand', 'reserved')",
         )
@@ -116,9 +98,7 @@ pub async fn demand_by_minute(
         let Ok(request) = serde_json::from_str::<Request>(&request_json) else {
             continue;
         };
-        let lease = lease_json
-            .as_deref()
-            .and_then(|j| serde_json::from_str::<LeaseRecord>(j).ok());
+        let lease = lease_json.as_deref().map(LeaseRecord::parse).transpose()?;
         let placed = lease
             .as_ref()
             .and_then(|l| l.placement.asked.tflops_h.to_f64());

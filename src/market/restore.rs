@@ -74,10 +74,14 @@ async fn first_snapshot(db: &Db, config: EngineConfig) -> anyhow::Result<Option<
     Ok(Some((engine, seq)))
 }
 
-/// The engine the rows hold, with the journal's sequence they are at: they
-/// are read in one transaction (on PostgreSQL a repeatable read, so a
-/// leader's commits meanwhile are all in it or all out). Only a database
-/// without a snapshot is read this way, and tests compare it with a replay.
+/// The engine the rows of a database from before the journal hold, with the
+/// journal's sequence they are at: they are read in one transaction (on
+/// PostgreSQL a repeatable read, so a leader's commits meanwhile are all in
+/// it or all out). Such rows keep the engine's whole lease, order and
+/// listing (`leases.record_json`, then `engine_json`; `orders.engine_json`,
+/// `resale_listings.engine_json`) and `engine_meta`. Rows written since keep
+/// only their own records, so only a database without a snapshot is read
+/// this way, once.
 pub async fn from_rows(db: &Db, config: EngineConfig) -> anyhow::Result<(Engine, i64)> {
     read_rows(db, config, false)
         .await?
@@ -125,7 +129,7 @@ async fn snapshot(tx: &mut Tx<'_>, demand_window: usize) -> anyhow::Result<Snaps
         sqlx::query_as("SELECT spec_json, cordoned FROM nodes WHERE status NOT IN ('lost', 'deleted')").fetch_all(&mut *conn).await
     })?;
     let leases: Vec<String> = dispatch_tx!(tx, conn => {
-        sqlx::query_scalar("SELECT engine_json FROM leases WHERE state NOT IN ('ended', 'failed')")
+        sqlx::query_scalar("SELECT record_json FROM leases WHERE state NOT IN ('ended', 'failed')")
             .fetch_all(&mut *conn)
             .await
     })?;

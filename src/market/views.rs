@@ -2,9 +2,11 @@
 
 use crate::bounds::sum_stored;
 use crate::catalog::text_names;
+use crate::db::leases::LeaseRecord;
 use crate::db::{dispatch, Db, Money};
-use crate::engine::{Lease, LeaseState, Mode};
+use crate::engine::{LeaseState, Mode};
 use crate::error::ApiError;
+use anyhow::Context;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -145,27 +147,28 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
     // A fill's lease may have been converted since: its conversions come from the lease row.
     let rows: Vec<(Uuid, String, DateTime<Utc>, Option<String>)> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT f.lease_id, f.report_json, f.created_at, l.engine_json FROM fills f \
+            "SELECT f.lease_id, f.report_json, f.created_at, l.record_json FROM fills f \
              LEFT JOIN leases l ON l.id = f.lease_id WHERE f.order_id = $1 ORDER BY f.created_at",
         )
         .bind(order)
         .fetch_all(pool)
         .await
     })?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(lease_id, report, created_at, lease)| super::orders::FillView {
+    rows.into_iter()
+        .map(|(lease_id, report, created_at, lease)| {
+            let conversions = match lease {
+                Some(json) => conversion_views(&LeaseRecord::parse(&json)?),
+                None => Vec::new(),
+            };
+            Ok(super::orders::FillView {
                 lease_id,
-                report: serde_json::from_str(&report).unwrap_or_default(),
-                conversions: lease
-                    .and_then(|json| serde_json::from_str::<Lease>(&json).ok())
-                    .map(|l| conversion_views(&l))
-                    .unwrap_or_default(),
+                report: serde_json::from_str(&report).context("corrupt fill report")?,
+                conversions,
                 created_at,
-            },
-        )
-        .collect())
+            })
+        })
+        .collect::<anyhow::Result<_>>()
+        .map_err(ApiError::Internal)
 }
 
 /// One mode conversion of a lease (DESIGN §3 "Mode changes").
@@ -183,7 +186,7 @@ pub struct ConversionView {
     pub price_per_hour_after: Decimal,
 }
 
-pub fn conversion_views(lease: &Lease) -> Vec<ConversionView> {
+pub fn conversion_views(lease: &LeaseRecord) -> Vec<ConversionView> {
     lease
         .conversions
         .iter()
@@ -292,7 +295,7 @@ type LeaseRow = (
 pub async fn lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError> {
     let row: Option<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, engine_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json \
              FROM leases WHERE id = $1 AND buyer_id = $2",
         )
         .bind(id)
@@ -320,7 +323,7 @@ pub async fn live_lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, Api
 
 async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
     let (id, state, price, device, end_reason, exit_code, failure, billed_until, json) = row;
-    let lease: Lease = serde_json::from_str(&json).map_err(|e| ApiError::Internal(e.into()))?;
+    let lease = LeaseRecord::parse(&json)?;
     let charged: Vec<Money> = dispatch!(db, pool => {
         // A seller's resale proceeds name the lease they were cut from, but
         // they are income, not a charge of it.
@@ -392,7 +395,7 @@ pub struct LeaseFilter {
 pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError> {
     let rows: Vec<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, engine_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json \
              FROM leases WHERE buyer_id = $1 AND ($2 IS NULL OR state = $2) \
              AND ($3 IS NULL OR created_at < (SELECT created_at FROM leases WHERE id = $3)) \
              ORDER BY created_at DESC, id DESC LIMIT $4",

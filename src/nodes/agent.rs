@@ -8,7 +8,7 @@ use super::usage_bounds::{self, Held};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
-use crate::engine::{AgentReport, Command, Lease, LeaseState};
+use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, BackendKind, HeartbeatRequest,
@@ -106,11 +106,7 @@ async fn register(
         .and_then(|raw| serde_json::from_str::<RegisterRequest>(raw).ok())
         .and_then(|previous| inventory::inventory_change(&previous, &req));
     let spec = inventory::registered_spec(&node.spec, &req);
-    let live: Vec<Lease> = store::live_leases(&state.db, node.id)
-        .await?
-        .iter()
-        .filter_map(|l| serde_json::from_str(&l.engine_json).ok())
-        .collect();
+    let live = store::live_leases(&state.db, node.id).await?;
     let was_lost = node.status == status::LOST;
     let broken = if was_lost {
         Vec::new()
@@ -237,9 +233,9 @@ async fn heartbeat(
                 LeaseState::Preempting,
                 Some(LeaseRunState::Provisioning | LeaseRunState::Running),
             ) => {
-                let preempt_at = serde_json::from_str::<Lease>(&lease.engine_json)
-                    .ok()
-                    .and_then(|l| l.preempt_at)
+                let preempt_at = lease
+                    .record
+                    .preempt_at
                     .and_then(|t| DateTime::from_timestamp(t, 0))
                     .unwrap_or(now);
                 assignments.push(Assignment {
@@ -269,7 +265,7 @@ async fn heartbeat(
 
 /// The `start` for a lease: its placement, the order's command and env, its end.
 fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
-    let lease: Lease = serde_json::from_str(&row.engine_json).ok()?;
+    let lease = &row.record;
     let first = lease.placement.gpus.first()?;
     let partition = match &first.slot {
         Slot::Whole => Partition::Whole,

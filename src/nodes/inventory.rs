@@ -2,9 +2,10 @@
 //! provider declares with `POST /v1/nodes`, or from what the agent reports at
 //! registration, and the check for GPUs that changed under live leases.
 
+use super::store::LeaseRow;
 use crate::catalog;
 use crate::engine::placement::PartitionMode;
-use crate::engine::{GpuSpec, Lease, NodeSpec};
+use crate::engine::{GpuSpec, NodeSpec};
 use crate::error::FieldError;
 use crate::protocol::{MigMode, RegisterRequest};
 use serde::Deserialize;
@@ -226,14 +227,14 @@ pub fn inventory_change(previous: &RegisterRequest, new: &RegisterRequest) -> Op
 
 /// The live leases whose GPUs the new spec no longer has as they were
 /// (same index, model and partition mode).
-pub fn leases_broken_by(old: &NodeSpec, new: &NodeSpec, live: &[Lease]) -> Vec<Uuid> {
+pub fn leases_broken_by(old: &NodeSpec, new: &NodeSpec, live: &[LeaseRow]) -> Vec<Uuid> {
     let same = |index: u8| {
         let o = old.gpus.iter().find(|g| g.index == index);
         let n = new.gpus.iter().find(|g| g.index == index);
         matches!((o, n), (Some(o), Some(n)) if o.model == n.model && o.mode == n.mode)
     };
     live.iter()
-        .filter(|l| !l.placement.gpus.iter().all(|g| same(g.index)))
+        .filter(|l| !l.record.placement.gpus.iter().all(|g| same(g.index)))
         .map(|l| l.id)
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The `nodes`, `usage_*` and `lease_logs` queries, written once for both databases.
 
 use crate::auth::{Caller, Role};
+use crate::db::leases::{self, AgentReported, LeaseRecord};
 use crate::db::{dispatch, execute_tx, Db, Money, Tx};
 use crate::engine::{LeaseState, NodeSpec};
 use crate::protocol::{LogsUpload, UsageBatch};
@@ -362,7 +363,7 @@ pub struct LeaseRow {
     pub state: LeaseState,
     pub device: Option<String>,
     pub ends_at: Option<i64>,
-    pub engine_json: String,
+    pub record: LeaseRecord,
     /// The order's request as the buyer sent it (`command`, `env`).
     pub request_json: String,
 }
@@ -379,20 +380,20 @@ type RawLease = (
 );
 
 const LEASE_COLUMNS: &str = "l.id, l.node_id, l.buyer_id, l.state, l.device, l.ends_at, \
-     l.engine_json, o.request_json FROM leases l JOIN orders o ON o.id = l.order_id";
+     l.record_json, o.request_json FROM leases l JOIN orders o ON o.id = l.order_id";
 
-fn lease_row(raw: RawLease) -> LeaseRow {
-    let (id, node_id, buyer_id, state, device, ends_at, engine_json, request_json) = raw;
-    LeaseRow {
+fn lease_row(raw: RawLease) -> anyhow::Result<LeaseRow> {
+    let (id, node_id, buyer_id, state, device, ends_at, record_json, request_json) = raw;
+    Ok(LeaseRow {
         id,
         node_id,
         buyer_id,
         state,
         device,
         ends_at,
-        engine_json,
+        record: LeaseRecord::parse(&record_json).with_context(|| format!("lease {id}"))?,
         request_json,
-    }
+    })
 }
 
 /// The leases of a node that still hold (or will hold) their slice.
@@ -405,7 +406,7 @@ pub async fn live_leases(db: &Db, node: Uuid) -> anyhow::Result<Vec<LeaseRow>> {
         sqlx::query_as(&sql).bind(node).fetch_all(pool).await
     })
     .context("failed to list a node's leases")?;
-    Ok(raw.into_iter().map(lease_row).collect())
+    raw.into_iter().map(lease_row).collect()
 }
 
 pub async fn lease(db: &Db, id: Uuid) -> anyhow::Result<Option<LeaseRow>> {
@@ -414,41 +415,22 @@ pub async fn lease(db: &Db, id: Uuid) -> anyhow::Result<Option<LeaseRow>> {
         sqlx::query_as(&sql).bind(id).fetch_optional(pool).await
     })
     .context("failed to read a lease")?;
-    Ok(raw.map(lease_row))
+    raw.map(lease_row).transpose()
 }
 
+/// What the agent reported of `lease`, kept on its row.
 pub async fn set_device(db: &Db, lease: Uuid, device: &str) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    execute_tx!(
-        tx,
-        "UPDATE leases SET device = $1 WHERE id = $2",
-        device,
-        lease,
-    )?;
-    tx.commit().await
+    leases::set_reported(db, lease, AgentReported::Device(device)).await
 }
 
 pub async fn set_exit_code(db: &Db, lease: Uuid, exit_code: Option<i32>) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    execute_tx!(
-        tx,
-        "UPDATE leases SET exit_code = $1 WHERE id = $2",
-        exit_code,
-        lease,
-    )?;
-    tx.commit().await
+    leases::set_reported(db, lease, AgentReported::ExitCode(exit_code)).await
 }
 
 /// The agent's reason for failing `lease`, cut to what a lease view shows.
 pub async fn set_failure(db: &Db, lease: Uuid, reason: &str) -> anyhow::Result<()> {
-    let mut tx = db.begin().await?;
-    execute_tx!(
-        tx,
-        "UPDATE leases SET failure = $1 WHERE id = $2",
-        failure_text(reason),
-        lease,
-    )?;
-    tx.commit().await
+    let text = failure_text(reason);
+    leases::set_reported(db, lease, AgentReported::Failure(&text)).await
 }
 
 /// A failure reason keeps its first [`FAILURE_CHARS`] characters: the agent

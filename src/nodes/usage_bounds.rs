@@ -5,7 +5,6 @@
 //! node; it is refused on its own, and the node is marked for review.
 
 use super::store::LeaseRow;
-use crate::engine::Lease;
 use crate::protocol::UsageRecord;
 use rust_decimal::Decimal;
 
@@ -17,11 +16,10 @@ pub struct Held {
 }
 
 impl Held {
-    /// `None` for a lease whose stored state no longer parses: its records
-    /// are then refused, since nothing bounds them.
+    /// `None` when the held VRAM in GB overflows: its records are then
+    /// refused, since nothing bounds them.
     pub fn of(row: &LeaseRow) -> Option<Held> {
-        let lease: Lease = serde_json::from_str(&row.engine_json).ok()?;
-        let units = lease.placement.units;
+        let units = row.record.placement.units;
         Some(Held {
             tflops: units.tflops_h,
             vram_gb: units

@@ -3,7 +3,7 @@
 
 use super::store::{LeaseRow, NodeRow};
 use crate::engine::placement::{PartitionMode, Slot};
-use crate::engine::{Lease, LeaseState};
+use crate::engine::LeaseState;
 use crate::protocol::{GpuMetrics, RegisterRequest};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -161,10 +161,6 @@ pub fn detail(node: &NodeRow, leases: &[LeaseRow]) -> NodeDetail {
         .as_deref()
         .and_then(|m| serde_json::from_str(m).ok())
         .unwrap_or_default();
-    let parsed: Vec<(&LeaseRow, Lease)> = leases
-        .iter()
-        .filter_map(|row| Some((row, serde_json::from_str(&row.engine_json).ok()?)))
-        .collect();
     let gpus = node
         .spec
         .gpus
@@ -173,10 +169,10 @@ pub fn detail(node: &NodeRow, leases: &[LeaseRow]) -> NodeDetail {
             let inv = reg
                 .as_ref()
                 .and_then(|r| r.gpus.iter().find(|i| i.index == u32::from(g.index)));
-            let slices: Vec<SliceView> = parsed
+            let slices: Vec<SliceView> = leases
                 .iter()
-                .flat_map(|(row, lease)| {
-                    lease
+                .flat_map(|row| {
+                    row.record
                         .placement
                         .gpus
                         .iter()

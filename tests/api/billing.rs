@@ -605,7 +605,7 @@ async fn live_lease(
         .execute(pool).await.unwrap();
         sqlx::query(
             "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, region, price_per_hour, \
-             billed_until, starts_at, ends_at, engine_json, created_at, updated_at) \
+             billed_until, starts_at, ends_at, record_json, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, 'running', 'H100-SXM5-80GB', 'eu-west', $6, $7, $8, $9, '{}', $10, $10)",
         )
         .bind(lease).bind(order).bind(buyer).bind(node).bind(mode)

@@ -1,10 +1,11 @@
 //! The journal (DESIGN §20): every command the engine applied is in it, in
 //! order, so an engine that replays it from the first snapshot is the
-//! engine the rows restore, on both databases, across a restart; and
+//! engine whose leases the rows show, on both databases, across a restart; and
 //! `/readyz` says where the replica stands.
 
 use crate::fleet::{self, market, on_both_databases_fast};
 use crate::helpers::TestApp;
+use gpuex::db::leases::LeaseRecord;
 use gpuex::db::Db;
 use gpuex::market::journal;
 use serde_json::json;
@@ -12,7 +13,10 @@ use serde_json::json;
 /// Replays the journal from its oldest snapshot, checking the rows come in
 /// sequence and every digest the leader wrote matches; returns the engine,
 /// the last sequence and how many rows were applied.
-async fn replay(db: &Db, config: gpuex::engine::EngineConfig) -> (gpuex::engine::Engine, i64, i64) {
+pub(crate) async fn replay(
+    db: &Db,
+    config: gpuex::engine::EngineConfig,
+) -> (gpuex::engine::Engine, i64, i64) {
     let (mut seq, mut engine) = journal::snapshot(db, config, false)
         .await
         .expect("the snapshot reads")
@@ -93,7 +97,7 @@ async fn sqlx_row(db: &Db, sql: &str) -> (i64, i32, String) {
 }
 
 /// Stops the server and checks its journal against its rows.
-async fn journal_matches_rows(app: &mut TestApp) -> (i64, i64) {
+pub(crate) async fn journal_matches_rows(app: &mut TestApp) -> (i64, i64) {
     app.halt().await;
     let config = app.settings.market().engine;
     let db = Db::connect(&app.database_url).await.expect("database");
@@ -103,22 +107,62 @@ async fn journal_matches_rows(app: &mut TestApp) -> (i64, i64) {
     {
         keep_fixture(&db, config).await;
     }
-    let (restored, rows_seq) = gpuex::market::restore::from_rows(&db, config)
+    rows_agree(&db, &replayed).await;
+    let (restored, restored_seq) = gpuex::market::restore::load_at(&db, config)
         .await
-        .expect("the rows restore");
-    assert_eq!(seq, rows_seq, "the journal ends where the rows are");
-    assert_eq!(
-        journal::digest(&replayed),
-        journal::digest(&restored),
-        "the replayed engine is the engine the rows restore"
-    );
+        .expect("the snapshot and the journal restore");
+    assert_eq!(seq, restored_seq, "a restore ends where the journal does");
+    assert_eq!(journal::digest(&replayed), journal::digest(&restored));
     db.close().await;
     app.resume().await;
     (seq, rows)
 }
 
+/// The rows are what the engine says: every live lease row is a lease of
+/// the engine with its state, price, end and record, and nothing more; the
+/// open listings are the engine's.
+pub(crate) async fn rows_agree(db: &Db, engine: &gpuex::engine::Engine) {
+    type LeaseRow = (uuid::Uuid, String, gpuex::db::Money, Option<i64>, String);
+    let rows: Vec<LeaseRow> = gpuex::db::dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT id, state, price_per_hour, ends_at, record_json FROM leases \
+             WHERE state NOT IN ('ended', 'failed') ORDER BY id",
+        )
+        .fetch_all(pool)
+        .await
+    })
+    .expect("the lease rows read");
+    let listings: Vec<uuid::Uuid> = gpuex::db::dispatch!(db, pool => {
+        sqlx::query_scalar("SELECT id FROM resale_listings WHERE state = 'open' ORDER BY id")
+            .fetch_all(pool)
+            .await
+    })
+    .expect("the listing rows read");
+    let mut live: Vec<_> = engine.leases().collect();
+    live.sort_by_key(|l| l.id);
+    let ids = |rows: &[LeaseRow]| rows.iter().map(|r| r.0).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&rows),
+        live.iter().map(|l| l.id).collect::<Vec<_>>(),
+        "live leases"
+    );
+    for ((id, state, price, ends_at, record), lease) in rows.iter().zip(&live) {
+        assert_eq!(json!(state), json!(lease.state), "lease {id}");
+        assert_eq!(price.0, lease.price_per_hour, "lease {id}");
+        assert_eq!(*ends_at, lease.ends_at, "lease {id}");
+        assert_eq!(
+            LeaseRecord::parse(record).expect("a lease record"),
+            LeaseRecord::of(lease),
+            "lease {id}"
+        );
+    }
+    let mut open: Vec<_> = engine.snapshot().listings.iter().map(|l| l.id).collect();
+    open.sort();
+    assert_eq!(listings, open, "open listings");
+}
+
 on_both_databases_fast! {
-    async fn an_engine_replaying_the_journal_is_the_engine_the_rows_restore(app) {
+    async fn an_engine_replaying_the_journal_is_the_engine_the_rows_show(app) {
         let mut app = app;
         let m = market(&app).await;
         let ready = app.get("/readyz", None).await;
@@ -347,35 +391,29 @@ crate::helpers::on_both_databases_with! { snapshot_often =>
     }
 }
 
-/// Once a snapshot is kept the rows are no longer the engine's storage: with
-/// the engine's meta row unreadable, the engine still restores (the newest
-/// snapshot, then the journal after it) to what the rows held, and the
-/// server restarts on it, with its leases.
+/// Once a snapshot is kept the rows are no longer the engine's storage:
+/// with what a database from before the journal restored from made
+/// unreadable (the engine's meta row and copies of its orders), the engine
+/// still restores (the newest snapshot, then the journal after it) to what
+/// the journal holds, and the server restarts on it, with its leases.
 async fn restarts_from_the_snapshot(app: &mut TestApp, buyer: &str) {
     app.halt().await;
     let config = app.settings.market().engine;
     let db = Db::connect(&app.database_url).await.expect("database");
-    let (from_rows, rows_seq) = gpuex::market::restore::from_rows(&db, config)
-        .await
-        .expect("the rows restore");
-    let leases: Vec<_> = from_rows.leases().map(|l| l.id).collect();
+    let (replayed, replayed_seq, _) = replay(&db, config).await;
+    let leases: Vec<_> = replayed.leases().map(|l| l.id).collect();
     assert!(leases.len() >= 12, "{} leases", leases.len());
-    app.execute(
+    for sql in [
         "UPDATE engine_meta SET state_json = 'unreadable' WHERE $1 IS NOT NULL",
-        uuid::Uuid::nil(),
-    )
-    .await;
-    assert!(
-        gpuex::market::restore::from_rows(&db, config)
-            .await
-            .is_err(),
-        "the rows no longer restore"
-    );
+        "UPDATE orders SET engine_json = 'unreadable' WHERE $1 IS NOT NULL",
+    ] {
+        app.execute(sql, uuid::Uuid::nil()).await;
+    }
     let (restored, seq) = gpuex::market::restore::load_at(&db, config)
         .await
         .expect("the snapshot and the journal restore");
-    assert_eq!(seq, rows_seq);
-    assert_eq!(journal::digest(&restored), journal::digest(&from_rows));
+    assert_eq!(seq, replayed_seq);
+    assert_eq!(journal::digest(&restored), journal::digest(&replayed));
     db.close().await;
     app.resume().await;
     let ready = app.get("/readyz", None).await;

@@ -58,3 +58,45 @@ fn billing_does_not_import_the_market_or_the_nodes() {
         .collect();
     assert!(upward.is_empty(), "billing imports the market: {upward:?}");
 }
+
+#[test]
+fn storage_imports_only_the_engine_and_the_catalog() {
+    // `crate::{dispatch, …}` re-exports storage's own macros; `owner_only`
+    // makes the SQLite file readable by its owner only.
+    let allowed = ["", "db", "engine", "catalog", "owner_only"];
+    let upward: Vec<_> = crate_paths("db")
+        .into_iter()
+        .filter(|(module, _)| !allowed.contains(&module.as_str()))
+        .collect();
+    assert!(upward.is_empty(), "storage reaches up: {upward:?}");
+}
+
+/// One module writes `leases` (DESIGN §20): the statements that change a
+/// lease row are all in `src/db/leases.rs`.
+#[test]
+fn one_module_writes_the_leases_table() {
+    let writes = ["UPDATE leases", "INSERT INTO leases", "DELETE FROM leases"];
+    let owner = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/db/leases.rs");
+    let mut elsewhere = Vec::new();
+    for file in sources("") {
+        if file == owner {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for statement in writes {
+            if flat.to_ascii_uppercase().contains(statement) {
+                elsewhere.push(format!("{}: {statement}", file.display()));
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "leases written outside src/db/leases.rs: {elsewhere:?}"
+    );
+    let text = std::fs::read_to_string(&owner).expect("the leases module");
+    assert!(
+        writes[..2].iter().all(|s| text.contains(s)),
+        "the module writes leases"
+    );
+}

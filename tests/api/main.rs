@@ -33,6 +33,7 @@ mod forecast;
 mod idempotency_keys;
 mod internal_calls;
 mod journal;
+mod journal_legacy;
 mod layering;
 mod ledger_properties;
 mod limits;

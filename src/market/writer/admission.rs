@@ -87,7 +87,6 @@ impl Batch {
             tags_json: meta.tags_json.clone(),
             reject_reason: None,
             reject_message: None,
-            engine_json: None,
             lease_id: None,
             predicted_duration_s: prediction.seconds,
             prediction_basis: prediction.basis.as_str(),

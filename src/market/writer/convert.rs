@@ -6,7 +6,8 @@ use super::{unpaid, Batch, Followup};
 use crate::billing::charges;
 use crate::billing::ledger::{self, LedgerError};
 use crate::billing::settle;
-use crate::db::{dispatch_tx, execute_tx, Money, Tx};
+use crate::db::leases;
+use crate::db::{dispatch_tx, Tx};
 use crate::engine::Lease;
 use rust_decimal::Decimal;
 use uuid::Uuid;
@@ -26,17 +27,7 @@ impl Batch {
         let (now, fee) = (self.now, self.terms.platform_fee);
         let mut flushed = self.rows.flush(tx, now).await?;
         let settled = settle::settle(&mut flushed, lease.id, at, fee, now).await?;
-        let json = serde_json::to_string(&lease)?;
-        execute_tx!(
-            flushed.tx(),
-            "UPDATE leases SET price_per_hour = $1, engine_json = $2, ends_at = $3, updated_at = $4 \
-             WHERE id = $5 AND state NOT IN ('ended', 'failed')",
-            Money(lease.price_per_hour),
-            json,
-            lease.ends_at,
-            now,
-            lease.id,
-        )?;
+        leases::store(flushed.tx(), &lease, now).await?;
         self.touched_leases.insert(lease.id);
         Ok(settled.and_then(|s| unpaid(lease.id, s)))
     }

@@ -1,9 +1,10 @@
 //! One function per kind of engine event: what it changes in the rows.
 
-use super::rows::{NewFill, NewLease};
+use super::rows::NewFill;
 use super::{unpaid, Batch, Followup};
 use crate::billing::ledger::LedgerError;
 use crate::billing::settle;
+use crate::db::leases::{self, NewLease};
 use crate::db::{execute_tx, Money, Tx};
 use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
 use crate::events::{EventType, NewEvent, Owner};
@@ -46,7 +47,6 @@ impl Batch {
     ) -> anyhow::Result<()> {
         match event {
             Event::OrderAccepted { order_id, at } => {
-                self.touched_orders.insert(order_id);
                 self.tell_order(order_id, EventType::OrderAccepted, at, json!({}));
             }
             Event::OrderRejected {
@@ -217,7 +217,6 @@ impl Batch {
     ) -> anyhow::Result<()> {
         self.reject_order(tx, order_id, json_name(&reason), message)
             .await?;
-        self.touched_orders.insert(order_id);
         Ok(())
     }
 
@@ -262,7 +261,6 @@ impl Batch {
             lease_id,
             report_json,
         });
-        self.touched_orders.insert(order_id);
         Ok(())
     }
 
@@ -273,7 +271,6 @@ impl Batch {
         order: Uuid,
         state: OrderState,
     ) -> anyhow::Result<()> {
-        self.touched_orders.insert(order);
         if let Some(row) = self.rows.order(order) {
             row.state = state;
             return Ok(());
@@ -332,7 +329,7 @@ impl Batch {
             hold_id: None,
             billed_until,
             running_at: None,
-            engine_json: String::new(),
+            record_json: String::new(),
         });
         if hold <= Decimal::ZERO {
             return Ok(None);
@@ -384,13 +381,7 @@ impl Batch {
                 lease.billed_until = lease.billed_until.or(Some(at));
             }
             None => {
-                execute_tx!(
-                    tx,
-                    "UPDATE leases SET running_at = COALESCE(running_at, $1), \
-                     billed_until = COALESCE(billed_until, $1) WHERE id = $2",
-                    at,
-                    lease_id,
-                )?;
+                leases::mark_running(tx, lease_id, at).await?;
             }
         }
         Ok(())
@@ -406,12 +397,7 @@ impl Batch {
         let mut flushed = self.rows.flush(tx, now).await?;
         // Seconds before the new price are owed at the old one.
         let settled = settle::settle(&mut flushed, lease_id, ts, fee, now).await?;
-        execute_tx!(
-            flushed.tx(),
-            "UPDATE leases SET price_per_hour = $1 WHERE id = $2",
-            Money(price_per_hour),
-            lease_id,
-        )?;
+        leases::set_price(flushed.tx(), lease_id, price_per_hour).await?;
         self.touched_leases.insert(lease_id);
         Ok(settled.and_then(|s| unpaid(lease_id, s)))
     }
@@ -436,15 +422,7 @@ impl Batch {
         } else {
             LeaseState::Ended
         };
-        execute_tx!(
-            flushed.tx(),
-            "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
-            state,
-            json_name(&reason),
-            at,
-            now,
-            lease_id,
-        )?;
+        leases::end(flushed.tx(), lease_id, state, &json_name(&reason), at, now).await?;
         self.touched_leases.insert(lease_id);
         Ok(settled.and_then(|s| unpaid(lease_id, s)))
     }

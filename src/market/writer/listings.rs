@@ -37,8 +37,8 @@ impl Batch {
         execute_tx!(
             flushed.tx(),
             "INSERT INTO resale_listings (id, seller_id, lease_id, parent_id, node_id, gpu_model, \
-             region, from_ts, until_ts, ask_per_hour, state, engine_json, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, $12, $12)",
+             region, from_ts, until_ts, ask_per_hour, state, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'open', $11, $11)",
             listing.id,
             listing.seller,
             listing.lease_id,
@@ -49,7 +49,6 @@ impl Batch {
             listing.from,
             listing.until,
             Money(listing.ask_per_hour),
-            serde_json::to_string(listing)?,
             now,
         )?;
         self.touched_leases.insert(listing.lease_id);

@@ -22,8 +22,8 @@ pub use admission::Admission;
 pub use demand::DemandCursor;
 pub use rows::WrittenOrder;
 
-use crate::db::execute_tx;
-use crate::db::{push_statement, Money, Tx, Writes};
+use crate::db::leases;
+use crate::db::{Tx, Writes};
 use crate::engine::Engine;
 use crate::events::NewEvent;
 use crate::market::history::Clearing;
@@ -63,7 +63,6 @@ pub struct Batch {
     now: DateTime<Utc>,
     rows: Rows,
     touched_leases: BTreeSet<Uuid>,
-    touched_orders: BTreeSet<Uuid>,
     /// Orders whose lease this batch could not fund: rejected, so their
     /// `OrderFilled`, which follows the grant, must not mark them filled.
     unfunded: BTreeSet<Uuid>,
@@ -75,8 +74,6 @@ pub struct Batch {
     outbox: Vec<NewEvent>,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
     written: HashMap<Uuid, WrittenOrder>,
-    /// Set by [`Batch::finish`] for [`Batch::final_writes`].
-    meta_json: String,
     demand: DemandLogWrite,
     /// The spot clearings of the batch, for market history and the market stream.
     clearings: Vec<Clearing>,
@@ -89,13 +86,11 @@ impl Batch {
             now,
             rows: Rows::default(),
             touched_leases: BTreeSet::new(),
-            touched_orders: BTreeSet::new(),
             unfunded: BTreeSet::new(),
             unfunded_leases: BTreeSet::new(),
             owed: Vec::new(),
             outbox: Vec::new(),
             written: HashMap::new(),
-            meta_json: String::new(),
             demand: DemandLogWrite::default(),
             clearings: Vec::new(),
         }
@@ -105,11 +100,10 @@ impl Batch {
         self.now.timestamp()
     }
 
-    /// Notes the leases and orders the engine's last command changed, so
-    /// [`Batch::finish`] writes their engine state.
+    /// Notes the leases the engine's last command changed, so
+    /// [`Batch::finish`] writes their rows.
     pub fn note_changes(&mut self, engine: &Engine) {
         self.touched_leases.extend(engine.changed_leases());
-        self.touched_orders.extend(engine.changed_orders());
     }
 
     /// Charges every running lease up to now (or its node's last
@@ -146,8 +140,9 @@ impl Batch {
         &self.owed
     }
 
-    /// Writes the engine's view of every lease and order touched in this
-    /// batch and prepares the last writes, [`Batch::final_writes`].
+    /// Writes the engine's view of every lease touched in this batch and
+    /// prepares the last writes, [`Batch::final_writes`]. Orders keep no
+    /// engine state: their rows change with their events.
     pub async fn finish(
         &mut self,
         tx: &mut Tx<'_>,
@@ -163,57 +158,23 @@ impl Batch {
                 row.lease.clone_from(lease);
                 continue;
             }
-            let json = serde_json::to_string(lease)?;
-            execute_tx!(
-                tx,
-                "UPDATE leases SET state = $1, engine_json = $2, price_per_hour = $3, \
-                 ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
-                lease.state,
-                json,
-                Money(lease.price_per_hour),
-                lease.ends_at,
-                now,
-                id,
-            )?;
-        }
-        for id in std::mem::take(&mut self.touched_orders) {
-            let open = engine
-                .open_order(id)
-                .map(serde_json::to_string)
-                .transpose()?;
-            if let Some(row) = self.rows.order(id) {
-                row.engine_json = open;
-                continue;
-            }
-            execute_tx!(
-                tx,
-                "UPDATE orders SET engine_json = $1 WHERE id = $2",
-                open,
-                id,
-            )?;
+            leases::store(tx, lease, now).await?;
         }
         self.written.extend(self.rows.written_orders());
         self.rows.serialize_leases()?;
-        self.meta_json = serde_json::to_string(&engine.meta())?;
         self.demand = DemandLogWrite::since(engine.demand_mix(), *demand);
         Ok(())
     }
 
-    /// What is left after [`Batch::finish`]: every row still held in memory,
-    /// the new demand classes and the engine's meta. The caller commits
-    /// with them ([`Tx::commit_with`]), so the batch's last statements and
-    /// its commit make one trip to the database.
+    /// What is left after [`Batch::finish`]: every row still held in memory
+    /// and the new demand classes. The caller commits with them
+    /// ([`Tx::commit_with`]), so the batch's last statements and its commit
+    /// make one trip to the database.
     pub fn final_writes<'a>(&'a self, tx: &Tx<'_>) -> Writes<'a> {
         let mut writes = Writes::new(tx);
         self.rows.push(&mut writes, self.now);
         crate::events::store::push(&mut writes, &self.outbox);
         self.demand.push(&mut writes);
-        push_statement!(&mut writes, |upsert| upsert
-            .push("INSERT INTO engine_meta (id, state_json) VALUES (1, ")
-            .push_bind(&self.meta_json)
-            .push(
-                ") ON CONFLICT (id) DO UPDATE SET state_json = excluded.state_json"
-            ));
         writes
     }
 

@@ -2,8 +2,9 @@
 //! multi-row statements instead of some twenty statements per order.
 
 use crate::billing::ledger::Journal;
-use crate::db::{push_rows, Flushed, Money, Tx, Writes};
-use crate::engine::{Lease, Mode};
+use crate::db::leases::{self, NewLease};
+use crate::db::{push_rows, Flushed, Tx, Writes};
+use crate::engine::Mode;
 use crate::market::OrderState;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -22,22 +23,10 @@ pub(super) struct NewOrder {
     pub tags_json: String,
     pub reject_reason: Option<String>,
     pub reject_message: Option<String>,
-    pub engine_json: Option<String>,
     pub lease_id: Option<Uuid>,
     /// The duration prediction the order was placed with (DESIGN §17).
     pub predicted_duration_s: Option<i64>,
     pub prediction_basis: &'static str,
-}
-
-/// A lease row created in this batch: the engine's lease (as of the batch's
-/// end) and what only the row keeps.
-pub(super) struct NewLease {
-    pub lease: Lease,
-    pub hold_id: Option<Uuid>,
-    pub billed_until: Option<i64>,
-    pub running_at: Option<i64>,
-    /// `lease` serialized, once, just before the row is written.
-    pub engine_json: String,
 }
 
 pub(super) struct NewFill {
@@ -131,12 +120,11 @@ impl Rows {
         Ok(Flushed::written(tx, self))
     }
 
-    /// Serializes each new lease's engine state, once, for its row.
+    /// Serializes each new lease's record, once, for its row.
     pub fn serialize_leases(&mut self) -> serde_json::Result<()> {
-        for new in &mut self.leases {
-            new.engine_json = serde_json::to_string(&new.lease)?;
-        }
-        Ok(())
+        self.leases
+            .iter_mut()
+            .try_for_each(NewLease::serialize_record)
     }
 
     /// Adds the INSERTs of every row held in memory to `writes`.
@@ -144,7 +132,7 @@ impl Rows {
         push_rows!(
             writes,
             "INSERT INTO orders (id, buyer_id, client_order_id, mode, state, region, \
-             reject_reason, reject_message, request_json, engine_json, tags_json, lease_id, \
+             reject_reason, reject_message, request_json, tags_json, lease_id, \
              predicted_duration_s, prediction_basis, created_at, updated_at) ",
             self.orders,
             |row, o| row
@@ -157,7 +145,6 @@ impl Rows {
                 .push_bind(&o.reject_reason)
                 .push_bind(&o.reject_message)
                 .push_bind(&o.request_json)
-                .push_bind(&o.engine_json)
                 .push_bind(&o.tags_json)
                 .push_bind(o.lease_id)
                 .push_bind(o.predicted_duration_s)
@@ -165,31 +152,7 @@ impl Rows {
                 .push_bind(now)
                 .push_bind(now)
         );
-        push_rows!(
-            writes,
-            "INSERT INTO leases (id, order_id, buyer_id, node_id, mode, state, gpu_model, \
-             region, price_per_hour, hold_id, billed_until, starts_at, ends_at, running_at, \
-             engine_json, created_at, updated_at) ",
-            self.leases,
-            |row, new| row
-                .push_bind(new.lease.id)
-                .push_bind(new.lease.order_id)
-                .push_bind(new.lease.buyer)
-                .push_bind(new.lease.node)
-                .push_bind(new.lease.mode)
-                .push_bind(new.lease.state)
-                .push_bind(&new.lease.model)
-                .push_bind(&new.lease.region)
-                .push_bind(Money(new.lease.price_per_hour))
-                .push_bind(new.hold_id)
-                .push_bind(new.billed_until)
-                .push_bind(new.lease.starts_at)
-                .push_bind(new.lease.ends_at)
-                .push_bind(new.running_at)
-                .push_bind(&new.engine_json)
-                .push_bind(now)
-                .push_bind(now)
-        );
+        leases::push_inserts(writes, &self.leases, now);
         self.journal.push_writes(writes);
         push_rows!(
             writes,
