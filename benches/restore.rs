@@ -24,7 +24,8 @@ use gpuex::engine::*;
 
 #[path = "common/fleet.rs"]
 mod fleet;
-use fleet::{fill, fleet_of, Rng};
+use fleet::{fill, fleet_of, order, place_cmd, Rng};
+use gpuex::market::journal::{self, Append, Step};
 
 /// The buyer of every lease `fleet::fill` places.
 const BUYER: Uuid = Uuid::from_u128(1);
@@ -173,10 +174,100 @@ async fn measure(label: &str, url: &str, e: &Engine) {
         loads.push(t.elapsed());
         assert_eq!(restored.leases().count(), e.leases().count());
     }
-    db.close().await;
     println!(
         "{label}: rows written in {written:.1?}; market::restore::load (read, decode, Engine::restore, validate): {:.2?} cold, {:.2?} warm",
         loads[0], loads[1]
+    );
+    promotion(label, &db).await;
+    db.close().await;
+}
+
+/// Batches in the journal's tail a promoted follower applies, and orders in each.
+const TAIL_ROWS: i64 = 200;
+const ORDERS_PER_ROW: u128 = 12;
+
+/// Promotion at this size (DESIGN §20): the follower that takes the lock
+/// applies the journal's tail to the engine it has and leads with it, with
+/// no restore. The leader here writes [`TAIL_ROWS`] batches of new orders
+/// (a follower is normally a few rows behind, so this is generous); the
+/// follower's catch-up is timed, against a restore from the snapshot and
+/// the same journal.
+async fn promotion(label: &str, db: &Db) {
+    let config = EngineConfig::default();
+    let first = || async {
+        journal::snapshot(db, config, true)
+            .await
+            .expect("the snapshot reads")
+            .expect("the load kept the first snapshot")
+    };
+    let (seq, mut leader) = first().await;
+    let (_, mut follower) = first().await;
+    let at = leader.snapshot().now;
+    let (mut rng, mut next_id) = (Rng(0x5eed), 1u128 << 100);
+    let mut tx = db.begin().await.expect("begin");
+    let mut writes = Writes::new(&tx);
+    for row in 1..=TAIL_ROWS {
+        let steps: Vec<Step> = (0..ORDERS_PER_ROW)
+            .map(|_| {
+                next_id += 1;
+                Step {
+                    at,
+                    command: place_cmd(next_id, order(&mut rng)),
+                }
+            })
+            .collect();
+        journal::apply(&mut leader, &steps);
+        journal::push_append(
+            &mut writes,
+            Append {
+                seq: seq + row,
+                epoch: 1,
+                at_ms: Utc::now().timestamp_millis(),
+                commands: journal::encode(&steps).expect("encode"),
+                owed: None,
+                digest: false,
+            },
+        );
+    }
+    writes.execute(&mut tx).await.expect("the journal's tail");
+    tx.commit().await.expect("commit");
+
+    let t = Instant::now();
+    let mut applied = seq;
+    loop {
+        let entries = journal::after(db, applied)
+            .await
+            .expect("the journal reads");
+        let Some(last) = entries.last() else { break };
+        applied = last.seq;
+        for entry in &entries {
+            journal::apply(&mut follower, &entry.steps);
+        }
+    }
+    let caught_up = t.elapsed();
+    assert_eq!(applied, seq + TAIL_ROWS);
+    let t = Instant::now();
+    let (restored, restored_seq) = gpuex::market::restore::load_at(db, config)
+        .await
+        .expect("restore");
+    let restore = t.elapsed();
+    assert_eq!(restored_seq, applied);
+    let digest = journal::digest(&leader);
+    assert_eq!(
+        journal::digest(&follower),
+        digest,
+        "the follower is the leader"
+    );
+    assert_eq!(
+        journal::digest(&restored),
+        digest,
+        "the restore is the leader"
+    );
+    println!(
+        "{label}: promotion: a tail of {TAIL_ROWS} rows ({} orders) read and applied in {caught_up:.1?} \
+         ({:.2?} a row); a restore instead (snapshot, then the same journal): {restore:.2?}",
+        TAIL_ROWS as u128 * ORDERS_PER_ROW,
+        caught_up / TAIL_ROWS as u32,
     );
 }
 
