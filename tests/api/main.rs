@@ -34,6 +34,7 @@ mod idempotency_keys;
 mod internal_calls;
 mod journal;
 mod journal_legacy;
+mod journal_replay_properties;
 mod layering;
 mod ledger_properties;
 mod limits;
