@@ -477,15 +477,16 @@ on_both_databases_fast! {
         let node = create_node(&app, &m.provider, json!({"name": "sim", "region": "eu-west"})).await;
         let spool = tempfile::tempdir().unwrap();
         let pool = uid_pool();
-        // GPU UUIDs of this agent's own, so the CDI spec below is its own.
+        // GPU UUIDs of this agent's own. Nothing of podman's is configured
+        // here: the agent writes the lease's CDI spec and sets the rlimits
+        // podman may hand on itself.
         let hostname = format!("container-{}", Uuid::new_v4().simple());
-        let conf = podman.containers_conf.display().to_string();
         let _agent = Agent::start_args_env(
             &app,
             &node.token,
             spool.path(),
             &["--launcher", "container", "--uid-pool", &pool, "--hostname", &hostname],
-            &[("CONTAINERS_CONF", &conf)],
+            &[],
         )
         .await;
         eventually(20, "the agent to register", || async {
@@ -500,14 +501,12 @@ on_both_databases_fast! {
             .filter_map(|g| g["uuid"].as_str().map(str::to_owned))
             .collect();
         assert!(!uuids.is_empty(), "{view}");
-        let _cdi = crate::require::CdiSpec::write(&uuids);
         let mut body = fleet::order("on_demand");
-        // A whole GPU, which the CDI spec above names (a MIG instance's
-        // name comes into being only when the agent makes it).
         body["resources"]["isolation"] = json!("whole");
         body["image"] = json!(podman.image);
         body["command"] = json!("echo uid=$(id -u); touch /etc/x 2>/dev/null && echo BREACH; echo done; sleep 1");
         let id = place(&app, &m.buyer, body).await;
+        let cdi = std::path::Path::new("/var/run/cdi").join(format!("gpuex-lease-{id}.json"));
         eventually(60, "the container's output", || async {
             let view = lease(&app, &m.buyer, id).await;
             let tail = logs(&app, &m.buyer, id).await;
@@ -520,6 +519,14 @@ on_both_databases_fast! {
         .await;
         let tail = logs(&app, &m.buyer, id).await;
         assert!(!tail.contains("BREACH") && !tail.contains("uid=0\n"), "{tail}");
+        // The agent's spec named the lease's GPU; the lease's end removes it.
+        let gpu = lease(&app, &m.buyer, id).await["placement"]["gpus"][0]["index"].as_u64();
+        assert!(gpu.is_some(), "the lease holds a GPU");
+        eventually(30, "the lease's CDI spec to be removed", || async {
+            let view = lease(&app, &m.buyer, id).await;
+            ["ended", "failed"].contains(&view["state"].as_str().unwrap_or("")) && !cdi.exists()
+        })
+        .await;
     }
 }
 

@@ -7,7 +7,7 @@
 //! returns.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Whether this run is CI's: a missing tool is then a failure.
@@ -103,17 +103,14 @@ pub fn cgroups() -> Result<(), String> {
     }
 }
 
-/// A container image made here and how podman runs it on this host.
+/// A container image made here.
 pub struct PodmanImage {
     /// The image's name, `localhost/…`.
     pub image: String,
-    /// A containers.conf choosing runc and the ulimits these hosts allow;
-    /// the agent hands it to podman through its own `CONTAINERS_CONF`.
-    pub containers_conf: PathBuf,
 }
 
 /// Podman with a busybox image imported from a root file system built here
-/// (no registry is reachable), and a containers.conf for this host.
+/// (no registry is reachable).
 pub fn podman_image(scratch: &Path) -> Result<PodmanImage, String> {
     let run = |cmd: &mut Command| -> Result<(), String> {
         let out = cmd.output().map_err(|e| e.to_string())?;
@@ -152,55 +149,7 @@ pub fn podman_image(scratch: &Path) -> Result<PodmanImage, String> {
     let _ = std::fs::remove_file(&tar);
     let _ = std::fs::remove_dir_all(&root);
     imported.map_err(|e| format!("podman import: {e}"))?;
-    let containers_conf = scratch.join(format!("containers-{unique}.conf"));
-    std::fs::write(
-        &containers_conf,
-        "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1024:1024\"]\n\
-         [engine]\nruntime = \"runc\"\n",
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(PodmanImage {
-        image,
-        containers_conf,
-    })
-}
-
-/// A CDI spec naming simulated GPUs (podman takes GPUs as CDI names, as
-/// `nvidia-ctk cdi generate` writes them on a real host); removed when
-/// dropped.
-pub struct CdiSpec(PathBuf);
-
-impl CdiSpec {
-    pub fn write(uuids: &[String]) -> CdiSpec {
-        let dir = Path::new("/var/run/cdi");
-        std::fs::create_dir_all(dir).expect("/var/run/cdi can be made (root)");
-        let devices: Vec<serde_json::Value> = uuids
-            .iter()
-            .map(|u| {
-                serde_json::json!({"name": u, "containerEdits": {"env": [format!("GPUEX_SIM_GPU={u}")]}})
-            })
-            .collect();
-        let spec = serde_json::json!({
-            "cdiVersion": "0.5.0",
-            "kind": "nvidia.com/gpu",
-            "devices": devices,
-            "containerEdits": {},
-        });
-        let path = dir.join(format!(
-            "gpuex-test-{}-{}.json",
-            std::process::id(),
-            rand_suffix()
-        ));
-        std::fs::write(&path, serde_json::to_vec(&spec).expect("a spec serialises"))
-            .expect("the CDI spec can be written");
-        CdiSpec(path)
-    }
-}
-
-impl Drop for CdiSpec {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+    Ok(PodmanImage { image })
 }
 
 /// A name part unique within this process's run.

@@ -19,8 +19,12 @@
 //! - `container`: `docker run` / `podman run` of the order's image with only
 //!   the lease's GPUs, its CPU and memory, a read-only root and the working
 //!   folder mounted at `/work`. The container is named after the lease, so
-//!   it is removed by name when the lease ends or after a crash.
+//!   it is removed by name when the lease ends or after a crash. Podman gets
+//!   the GPUs through a CDI spec the agent writes for the lease ([`cdi`]).
+//!   Its rlimits are set from the agent's own (a runtime's defaults can
+//!   exceed what the host lets the agent give, and runc then refuses).
 
+pub mod cdi;
 pub mod cgroup;
 pub mod exec;
 pub mod launch_file;
@@ -116,7 +120,10 @@ pub fn make(kind: LauncherKind, agent_exe: PathBuf) -> Result<Box<dyn Launcher>,
         LauncherKind::Container => {
             let runtime = ContainerRuntime::find()
                 .ok_or("the container launcher needs docker or podman on the PATH".to_string())?;
-            Box::new(ContainerLauncher { runtime })
+            Box::new(ContainerLauncher {
+                runtime,
+                cdi_dir: PathBuf::from(cdi::SPEC_DIR),
+            })
         }
     })
 }
@@ -357,6 +364,16 @@ fn client_env() -> BTreeMap<String, String> {
 /// The order's image under docker or podman.
 pub struct ContainerLauncher {
     pub runtime: ContainerRuntime,
+    /// Where the leases' CDI specs go (podman reads [`cdi::SPEC_DIR`]).
+    pub cdi_dir: PathBuf,
+}
+
+/// The container's open-file limit: the agent's own, which the host lets
+/// it hand on (a runtime's default of 1,048,576 is refused on hosts whose
+/// limit is lower).
+fn open_files_limit() -> u64 {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft)
 }
 
 /// The container's name: one per lease, so it can be removed by name.
@@ -389,6 +406,10 @@ impl ContainerLauncher {
             "no-new-privileges".into(),
             "--pids-limit".into(),
             MAX_PROCESSES.to_string().into(),
+            "--ulimit".into(),
+            format!("nproc={MAX_PROCESSES}:{MAX_PROCESSES}").into(),
+            "--ulimit".into(),
+            format!("nofile={0}:{0}", open_files_limit()).into(),
             "--volume".into(),
             format!("{}:/work", spec.workdir.display()).into(),
             "--workdir".into(),
@@ -407,10 +428,8 @@ impl ContainerLauncher {
         }
         if !spec.gpus.is_empty() {
             if self.runtime.podman {
-                for g in spec.gpus {
-                    let id = g.mig.as_ref().map_or(&g.uuid, |(uuid, _, _)| uuid);
-                    a.extend(["--device".into(), format!("nvidia.com/gpu={id}").into()]);
-                }
+                // The lease's own spec ([`ContainerLauncher::plan`] writes it).
+                a.extend(["--device".into(), cdi::device(spec.lease).into()]);
             } else {
                 let ids: Vec<&str> = spec
                     .gpus
@@ -453,13 +472,22 @@ impl Launcher for ContainerLauncher {
 
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         let env = client_env();
+        let args = self.run_args(spec)?;
+        if self.runtime.podman && !spec.gpus.is_empty() {
+            cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
+                format!(
+                    "cannot write the lease's CDI spec in {}: {e}",
+                    self.cdi_dir.display()
+                )
+            })?;
+        }
         // Inside, the working folder is /work.
         let mut lease_env = spec.env.clone();
         lease_env.insert("HOME".into(), "/work".into());
         let script = launch_file::container_script(spec.command, &lease_env);
         Ok(Plan {
             program: self.runtime.program.clone(),
-            args: self.run_args(spec)?,
+            args,
             sets_session: false,
             env,
             launch: Some(launch_file::LaunchFile {
@@ -480,6 +508,7 @@ impl Launcher for ContainerLauncher {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
+        cdi::remove(&self.cdi_dir, lease);
     }
 }
 

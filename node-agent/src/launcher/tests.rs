@@ -62,6 +62,7 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
             program: "/usr/bin/docker".into(),
             podman: false,
         },
+        cdi_dir: "/nonexistent".into(),
     };
     let s = spec(&env, &g, &[], &[]);
     let args = strings(&launcher.run_args(&s).unwrap());
@@ -116,31 +117,49 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
 }
 
 #[test]
-fn podman_takes_cdi_names_and_mig_instances_by_their_uuid() {
+fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
     let env = BTreeMap::new();
     let g = vec![LeaseGpu {
         index: 2,
         uuid: "GPU-ccc".into(),
         mig: Some(("MIG-ddd".into(), Some(1), Some(0))),
     }];
+    let specs = tempfile::tempdir().unwrap();
     let launcher = ContainerLauncher {
         runtime: ContainerRuntime {
             program: "/usr/bin/podman".into(),
             podman: true,
         },
+        cdi_dir: specs.path().into(),
     };
     let mut s = spec(&env, &g, &[], &[]);
     s.network = true;
-    let args = strings(&launcher.run_args(&s).unwrap());
-    assert!(
-        has_pair(&args, "--device", "nvidia.com/gpu=MIG-ddd"),
-        "{args:?}"
-    );
+    let plan = launcher.plan(&s).unwrap();
+    let args = strings(&plan.args);
+    let device = format!("gpuex.dev/lease={}", s.lease);
+    assert!(has_pair(&args, "--device", &device), "{args:?}");
     assert!(!args.contains(&"--gpus".to_string()));
     assert!(
         !args.contains(&"none".to_string()),
         "network was asked for: {args:?}"
     );
+    assert!(has_pair(&args, "--ulimit", "nproc=4096:4096"), "{args:?}");
+    let (open_files, _) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    assert!(
+        has_pair(
+            &args,
+            "--ulimit",
+            &format!("nofile={open_files}:{open_files}")
+        ),
+        "{args:?}"
+    );
+    // The plan wrote the lease's spec, naming the MIG instance; its end removes it.
+    let written = cdi::spec_path(specs.path(), s.lease);
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.contains("CUDA_VISIBLE_DEVICES=MIG-ddd"), "{text}");
+    launcher.end(s.lease);
+    assert!(!written.exists());
 }
 
 #[test]
@@ -151,6 +170,7 @@ fn a_container_needs_an_image_and_never_runs_as_root() {
             program: "docker".into(),
             podman: false,
         },
+        cdi_dir: "/nonexistent".into(),
     };
     let mut s = spec(&env, &[], &[], &[]);
     s.image = None;

@@ -13,7 +13,7 @@
 use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-use crate::require::{bubblewrap, podman_image, require as available, CdiSpec};
+use crate::require::{bubblewrap, podman_image, require as available};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Launcher {
@@ -45,12 +45,10 @@ impl Setup {
                 let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests");
                 std::fs::create_dir_all(&scratch).ok()?;
                 let podman = available("podman", podman_image(&scratch))?;
+                // The agent itself writes each lease's CDI spec and sets
+                // the rlimits podman may hand on: no containers.conf.
                 setup.image = Some(podman.image);
-                setup.env.push((
-                    "CONTAINERS_CONF".into(),
-                    podman.containers_conf.display().to_string(),
-                ));
-                // GPU UUIDs of this agent's own, so its CDI spec is its own.
+                // GPU UUIDs of this agent's own.
                 setup.args.push("--hostname".into());
                 setup
                     .args
@@ -70,15 +68,12 @@ impl Setup {
         spawn_agent_env(server, spool, &args, &env)
     }
 
-    /// Registered; for a container, with the CDI spec of its GPUs.
-    async fn registered(&self, server: &FakeServer) -> Option<CdiSpec> {
-        let registration = wait_for(server, 30, "registration", |s| {
+    /// Registered.
+    async fn registered(&self, server: &FakeServer) {
+        wait_for(server, 30, "registration", |s| {
             s.registrations.first().cloned()
         })
         .await;
-        self.image.as_ref()?;
-        let uuids: Vec<String> = registration.gpus.iter().map(|g| g.uuid.clone()).collect();
-        Some(CdiSpec::write(&uuids))
     }
 
     /// `start` of `command` with `env`, in the image for a container.
@@ -198,7 +193,7 @@ async fn a_loader_hook_is_refused_and_loaded_by_no_one(launcher: Launcher) {
     let server = FakeServer::start().await;
     let spool = temp_dir("preload");
     let _agent = setup.spawn(&server, &spool);
-    let _cdi = setup.registered(&server).await;
+    setup.registered(&server).await;
     let (hooked, plain) = (Uuid::new_v4(), Uuid::new_v4());
     let library = library.display().to_string();
     server.with(|s| {
@@ -274,7 +269,7 @@ async fn nothing_on_the_host_shows_the_command_or_the_environment(launcher: Laun
     let server = FakeServer::start().await;
     let spool = temp_dir("cmdline");
     let _agent = setup.spawn(&server, &spool);
-    let _cdi = setup.registered(&server).await;
+    setup.registered(&server).await;
     let (secret, marker) = (
         format!("secret-{}", Uuid::new_v4().simple()),
         format!("command-{}", Uuid::new_v4().simple()),
