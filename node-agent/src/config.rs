@@ -47,6 +47,16 @@ pub struct RunArgs {
     /// `container`.
     #[arg(long, env = "GPUEX_AGENT_LAUNCHER", value_enum)]
     pub launcher: Option<LauncherKind>,
+    /// The registries a container's image may come from (`nvcr.io`,
+    /// `localhost`, `127.0.0.1:5000`; Docker Hub is `docker.io`), repeated or
+    /// comma-separated; none listed: any. An image from another fails its
+    /// lease, naming its registry.
+    #[arg(
+        long = "allow-registry",
+        env = "GPUEX_AGENT_ALLOW_REGISTRIES",
+        value_delimiter = ','
+    )]
+    pub allow_registries: Vec<String>,
     /// The uids (and same-numbered gids) workloads run as, `FIRST-LAST`: one
     /// per running lease, never root nor the agent's own. The range must be
     /// this agent's alone and hold no other users (see the README).

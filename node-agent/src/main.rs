@@ -248,7 +248,8 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
     if kind == LauncherKind::Sandbox {
         probe_sandbox(&exe, args.uid_pool.0)?;
     }
-    let launcher = launcher::make(kind, exe).map_err(anyhow::Error::msg)?;
+    let launcher =
+        launcher::make(kind, exe, args.allow_registries.clone()).map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
     if kind == LauncherKind::Process {
         tracing::warn!(

@@ -169,6 +169,7 @@ impl Workload {
             sets_session: false,
             env,
             launch: None,
+            image_id: None,
         };
         Workload::spawn(&plan, None, marks, "")
     }

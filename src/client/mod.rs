@@ -1304,6 +1304,7 @@ fn lease_table(l: &Value) -> String {
         ("mode", text(&l["mode"])),
         ("gpu_model", text(&l["gpu_model"])),
         ("device", text(&l["device"])),
+        ("image_id", text(&l["image_id"])),
         ("region", text(&l["region"])),
         ("price/h", text(&l["price_per_hour"])),
         ("charged", text(&l["usage"]["charged"])),

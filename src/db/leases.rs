@@ -244,10 +244,14 @@ pub async fn cut_billed_until(tx: &mut Tx<'_>, lease: Uuid, until: Ts) -> anyhow
     Ok(())
 }
 
-/// What the agent reports of a lease: the device it runs on, its exit code,
-/// why it failed. One column each, committed on its own.
+/// What the agent reports of a lease: the device it runs on (and the image
+/// by ID), its exit code, why it failed. Each committed on its own.
 pub enum AgentReported<'a> {
-    Device(&'a str),
+    /// The slice exists: its device, and a container's image by ID.
+    Provisioned {
+        device: &'a str,
+        image_id: Option<&'a str>,
+    },
     ExitCode(Option<i32>),
     Failure(&'a str),
 }
@@ -255,10 +259,11 @@ pub enum AgentReported<'a> {
 pub async fn set_reported(db: &Db, lease: Uuid, reported: AgentReported<'_>) -> anyhow::Result<()> {
     let mut tx = db.begin().await?;
     match reported {
-        AgentReported::Device(device) => execute_tx!(
+        AgentReported::Provisioned { device, image_id } => execute_tx!(
             tx,
-            "UPDATE leases SET device = $1 WHERE id = $2",
+            "UPDATE leases SET device = $1, image_id = COALESCE($2, image_id) WHERE id = $3",
             device,
+            image_id,
             lease,
         )?,
         AgentReported::ExitCode(code) => execute_tx!(

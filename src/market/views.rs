@@ -263,6 +263,11 @@ pub struct LeaseView {
     pub rebalance_at: Option<DateTime<Utc>>,
     /// The device handle the agent reported (e.g. a MIG UUID).
     pub device: Option<String>,
+    /// The order's image by the ID the agent resolved it to when the lease
+    /// started (`sha256:` and 64 hex digits): what ran, even after its tag
+    /// moves. `null` for a lease without an image.
+    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
+    pub image_id: Option<String>,
     pub end_reason: Option<String>,
     pub exit_code: Option<i32>,
     /// Why the agent could not run the lease (`end_reason` `agent_failed`),
@@ -289,13 +294,14 @@ type LeaseRow = (
     Option<String>,
     Option<i64>,
     String,
+    Option<String>,
 );
 
 /// The buyer's lease `id`, or 404.
 pub async fn lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, ApiError> {
     let row: Option<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json, image_id \
              FROM leases WHERE id = $1 AND buyer_id = $2",
         )
         .bind(id)
@@ -322,7 +328,8 @@ pub async fn live_lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, Api
 }
 
 async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
-    let (id, state, price, device, end_reason, exit_code, failure, billed_until, json) = row;
+    let (id, state, price, device, end_reason, exit_code, failure, billed_until, json, image_id) =
+        row;
     let lease = LeaseRecord::parse(&json)?;
     let charged: Vec<Money> = dispatch!(db, pool => {
         // A seller's resale proceeds name the lease they were cut from, but
@@ -370,6 +377,7 @@ async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
         preempt_at: lease.preempt_at.map(at),
         rebalance_at: lease.rebalance_at.map(at),
         device,
+        image_id,
         end_reason,
         exit_code,
         failure,
@@ -395,7 +403,7 @@ pub struct LeaseFilter {
 pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError> {
     let rows: Vec<LeaseRow> = dispatch!(db, pool => {
         sqlx::query_as(
-            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json \
+            "SELECT id, state, price_per_hour, device, end_reason, exit_code, failure, billed_until, record_json, image_id \
              FROM leases WHERE buyer_id = $1 AND ($2 IS NULL OR state = $2) \
              AND ($3 IS NULL OR created_at < (SELECT created_at FROM leases WHERE id = $3)) \
              ORDER BY created_at DESC, id DESC LIMIT $4",

@@ -359,11 +359,17 @@ async fn assignment_status(
         return Ok(StatusCode::NO_CONTENT);
     }
     let status = match &report.status {
-        AssignmentStatus::Provisioned { device } => {
+        AssignmentStatus::Provisioned { device, image_id } => {
             if device.trim().is_empty() {
                 return Err(ApiError::field("device", "must name the device"));
             }
-            store::set_device(&state.db, lease.id, device).await?;
+            if image_id.as_deref().is_some_and(|id| !is_image_id(id)) {
+                return Err(ApiError::field(
+                    "image_id",
+                    "must be `sha256:` and 64 lower-case hex digits",
+                ));
+            }
+            store::set_provisioned(&state.db, lease.id, device, image_id.as_deref()).await?;
             if lease.state != LeaseState::Provisioning {
                 // Already running (a repeated report), or preempting: nothing to change.
                 return Ok(StatusCode::NO_CONTENT);
@@ -390,6 +396,16 @@ async fn assignment_status(
         })
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `sha256:` and 64 lower-case hex digits, as the agent normalises an image ID.
+fn is_image_id(id: &str) -> bool {
+    id.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// The workload's output tail, replacing the previous one; served to the buyer

@@ -419,8 +419,13 @@ pub async fn lease(db: &Db, id: Uuid) -> anyhow::Result<Option<LeaseRow>> {
 }
 
 /// What the agent reported of `lease`, kept on its row.
-pub async fn set_device(db: &Db, lease: Uuid, device: &str) -> anyhow::Result<()> {
-    leases::set_reported(db, lease, AgentReported::Device(device)).await
+pub async fn set_provisioned(
+    db: &Db,
+    lease: Uuid,
+    device: &str,
+    image_id: Option<&str>,
+) -> anyhow::Result<()> {
+    leases::set_reported(db, lease, AgentReported::Provisioned { device, image_id }).await
 }
 
 pub async fn set_exit_code(db: &Db, lease: Uuid, exit_code: Option<i32>) -> anyhow::Result<()> {

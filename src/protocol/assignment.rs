@@ -196,6 +196,11 @@ pub enum AssignmentStatus {
         /// What the workload sees as `CUDA_VISIBLE_DEVICES`: a `MIG-…` UUID, or
         /// `GPU-…` UUIDs joined with commas.
         device: String,
+        /// A container's image by the ID it resolved to (`sha256:` and 64
+        /// hex digits); absent for a command without an image.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "server", schema(pattern = "^sha256:[0-9a-f]{64}$"))]
+        image_id: Option<String>,
     },
     /// The workload is over and the slice torn down.
     Ended {

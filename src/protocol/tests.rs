@@ -94,7 +94,8 @@ fn status_reports_are_tagged_by_status() {
     assert_eq!(
         provisioned.status,
         AssignmentStatus::Provisioned {
-            device: "MIG-abc".into()
+            device: "MIG-abc".into(),
+            image_id: None,
         }
     );
 }

@@ -87,11 +87,19 @@ on_both_databases! {
         assert!(start["end_at"].is_string() && start["held"]["tflops"].is_string(), "{start}");
         assert_eq!(lease(&app, &m.buyer, lease_id).await["state"], "provisioning");
 
+        // An image ID is `sha256:` and 64 lower-case hex digits, or nothing.
+        for bad in ["latest", "sha256:abc", &format!("sha256:{}", "A".repeat(64))] {
+            let mut body = provisioned("MIG-abc");
+            body["image_id"] = json!(bad);
+            report(&app, &node, lease_id, body).await.assert_problem(422, Some("image_id"));
+        }
+        assert_eq!(lease(&app, &m.buyer, lease_id).await["state"], "provisioning");
         let r = report(&app, &node, lease_id, provisioned("MIG-abc")).await;
         assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
         let running = lease(&app, &m.buyer, lease_id).await;
         assert_eq!(running["state"], "running");
         assert_eq!(running["device"], "MIG-abc");
+        assert_eq!(running["image_id"], Value::Null, "a command without an image");
         // Repeating the report changes nothing.
         let r = report(&app, &node, lease_id, provisioned("MIG-abc")).await;
         assert_eq!(r.status, StatusCode::NO_CONTENT);

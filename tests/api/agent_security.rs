@@ -519,6 +519,13 @@ on_both_databases_fast! {
         .await;
         let tail = logs(&app, &m.buyer, id).await;
         assert!(!tail.contains("BREACH") && !tail.contains("uid=0\n"), "{tail}");
+        // The lease records the image by the ID it ran.
+        let inspected = std::process::Command::new("podman")
+            .args(["image", "inspect", "--format", "{{.Id}}", &podman.image])
+            .output()
+            .expect("podman image inspect");
+        let image_id = format!("sha256:{}", String::from_utf8_lossy(&inspected.stdout).trim());
+        assert_eq!(lease(&app, &m.buyer, id).await["image_id"], json!(image_id));
         // The agent's spec named the lease's GPU; the lease's end removes it.
         let gpu = lease(&app, &m.buyer, id).await["placement"]["gpus"][0]["index"].as_u64();
         assert!(gpu.is_some(), "the lease holds a GPU");

@@ -188,6 +188,8 @@ on_both_databases_fast! {
         let vacate = (start + Duration::hours(2)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
         let shown = gpuex(s, cfg, &["leases", &reserved_lease], "").await.ok().stdout.clone();
         assert!(shown.lines().any(|l| l.contains("vacate_at") && l.contains(&vacate)), "{shown}");
+        // The image a lease ran, by ID, has its row (empty without an image).
+        assert!(shown.lines().any(|l| l.contains("image_id")), "{shown}");
         let shown = gpuex(s, cfg, &["leases", &reserved_lease, "--output", "json"], "").await.json();
         assert_eq!(shown["vacate_at"], vacate.as_str(), "{shown}");
         let mine = gpuex(s, cfg, &["listings", "--output", "json"], "").await.json();

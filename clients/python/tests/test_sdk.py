@@ -54,6 +54,8 @@ def test_buyer_flow(server: str, tmp_path: Path) -> None:
     lease = gx.wait_for_lease(str(order.lease_id), "running", timeout_s=60)
     assert isinstance(lease, LeaseView)
     assert lease.device and lease.device.startswith("MIG-"), lease.device
+    # A command without an image ran no image: the lease's image_id is null.
+    assert lease.image_id is None, lease.image_id
     deadline = time.monotonic() + 30
     while "tick 3" not in gx.logs(lease.id).tail:
         assert time.monotonic() < deadline, gx.logs(lease.id)

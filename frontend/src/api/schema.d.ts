@@ -2325,6 +2325,12 @@ export interface components {
             gpu_model: string;
             /** Format: uuid */
             id: string;
+            /**
+             * @description The order's image by the ID the agent resolved it to when the lease
+             *     started (`sha256:` and 64 hex digits): what ran, even after its tag
+             *     moves. `null` for a lease without an image.
+             */
+            image_id?: string | null;
             mode: components["schemas"]["Mode"];
             /** Format: uuid */
             node_id: string;
@@ -3348,6 +3354,11 @@ export interface components {
              *     `GPU-…` UUIDs joined with commas.
              */
             device: string;
+            /**
+             * @description A container's image by the ID it resolved to (`sha256:` and 64
+             *     hex digits); absent for a command without an image.
+             */
+            image_id?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}

@@ -92,6 +92,8 @@ function Facts({ lease: l }: { lease: Lease }) {
     ['Slice', placementText(l.placement)],
     // A lease on several GPUs lists their devices comma-separated: let them wrap.
     ['Device', l.device ? l.device.split(',').join(', ') : '—'],
+    // What ran, by ID: the tag the order named may point elsewhere since.
+    ...(l.image_id ? [['Image', <code key="image" title={l.image_id}>{l.image_id.slice(0, 19)}…</code>] as [string, React.ReactNode]] : []),
     ['Units held', `${unitsText({ tflops: l.units.tflops_h, vram: l.units.vram_h })} of GPU memory per hour (${formatQuantity(l.units.vram_h)} × 4 GB VRAM units)`],
     ['Price per hour', formatMoney(l.price_per_hour)],
     ['Charged so far', formatMoney(l.usage.charged)],

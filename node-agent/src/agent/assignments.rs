@@ -234,6 +234,7 @@ impl Agent {
             }
         };
         let mut cgroups = Vec::new();
+        let mut image_id = None;
         let workload = match command.as_deref() {
             Some(cmd) => {
                 if self.launcher.kind() != crate::config::LauncherKind::Container {
@@ -271,6 +272,7 @@ impl Agent {
                     uid: Some(user.0),
                 };
                 let spawned = self.launcher.plan(&spec).and_then(|plan| {
+                    image_id.clone_from(&plan.image_id);
                     Workload::spawn(&plan, Some(&workdir), marks, &preamble)
                         .map_err(|e| e.to_string())
                 });
@@ -314,7 +316,8 @@ impl Agent {
             },
         );
         self.persist_leftovers();
-        self.report_at(id, AssignmentStatus::Provisioned { device }, provisioned_at);
+        let provisioned = AssignmentStatus::Provisioned { device, image_id };
+        self.report_at(id, provisioned, provisioned_at);
     }
 
     /// The placement's GPUs as the launchers see them.

@@ -27,6 +27,7 @@
 pub mod cdi;
 pub mod cgroup;
 pub mod exec;
+pub mod image;
 pub mod launch_file;
 
 use crate::config::LauncherKind;
@@ -85,6 +86,8 @@ pub struct Plan {
     pub env: BTreeMap<String, String>,
     /// The lease's command and environment, written before the program starts.
     pub launch: Option<launch_file::LaunchFile>,
+    /// The image it runs, by ID (`sha256:…`), for the lease's record.
+    pub image_id: Option<String>,
 }
 
 /// The `PATH` of the agent's helpers (never the lease's).
@@ -107,8 +110,13 @@ pub trait Launcher: Send + Sync {
 }
 
 /// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
-/// helper), `runtime` the container CLI found on the host.
-pub fn make(kind: LauncherKind, agent_exe: PathBuf) -> Result<Box<dyn Launcher>, String> {
+/// helper); `allowed_registries` those a container's image may come from
+/// (none listed: any).
+pub fn make(
+    kind: LauncherKind,
+    agent_exe: PathBuf,
+    allowed_registries: Vec<String>,
+) -> Result<Box<dyn Launcher>, String> {
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
         LauncherKind::Sandbox => {
@@ -123,6 +131,7 @@ pub fn make(kind: LauncherKind, agent_exe: PathBuf) -> Result<Box<dyn Launcher>,
             Box::new(ContainerLauncher {
                 runtime,
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
+                allowed_registries,
             })
         }
     })
@@ -165,6 +174,7 @@ fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
             spec.command,
             spec.env,
         )),
+        image_id: None,
     }
 }
 
@@ -366,6 +376,8 @@ pub struct ContainerLauncher {
     pub runtime: ContainerRuntime,
     /// Where the leases' CDI specs go (podman reads [`cdi::SPEC_DIR`]).
     pub cdi_dir: PathBuf,
+    /// The registries images may come from; empty: any.
+    pub allowed_registries: Vec<String>,
 }
 
 /// The container's open-file limit: the agent's own, which the host lets
@@ -382,12 +394,18 @@ pub fn container_name(lease: Uuid) -> String {
 }
 
 impl ContainerLauncher {
-    /// `run …` for `spec`.
-    pub fn run_args(&self, spec: &LaunchSpec<'_>) -> Result<Vec<OsString>, String> {
-        check_user(spec)?;
+    /// The order's image, if the provider's policy lets it run here.
+    fn image<'a>(&self, spec: &LaunchSpec<'a>) -> Result<&'a str, String> {
         let image = spec
             .image
             .ok_or("the container launcher runs the order's `image`, and the order has none")?;
+        image::check_allowed(image, &self.allowed_registries)?;
+        Ok(image)
+    }
+
+    /// `run …` for `spec`, of `image` (a name, or the ID it resolved to).
+    pub fn run_args(&self, spec: &LaunchSpec<'_>, image: &str) -> Result<Vec<OsString>, String> {
+        check_user(spec)?;
         let mut a: Vec<OsString> = vec![
             "run".into(),
             "--rm".into(),
@@ -472,7 +490,9 @@ impl Launcher for ContainerLauncher {
 
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         let env = client_env();
-        let args = self.run_args(spec)?;
+        check_user(spec)?;
+        let image_id = image::resolve(&self.runtime, self.image(spec)?, &env)?;
+        let args = self.run_args(spec, &image_id)?;
         if self.runtime.podman && !spec.gpus.is_empty() {
             cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
                 format!(
@@ -488,6 +508,7 @@ impl Launcher for ContainerLauncher {
         Ok(Plan {
             program: self.runtime.program.clone(),
             args,
+            image_id: Some(image_id),
             sets_session: false,
             env,
             launch: Some(launch_file::LaunchFile {

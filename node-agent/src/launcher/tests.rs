@@ -53,19 +53,34 @@ fn gpus() -> Vec<LeaseGpu> {
     ]
 }
 
+/// A stand-in container client that answers `image inspect` with an ID.
+fn fake_client(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("client");
+    std::fs::write(
+        &program,
+        format!("#!/bin/sh\necho sha256:{}\n", "ab".repeat(32)),
+    )
+    .unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    program
+}
+
 #[test]
 fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_env() {
     let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
     let g = gpus();
+    let bin = tempfile::tempdir().unwrap();
     let launcher = ContainerLauncher {
         runtime: ContainerRuntime {
-            program: "/usr/bin/docker".into(),
+            program: fake_client(bin.path()),
             podman: false,
         },
         cdi_dir: "/nonexistent".into(),
+        allowed_registries: vec![],
     };
     let s = spec(&env, &g, &[], &[]);
-    let args = strings(&launcher.run_args(&s).unwrap());
+    let args = strings(&launcher.run_args(&s, s.image.unwrap()).unwrap());
     assert_eq!(args[0], "run");
     assert!(
         has_pair(&args, "--gpus", "\"device=GPU-aaa,GPU-bbb\""),
@@ -102,6 +117,10 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
     // user's (the container runs as it), and nowhere in the client's own
     // environment.
     let plan = launcher.plan(&s).unwrap();
+    // It runs the ID the image resolved to, and records it.
+    let id = format!("sha256:{}", "ab".repeat(32));
+    assert_eq!(plan.image_id.as_deref(), Some(id.as_str()));
+    assert!(strings(&plan.args).contains(&id), "{:?}", plan.args);
     assert!(plan.env.keys().all(|k| k != "SECRET"), "{:?}", plan.env);
     assert_eq!(plan.env.get("PATH").map(String::as_str), Some(HELPER_PATH));
     let launch = plan.launch.unwrap();
@@ -127,10 +146,11 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
     let specs = tempfile::tempdir().unwrap();
     let launcher = ContainerLauncher {
         runtime: ContainerRuntime {
-            program: "/usr/bin/podman".into(),
+            program: fake_client(specs.path()),
             podman: true,
         },
         cdi_dir: specs.path().into(),
+        allowed_registries: vec![],
     };
     let mut s = spec(&env, &g, &[], &[]);
     s.network = true;
@@ -163,21 +183,29 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
 }
 
 #[test]
-fn a_container_needs_an_image_and_never_runs_as_root() {
+fn a_container_needs_an_allowed_image_and_never_runs_as_root() {
     let env = BTreeMap::new();
+    let bin = tempfile::tempdir().unwrap();
     let launcher = ContainerLauncher {
         runtime: ContainerRuntime {
-            program: "docker".into(),
+            program: fake_client(bin.path()),
             podman: false,
         },
         cdi_dir: "/nonexistent".into(),
+        allowed_registries: vec!["nvcr.io".into()],
     };
     let mut s = spec(&env, &[], &[], &[]);
     s.image = None;
-    assert!(launcher.run_args(&s).unwrap_err().contains("image"));
+    assert!(launcher.plan(&s).unwrap_err().contains("image"));
+    let s = spec(&env, &[], &[], &[]);
+    let refused = launcher.plan(&s).unwrap_err();
+    assert!(refused.contains("docker.io are not allowed"), "{refused}");
     let mut s = spec(&env, &[], &[], &[]);
+    s.image = Some("nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04");
+    assert!(launcher.plan(&s).is_ok());
     s.user = (0, 0);
-    assert!(launcher.run_args(&s).is_err());
+    assert!(launcher.run_args(&s, "x").is_err());
+    assert!(launcher.plan(&s).is_err());
 }
 
 #[test]

@@ -162,7 +162,7 @@ fn provisioned(s: &State, lease: Uuid) -> Option<String> {
         matches!(st, AssignmentStatus::Provisioned { .. })
     })
     .map(|r| match r.status {
-        AssignmentStatus::Provisioned { device } => device,
+        AssignmentStatus::Provisioned { device, .. } => device,
         _ => unreachable!(),
     })
 }

@@ -57,6 +57,9 @@ class LeaseView:
             failure (None | str | Unset): Why the agent could not run the lease (`end_reason` `agent_failed`),
                 as it reported: a bad artifact hash, a failed fetch, a slice it could
                 not make. At most 1,000 characters; the logs have the rest.
+            image_id (None | str | Unset): The order's image by the ID the agent resolved it to when the lease
+                started (`sha256:` and 64 hex digits): what ran, even after its tag
+                moves. `null` for a lease without an image.
             preempt_at (datetime.datetime | None | Unset): A preempting lease ends here.
             ready_at (datetime.datetime | None | Unset): A pending lease waiting on a preemption notice starts here.
             rebalance_at (datetime.datetime | None | Unset): Spot: when the clearing index came within 10 % of this lease's
@@ -90,6 +93,7 @@ class LeaseView:
     ends_at: datetime.datetime | None | Unset = UNSET
     exit_code: int | None | Unset = UNSET
     failure: None | str | Unset = UNSET
+    image_id: None | str | Unset = UNSET
     preempt_at: datetime.datetime | None | Unset = UNSET
     ready_at: datetime.datetime | None | Unset = UNSET
     rebalance_at: datetime.datetime | None | Unset = UNSET
@@ -170,6 +174,12 @@ class LeaseView:
         else:
             failure = self.failure
 
+        image_id: None | str | Unset
+        if isinstance(self.image_id, Unset):
+            image_id = UNSET
+        else:
+            image_id = self.image_id
+
         preempt_at: None | str | Unset
         if isinstance(self.preempt_at, Unset):
             preempt_at = UNSET
@@ -231,6 +241,8 @@ class LeaseView:
             field_dict["exit_code"] = exit_code
         if failure is not UNSET:
             field_dict["failure"] = failure
+        if image_id is not UNSET:
+            field_dict["image_id"] = image_id
         if preempt_at is not UNSET:
             field_dict["preempt_at"] = preempt_at
         if ready_at is not UNSET:
@@ -377,6 +389,16 @@ class LeaseView:
         failure = _parse_failure(d.pop("failure", UNSET))
 
 
+        def _parse_image_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        image_id = _parse_image_id(d.pop("image_id", UNSET))
+
+
         def _parse_preempt_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
@@ -477,6 +499,7 @@ class LeaseView:
             ends_at=ends_at,
             exit_code=exit_code,
             failure=failure,
+            image_id=image_id,
             preempt_at=preempt_at,
             ready_at=ready_at,
             rebalance_at=rebalance_at,

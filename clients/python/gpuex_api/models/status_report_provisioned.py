@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.status_report_provisioned_status import StatusReportProvisionedStatus
+from ..types import UNSET, Unset
 from dateutil.parser import isoparse
 from typing import cast
 import datetime
@@ -31,11 +32,14 @@ class StatusReportProvisioned:
             device (str): What the workload sees as `CUDA_VISIBLE_DEVICES`: a `MIG-…` UUID, or
                 `GPU-…` UUIDs joined with commas.
             status (StatusReportProvisionedStatus):
+            image_id (None | str | Unset): A container's image by the ID it resolved to (`sha256:` and 64
+                hex digits); absent for a command without an image.
      """
 
     at: datetime.datetime
     device: str
     status: StatusReportProvisionedStatus
+    image_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -49,6 +53,12 @@ class StatusReportProvisioned:
 
         status = self.status.value
 
+        image_id: None | str | Unset
+        if isinstance(self.image_id, Unset):
+            image_id = UNSET
+        else:
+            image_id = self.image_id
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -57,6 +67,8 @@ class StatusReportProvisioned:
             "device": device,
             "status": status,
         })
+        if image_id is not UNSET:
+            field_dict["image_id"] = image_id
 
         return field_dict
 
@@ -77,10 +89,21 @@ class StatusReportProvisioned:
 
 
 
+        def _parse_image_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        image_id = _parse_image_id(d.pop("image_id", UNSET))
+
+
         status_report_provisioned = cls(
             at=at,
             device=device,
             status=status,
+            image_id=image_id,
         )
 
 
