@@ -92,7 +92,10 @@ impl Agent {
                 return self.report(id, AssignmentStatus::Failed { reason });
             }
         };
-        if start.artifacts.is_empty() {
+        // A container's image is pulled (when the host lacks it) beside the
+        // artifacts, off the agent's loop: a pull can take minutes.
+        let image = start.image.clone().zip(self.launcher.images());
+        if start.artifacts.is_empty() && image.is_none() {
             return self.launch(id, start, user, workdir, String::new());
         }
         let (tx, done) = tokio::sync::oneshot::channel();
@@ -102,10 +105,19 @@ impl Agent {
             allow_private: self.cfg.artifact_allow_private,
         };
         let task = tokio::spawn(async move {
-            let result = crate::artifacts::fetch_all(&artifacts, &dir, Some(user), policy).await;
+            let mut result =
+                crate::artifacts::fetch_all(&artifacts, &dir, Some(user), policy).await;
+            if let (Ok(_), Some((name, images))) = (&result, image) {
+                let readied = tokio::task::spawn_blocking(move || images.ready(&name))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the image pull died: {e}")));
+                if let Err(reason) = readied {
+                    result = Err((result.unwrap_or_default(), reason));
+                }
+            }
             let _ = tx.send(result);
         });
-        tracing::info!(lease_id = %id, artifacts = start.artifacts.len(), "fetching artifacts");
+        tracing::info!(lease_id = %id, artifacts = start.artifacts.len(), "fetching artifacts and the image");
         self.fetching.insert(
             id,
             Fetching {

@@ -33,41 +33,63 @@ pub fn check_allowed(image: &str, allowed: &[String]) -> Result<(), String> {
     }
 }
 
-/// The image's ID (`sha256:` and 64 hex digits), pulled first when the host
-/// does not have it.
-pub fn resolve(
-    runtime: &ContainerRuntime,
-    image: &str,
-    env: &BTreeMap<String, String>,
-) -> Result<String, String> {
-    let client = |args: &[&str]| {
-        Command::new(&runtime.program)
+/// What pulls and inspects images: the container client with its fixed
+/// environment and the provider's registries. Cloned into the background
+/// task that readies a lease (a pull can take minutes; the agent's loop
+/// must not wait on it).
+#[derive(Debug, Clone)]
+pub struct Images {
+    pub runtime: ContainerRuntime,
+    pub env: BTreeMap<String, String>,
+    pub allowed_registries: Vec<String>,
+}
+
+impl Images {
+    fn client(&self, args: &[&str]) -> Result<std::process::Output, String> {
+        Command::new(&self.runtime.program)
             .args(args)
             .env_clear()
-            .envs(env)
+            .envs(&self.env)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run {}: {e}", runtime.program.display()))
-    };
-    let inspect = || client(&["image", "inspect", "--format", "{{.Id}}", image]);
-    let mut out = inspect()?;
-    if !out.status.success() {
-        let pulled = client(&["pull", "--quiet", image])?;
-        if !pulled.status.success() {
-            return Err(format!(
+            .map_err(|e| format!("cannot run {}: {e}", self.runtime.program.display()))
+    }
+
+    /// Pulls `image` unless the host has it, if its registry is allowed.
+    /// Blocking: run it off the agent's loop.
+    pub fn ready(&self, image: &str) -> Result<(), String> {
+        check_allowed(image, &self.allowed_registries)?;
+        if self
+            .client(&["image", "inspect", "--format", "{{.Id}}", image])?
+            .status
+            .success()
+        {
+            return Ok(());
+        }
+        let pulled = self.client(&["pull", "--quiet", image])?;
+        if pulled.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
                 "cannot pull {image}: {}",
                 String::from_utf8_lossy(&pulled.stderr).trim()
+            ))
+        }
+    }
+
+    /// The ID (`sha256:` and 64 hex digits) of `image`, which the host has
+    /// ([`Images::ready`] pulled it): one local look-up.
+    pub fn id(&self, image: &str) -> Result<String, String> {
+        check_allowed(image, &self.allowed_registries)?;
+        let out = self.client(&["image", "inspect", "--format", "{{.Id}}", image])?;
+        if !out.status.success() {
+            return Err(format!(
+                "the image {image} is not on this host: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        out = inspect()?;
+        normalise_id(String::from_utf8_lossy(&out.stdout).trim())
     }
-    if !out.status.success() {
-        return Err(format!(
-            "cannot inspect {image}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    normalise_id(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 /// podman prints an ID as 64 hex digits, docker with `sha256:` before them.

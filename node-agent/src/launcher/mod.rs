@@ -107,6 +107,11 @@ pub trait Launcher: Send + Sync {
     /// launcher made outside the process tree. Processes are ended by the
     /// caller, by process group, marks and pool uid.
     fn end(&self, _lease: Uuid) {}
+    /// What readies a container's image before the lease starts; `None` for
+    /// launchers without images.
+    fn images(&self) -> Option<image::Images> {
+        None
+    }
 }
 
 /// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
@@ -394,13 +399,18 @@ pub fn container_name(lease: Uuid) -> String {
 }
 
 impl ContainerLauncher {
-    /// The order's image, if the provider's policy lets it run here.
+    /// The order's image.
     fn image<'a>(&self, spec: &LaunchSpec<'a>) -> Result<&'a str, String> {
-        let image = spec
-            .image
-            .ok_or("the container launcher runs the order's `image`, and the order has none")?;
-        image::check_allowed(image, &self.allowed_registries)?;
-        Ok(image)
+        spec.image
+            .ok_or("the container launcher runs the order's `image`, and the order has none".into())
+    }
+
+    fn image_client(&self) -> image::Images {
+        image::Images {
+            runtime: self.runtime.clone(),
+            env: client_env(),
+            allowed_registries: self.allowed_registries.clone(),
+        }
     }
 
     /// `run …` for `spec`, of `image` (a name, or the ID it resolved to).
@@ -491,7 +501,7 @@ impl Launcher for ContainerLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         let env = client_env();
         check_user(spec)?;
-        let image_id = image::resolve(&self.runtime, self.image(spec)?, &env)?;
+        let image_id = self.image_client().id(self.image(spec)?)?;
         let args = self.run_args(spec, &image_id)?;
         if self.runtime.podman && !spec.gpus.is_empty() {
             cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
@@ -530,6 +540,10 @@ impl Launcher for ContainerLauncher {
             .stderr(std::process::Stdio::null())
             .status();
         cdi::remove(&self.cdi_dir, lease);
+    }
+
+    fn images(&self) -> Option<image::Images> {
+        Some(self.image_client())
     }
 }
 

@@ -390,3 +390,89 @@ async fn no_host_command_line_shows_a_sandbox_workloads_command_or_env() {
 async fn no_host_command_line_shows_a_container_workloads_command_or_env() {
     nothing_on_the_host_shows_the_command_or_the_environment(Launcher::Container).await;
 }
+
+/// The provider's registries bound what runs: an image from another fails
+/// its lease, unbilled (never `provisioned`), naming the registry; an image
+/// no registry has fails on its pull; an allowed one runs, by its ID.
+#[tokio::test]
+async fn only_the_providers_registries_run_and_an_image_runs_by_its_id() {
+    let Some(mut setup) = Setup::new(Launcher::Container) else {
+        return;
+    };
+    setup
+        .args
+        .extend(["--allow-registry".into(), "nvcr.io,localhost".into()]);
+    let server = FakeServer::start().await;
+    let spool = temp_dir("registries");
+    let _agent = setup.spawn(&server, &spool);
+    setup.registered(&server).await;
+    let (hub, missing, local) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    server.with(|s| {
+        let mut from_hub = setup.start(hub, 5, "echo hub", &[]);
+        let mut absent = setup.start(missing, 6, "echo absent", &[]);
+        if let AssignmentAction::Start { image, .. } = &mut from_hub.action {
+            *image = Some("python:3.12-slim".into());
+        }
+        if let AssignmentAction::Start { image, .. } = &mut absent.action {
+            *image = Some(format!(
+                "localhost/gpuex-absent-{}:1",
+                Uuid::new_v4().simple()
+            ));
+        }
+        s.queued.extend([
+            from_hub,
+            absent,
+            setup.start(local, 7, "echo local-ran", &[]),
+        ]);
+    });
+    let failed = |lease: Uuid| {
+        let server = &server;
+        async move {
+            wait_for(server, 60, "the lease to fail", |s| {
+                s.status_of(lease, |st| {
+                    matches!(
+                        st,
+                        AssignmentStatus::Failed { .. } | AssignmentStatus::Provisioned { .. }
+                    )
+                })
+            })
+            .await
+            .status
+        }
+    };
+    match failed(hub).await {
+        AssignmentStatus::Failed { reason } => assert!(
+            reason.contains("images from docker.io are not allowed on this node"),
+            "{reason}"
+        ),
+        other => panic!("an image from Docker Hub ran: {other:?}"),
+    }
+    match failed(missing).await {
+        AssignmentStatus::Failed { reason } => assert!(reason.contains("cannot pull"), "{reason}"),
+        other => panic!("a missing image ran: {other:?}"),
+    }
+    let provisioned = wait_for(&server, 60, "the local image to run", |s| {
+        s.status_of(local, |st| {
+            matches!(st, AssignmentStatus::Provisioned { .. })
+        })
+    })
+    .await;
+    let AssignmentStatus::Provisioned { image_id, .. } = provisioned.status else {
+        unreachable!()
+    };
+    let image = setup.image.as_deref().expect("the test image");
+    let inspected = std::process::Command::new("podman")
+        .args(["image", "inspect", "--format", "{{.Id}}", image])
+        .output()
+        .expect("podman image inspect");
+    let id = format!(
+        "sha256:{}",
+        String::from_utf8_lossy(&inspected.stdout).trim()
+    );
+    assert_eq!(image_id.as_deref(), Some(id.as_str()));
+    let logs = wait_for(&server, 60, "the local lease's output", |s| {
+        s.logs.get(&local).filter(|l| l.complete).cloned()
+    })
+    .await;
+    assert!(logs.tail.contains("local-ran"), "{}", logs.tail);
+}
