@@ -34,6 +34,8 @@ pub struct AppState {
     pub forecasts: crate::forecast::Forecasts,
     /// Whether this replica leads the market (DESIGN §12).
     pub cluster: crate::cluster::Cluster,
+    /// Where leases' outputs go (DESIGN §21).
+    pub outputs: crate::nodes::outputs::OutputStore,
 }
 
 impl AppState {
@@ -77,7 +79,13 @@ impl AppState {
             cluster.clone(),
         )
         .await?;
+        let outputs = crate::nodes::outputs::OutputStore::open(
+            settings.outputs_store.as_deref(),
+            &settings.database_url,
+        )?;
+        tracing::info!(store = %outputs.location, "leases' outputs go to the outputs store");
         Ok(AppState {
+            outputs,
             market,
             market_feed,
             events,
@@ -119,6 +127,10 @@ pub async fn serve(
         cluster.leader_only("event pruner", {
             let (db, days) = (state.db.clone(), state.settings.event_retention_days);
             move || crate::events::spawn_pruner(db.clone(), days)
+        }),
+        cluster.leader_only("outputs pruner", {
+            let state = state.clone();
+            move || crate::nodes::outputs::spawn_pruner(state.clone())
         }),
         cluster.leader_only("webhook worker", {
             let state = state.clone();

@@ -188,6 +188,24 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 128,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections_per_address: u64,
+    /// Where leases' outputs go (DESIGN §21): a folder, or `s3://bucket/prefix`
+    /// (credentials, region and endpoint from the usual `AWS_*` variables;
+    /// any S3-compatible store). Default: `outputs/` beside a SQLite
+    /// database, else `$TMPDIR/gpuex-outputs`. Replicas must share it.
+    #[arg(long, env = "GPUEX_OUTPUTS_STORE")]
+    pub outputs_store: Option<String>,
+    /// The most one lease's outputs may weigh in all, in bytes.
+    #[arg(long, env = "GPUEX_OUTPUTS_MAX_BYTES", default_value_t = 10 << 30)]
+    pub outputs_max_bytes: u64,
+    /// Days a lease's outputs are kept after they were stored.
+    #[arg(long, env = "GPUEX_OUTPUTS_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub outputs_retention_days: u32,
+    /// What keeping outputs costs per GB-month (exact decimal, charged by
+    /// nobody yet: 0 says storage within the cap and retention is included
+    /// in the lease's price).
+    #[arg(long, env = "GPUEX_OUTPUTS_PRICE_PER_GB_MONTH", default_value = "0")]
+    pub outputs_price_per_gb_month: Decimal,
     /// The market's clock; tests move it on to see hours pass.
     #[arg(skip)]
     pub clock: crate::clock::Clock,
@@ -239,6 +257,10 @@ impl Settings {
             keep_alive_idle_s: 60,
             max_connections: 4096,
             max_connections_per_address: 128,
+            outputs_store: None,
+            outputs_max_bytes: 10 << 30,
+            outputs_retention_days: 30,
+            outputs_price_per_gb_month: Decimal::ZERO,
             clock: Default::default(),
         }
     }

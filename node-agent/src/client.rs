@@ -5,8 +5,9 @@
 //! the link leaves the machine room.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, StatusCode};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
@@ -50,6 +51,8 @@ pub struct ApiClient {
     base: String,
     token: String,
     http: Client<HttpConnector, Full<Bytes>>,
+    /// Files, streamed from disk.
+    uploads: Client<HttpConnector, BoxBody<Bytes, std::io::Error>>,
     timeout: Duration,
 }
 
@@ -66,7 +69,8 @@ impl ApiClient {
         Ok(ApiClient {
             base: base.trim_end_matches('/').to_string(),
             token: token.to_string(),
-            http: Client::builder(TokioExecutor::new()).build(connector),
+            http: Client::builder(TokioExecutor::new()).build(connector.clone()),
+            uploads: Client::builder(TokioExecutor::new()).build(connector),
             timeout: Duration::from_secs(10),
         })
     }
@@ -90,6 +94,40 @@ impl ApiClient {
         self.post_raw(path, body).await.map(|_| ())
     }
 
+    /// PUT the first `size` bytes of `file` to `path`, streamed. The time
+    /// allowed grows with the size (a minute, and a second a MiB).
+    pub async fn put_file(
+        &self,
+        path: &str,
+        file: tokio::fs::File,
+        size: u64,
+    ) -> Result<(), ClientError> {
+        use futures_util::TryStreamExt;
+        use tokio::io::AsyncReadExt;
+        let frames =
+            tokio_util::io::ReaderStream::new(file.take(size)).map_ok(hyper::body::Frame::data);
+        let request = Request::builder()
+            .method(Method::PUT)
+            .uri(format!("{}{}", self.base, path))
+            .header(CONTENT_TYPE, "application/octet-stream")
+            .header(CONTENT_LENGTH, size)
+            .header(AUTHORIZATION, format!("Bearer {}", self.token))
+            .body(BodyExt::boxed(StreamBody::new(frames)))
+            .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+        let allowed = Duration::from_secs(60 + size / (1 << 20));
+        let exchange = async {
+            let response = self
+                .uploads
+                .request(request)
+                .await
+                .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+            answer(response).await.map(|_| ())
+        };
+        tokio::time::timeout(allowed, exchange)
+            .await
+            .unwrap_or_else(|_| Err(ClientError::Unreachable("timed out".into())))
+    }
+
     async fn post_raw<B: Serialize>(&self, path: &str, body: &B) -> Result<Bytes, ClientError> {
         let json = serde_json::to_vec(body).map_err(|e| ClientError::Decode(e.to_string()))?;
         let request = Request::builder()
@@ -105,24 +143,31 @@ impl ApiClient {
                 .request(request)
                 .await
                 .map_err(|e| ClientError::Unreachable(e.to_string()))?;
-            let status = response.status();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| ClientError::Unreachable(e.to_string()))?
-                .to_bytes();
-            if status.is_success() {
-                Ok(body)
-            } else {
-                Err(ClientError::Status {
-                    status,
-                    body: String::from_utf8_lossy(&body).chars().take(500).collect(),
-                })
-            }
+            answer(response).await
         };
         tokio::time::timeout(self.timeout, exchange)
             .await
             .unwrap_or_else(|_| Err(ClientError::Unreachable("timed out".into())))
+    }
+}
+
+/// The answer's body if its status is a success, else the error it says.
+async fn answer(response: hyper::Response<hyper::body::Incoming>) -> Result<Bytes, ClientError> {
+    let status = response.status();
+    let body = match response.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        // A refusal that came while the request was still being sent (an
+        // upload past its quota) can lose its body to the connection's
+        // reset: the status still says what happened.
+        Err(_) if !status.is_success() => Bytes::new(),
+        Err(e) => return Err(ClientError::Unreachable(e.to_string())),
+    };
+    if status.is_success() {
+        Ok(body)
+    } else {
+        Err(ClientError::Status {
+            status,
+            body: String::from_utf8_lossy(&body).chars().take(500).collect(),
+        })
     }
 }

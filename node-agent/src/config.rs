@@ -67,6 +67,18 @@ pub struct RunArgs {
     /// by others.
     #[arg(long, env = "GPUEX_AGENT_WORK_DIR")]
     pub work_dir: Option<PathBuf>,
+    /// Each lease's disk quota in MiB: its working folder, `outputs/` and
+    /// `checkpoint/` are one ext4 file system of this size, loop-mounted
+    /// (sparse: it takes only what is written). Filling it ends the lease
+    /// `disk_quota`. 0 turns quotas off (plain folders), for hosts without
+    /// loop devices.
+    #[arg(long, env = "GPUEX_AGENT_DISK_QUOTA_MIB", default_value_t = 10_240)]
+    pub disk_quota_mib: u64,
+    /// How often a running lease's changed `outputs/` files are sent to the
+    /// server (a lost node's buyer keeps what the last round sent); they
+    /// are sent a last time when the lease ends.
+    #[arg(long, env = "GPUEX_AGENT_OUTPUTS_INTERVAL", value_parser = parse_duration, default_value = "60s")]
+    pub outputs_interval: Duration,
     /// The most an artifact may weigh, in bytes.
     #[arg(long, env = "GPUEX_AGENT_ARTIFACT_MAX_BYTES", default_value_t = 4 << 30)]
     pub artifact_max_bytes: u64,

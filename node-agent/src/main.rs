@@ -13,8 +13,10 @@ mod artifacts;
 mod backend;
 mod client;
 mod config;
+mod disk;
 mod exporter;
 mod launcher;
+mod outputs;
 mod reaper;
 mod slice;
 mod spool;
@@ -257,6 +259,11 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
              host's view of processes and files; use --launcher sandbox or container for strangers"
         );
     }
+    if args.disk_quota_mib > 0 {
+        disk::supported().map_err(|why| {
+            anyhow::anyhow!("{why}: lease disk quotas need it (--disk-quota-mib 0 turns them off)")
+        })?;
+    }
     let snapshot = Arc::new(Mutex::new(exporter::Snapshot::default()));
     if let Some(addr) = args.metrics_listen {
         let local = exporter::serve(addr, snapshot.clone())
@@ -272,6 +279,8 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
         state_dir: args.spool.clone(),
         work_dir: work_dir(&args)?,
         uid_pool: args.uid_pool,
+        disk_quota_mib: args.disk_quota_mib,
+        outputs_interval: args.outputs_interval,
         artifact_max_bytes: args.artifact_max_bytes,
         artifact_allow_private: args.artifact_allow_private,
     };

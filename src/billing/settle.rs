@@ -86,6 +86,7 @@ pub async fn settle_end(
             Mode::Reserved,
             EndReason::Released
             | EndReason::AgentEnded
+            | EndReason::DiskQuota
             | EndReason::OrderCancelled
             | EndReason::Listed,
         ) => row.ends_at.unwrap_or(at).max(at),
@@ -109,7 +110,10 @@ pub async fn settle_end(
     }
     let owes_window = matches!(
         reason,
-        EndReason::Released | EndReason::AgentEnded | EndReason::OrderCancelled
+        EndReason::Released
+            | EndReason::AgentEnded
+            | EndReason::DiskQuota
+            | EndReason::OrderCancelled
     );
     if let Some(window) = row.converts_to_reserved.filter(|_| owes_window) {
         if settled.is_none_or(|s| !s.unpaid) {

@@ -9,6 +9,7 @@
 
 mod admin;
 mod http;
+mod outputs;
 mod quote;
 mod session;
 mod store;
@@ -363,6 +364,15 @@ pub enum ClientCommand {
         id: String,
         #[arg(long, short)]
         follow: bool,
+    },
+    /// What a lease's workload left in /outputs; --get NAME downloads one
+    /// (checking its SHA-256) to --out (default: its file name; `-`: stdout).
+    Outputs {
+        id: String,
+        #[arg(long)]
+        get: Option<String>,
+        #[arg(long, requires = "get")]
+        out: Option<PathBuf>,
     },
     /// Release a lease now: its workload stops, and its billing with it.
     Release { id: String },
@@ -819,6 +829,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             Ok(())
         }
         ClientCommand::Logs { id, follow } => logs(ctx, &id, follow).await,
+        ClientCommand::Outputs { id, get, out } => outputs::outputs(ctx, &id, get, out).await,
         ClientCommand::Release { id } => {
             let lease = api
                 .post(&format!("/v1/leases/{id}/release"), &json!({}))
@@ -1211,49 +1222,8 @@ async fn export(
         .api
         .execute(ctx.api.stream_request("/v1/billing/export").query(&q))
         .await?;
-    let to_stdout = output_file.as_os_str() == "-";
-    let bar = match response.content_length() {
-        Some(n) => indicatif::ProgressBar::new(n),
-        None => indicatif::ProgressBar::no_length(),
-    };
-    if to_stdout {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {bytes} {wide_bar} {bytes_per_sec}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let fail =
-        |e: std::io::Error| CliError::io(format!("cannot write {}: {e}", output_file.display()));
-    // Written beside the target and renamed: a failed download leaves no half file.
-    let tmp = output_file.with_extension("part");
-    let mut sink: Box<dyn Write> = if to_stdout {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(std::io::BufWriter::new(
-            std::fs::File::create(&tmp).map_err(fail)?,
-        ))
-    };
-    let mut stream = response.bytes_stream();
-    let mut written: u64 = 0;
-    while let Some(chunk) = stream.next().await {
-        let chunk = match chunk {
-            Ok(c) => c,
-            Err(e) => {
-                drop(sink);
-                let _ = std::fs::remove_file(&tmp);
-                return Err(ctx.api.transport(&e));
-            }
-        };
-        sink.write_all(&chunk).map_err(fail)?;
-        written += chunk.len() as u64;
-        bar.inc(chunk.len() as u64);
-    }
-    sink.flush().map_err(fail)?;
-    drop(sink);
-    bar.finish_and_clear();
-    if !to_stdout {
-        std::fs::rename(&tmp, output_file).map_err(fail)?;
+    let (written, _) = outputs::save(ctx, response, output_file).await?;
+    if output_file.as_os_str() != "-" {
         if ctx.json() {
             print_json(&json!({"file": output_file, "bytes": written, "format": format}));
         } else {

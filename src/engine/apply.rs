@@ -124,6 +124,7 @@ impl Engine {
             },
             AgentReport::Ended => self.end_lease(id, EndReason::AgentEnded, self.now, events),
             AgentReport::Failed => self.end_lease(id, EndReason::AgentFailed, self.now, events),
+            AgentReport::DiskQuota => self.end_lease(id, EndReason::DiskQuota, self.now, events),
         }
         Ok(())
     }

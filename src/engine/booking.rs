@@ -180,6 +180,7 @@ impl Engine {
             reason,
             EndReason::AgentEnded
                 | EndReason::AgentFailed
+                | EndReason::DiskQuota
                 | EndReason::Released
                 | EndReason::OrderCancelled
         ) {
@@ -227,7 +228,9 @@ impl Engine {
                 lease.noticed_at.is_some() && lease.notice_reason == Some(NoticeReason::Priority);
             let requeue = match reason {
                 EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved => true,
-                EndReason::AgentEnded | EndReason::AgentFailed => noticed_for_priority,
+                EndReason::AgentEnded | EndReason::AgentFailed | EndReason::DiskQuota => {
+                    noticed_for_priority
+                }
                 EndReason::Released
                 | EndReason::Expired
                 | EndReason::FundsExhausted

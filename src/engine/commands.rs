@@ -58,6 +58,8 @@ pub enum AgentReport {
     Provisioned,
     Ended,
     Failed,
+    /// The workload filled its disk quota and the agent ended it.
+    DiskQuota,
 }
 
 /// A command into the engine.

@@ -69,6 +69,8 @@ pub enum EndReason {
     OrderCancelled,
     /// Its holder listed the rest of its reserved window for resale.
     Listed,
+    /// The workload filled its disk quota (the agent ended it).
+    DiskQuota,
 }
 
 /// Why a lease got a preemption notice.

@@ -11,7 +11,7 @@ use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
-    Assignment, AssignmentAction, AssignmentStatus, BackendKind, HeartbeatRequest,
+    Assignment, AssignmentAction, AssignmentStatus, BackendKind, EndReason, HeartbeatRequest,
     HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload, Partition, Placement,
     RefusedUsage, RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageBatch,
     LOGS_TAIL_BYTES,
@@ -35,7 +35,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// The node behind the agent's token, which must be an agent's.
-async fn agent_node(state: &AppState, caller: &Caller) -> Result<store::NodeRow, ApiError> {
+pub(crate) async fn agent_node(
+    state: &AppState,
+    caller: &Caller,
+) -> Result<store::NodeRow, ApiError> {
     caller.require(&[Role::Agent])?;
     store::get(&state.db, caller.id)
         .await?
@@ -325,7 +328,11 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
 }
 
 /// A lease of this node, or 404.
-async fn node_lease(state: &AppState, node: Uuid, raw_id: &str) -> Result<LeaseRow, ApiError> {
+pub(crate) async fn node_lease(
+    state: &AppState,
+    node: Uuid,
+    raw_id: &str,
+) -> Result<LeaseRow, ApiError> {
     let id = super::path_id_named(raw_id, "path.lease_id")?;
     store::lease(&state.db, id)
         .await?
@@ -377,11 +384,17 @@ async fn assignment_status(
             AgentReport::Provisioned
         }
         AssignmentStatus::Ended {
-            exit_code, signal, ..
+            exit_code,
+            signal,
+            reason,
         } => {
             let code = exit_code.or(signal.map(|s| 128 + s));
             store::set_exit_code(&state.db, lease.id, code).await?;
-            AgentReport::Ended
+            if *reason == EndReason::DiskQuota {
+                AgentReport::DiskQuota
+            } else {
+                AgentReport::Ended
+            }
         }
         AssignmentStatus::Failed { reason } => {
             store::set_failure(&state.db, lease.id, reason).await?;

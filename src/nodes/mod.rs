@@ -6,6 +6,7 @@
 //! - [`agent`]: `/v1/agent/*` for node tokens.
 //! - [`admin`]: `PUT /v1/admin/nodes/{id}`: simulated nodes, reviews.
 //! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
+//! - [`outputs`]: what workloads leave in `/outputs`, uploaded by agents, downloaded by buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
 //! - [`usage_bounds`]: what an agent may report as used, per record.
@@ -15,6 +16,7 @@ mod admin;
 mod agent;
 pub mod inventory;
 mod logs;
+pub mod outputs;
 pub mod removal;
 mod routes;
 pub mod store;
@@ -39,6 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(agent::router())
         .merge(admin::router())
         .merge(logs::router())
+        .merge(outputs::router())
 }
 
 /// The agent a node token (its hash) belongs to.

@@ -235,6 +235,9 @@ pub enum EndReason {
     LeaseEnd,
     /// The agent could not reach the server for `node_timeout` and stopped it.
     NodeTimeout,
+    /// The lease's disk (its working folder, `/outputs` and `/checkpoint`)
+    /// filled up to its quota.
+    DiskQuota,
 }
 
 /// Body of `POST /v1/agent/assignments/{lease_id}/logs`: the workload's output

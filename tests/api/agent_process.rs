@@ -51,7 +51,22 @@ impl Drop for Agent {
     fn drop(&mut self) {
         if let Some(work) = self.work.take() {
             let _ = self.child.start_kill();
+            unmount_lease_disks(&work);
             let _ = std::fs::remove_dir_all(work);
+        }
+    }
+}
+
+/// Detach the lease disks a killed agent left mounted under `work` (an
+/// agent stopped by SIGTERM unmounts its own).
+pub(crate) fn unmount_lease_disks(work: &std::path::Path) {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return;
+    };
+    for point in mounts.lines().filter_map(|l| l.split(' ').nth(4)) {
+        let point = std::path::Path::new(point);
+        if point.starts_with(work) {
+            let _ = nix::mount::umount2(point, nix::mount::MntFlags::MNT_DETACH);
         }
     }
 }

@@ -50,6 +50,7 @@ mod nodes;
 mod ops;
 mod order_env;
 mod orders;
+mod outputs;
 mod prediction;
 mod prices;
 mod quote_order;

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import hashlib
 import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -27,6 +29,7 @@ from gpuex_api.api.leases import convert_lease as convert_op
 from gpuex_api.api.leases import get_lease as get_lease_op
 from gpuex_api.api.leases import lease_logs as lease_logs_op
 from gpuex_api.api.leases import list_leases as list_leases_op
+from gpuex_api.api.leases import list_outputs as list_outputs_op
 from gpuex_api.api.leases import release_lease as release_op
 from gpuex_api.api.nodes import delete_node as delete_node_op
 from gpuex_api.api.ops import list_replicas as list_replicas_op
@@ -44,6 +47,7 @@ from gpuex_api.models import (
     CreatedWebhook,
     EventPage,
     LeaseLogs,
+    LeaseOutputs,
     LeaseView,
     ListingRequest,
     ListingView,
@@ -316,6 +320,35 @@ class Gpuex:
 
     def logs(self, lease_id: str | uuid.UUID) -> LeaseLogs:
         return _ok(lease_logs_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseLogs)
+
+    def outputs(self, lease_id: str | uuid.UUID) -> LeaseOutputs:
+        """What the lease's workload left in ``/outputs`` (name, size, sha256,
+        when each expires), with the retention and storage price."""
+        return _ok(list_outputs_op.sync_detailed(uuid.UUID(str(lease_id)), client=self.api), LeaseOutputs)
+
+    def download_output(self, lease_id: str | uuid.UUID, name: str, path: str | Path) -> str:
+        """Streams one output to ``path`` and returns its SHA-256, checked
+        against the server's: a mismatch raises ApiError and leaves no file.
+        Written to a ``.part`` file beside it first."""
+        target = Path(path)
+        part = target.with_suffix(target.suffix + ".part")
+        digest = hashlib.sha256()
+        url = f"/v1/leases/{uuid.UUID(str(lease_id))}/outputs/{quote(name, safe='')}"
+        with self.api.get_httpx_client().stream("GET", url, timeout=httpx.Timeout(30.0, read=None)) as response:
+            if response.status_code != 200:
+                response.read()
+                raise _raw_error(response)
+            expected = response.headers.get("x-checksum-sha256")
+            with part.open("wb") as out:
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    digest.update(chunk)
+        sha256 = digest.hexdigest()
+        if expected is not None and expected != sha256:
+            part.unlink(missing_ok=True)
+            raise ApiError(502, f"{name} arrived with SHA-256 {sha256}, not {expected}", "checksum_mismatch")
+        part.replace(target)
+        return sha256
 
     def release(self, lease_id: str | uuid.UUID) -> LeaseView:
         return self._retried(

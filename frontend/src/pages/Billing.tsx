@@ -12,7 +12,7 @@ import { useLoad } from '../lib/load';
 import { compare, formatMoney, percent, toChartNumber } from '../lib/money';
 import { asProblem, fieldError, type Problem } from '../lib/problem';
 import { dayStartSeconds } from '../lib/time';
-import { session } from '../lib/session';
+import { fetchWithToken, saveBlob } from '../lib/download';
 
 function monthStart(): string {
   const now = new Date();
@@ -25,13 +25,6 @@ function rows(groups: { key: string; cost: string }[], label: (k: string) => str
   return [...groups]
     .sort((a, b) => compare(b.cost, a.cost))
     .map((g) => ({ key: g.key, label: label(g.key), share: max > 0 ? toChartNumber(g.cost) / max : 0, value: formatMoney(g.cost) }));
-}
-
-/** Authenticated downloads: the browser cannot add the token to a plain link. */
-async function fetchWithToken(path: string): Promise<Blob> {
-  const r = await fetch(path, { headers: { Authorization: `Bearer ${session.token()}` } });
-  if (!r.ok) throw asProblem(await r.json().catch(() => null), `The server answered ${r.status}.`);
-  return r.blob();
 }
 
 export function Billing() {
@@ -67,10 +60,7 @@ export function Billing() {
     setDownloadProblem(null);
     try {
       const blob = await fetchWithToken(`/v1/billing/export?format=focus-csv&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`);
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `gpuex-focus-${from.slice(0, 7)}.csv`;
-      a.click();
+      saveBlob(blob, `gpuex-focus-${from.slice(0, 7)}.csv`);
     } catch (e) {
       setDownloadProblem(asProblem(e));
     }

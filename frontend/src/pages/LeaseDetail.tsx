@@ -3,6 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { api, type Schemas } from '../api/client';
 import { Countdown, StateBadge } from '../components/LeaseBits';
+import { Outputs } from '../components/Outputs';
 import { Section } from '../components/Section';
 import { ErrorNotice, FormProblem, Loadable } from '../components/States';
 import { useAction } from '../lib/action';
@@ -81,6 +82,7 @@ export function LeaseDetail({ id }: { id: string }) {
           )}
         </Loadable>
       </Section>
+      {lease.data && <Outputs leaseId={id} live={Boolean(live)} />}
     </Stack>
   );
 }

@@ -203,17 +203,28 @@ impl Agent {
             .map(|uid| (uid, uid))
     }
 
-    /// `work/<lease>`, fresh, mode 0700, owned by the lease's user.
-    fn make_workdir(&self, id: Uuid, (uid, gid): (u32, u32)) -> std::io::Result<PathBuf> {
+    /// `work/<lease>`, fresh, mode 0700, owned by the lease's user: a disk
+    /// of the lease's quota of its own (see [`crate::disk`]), holding
+    /// `outputs/` and `checkpoint/`.
+    fn make_workdir(&self, id: Uuid, (uid, gid): (u32, u32)) -> Result<PathBuf, String> {
         use std::os::unix::fs::PermissionsExt;
         let dir = self.cfg.work_dir.join(id.to_string());
         if dir.exists() {
-            std::fs::remove_dir_all(&dir)?;
+            remove_workdir(&dir);
         }
-        std::fs::create_dir(&dir)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        std::os::unix::fs::chown(&dir, Some(uid), Some(gid))?;
-        std::fs::canonicalize(&dir)
+        let folder = |e: std::io::Error| e.to_string();
+        std::fs::create_dir(&dir).map_err(folder)?;
+        if self.cfg.disk_quota_mib > 0 {
+            crate::disk::create(&dir, (uid, gid), self.cfg.disk_quota_mib)?;
+        }
+        let made = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .and_then(|()| std::os::unix::fs::chown(&dir, Some(uid), Some(gid)))
+            .and_then(|()| crate::disk::make_lease_folders(&dir, (uid, gid)))
+            .and_then(|()| std::fs::canonicalize(&dir));
+        made.map_err(|e| {
+            remove_workdir(&dir);
+            e.to_string()
+        })
     }
 
     /// Provision the slice, start the workload through the launcher and
@@ -259,6 +270,10 @@ impl Agent {
                 env.entry("PATH".into())
                     .or_insert_with(|| "/usr/local/bin:/usr/bin:/bin".into());
                 env.insert("HOME".into(), workdir.to_string_lossy().into_owned());
+                for (folder, var) in crate::disk::LEASE_FOLDERS {
+                    let path = workdir.join(folder);
+                    env.insert(var.into(), path.to_string_lossy().into_owned());
+                }
                 // The marks, which the lease's own variables cannot override.
                 env.insert(crate::reaper::OWNER_VAR.into(), self.owner.clone());
                 env.insert(crate::reaper::LEASE_VAR.into(), id.to_string());
@@ -325,6 +340,7 @@ impl Agent {
                 uid: Some(user.0),
                 workdir: Some(workdir),
                 cgroups,
+                uploads: Default::default(),
             },
         );
         self.persist_leftovers();
@@ -487,6 +503,10 @@ impl Agent {
             }
             if let Some(exit) = lease.workload.as_ref().and_then(Workload::exit) {
                 self.finish(id, Some(exit));
+            } else if lease.state == LeaseRunState::Running && self.disk_full(lease) {
+                tracing::warn!(lease_id = %id, "the lease's disk is full: ending it");
+                let deadline = Instant::now() + self.cfg.stop_grace;
+                self.begin_stop(id, EndReason::DiskQuota, deadline);
             } else if lease.state == LeaseRunState::Running
                 && lease.end_at.is_some_and(|end| end <= now)
             {

@@ -25,7 +25,15 @@ impl Agent {
                 complete: true,
             }
         });
-        let reason = lease.end_reason.unwrap_or(EndReason::Exited);
+        // A workload that stopped on its own with its disk full most likely
+        // died of it (ENOSPC): the buyer is told so.
+        let full = self.cfg.disk_quota_mib > 0
+            && lease.workdir.as_deref().is_some_and(crate::disk::is_full);
+        let reason = match lease.end_reason {
+            Some(reason) => reason,
+            None if full => EndReason::DiskQuota,
+            None => EndReason::Exited,
+        };
         let mig = lease.mig.take();
         let (uid, workdir) = (lease.uid.take(), lease.workdir.take());
         let cgroups = std::mem::take(&mut lease.cgroups);
@@ -35,7 +43,7 @@ impl Agent {
         };
         self.records.extend(record);
         self.tear_down(mig.as_ref());
-        self.end_lease_files(id, uid, workdir.as_deref(), &cgroups);
+        self.end_lease_files(id, uid, workdir, &cgroups);
         self.scrub_freed(&scrub);
         if let Some(upload) = logs {
             self.queue_logs(id, upload);
@@ -62,7 +70,7 @@ impl Agent {
         &mut self,
         id: Uuid,
         uid: Option<u32>,
-        workdir: Option<&std::path::Path>,
+        workdir: Option<PathBuf>,
         cgroups: &[PathBuf],
     ) {
         if let Some(uid) = uid {
@@ -74,7 +82,7 @@ impl Agent {
         self.launcher.end(id);
         remove_launch_file(&self.launch_path(id));
         if let Some(dir) = workdir {
-            remove_workdir(dir);
+            self.retire_workdir(id, dir);
         }
         self.stale_cgroups
             .extend(crate::launcher::cgroup::remove(cgroups));
@@ -121,6 +129,11 @@ impl Agent {
         }
     }
 
+    /// Whether `lease`'s disk has filled up.
+    pub(super) fn disk_full(&self, lease: &Lease) -> bool {
+        self.cfg.disk_quota_mib > 0 && lease.workdir.as_deref().is_some_and(crate::disk::is_full)
+    }
+
     pub(super) fn tear_down(&mut self, mig: Option<&(u32, MigSlice)>) {
         if let Some((gpu, slice)) = mig {
             if let Err(e) = self.backend.destroy_mig(*gpu, slice) {
@@ -140,8 +153,9 @@ pub(super) fn remove_launch_file(path: &std::path::Path) {
     }
 }
 
-/// Remove a lease's working folder and everything in it.
+/// Remove a lease's working folder and everything in it (its disk first).
 pub(super) fn remove_workdir(dir: &std::path::Path) {
+    crate::disk::remove(dir);
     if let Err(e) = std::fs::remove_dir_all(dir) {
         if e.kind() != std::io::ErrorKind::NotFound {
             tracing::warn!(dir = %dir.display(), "cannot remove the working folder: {e}");

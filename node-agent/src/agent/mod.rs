@@ -9,6 +9,7 @@
 mod assignments;
 mod ending;
 mod metering;
+mod outputs;
 mod recovery;
 mod shutdown;
 
@@ -87,6 +88,10 @@ pub struct AgentConfig {
     pub work_dir: PathBuf,
     /// The uids (and gids) workloads run as, inclusive.
     pub uid_pool: (u32, u32),
+    /// Each lease's disk in MiB; 0: plain folders without a quota.
+    pub disk_quota_mib: u64,
+    /// How often running leases' changed outputs are sent.
+    pub outputs_interval: Duration,
     pub artifact_max_bytes: u64,
     /// Whether artifacts may come from internal addresses (`--artifact-allow-private`).
     pub artifact_allow_private: bool,
@@ -113,6 +118,8 @@ struct Lease {
     workdir: Option<PathBuf>,
     /// Its cgroups, removed when it ends.
     cgroups: Vec<PathBuf>,
+    /// Its outputs' uploads.
+    uploads: outputs::Uploads,
 }
 
 /// What a `start` asks for. Kept while the lease waits for its slice's
@@ -177,6 +184,8 @@ pub struct Agent {
     fetching: BTreeMap<Uuid, Fetching>,
     /// Cgroups of ended leases that still held a dying process.
     stale_cgroups: Vec<PathBuf>,
+    /// Ended leases' last uploads, each removing its folder when done.
+    retiring: Vec<tokio::task::JoinHandle<()>>,
     /// This agent's cgroups are under `gpuex-<tag>`.
     cgroup_tag: String,
     /// Memory scrubs per GPU index, reported in each heartbeat.
@@ -189,6 +198,7 @@ pub struct Agent {
     next_heartbeat: Instant,
     next_usage: Instant,
     next_checkpoint: Instant,
+    next_outputs: Instant,
 }
 
 impl Agent {
@@ -225,6 +235,7 @@ impl Agent {
             launcher,
             fetching: BTreeMap::new(),
             stale_cgroups: Vec::new(),
+            retiring: Vec::new(),
             cgroup_tag,
             scrubs: BTreeMap::new(),
             heartbeat_interval: cfg.heartbeat_interval,
@@ -247,6 +258,7 @@ impl Agent {
             next_register: now,
             next_heartbeat: now,
             next_checkpoint: now,
+            next_outputs: now,
         })
     }
 
@@ -301,6 +313,10 @@ impl Agent {
                 if !self.leases.is_empty() {
                     self.persist_leftovers();
                 }
+            }
+            if self.registered && now >= self.next_outputs {
+                self.next_outputs = now + self.cfg.outputs_interval;
+                self.upload_outputs();
             }
             if self.registered {
                 self.flush_outbox().await;

@@ -110,6 +110,7 @@ impl Agent {
                 .extend(crate::launcher::cgroup::remove(&l.cgroups));
         }
         self.sweep_work_root().await;
+        crate::disk::sweep_strays(&self.cfg.work_dir);
         if checkpoint.leases.is_empty() && checkpoint.alive_at.is_none() {
             return;
         }

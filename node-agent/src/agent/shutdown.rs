@@ -95,13 +95,14 @@ impl Agent {
                     tracing::error!(uid, "some processes of uid {uid} would not die");
                 }
             }
-            self.end_lease_files(id, uid, workdir.as_deref(), &cgroups);
+            self.end_lease_files(id, uid, workdir, &cgroups);
         }
         for (id, f) in std::mem::take(&mut self.fetching) {
             f.task.abort();
             super::ending::remove_workdir(&f.workdir);
             tracing::info!(lease_id = %id, "artifact fetch abandoned");
         }
+        self.wait_for_retiring(super::outputs::RETIRE_WAIT).await;
         self.leases.retain(|_, l| l.state == LeaseRunState::Ended);
         self.spool_records();
         self.persist_leftovers();

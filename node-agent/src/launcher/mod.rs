@@ -17,8 +17,9 @@
 //!   read-only with the agent's state hidden, a private `/tmp`, and only the
 //!   lease's GPU device nodes.
 //! - `container`: `docker run` / `podman run` of the order's image with only
-//!   the lease's GPUs, its CPU and memory, a read-only root and the working
-//!   folder mounted at `/work`. The container is named after the lease, so
+//!   the lease's GPUs, its CPU and memory, a read-only root, the working
+//!   folder mounted at `/work` and its `outputs/` and `checkpoint/` at
+//!   `/outputs` and `/checkpoint` (all on the lease's disk, [`crate::disk`]). The container is named after the lease, so
 //!   it is removed by name when the lease ends or after a crash. Podman gets
 //!   the GPUs through a CDI spec the agent writes for the lease ([`cdi`]).
 //!   Its rlimits are set from the agent's own (a runtime's defaults can
@@ -443,6 +444,11 @@ impl ContainerLauncher {
             "--workdir".into(),
             "/work".into(),
         ];
+        // The lease's own folders on its disk, where the buyer expects them.
+        for (folder, _) in crate::disk::LEASE_FOLDERS {
+            a.push("--volume".into());
+            a.push(format!("{}:/{folder}", spec.workdir.join(folder).display()).into());
+        }
         if !spec.network {
             a.extend(["--network".into(), "none".into()]);
         }
@@ -514,6 +520,9 @@ impl Launcher for ContainerLauncher {
         // Inside, the working folder is /work.
         let mut lease_env = spec.env.clone();
         lease_env.insert("HOME".into(), "/work".into());
+        for (folder, var) in crate::disk::LEASE_FOLDERS {
+            lease_env.insert(var.into(), format!("/{folder}"));
+        }
         let script = launch_file::container_script(spec.command, &lease_env);
         Ok(Plan {
             program: self.runtime.program.clone(),

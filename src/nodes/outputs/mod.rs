@@ -1,0 +1,171 @@
+//! Leases' outputs (DESIGN §21): what a workload leaves in `/outputs`, sent
+//! by its agent while it runs and when it ends, kept in the outputs store
+//! for `outputs_retention_days` and served to the lease's owner only.
+//!
+//! - [`routes`]: the agent's streamed `PUT`, the owner's list and download.
+//! - [`store`]: the bytes (a folder, or S3-compatible storage).
+//! - This file: the `lease_outputs` rows and the retention pruner.
+
+mod routes;
+pub mod store;
+
+use crate::db::{dispatch, execute_tx, Db};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+pub use routes::router;
+pub use store::OutputStore;
+
+/// How long after its lease ends a node may still send outputs: the final
+/// upload of a large folder, or what a restarted agent found left over.
+pub const OUTPUTS_GRACE_S: i64 = 3600;
+
+/// One stored output.
+#[derive(Debug, Clone)]
+pub struct OutputRow {
+    pub name: String,
+    pub size: i64,
+    pub sha256: String,
+    pub stored_at: DateTime<Utc>,
+}
+
+/// Where an output's bytes are in the store.
+pub fn object_key(lease: Uuid, name: &str) -> String {
+    format!("leases/{lease}/{name}")
+}
+
+/// A lease's outputs, by name.
+pub async fn list(db: &Db, lease: Uuid) -> anyhow::Result<Vec<OutputRow>> {
+    let rows: Vec<(String, i64, String, DateTime<Utc>)> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT name, size, sha256, stored_at FROM lease_outputs WHERE lease_id = $1 ORDER BY name",
+        )
+        .bind(lease)
+        .fetch_all(pool)
+        .await
+    })
+    .context("failed to list a lease's outputs")?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, size, sha256, stored_at)| OutputRow {
+            name,
+            size,
+            sha256,
+            stored_at,
+        })
+        .collect())
+}
+
+/// One output of a lease.
+pub async fn get(db: &Db, lease: Uuid, name: &str) -> anyhow::Result<Option<OutputRow>> {
+    Ok(list(db, lease).await?.into_iter().find(|o| o.name == name))
+}
+
+/// Bytes a lease's outputs hold, but for `name` (which an upload replaces).
+pub async fn bytes_besides(db: &Db, lease: Uuid, name: &str) -> anyhow::Result<u64> {
+    let total: Option<i64> = dispatch!(db, pool => {
+        sqlx::query_scalar(
+            "SELECT CAST(SUM(size) AS BIGINT) FROM lease_outputs WHERE lease_id = $1 AND name <> $2",
+        )
+        .bind(lease)
+        .bind(name)
+        .fetch_one(pool)
+        .await
+    })
+    .context("failed to sum a lease's outputs")?;
+    Ok(u64::try_from(total.unwrap_or(0)).unwrap_or(0))
+}
+
+/// Record an output stored (or stored again).
+pub async fn record(
+    db: &Db,
+    lease: Uuid,
+    name: &str,
+    size: u64,
+    sha256: &str,
+    at: DateTime<Utc>,
+) -> anyhow::Result<()> {
+    let size = i64::try_from(size).context("an output's size is out of range")?;
+    let mut tx = db.begin().await?;
+    execute_tx!(
+        tx,
+        "INSERT INTO lease_outputs (lease_id, name, size, sha256, stored_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (lease_id, name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, \
+         stored_at = excluded.stored_at",
+        lease,
+        name,
+        size,
+        sha256,
+        at,
+    )
+    .context("failed to record an output")?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Outputs stored before `before`, at most `limit` of them.
+async fn expired(
+    db: &Db,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> anyhow::Result<Vec<(Uuid, String)>> {
+    let rows: Vec<(Uuid, String)> = dispatch!(db, pool => {
+        sqlx::query_as(
+            "SELECT lease_id, name FROM lease_outputs WHERE stored_at < $1 ORDER BY stored_at LIMIT $2",
+        )
+        .bind(before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+    })
+    .context("failed to find expired outputs")?;
+    Ok(rows)
+}
+
+async fn forget(db: &Db, lease: Uuid, name: &str) -> anyhow::Result<()> {
+    let mut tx = db.begin().await?;
+    execute_tx!(
+        tx,
+        "DELETE FROM lease_outputs WHERE lease_id = $1 AND name = $2",
+        lease,
+        name,
+    )
+    .context("failed to forget an output")?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Remove the outputs older than the retention: the bytes first, then the
+/// row, so a row never names bytes that are gone. Returns how many went.
+pub async fn prune(db: &Db, store: &OutputStore, before: DateTime<Utc>) -> anyhow::Result<usize> {
+    let mut removed = 0;
+    loop {
+        let batch = expired(db, before, 500).await?;
+        if batch.is_empty() {
+            return Ok(removed);
+        }
+        for (lease, name) in batch {
+            store.delete(&object_key(lease, &name)).await?;
+            forget(db, lease, &name).await?;
+            removed += 1;
+        }
+    }
+}
+
+/// The leader's hourly pass over the outputs past their retention.
+pub fn spawn_pruner(state: crate::app::AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            every.tick().await;
+            let days = i64::from(state.settings.outputs_retention_days);
+            let before = state.settings.clock.now() - chrono::Duration::days(days);
+            match prune(&state.db, &state.outputs, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(removed = n, "pruned outputs past their retention"),
+                Err(e) => tracing::warn!("cannot prune outputs: {e:#}"),
+            }
+        }
+    })
+}

@@ -1,0 +1,285 @@
+//! `PUT /v1/agent/assignments/{lease_id}/outputs/{name}` (the lease's node),
+//! `GET /v1/leases/{id}/outputs[/{name}]` (the lease's owner).
+
+use super::store::PutError;
+use super::{object_key, OutputRow, OUTPUTS_GRACE_S};
+use crate::app::AppState;
+use crate::auth::{Caller, Role};
+use crate::error::{ApiError, Json, Path, Problem};
+use crate::nodes::agent::{agent_node, node_lease};
+use crate::nodes::store;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use futures::{StreamExt, TryStreamExt};
+use rust_decimal::Decimal;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(upload_output))
+        .routes(routes!(list_outputs))
+        .routes(routes!(download_output))
+}
+
+/// The longest output name, in bytes.
+const NAME_MAX: usize = 1024;
+
+/// A relative path under `/outputs`: `/`-separated parts, none empty, `.`
+/// or `..`, no control characters.
+fn check_name(name: &str) -> Result<(), ApiError> {
+    let bad = |why: &str| Err(ApiError::field("path.name", why));
+    if name.is_empty() || name.len() > NAME_MAX {
+        return bad("must be 1 to 1024 bytes");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("must not hold control characters");
+    }
+    if name
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return bad("must be a relative path without empty, `.` or `..` parts");
+    }
+    Ok(())
+}
+
+/// One file a lease's workload left in `/outputs`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseOutput {
+    /// Its path under `/outputs`, e.g. `model/weights.bin`.
+    pub name: String,
+    /// Bytes.
+    pub size: i64,
+    /// Hex SHA-256 of its bytes (also sent as `X-Checksum-Sha256` on download).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub sha256: String,
+    /// When its node last uploaded it.
+    pub stored_at: DateTime<Utc>,
+    /// When it is removed (`stored_at` plus the retention).
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A lease's outputs and the terms they are kept on.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseOutputs {
+    pub lease_id: Uuid,
+    pub outputs: Vec<LeaseOutput>,
+    /// Bytes in all.
+    pub total_bytes: i64,
+    /// The most a lease's outputs may weigh in all, in bytes.
+    pub max_bytes: u64,
+    /// Days each output is kept after it was stored.
+    pub retention_days: u32,
+    /// What keeping them costs per GB-month (money string); `0`: included
+    /// in the lease's price.
+    #[schema(value_type = String, example = "0")]
+    pub storage_price_per_gb_month: Decimal,
+}
+
+/// Store one file of the lease's `/outputs`, replacing an earlier upload of
+/// it. The body is the file's bytes, streamed (not the API's 1 MiB body
+/// limit); all of a lease's outputs together are capped at
+/// `outputs_max_bytes`.
+#[utoipa::path(put, path = "/v1/agent/assignments/{lease_id}/outputs/{name}", tag = "agent", security(("bearer" = [])),
+    params(
+        ("lease_id" = Uuid, Path, description = "The lease (assignment) id"),
+        ("name" = String, Path, description = "The file's path under /outputs, percent-encoded (`/` as %2F)"),
+    ),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes"),
+    responses(
+        (status = 200, description = "Stored", body = LeaseOutput),
+        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The lease ended more than an hour ago", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The lease's outputs would pass `outputs_max_bytes` (`outputs_quota`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid name", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn upload_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((lease_id, name)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<LeaseOutput>, ApiError> {
+    let node = agent_node(&state, &caller).await?;
+    let lease = node_lease(&state, node.id, &lease_id).await?;
+    check_name(&name)?;
+    if !lease.state.live() {
+        let ended_at = store::lease_ended_at(&state.db, lease.id).await?;
+        let now = state.settings.clock.now().timestamp();
+        if ended_at.is_some_and(|at| now > at.saturating_add(OUTPUTS_GRACE_S)) {
+            return Err(ApiError::Conflict(format!(
+                "lease {} ended more than {OUTPUTS_GRACE_S} s ago: its outputs are final",
+                lease.id
+            )));
+        }
+    }
+    let used = super::bytes_besides(&state.db, lease.id, &name).await?;
+    let left = state.settings.outputs_max_bytes.saturating_sub(used);
+    let quota = |left: u64| ApiError::Refused {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "outputs_quota",
+        detail: format!(
+            "a lease's outputs may weigh {} bytes in all; {left} are left for `{name}`",
+            state.settings.outputs_max_bytes
+        ),
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let mut body = body.into_data_stream();
+    if declared.is_some_and(|n| n > left) {
+        drain(&mut body).await;
+        return Err(quota(left));
+    }
+    let key = object_key(lease.id, &name);
+    let stream = body.by_ref().map_err(|e| e.to_string());
+    let (size, sha256) = match state.outputs.put(&key, stream, left).await {
+        Ok(stored) => stored,
+        Err(PutError::TooLarge(left)) => {
+            drain(&mut body).await;
+            return Err(quota(left));
+        }
+        Err(PutError::Body(e)) => {
+            return Err(ApiError::Refused {
+                status: StatusCode::BAD_REQUEST,
+                code: "upload_broken",
+                detail: format!("the upload of `{name}` broke off: {e}"),
+            })
+        }
+        Err(PutError::Store(e)) => return Err(ApiError::Internal(e)),
+    };
+    let now = state.settings.clock.now();
+    super::record(&state.db, lease.id, &name, size, &sha256, now).await?;
+    let row = OutputRow {
+        name,
+        size: i64::try_from(size).unwrap_or(i64::MAX),
+        sha256,
+        stored_at: now,
+    };
+    Ok(Json(view(&state, row)))
+}
+
+/// Read and drop what is left of a refused upload, up to [`DRAIN_MAX`]: a
+/// client still sending when the answer comes may otherwise see the
+/// connection reset and lose the answer that says why.
+async fn drain(body: &mut axum::body::BodyDataStream) {
+    let mut left = DRAIN_MAX;
+    while left > 0 {
+        match body.next().await {
+            Some(Ok(chunk)) => left = left.saturating_sub(chunk.len() as u64),
+            _ => return,
+        }
+    }
+}
+
+/// The most of a refused upload read to keep its connection orderly.
+const DRAIN_MAX: u64 = 64 << 20;
+
+fn view(state: &AppState, row: OutputRow) -> LeaseOutput {
+    let days = i64::from(state.settings.outputs_retention_days);
+    LeaseOutput {
+        expires_at: row.stored_at + chrono::Duration::days(days),
+        name: row.name,
+        size: row.size,
+        sha256: row.sha256,
+        stored_at: row.stored_at,
+    }
+}
+
+/// The caller's own lease `raw_id`; anyone else's is 404 (an admin's too:
+/// outputs are the buyer's data).
+async fn own_lease(state: &AppState, caller: &Caller, raw_id: &str) -> Result<Uuid, ApiError> {
+    caller.require(&[Role::Buyer, Role::Admin])?;
+    let id = crate::nodes::path_id(raw_id)?;
+    store::lease(&state.db, id)
+        .await?
+        .filter(|l| l.buyer_id == caller.id)
+        .map(|l| l.id)
+        .ok_or_else(|| ApiError::NotFound(format!("no lease {id} of yours")))
+}
+
+/// What the lease's workload left in `/outputs` (the lease's owner only).
+#[utoipa::path(get, path = "/v1/leases/{id}/outputs", tag = "leases", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "Lease id")),
+    responses(
+        (status = 200, description = "Its outputs, by name (none before the first upload)", body = LeaseOutputs),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid id", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn list_outputs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<LeaseOutputs>, ApiError> {
+    let id = own_lease(&state, &caller, &id).await?;
+    let rows = super::list(&state.db, id).await?;
+    let total_bytes = rows.iter().map(|r| r.size).sum();
+    Ok(Json(LeaseOutputs {
+        lease_id: id,
+        outputs: rows.into_iter().map(|r| view(&state, r)).collect(),
+        total_bytes,
+        max_bytes: state.settings.outputs_max_bytes,
+        retention_days: state.settings.outputs_retention_days,
+        storage_price_per_gb_month: state.settings.outputs_price_per_gb_month,
+    }))
+}
+
+/// One output's bytes, streamed, with its SHA-256 in `X-Checksum-Sha256`
+/// (the lease's owner only).
+#[utoipa::path(get, path = "/v1/leases/{id}/outputs/{name}", tag = "leases", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "Lease id"),
+        ("name" = String, Path, description = "The output's name, percent-encoded (`/` as %2F)"),
+    ),
+    responses(
+        (status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>,
+            headers(("X-Checksum-Sha256" = String, description = "Hex SHA-256 of the body"))),
+        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such lease of yours, or no such output", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid id or name", body = Problem, content_type = "application/problem+json"),
+    ))]
+async fn download_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let id = own_lease(&state, &caller, &id).await?;
+    check_name(&name)?;
+    let row = super::get(&state.db, id, &name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("lease {id} has no output `{name}`")))?;
+    let bytes = state.outputs.get(&object_key(id, &name)).await?;
+    let file_name = name.rsplit('/').next().unwrap_or(&name);
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        file_name.replace(
+            |c: char| !c.is_ascii_graphic() || c == '"' || c == '\\',
+            "_"
+        )
+    );
+    let mut response = Body::from_stream(bytes).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(row.size));
+    if let Ok(v) = HeaderValue::from_str(&row.sha256) {
+        headers.insert("x-checksum-sha256", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
