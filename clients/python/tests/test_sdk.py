@@ -4,6 +4,7 @@ webhook verifier against a delivery the server really sent."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import http.server
 import queue
 import threading
@@ -195,3 +196,29 @@ def test_an_order_is_filled_at_its_held_price(server: str) -> None:
     lease = gx.lease(str(order.lease_id))
     assert Decimal(lease.price_per_hour) == held, (lease.price_per_hour, held)
     gx.release(lease.id)
+
+
+def test_a_leases_outputs_are_listed_and_downloaded_with_their_sha256(server: str, tmp_path: Path) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    body = order_body(command='printf "from the sdk\\n" > "$GPUEX_OUTPUTS/result.txt"; sleep 600')
+    order = gx.place_order(body)
+    lease = gx.wait_for_lease(str(order.lease_id), "running", timeout_s=60)
+    gx.release(lease.id)
+    # The agent sends the outputs a last time when the lease ends.
+    deadline = time.monotonic() + 30
+    while not gx.outputs(lease.id).outputs:
+        assert time.monotonic() < deadline, "no outputs arrived"
+        time.sleep(0.5)
+    listed = gx.outputs(lease.id)
+    [result] = listed.outputs
+    expected = hashlib.sha256(b"from the sdk\n").hexdigest()
+    assert (result.name, result.size, result.sha256) == ("result.txt", 13, expected)
+    assert listed.retention_days == 30 and result.expires_at > result.stored_at
+    target = tmp_path / "result.txt"
+    assert gx.download_output(lease.id, "result.txt", target) == expected
+    assert target.read_text() == "from the sdk\n"
+    assert not (tmp_path / "result.txt.part").exists()
+    with pytest.raises(ApiError) as missing:
+        gx.download_output(lease.id, "nothing.txt", tmp_path / "nothing.txt")
+    assert missing.value.status == 404
+    assert not (tmp_path / "nothing.txt").exists()

@@ -59,7 +59,7 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   await page.goto(base + '/buy');
   await page.getByLabel('TFLOPS').fill('50');
   await page.getByLabel('GPU memory (GB)').fill('8');
-  await page.getByLabel('Command').fill('echo hello-from-the-browser; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done');
+  await page.getByLabel('Command').fill('echo hello-from-the-browser; echo 42 > "$GPUEX_OUTPUTS/result.txt"; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done');
   await page.getByLabel('Tags').fill('team=browser');
   // The quote follows the form.
   await waitFor(async () => (await page.getByTestId('quote-price').textContent())?.includes('/ hour'), 'a quote');
@@ -80,7 +80,16 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   await page.getByRole('button', { name: 'Release' }).click();
   await page.getByRole('button', { name: 'Yes, release' }).click();
   await page.getByTestId('lease-state').filter({ hasText: 'ended' }).waitFor({ timeout: 30_000 });
+  // What it left in /outputs arrives with the agent's last upload.
+  await waitFor(async () => {
+    if ((await page.getByTestId('outputs').textContent().catch(() => ''))?.includes('result.txt')) return true;
+    await page.reload();
+    return false;
+  }, 'the outputs', 30_000, 2000);
   await checkPage(page, 'lease-ended');
+  const [output] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download result.txt' }).click()]);
+  assert.equal(output.suggestedFilename(), 'result.txt');
+  assert.equal(Buffer.concat(await (await output.createReadStream()).toArray()).toString('utf8'), '42\n');
 
   // The bill: usage reports arrive every 10 s and billing runs every 10 s.
   const token = await apiLogin(base, 'buyer');

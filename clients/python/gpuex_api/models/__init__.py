@@ -86,6 +86,8 @@ from .invoice_summary import InvoiceSummary
 from .isolation import Isolation
 from .lease_durations import LeaseDurations
 from .lease_logs import LeaseLogs
+from .lease_output import LeaseOutput
+from .lease_outputs import LeaseOutputs
 from .lease_page import LeasePage
 from .lease_report import LeaseReport
 from .lease_run_state import LeaseRunState
@@ -287,6 +289,8 @@ __all__ = (
     "Isolation",
     "LeaseDurations",
     "LeaseLogs",
+    "LeaseOutput",
+    "LeaseOutputs",
     "LeasePage",
     "LeaseReport",
     "LeaseRunState",
