@@ -89,6 +89,7 @@ pub fn fleet_of(nodes: u32, cfg: EngineConfig) -> Engine {
             .collect();
         let spec = NodeSpec {
             id: Uuid::from_u128(0x5000_0000 + u128::from(n)),
+            zone: None,
             region: REGIONS[(n % 3) as usize].into(),
             cpu_milli: 128_000,
             memory_mib: 1_024_000,

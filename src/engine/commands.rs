@@ -27,6 +27,10 @@ pub struct GpuSpec {
 pub struct NodeSpec {
     pub id: NodeId,
     pub region: String,
+    /// The failure domain within the region (a rack, a building, a power
+    /// feed): a lost node's leases are placed in another zone first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
     pub cpu_milli: u64,
     pub memory_mib: u64,
     pub gpus: Vec<GpuSpec>,

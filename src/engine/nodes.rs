@@ -10,7 +10,7 @@ use super::lease::EndReason;
 use super::offpeak::RegionClock;
 use super::orders::{OpenOrder, OpenState};
 use super::place_order::Fill;
-use super::placement::{model_idx, NodeView, UnitPrices};
+use super::placement::{model_idx, place, NodeView, UnitPrices};
 use super::types::{Mode, NodeId, Qos};
 use crate::catalog::{self, Unit};
 use rust_decimal::Decimal;
@@ -156,8 +156,8 @@ impl Engine {
     }
 
     /// The node is gone: its leases end; on-demand and reserved leases are
-    /// re-placed elsewhere where possible, or their orders wait again
-    /// (the server refunds what was charged past the loss).
+    /// re-placed elsewhere where possible, in another zone first, or their
+    /// orders wait again (the server refunds what was charged past the loss).
     pub(super) fn node_lost(
         &mut self,
         node: NodeId,
@@ -170,62 +170,124 @@ impl Engine {
         self.view.remove_node(node);
         let now = self.now;
         self.withdraw_listings(node, |_| false, events);
+        let mut lost = Vec::new();
         for id in &state.leases {
             let Some(lease) = self.leases.get(id).cloned() else {
                 continue;
             };
             self.end_lease(*id, EndReason::NodeLost, now, events);
-            if !matches!(lease.mode, Mode::OnDemand | Mode::Reserved) {
-                continue;
+            if matches!(lease.mode, Mode::OnDemand | Mode::Reserved) {
+                lost.push(lease);
             }
-            let mut spec = lease.spec_for_replacement(now);
-            spec.node = None;
-            let Ok(req) = self.resolve(&spec) else {
-                // Nothing could ever hold it now: it ends rather than stay `filled`.
-                self.requeue_lost(&lease, spec, 0, events);
-                continue;
-            };
-            if lease.mode == Mode::Reserved
-                && lease.starts_at > now + super::pricing::RESERVED_LEAD_S
-            {
-                // Still ahead: book the same window elsewhere.
-                let replaced = match self.plan_preemption(
-                    &req,
-                    lease.priority,
-                    lease.starts_at,
-                    lease.ends_at,
-                ) {
-                    Some((p, victims)) => self.replace(&lease, p, victims, events),
-                    None => false,
-                };
-                if !replaced {
-                    // A window ahead cannot wait for capacity now: it ends.
-                    self.requeue_lost(&lease, spec, 0, events);
-                }
-                continue;
+        }
+        // Another failure domain first: what the lost node's zone still has
+        // sits out a first round, which takes free room elsewhere only.
+        let benched = match &state.spec.zone {
+            Some(zone) => self.bench_zone(zone),
+            None => Vec::new(),
+        };
+        if !benched.is_empty() {
+            lost.retain(|lease| !self.replace_elsewhere_free(lease, events));
+            for id in benched {
+                self.view.set_cordoned(id, false);
             }
-            // The wallet is checked where the new lease's hold is placed.
-            let funds = Decimal::MAX;
-            let fill = self.fill_fixed(
-                lease.order_id,
-                lease.buyer,
-                &spec,
-                funds,
-                lease.fill_no + 1,
-                &req,
-                true,
-                events,
-            );
-            if !matches!(fill, Fill::Filled) {
-                let wait = match spec.qos {
-                    Qos::Realtime => 0,
-                    _ => spec.max_wait_s.unwrap_or(0).max(0),
-                };
-                self.requeue_lost(&lease, spec, wait, events);
-            }
+        }
+        for lease in &lost {
+            self.replace_lost(lease, events);
         }
         self.capacity_changed = true;
         Ok(())
+    }
+
+    /// Keeps the uncordoned nodes of `zone` out of placements (in the view
+    /// only); returns them, to be let back in.
+    fn bench_zone(&mut self, zone: &str) -> Vec<NodeId> {
+        let peers: Vec<NodeId> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| !n.cordoned && n.spec.zone.as_deref() == Some(zone))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &peers {
+            self.view.set_cordoned(*id, true);
+        }
+        peers
+    }
+
+    /// The first round for a lost lease running now: free room (no
+    /// preemption) outside its zone. Whether it was placed.
+    fn replace_elsewhere_free(
+        &mut self,
+        lease: &super::lease::Lease,
+        events: &mut Vec<Event>,
+    ) -> bool {
+        let now = self.now;
+        if lease.mode == Mode::Reserved && lease.starts_at > now + super::pricing::RESERVED_LEAD_S {
+            return false;
+        }
+        let mut spec = lease.spec_for_replacement(now);
+        spec.node = None;
+        let Ok(req) = self.resolve(&spec) else {
+            return false;
+        };
+        if place(&self.view, &req, &self.mix, &self.cfg.policy).is_none() {
+            return false;
+        }
+        let fill = self.fill_fixed(
+            lease.order_id,
+            lease.buyer,
+            &spec,
+            Decimal::MAX,
+            lease.fill_no + 1,
+            &req,
+            true,
+            events,
+        );
+        matches!(fill, Fill::Filled)
+    }
+
+    /// A lost on-demand or reserved lease: placed again where there is room
+    /// (preempting lower priorities), or its order waits again.
+    fn replace_lost(&mut self, lease: &super::lease::Lease, events: &mut Vec<Event>) {
+        let now = self.now;
+        let mut spec = lease.spec_for_replacement(now);
+        spec.node = None;
+        let Ok(req) = self.resolve(&spec) else {
+            // Nothing could ever hold it now: it ends rather than stay `filled`.
+            return self.requeue_lost(lease, spec, 0, events);
+        };
+        if lease.mode == Mode::Reserved && lease.starts_at > now + super::pricing::RESERVED_LEAD_S {
+            // Still ahead: book the same window elsewhere.
+            let replaced =
+                match self.plan_preemption(&req, lease.priority, lease.starts_at, lease.ends_at) {
+                    Some((p, victims)) => self.replace(lease, p, victims, events),
+                    None => false,
+                };
+            if !replaced {
+                // A window ahead cannot wait for capacity now: it ends.
+                self.requeue_lost(lease, spec, 0, events);
+            }
+            return;
+        }
+        // The wallet is checked where the new lease's hold is placed.
+        let funds = Decimal::MAX;
+        let fill = self.fill_fixed(
+            lease.order_id,
+            lease.buyer,
+            &spec,
+            funds,
+            lease.fill_no + 1,
+            &req,
+            true,
+            events,
+        );
+        if !matches!(fill, Fill::Filled) {
+            let wait = match spec.qos {
+                Qos::Realtime => 0,
+                _ => spec.max_wait_s.unwrap_or(0).max(0),
+            };
+            self.requeue_lost(lease, spec, wait, events);
+        }
     }
 
     /// A lost lease with no room elsewhere: its order waits again, for

@@ -479,6 +479,7 @@ mod tests {
             },
             Command::UpsertNode(NodeSpec {
                 id: uuid::Uuid::nil(),
+                zone: None,
                 region: "eu-west".into(),
                 cpu_milli: 1000,
                 memory_mib: 1024,
@@ -512,6 +513,7 @@ mod tests {
         let node = |id: u128| {
             Command::UpsertNode(NodeSpec {
                 id: uuid::Uuid::from_u128(id),
+                zone: None,
                 region: "eu-west".into(),
                 cpu_milli: 1000,
                 memory_mib: 1024,

@@ -42,6 +42,7 @@ pub struct DeclaredGpu {
 
 /// The declared inventory of a node.
 pub struct Declared<'a> {
+    pub zone: Option<&'a str>,
     pub gpus: &'a [DeclaredGpu],
     pub cpu_milli: Option<u64>,
     pub memory_mib: Option<u64>,
@@ -131,6 +132,7 @@ pub fn declared_spec(
     Ok(NodeSpec {
         id,
         region: region.to_owned(),
+        zone: declared.zone.map(str::to_owned),
         cpu_milli: declared
             .cpu_milli
             .unwrap_or(count * DEFAULT_CPU_MILLI_PER_GPU),
@@ -186,6 +188,7 @@ pub fn registered_spec(previous: &NodeSpec, req: &RegisterRequest) -> NodeSpec {
     NodeSpec {
         id: previous.id,
         region: previous.region.clone(),
+        zone: previous.zone.clone(),
         cpu_milli: u64::from(req.host.cpu_milli),
         memory_mib: req.host.memory_mib,
         gpus,
@@ -268,6 +271,7 @@ mod tests {
         let previous = NodeSpec {
             id: Uuid::nil(),
             region: "eu-west".into(),
+            zone: None,
             cpu_milli: 1,
             memory_mib: 1,
             gpus: vec![GpuSpec {
@@ -322,6 +326,7 @@ mod tests {
             },
         ];
         let declared = Declared {
+            zone: None,
             gpus: &gpus,
             cpu_milli: None,
             memory_mib: None,

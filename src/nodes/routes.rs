@@ -34,6 +34,12 @@ pub struct CreateNodeRequest {
     pub name: String,
     /// An existing region.
     pub region: String,
+    /// The node's failure domain within the region (a rack, a building, a
+    /// power feed): when a node is lost, its leases are placed in another
+    /// zone first. 1 to 63 of a-z, 0-9, `.`, `_`, `-`.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 63, pattern = "^[a-z0-9._-]{1,63}$")]
+    pub zone: Option<String>,
     /// The GPUs, until the agent registers its own inventory.
     #[serde(default)]
     pub gpus: Vec<DeclaredGpu>,
@@ -82,7 +88,20 @@ async fn create_node(
         ));
     }
     let id = Uuid::now_v7();
+    if req.zone.as_deref().is_some_and(|z| {
+        z.is_empty()
+            || z.len() > 63
+            || !z
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+    }) {
+        errors.push(FieldError::new(
+            "zone",
+            "must be 1 to 63 of a-z, 0-9, `.`, `_`, `-`",
+        ));
+    }
     let declared = Declared {
+        zone: req.zone.as_deref(),
         gpus: &req.gpus,
         cpu_milli: req.cpu_milli,
         memory_mib: req.memory_mib,

@@ -39,6 +39,8 @@ pub struct NodeSummary {
     pub provider_id: Uuid,
     pub name: String,
     pub region: String,
+    /// Its failure domain within the region, if the provider named one.
+    pub zone: Option<String>,
     /// `declared` (no agent yet), `online`, `lost` or `quarantined`.
     #[schema(value_type = NodeStatus)]
     pub status: String,
@@ -71,6 +73,7 @@ impl From<&NodeRow> for NodeSummary {
             provider_id: n.provider_id,
             name: n.name.clone(),
             region: n.region.clone(),
+            zone: n.spec.zone.clone(),
             status: n.status.clone(),
             cordoned: n.cordoned,
             quarantined: n.quarantined,

@@ -115,6 +115,7 @@ fn op() -> impl Strategy<Value = Op> {
 fn node(n: u128, mode: PartitionMode) -> NodeSpec {
     NodeSpec {
         id: Uuid::from_u128(0xa000 + n),
+        zone: None,
         region: REGION.into(),
         cpu_milli: 64_000,
         memory_mib: 512 * 1024,

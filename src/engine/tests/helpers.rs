@@ -23,6 +23,7 @@ pub fn order_id(n: u128) -> Uuid {
 pub fn node(n: u128, region: &str, gpus: &[(&str, PartitionMode)]) -> NodeSpec {
     NodeSpec {
         id: node_id(n),
+        zone: None,
         region: region.to_owned(),
         cpu_milli: 64_000,
         memory_mib: 512_000,

@@ -92,3 +92,54 @@ fn a_requeued_order_survives_a_restore() {
     let ev = run(&mut back, T0 + 700, Command::Tick);
     assert_eq!(expired(&ev, lease.order_id), Some(T0 + 700));
 }
+
+/// One whole A100 in `zone`.
+fn zoned(n: u128, zone: &str) -> NodeSpec {
+    let mut spec = node(n, "eu", &[(A100, PartitionMode::Whole)]);
+    spec.zone = Some(zone.to_owned());
+    spec
+}
+
+fn pinned(n: u128) -> OrderSpec {
+    let mut s = waiting_on_demand(Some(600));
+    s.node = Some(node_id(n));
+    s
+}
+
+#[test]
+fn a_lost_lease_goes_to_another_zone_first_and_to_its_own_when_no_other_has_room() {
+    // Node 2 shares the lost node's zone, node 3 is elsewhere. Without
+    // zones the lease would go to node 2 (the placement's first choice).
+    let mut e = engine_with(vec![zoned(1, "a"), zoned(2, "a"), zoned(3, "b")]);
+    let lease = grant(&mut e, T0, place(1, pinned(1)));
+    let ev = run(&mut e, T0 + 10, Command::NodeLost { node: node_id(1) });
+    let again = granted(&ev).pop().expect("re-placed");
+    assert_eq!(again.node, node_id(3), "another zone first");
+    assert_eq!(again.id, lease_id(lease.order_id, 1));
+    // The zone's other node was only benched for the round: it takes work again.
+    let next = grant(&mut e, T0 + 20, place(2, waiting_on_demand(Some(600))));
+    assert_eq!(next.node, node_id(2));
+
+    // With zone b full, the next loss in zone a falls back to zone a.
+    let mut e = engine_with(vec![zoned(1, "a"), zoned(2, "a"), zoned(3, "b")]);
+    grant(&mut e, T0, place(1, pinned(1)));
+    grant(&mut e, T0, place(2, pinned(3)));
+    let ev = run(&mut e, T0 + 10, Command::NodeLost { node: node_id(1) });
+    assert_eq!(granted(&ev).pop().expect("re-placed").node, node_id(2));
+}
+
+#[test]
+fn another_zone_first_takes_free_room_only_and_never_preempts_for_it() {
+    let mut e = engine_with(vec![zoned(1, "a"), zoned(2, "a"), zoned(3, "b")]);
+    grant(&mut e, T0, place(1, pinned(1)));
+    // Zone b's only GPU runs spot work, which an on-demand lease could preempt.
+    let mut spot = spec(Mode::Spot, whole_a100());
+    spot.node = Some(node_id(3));
+    spot.max_price = Some(rust_decimal_macros::dec!(100));
+    run(&mut e, T0, place(2, spot));
+    run(&mut e, T0 + 10, Command::Tick);
+    assert_eq!(e.leases().filter(|l| l.node == node_id(3)).count(), 1, "spot runs on node 3");
+    let ev = run(&mut e, T0 + 20, Command::NodeLost { node: node_id(1) });
+    assert_eq!(granted(&ev).pop().expect("re-placed").node, node_id(2));
+    assert!(ended(&ev).iter().all(|(_, reason, _)| *reason == EndReason::NodeLost));
+}
