@@ -76,6 +76,7 @@ fn start(lease: Uuid, gpu: u32, image: Option<&str>) -> Assignment {
             image: image.map(str::to_owned),
             network: false,
             limits: None,
+            checkpoint: None,
         },
     }
 }

@@ -128,6 +128,70 @@ impl ApiClient {
             .unwrap_or_else(|_| Err(ClientError::Unreachable("timed out".into())))
     }
 
+    /// GET `path` into `dest`, streamed, checking the body against the
+    /// answer's `X-Checksum-Sha256`. `None` on 404; else the answer's
+    /// headers.
+    pub async fn get_file(
+        &self,
+        path: &str,
+        dest: &std::path::Path,
+    ) -> Result<Option<hyper::HeaderMap>, ClientError> {
+        use sha2::Digest;
+        use tokio::io::AsyncWriteExt;
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(format!("{}{}", self.base, path))
+            .header(AUTHORIZATION, format!("Bearer {}", self.token))
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+        let exchange = async {
+            let response = self
+                .http
+                .request(request)
+                .await
+                .map_err(|e| ClientError::Unreachable(e.to_string()))?;
+            if response.status() == StatusCode::NOT_FOUND {
+                return Ok(None);
+            }
+            if !response.status().is_success() {
+                return answer(response).await.map(|_| None);
+            }
+            let headers = response.headers().clone();
+            let fail = |e: std::io::Error| {
+                ClientError::Decode(format!("cannot write {}: {e}", dest.display()))
+            };
+            let mut file = tokio::fs::File::create(dest).await.map_err(fail)?;
+            let mut hasher = sha2::Sha256::new();
+            let mut body = response.into_body();
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| ClientError::Unreachable(e.to_string()))?;
+                if let Ok(data) = frame.into_data() {
+                    hasher.update(&data);
+                    file.write_all(&data).await.map_err(fail)?;
+                }
+            }
+            file.sync_all().await.map_err(fail)?;
+            let got: String = hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let said = headers
+                .get("x-checksum-sha256")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            if got != said {
+                return Err(ClientError::Decode(format!(
+                    "the body's SHA-256 is {got}, not the {said} the server said"
+                )));
+            }
+            Ok(Some(headers))
+        };
+        tokio::time::timeout(Duration::from_secs(600), exchange)
+            .await
+            .unwrap_or_else(|_| Err(ClientError::Unreachable("timed out".into())))
+    }
+
     async fn post_raw<B: Serialize>(&self, path: &str, body: &B) -> Result<Bytes, ClientError> {
         let json = serde_json::to_vec(body).map_err(|e| ClientError::Decode(e.to_string()))?;
         let request = Request::builder()

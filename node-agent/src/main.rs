@@ -11,6 +11,7 @@
 mod agent;
 mod artifacts;
 mod backend;
+mod checkpoint;
 mod client;
 mod config;
 mod disk;

@@ -99,6 +99,16 @@ pub struct OrderRequest {
     /// `container` launchers give it none (default false).
     #[serde(default)]
     pub network: Option<bool>,
+    /// The workload's checkpoint (DESIGN §21): the agent sends its
+    /// checkpoint folder every `every_s` and when the workload ends; needs
+    /// a `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointRequest>,
+    /// When a lease of the order is preempted or its node lost and the order
+    /// is placed again: `restart` from nothing (default), or `resume` with
+    /// the last checkpoint in place (needs `checkpoint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_interrupt: Option<OnInterrupt>,
     /// Receives the order's and lease's notices.
     #[serde(default)]
     #[schema(max_length = 2048, pattern = "^https?://")]
@@ -109,6 +119,52 @@ pub struct OrderRequest {
 }
 
 const MAX_WAIT_S: u64 = 7 * 24 * 3600;
+
+/// An order's `checkpoint`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointRequest {
+    /// Where a container sees the checkpoint folder (default `/checkpoint`):
+    /// an absolute path of letters, digits, `_ . -` parts, not `/work`,
+    /// `/outputs` or a system folder. Other launchers tell the workload
+    /// where it is in `$GPUEX_CHECKPOINT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 2, max_length = 256, pattern = "^(/[A-Za-z0-9_.-]+)+$")]
+    pub path: Option<String>,
+    /// Seconds between uploads, 1 to 86 400.
+    #[schema(minimum = 1, maximum = 86400)]
+    pub every_s: u32,
+}
+
+/// What an interrupted order's next lease starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnInterrupt {
+    Restart,
+    Resume,
+}
+
+/// Folders a checkpoint may not be mounted over in a container.
+const RESERVED_PATHS: [&str; 9] = [
+    "/work", "/outputs", "/tmp", "/proc", "/dev", "/sys", "/etc", "/usr", "/bin",
+];
+
+fn checkpoint_path_is_valid(path: &str) -> bool {
+    let parts_ok = path.len() <= 256
+        && path.starts_with('/')
+        && path[1..].split('/').all(|part| {
+            !part.is_empty()
+                && part.chars().any(|c| c != '.')
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        });
+    let reserved = RESERVED_PATHS
+        .iter()
+        .any(|r| path == *r || path.starts_with(&format!("{r}/")))
+        || path.starts_with("/.gpuex");
+    parts_ok && !reserved
+}
 
 /// `tags` as `validate` checks them: at most 20, keys 1–63 of a-z, 0-9,
 /// `_ - . : /`, values 1–256 bytes.
@@ -277,6 +333,36 @@ impl OrderRequest {
                     "must be an image reference of 1–512 characters",
                 ));
             }
+        }
+        if let Some(checkpoint) = &self.checkpoint {
+            if self.command.is_none() {
+                errors.push(FieldError::new(
+                    "checkpoint",
+                    "needs a `command` to checkpoint",
+                ));
+            }
+            if !(1..=86_400).contains(&checkpoint.every_s) {
+                errors.push(FieldError::new(
+                    "checkpoint.every_s",
+                    "must be between 1 and 86400",
+                ));
+            }
+            if checkpoint
+                .path
+                .as_deref()
+                .is_some_and(|p| !checkpoint_path_is_valid(p))
+            {
+                errors.push(FieldError::new(
+                    "checkpoint.path",
+                    "must be an absolute path of letters, digits, `_ . -` parts, not /work, /outputs or a system folder",
+                ));
+            }
+        }
+        if self.on_interrupt == Some(OnInterrupt::Resume) && self.checkpoint.is_none() {
+            errors.push(FieldError::new(
+                "on_interrupt",
+                "`resume` needs a `checkpoint` to resume from",
+            ));
         }
         if let Some(url) = &self.webhook_url {
             let ok =
@@ -463,7 +549,9 @@ async fn place_order(
             tags,
             reject_reason: row.reject_reason,
             reject_message: row.reject_message,
+            attempts: row.lease_id.into_iter().collect(),
             lease_id: row.lease_id,
+            resumed_from: None,
             created_at: committed.at,
             updated_at: committed.at,
         },

@@ -58,8 +58,25 @@ pub struct OrderView {
     pub reject_message: Option<String>,
     /// The order's current lease, once filled.
     pub lease_id: Option<Uuid>,
+    /// Every lease the order has had, oldest first: more than one when a
+    /// lease was preempted or its node lost and the order placed again.
+    pub attempts: Vec<Uuid>,
+    /// The checkpoint its latest resumed lease started from
+    /// (`on_interrupt: resume`); absent when none resumed.
+    pub resumed_from: Option<ResumedFrom>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// Where a resumed lease started from.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ResumedFrom {
+    /// The lease that resumed.
+    pub lease_id: Uuid,
+    /// The checkpoint's number within the order.
+    pub seq: i64,
+    /// When that checkpoint was stored.
+    pub stored_at: DateTime<Utc>,
 }
 
 type OrderRow = (
@@ -100,9 +117,60 @@ fn order_view(row: OrderRow) -> OrderView {
         reject_reason: reason,
         reject_message: message,
         lease_id,
+        attempts: Vec::new(),
+        resumed_from: None,
         created_at: c,
         updated_at: u,
     }
+}
+
+/// Fills in the orders' `attempts` and `resumed_from`: two queries for all.
+async fn with_history(db: &Db, mut views: Vec<OrderView>) -> Result<Vec<OrderView>, ApiError> {
+    if views.is_empty() {
+        return Ok(views);
+    }
+    let placeholders = (1..=views.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let fills_sql = format!(
+        "SELECT order_id, lease_id FROM fills WHERE order_id IN ({placeholders}) ORDER BY created_at, lease_id"
+    );
+    let restores_sql = format!(
+        "SELECT order_id, lease_id, seq, stored_at FROM checkpoint_restores \
+         WHERE order_id IN ({placeholders}) ORDER BY restored_at"
+    );
+    let fills: Vec<(Uuid, Uuid)> = dispatch!(db, pool => {
+        let mut q = sqlx::query_as(&fills_sql);
+        for v in &views {
+            q = q.bind(v.id);
+        }
+        q.fetch_all(pool).await
+    })?;
+    let restores: Vec<(Uuid, Uuid, i64, DateTime<Utc>)> = dispatch!(db, pool => {
+        let mut q = sqlx::query_as(&restores_sql);
+        for v in &views {
+            q = q.bind(v.id);
+        }
+        q.fetch_all(pool).await
+    })?;
+    for view in &mut views {
+        view.attempts = fills
+            .iter()
+            .filter(|(order, _)| *order == view.id)
+            .map(|(_, lease)| *lease)
+            .collect();
+        view.resumed_from = restores
+            .iter()
+            .rev()
+            .find(|(order, ..)| *order == view.id)
+            .map(|(_, lease_id, seq, stored_at)| ResumedFrom {
+                lease_id: *lease_id,
+                seq: *seq,
+                stored_at: *stored_at,
+            });
+    }
+    Ok(views)
 }
 
 /// The buyer's order `id`, or 404.
@@ -111,7 +179,12 @@ pub async fn order(db: &Db, buyer: Uuid, id: Uuid) -> Result<OrderView, ApiError
     let row: Option<OrderRow> = dispatch!(db, pool => {
         sqlx::query_as(&sql).bind(id).bind(buyer).fetch_optional(pool).await
     })?;
-    row.map(order_view)
+    let view = row
+        .map(order_view)
+        .ok_or_else(|| ApiError::NotFound("no such order".into()))?;
+    with_history(db, vec![view])
+        .await?
+        .pop()
         .ok_or_else(|| ApiError::NotFound("no such order".into()))
 }
 
@@ -140,7 +213,7 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
             .fetch_all(pool)
             .await
     })?;
-    Ok(rows.into_iter().map(order_view).collect())
+    with_history(db, rows.into_iter().map(order_view).collect()).await
 }
 
 pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>, ApiError> {

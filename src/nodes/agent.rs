@@ -11,10 +11,10 @@ use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
 use crate::protocol::{
-    Assignment, AssignmentAction, AssignmentStatus, BackendKind, EndReason, HeartbeatRequest,
-    HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload, Partition, Placement,
-    RefusedUsage, RegisterRequest, RegisterResponse, StatusReport, UsageAck, UsageBatch,
-    LOGS_TAIL_BYTES,
+    Assignment, AssignmentAction, AssignmentStatus, BackendKind, CheckpointPlan, EndReason,
+    HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload,
+    Partition, Placement, RefusedUsage, RegisterRequest, RegisterResponse, StatusReport, UsageAck,
+    UsageBatch, LOGS_TAIL_BYTES,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -299,6 +299,18 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
         .unwrap_or_default();
     let image = request["image"].as_str().map(str::to_owned);
     let network = request["network"].as_bool().unwrap_or(false);
+    // Validated when the order was placed (`market::orders`).
+    let checkpoint = request["checkpoint"]["every_s"]
+        .as_u64()
+        .and_then(|s| u32::try_from(s).ok())
+        .map(|every_s| CheckpointPlan {
+            path: request["checkpoint"]["path"]
+                .as_str()
+                .unwrap_or(crate::protocol::DEFAULT_CHECKPOINT_PATH)
+                .to_owned(),
+            every_s,
+            restore: request["on_interrupt"] == "resume",
+        });
     let units = lease.placement.units;
     Some(AssignmentAction::Start {
         placement: Placement {
@@ -324,6 +336,7 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
             cpu_milli: lease.placement.cpu_milli,
             memory_mib: lease.placement.memory_mib,
         }),
+        checkpoint,
     })
 }
 

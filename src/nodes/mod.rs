@@ -6,6 +6,7 @@
 //! - [`agent`]: `/v1/agent/*` for node tokens.
 //! - [`admin`]: `PUT /v1/admin/nodes/{id}`: simulated nodes, reviews.
 //! - [`logs`]: `GET /v1/leases/{id}/logs` for buyers.
+//! - [`checkpoints`]: orders' checkpoints, sent and fetched by agents.
 //! - [`outputs`]: what workloads leave in `/outputs`, uploaded by agents, downloaded by buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
@@ -14,6 +15,7 @@
 
 mod admin;
 mod agent;
+pub mod checkpoints;
 pub mod inventory;
 mod logs;
 pub mod outputs;
@@ -42,6 +44,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(admin::router())
         .merge(logs::router())
         .merge(outputs::router())
+        .merge(checkpoints::router())
 }
 
 /// The agent a node token (its hash) belongs to.

@@ -238,6 +238,8 @@ fn order_spec(
         artifacts: None,
         image: None,
         network: None,
+        checkpoint: None,
+        on_interrupt: None,
         webhook_url: None,
         client_order_id: None,
     };

@@ -63,6 +63,10 @@ pub enum AssignmentAction {
         /// The host CPU and memory the lease holds, which the launcher enforces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limits: Option<HostLimits>,
+        /// The order's checkpoint: sent while the lease runs and when it
+        /// ends, and restored first when the order resumes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<CheckpointPlan>,
     },
     /// Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
     /// the slice down: release, end of window, or an unknown lease.
@@ -97,6 +101,26 @@ pub enum Partition {
     Shared { milli: u32, memory_mb: u64 },
     /// The whole GPU(s).
     Whole,
+}
+
+/// Where a container sees the checkpoint folder unless the order says.
+pub const DEFAULT_CHECKPOINT_PATH: &str = "/checkpoint";
+
+/// A lease's checkpoint (DESIGN §21): the agent sends its `checkpoint/`
+/// folder to `PUT /v1/agent/assignments/{lease_id}/checkpoint` every
+/// `every_s` and after the workload ends, and, with `restore`, puts the
+/// order's last checkpoint there before the workload starts
+/// (`GET` of the same path; 404: none yet).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+pub struct CheckpointPlan {
+    /// Where a container sees the folder (`/checkpoint` by default); the
+    /// other launchers tell the workload in `$GPUEX_CHECKPOINT`.
+    pub path: String,
+    /// Seconds between uploads.
+    pub every_s: u32,
+    /// Whether the order's last checkpoint is put in place before the start.
+    pub restore: bool,
 }
 
 /// A file a workload needs: fetched by the agent from `url`, checked against

@@ -33,8 +33,9 @@ mod register;
 mod usage;
 
 pub use assignment::{
-    Artifact, Assignment, AssignmentAction, AssignmentStatus, EndReason, HeldUnits, HostLimits,
-    LogsUpload, Partition, Placement, StatusReport, LOGS_TAIL_BYTES, MAX_ARTIFACTS,
+    Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason, HeldUnits,
+    HostLimits, LogsUpload, Partition, Placement, StatusReport, DEFAULT_CHECKPOINT_PATH,
+    LOGS_TAIL_BYTES, MAX_ARTIFACTS,
 };
 pub use metrics::{
     DcgmField, FieldKind, GpuFields, GpuMetrics, HeartbeatRequest, HeartbeatResponse, LeaseReport,

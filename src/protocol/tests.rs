@@ -30,6 +30,7 @@ fn a_start_assignment_is_a_flat_object_tagged_by_action() {
             image: None,
             network: false,
             limits: None,
+            checkpoint: None,
         },
     };
     let value = serde_json::to_value(&assignment).unwrap();

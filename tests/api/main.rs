@@ -59,6 +59,7 @@ mod rebalance;
 mod replicas;
 mod resale;
 mod resale_window;
+mod resume;
 mod scale_out;
 mod sessions;
 mod spot_funds;

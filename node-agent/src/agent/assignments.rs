@@ -19,6 +19,7 @@ impl Agent {
                 image,
                 network,
                 limits,
+                checkpoint,
             } => {
                 if self.leases.contains_key(&id)
                     || self.waiting.contains_key(&id)
@@ -36,6 +37,7 @@ impl Agent {
                     image,
                     network,
                     limits,
+                    checkpoint,
                 };
                 if self.handover_pending(&start.placement) {
                     tracing::info!(lease_id = %id, "waiting for the slice's previous workload to stop");
@@ -95,9 +97,18 @@ impl Agent {
         // A container's image is pulled (when the host lacks it) beside the
         // artifacts, off the agent's loop: a pull can take minutes.
         let image = start.image.clone().zip(self.launcher.images());
-        if start.artifacts.is_empty() && image.is_none() {
+        let restore = start.checkpoint.as_ref().is_some_and(|c| c.restore);
+        if start.artifacts.is_empty() && image.is_none() && !restore {
             return self.launch(id, start, user, workdir, String::new());
         }
+        // A resumed order's last checkpoint is put in place with them.
+        let restoring = restore.then(|| {
+            (
+                self.client.clone(),
+                self.cfg.state_dir.clone(),
+                workdir.join("checkpoint"),
+            )
+        });
         let (tx, done) = tokio::sync::oneshot::channel();
         let (artifacts, dir) = (start.artifacts.clone(), workdir.clone());
         let policy = crate::artifacts::Policy {
@@ -107,6 +118,13 @@ impl Agent {
         let task = tokio::spawn(async move {
             let mut result =
                 crate::artifacts::fetch_all(&artifacts, &dir, Some(user), policy).await;
+            if let (Ok(_), Some((client, state_dir, into))) = (&result, restoring) {
+                let restored =
+                    super::checkpoints::restore(&client, id, &state_dir, into, user).await;
+                if let Err(reason) = restored {
+                    result = Err((result.unwrap_or_default(), reason));
+                }
+            }
             if let (Ok(_), Some((name, images))) = (&result, image) {
                 let readied = tokio::task::spawn_blocking(move || images.ready(&name))
                     .await
@@ -246,6 +264,7 @@ impl Agent {
             image,
             network,
             limits,
+            checkpoint,
             ..
         } = start;
         let (device, mig, held, compute_share) = match self.provision(&placement, held) {
@@ -289,6 +308,7 @@ impl Agent {
                     limits,
                     network,
                     image: image.as_deref(),
+                    checkpoint_path: checkpoint.as_ref().map(|c| c.path.as_str()),
                     cgroups: &cgroups,
                     env: &env,
                     launch_file: &launch_file,
@@ -341,6 +361,9 @@ impl Agent {
                 workdir: Some(workdir),
                 cgroups,
                 uploads: Default::default(),
+                checkpointing: checkpoint
+                    .filter(|_| command.is_some())
+                    .map(super::checkpoints::Checkpointing::new),
             },
         );
         self.persist_leftovers();

@@ -7,6 +7,7 @@
 //! timers, so a slow server never delays a preemption.
 
 mod assignments;
+mod checkpoints;
 mod ending;
 mod metering;
 mod outputs;
@@ -23,10 +24,10 @@ use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
 use gpuex::catalog;
 use gpuex::protocol::{
-    paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, EndReason, GpuMetrics,
-    HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport, LeaseRunState,
-    LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse, ScrubReport,
-    StatusReport, UsageAck, UsageRecord,
+    paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason,
+    GpuMetrics, HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport,
+    LeaseRunState, LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse,
+    ScrubReport, StatusReport, UsageAck, UsageRecord,
 };
 use nix::sys::signal::Signal;
 use rust_decimal::prelude::FromPrimitive;
@@ -120,6 +121,8 @@ struct Lease {
     cgroups: Vec<PathBuf>,
     /// Its outputs' uploads.
     uploads: outputs::Uploads,
+    /// Its checkpoint's, when its order has one.
+    checkpointing: Option<checkpoints::Checkpointing>,
 }
 
 /// What a `start` asks for. Kept while the lease waits for its slice's
@@ -135,6 +138,7 @@ struct WaitingStart {
     image: Option<String>,
     network: bool,
     limits: Option<HostLimits>,
+    checkpoint: Option<CheckpointPlan>,
 }
 
 /// A lease whose artifacts are being fetched: not provisioned, not billed.
@@ -215,6 +219,7 @@ impl Agent {
         cfg.state_dir = std::fs::canonicalize(&cfg.state_dir)?;
         cfg.work_dir = std::fs::canonicalize(&cfg.work_dir)?;
         prepare_launch_dir(&cfg.state_dir.join(LAUNCH_DIR))?;
+        prepare_launch_dir(&cfg.state_dir.join(checkpoints::SCRATCH_DIR))?;
         tracing::info!(
             last_seq = spool.last_seq(),
             waiting = spool.pending()?.len(),
@@ -313,6 +318,9 @@ impl Agent {
                 if !self.leases.is_empty() {
                     self.persist_leftovers();
                 }
+            }
+            if self.registered {
+                self.send_checkpoints();
             }
             if self.registered && now >= self.next_outputs {
                 self.next_outputs = now + self.cfg.outputs_interval;

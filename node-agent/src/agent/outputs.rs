@@ -1,4 +1,5 @@
-//! Sending leases' outputs (see [`crate::outputs`]): every
+//! Sending leases' outputs (see [`crate::outputs`]; the checkpoint goes
+//! with the last ones, see [`super::checkpoints`]): every
 //! `outputs_interval` while a lease runs, so a lost node's buyer keeps what
 //! the last round sent, and a last time when it ends, however it ends,
 //! before its folder goes.
@@ -9,7 +10,7 @@ use crate::outputs::{upload_changed, Sent, UploadError};
 use std::sync::Arc;
 
 /// How many times a lease's last upload is tried while the server is out of reach.
-const FINAL_TRIES: u32 = 3;
+pub(super) const FINAL_TRIES: u32 = 3;
 /// How long the agent's shutdown waits for the last uploads.
 pub(super) const RETIRE_WAIT: Duration = Duration::from_secs(30);
 
@@ -63,8 +64,12 @@ impl Agent {
             .get_mut(&id)
             .map(|l| std::mem::take(&mut l.uploads))
             .unwrap_or_default();
+        let checkpoint = self.last_checkpoint(id, &dir);
         let client = self.client.clone();
         self.retiring.push(tokio::spawn(async move {
+            if let Some(checkpoint) = checkpoint {
+                checkpoint.await;
+            }
             if let Some(round) = uploads.in_flight {
                 let _ = round.await;
             }

@@ -66,6 +66,8 @@ pub struct LaunchSpec<'a> {
     pub limits: Option<HostLimits>,
     pub network: bool,
     pub image: Option<&'a str>,
+    /// Where a container sees the lease's `checkpoint/` (default `/checkpoint`).
+    pub checkpoint_path: Option<&'a str>,
     /// The lease's cgroups, already created with its limits.
     pub cgroups: &'a [PathBuf],
     /// The final exec's whole environment (checked with
@@ -394,6 +396,15 @@ fn open_files_limit() -> u64 {
         .map_or(1024, |(soft, _)| soft)
 }
 
+/// Where a container sees the lease folder `folder`: `/outputs`, and the
+/// checkpoint where the order says (`/checkpoint` by default).
+fn container_folder(spec: &LaunchSpec<'_>, folder: &str) -> String {
+    match spec.checkpoint_path {
+        Some(path) if folder == "checkpoint" => path.to_owned(),
+        _ => format!("/{folder}"),
+    }
+}
+
 /// The container's name: one per lease, so it can be removed by name.
 pub fn container_name(lease: Uuid) -> String {
     format!("gpuex-lease-{lease}")
@@ -447,7 +458,8 @@ impl ContainerLauncher {
         // The lease's own folders on its disk, where the buyer expects them.
         for (folder, _) in crate::disk::LEASE_FOLDERS {
             a.push("--volume".into());
-            a.push(format!("{}:/{folder}", spec.workdir.join(folder).display()).into());
+            let inside = container_folder(spec, folder);
+            a.push(format!("{}:{inside}", spec.workdir.join(folder).display()).into());
         }
         if !spec.network {
             a.extend(["--network".into(), "none".into()]);
@@ -521,7 +533,7 @@ impl Launcher for ContainerLauncher {
         let mut lease_env = spec.env.clone();
         lease_env.insert("HOME".into(), "/work".into());
         for (folder, var) in crate::disk::LEASE_FOLDERS {
-            lease_env.insert(var.into(), format!("/{folder}"));
+            lease_env.insert(var.into(), container_folder(spec, folder));
         }
         let script = launch_file::container_script(spec.command, &lease_env);
         Ok(Plan {

@@ -21,6 +21,7 @@ fn spec<'a>(
             memory_mib: 8192,
         }),
         network: false,
+        checkpoint_path: None,
         image: Some("docker.io/library/python:3.12-slim"),
         cgroups,
         env,

@@ -153,6 +153,7 @@ fn start(lease: Uuid, partition: Partition, gpu: u32, command: &str) -> Assignme
             image: None,
             network: false,
             limits: None,
+            checkpoint: None,
         },
     }
 }

@@ -138,8 +138,14 @@ fn another_zone_first_takes_free_room_only_and_never_preempts_for_it() {
     spot.max_price = Some(rust_decimal_macros::dec!(100));
     run(&mut e, T0, place(2, spot));
     run(&mut e, T0 + 10, Command::Tick);
-    assert_eq!(e.leases().filter(|l| l.node == node_id(3)).count(), 1, "spot runs on node 3");
+    assert_eq!(
+        e.leases().filter(|l| l.node == node_id(3)).count(),
+        1,
+        "spot runs on node 3"
+    );
     let ev = run(&mut e, T0 + 20, Command::NodeLost { node: node_id(1) });
     assert_eq!(granted(&ev).pop().expect("re-placed").node, node_id(2));
-    assert!(ended(&ev).iter().all(|(_, reason, _)| *reason == EndReason::NodeLost));
+    assert!(ended(&ev)
+        .iter()
+        .all(|(_, reason, _)| *reason == EndReason::NodeLost));
 }

@@ -166,6 +166,11 @@ pub fn spawn_pruner(state: crate::app::AppState) -> tokio::task::JoinHandle<()> 
                 Ok(n) => tracing::info!(removed = n, "pruned outputs past their retention"),
                 Err(e) => tracing::warn!("cannot prune outputs: {e:#}"),
             }
+            match super::checkpoints::prune(&state.db, &state.outputs, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(removed = n, "pruned checkpoints past their retention"),
+                Err(e) => tracing::warn!("cannot prune checkpoints: {e:#}"),
+            }
         }
     })
 }
