@@ -322,6 +322,17 @@ pub enum ClientCommand {
         /// Let the workload reach the network (the sandbox launcher denies it otherwise).
         #[arg(long)]
         network: bool,
+        /// Send the workload's checkpoint folder ($GPUEX_CHECKPOINT) every
+        /// this many seconds and when the lease ends.
+        #[arg(long, value_name = "SECONDS")]
+        checkpoint_every: Option<u32>,
+        /// Where a container sees the checkpoint folder (default /checkpoint).
+        #[arg(long, requires = "checkpoint_every")]
+        checkpoint_path: Option<String>,
+        /// When a lease is preempted or its node lost, start the next one
+        /// from the last checkpoint (`on_interrupt: resume`).
+        #[arg(long, requires = "checkpoint_every")]
+        resume: bool,
         /// realtime or batch (pooled orders).
         #[arg(long)]
         qos: Option<String>,
@@ -341,8 +352,10 @@ pub enum ClientCommand {
         #[arg(long, default_value_t = 600)]
         wait_timeout: u64,
     },
-    /// Your orders, newest first.
+    /// Your orders, newest first, or one order with its id (its attempts,
+    /// and the checkpoint it resumed from).
     Orders {
+        id: Option<String>,
         #[arg(long)]
         state: Option<String>,
         #[arg(long, value_enum)]
@@ -728,6 +741,9 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             artifacts,
             image,
             network,
+            checkpoint_every,
+            checkpoint_path,
+            resume,
             qos,
             max_wait_s,
             client_order_id,
@@ -743,6 +759,15 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             put(&mut body, "image", image.map(Value::from));
             if network {
                 body.insert("network".into(), Value::Bool(true));
+            }
+            if let Some(every_s) = checkpoint_every {
+                let mut checkpoint = Map::new();
+                checkpoint.insert("every_s".into(), every_s.into());
+                put(&mut checkpoint, "path", checkpoint_path.map(Value::from));
+                body.insert("checkpoint".into(), Value::Object(checkpoint));
+            }
+            if resume {
+                body.insert("on_interrupt".into(), "resume".into());
             }
             if !env.is_empty() {
                 body.insert("env".into(), pairs(env));
@@ -775,7 +800,17 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             }
             Ok(())
         }
-        ClientCommand::Orders { state, mode, limit } => {
+        ClientCommand::Orders {
+            id,
+            state,
+            mode,
+            limit,
+        } => {
+            if let Some(id) = id {
+                let order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
+                show(ctx, &order, order_table);
+                return Ok(());
+            }
             let mut q = Vec::new();
             if let Some(s) = state {
                 q.push(("state", s));
@@ -978,6 +1013,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     "id",
                     "name",
                     "region",
+                    "zone",
                     "status",
                     "gpu_count",
                     "cordoned",
@@ -1263,6 +1299,22 @@ fn order_table(o: &Value) -> String {
     ];
     if let Some(m) = o["reject_message"].as_str() {
         rows.push(("rejected", m.to_owned()));
+    }
+    // Placed again after a preemption or a lost node.
+    if let Some(attempts) = o["attempts"].as_array().filter(|a| a.len() > 1) {
+        let ids: Vec<String> = attempts.iter().map(text).collect();
+        rows.push(("attempts", ids.join(", ")));
+    }
+    if o["resumed_from"].is_object() {
+        let r = &o["resumed_from"];
+        rows.push((
+            "resumed_from",
+            format!(
+                "checkpoint {} of {}",
+                text(&r["seq"]),
+                text(&r["stored_at"])
+            ),
+        ));
     }
     kv_table(&rows)
 }

@@ -108,7 +108,7 @@ fn checkpointed(lease: &LeaseRow) -> Result<(), ApiError> {
 /// checkpoint; the earlier one goes. Capped at `outputs_max_bytes`.
 #[utoipa::path(put, path = "/v1/agent/assignments/{lease_id}/checkpoint", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = Vec<u8>, content_type = "application/x-tar", description = "The checkpoint folder as a tar archive (regular files and folders only)"),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The checkpoint folder as a tar archive (regular files and folders only)"),
     responses(
         (status = 200, description = "Stored as the order's latest checkpoint", body = CheckpointView),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
@@ -214,7 +214,7 @@ async fn put_checkpoint(
 #[utoipa::path(get, path = "/v1/agent/assignments/{lease_id}/checkpoint", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
     responses(
-        (status = 200, description = "The archive; `Gpuex-Checkpoint-Seq` says which", content_type = "application/x-tar", body = Vec<u8>,
+        (status = 200, description = "The tar archive; `Gpuex-Checkpoint-Seq` says which", content_type = "application/octet-stream", body = Vec<u8>,
             headers(("X-Checksum-Sha256" = String, description = "Hex SHA-256 of the body"),
                     ("Gpuex-Checkpoint-Seq" = i64, description = "The checkpoint's number in its order"))),
         (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
@@ -257,7 +257,7 @@ async fn get_checkpoint(
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/x-tar"),
+        HeaderValue::from_static("application/octet-stream"),
     );
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(checkpoint.size));
     headers.insert("gpuex-checkpoint-seq", HeaderValue::from(checkpoint.seq));

@@ -89,6 +89,18 @@ on_both_databases_fast! {
         assert_eq!(o["resumed_from"]["lease_id"], second.to_string(), "{o}");
         assert!(o["resumed_from"]["seq"].as_i64().unwrap() >= 1, "{o}");
 
+        // The CLI shows both attempts and where the second resumed from.
+        let shown = tokio::process::Command::new(env!("CARGO_BIN_EXE_gpuex"))
+            .args(["orders", &order])
+            .env("GPUEX_SERVER", &app.address)
+            .env("GPUEX_TOKEN", &m.buyer)
+            .env("GPUEX_CONFIG_DIR", spools[0].path())
+            .output()
+            .await
+            .unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+        assert!(shown.contains(&second.to_string()) && shown.contains("resumed_from"), "{shown}");
+
         // Each second is billed once: the lost lease's metering stops before
         // the new one's begins.
         eventually(20, "the new lease's usage", || async { !intervals(&app, second).await.is_empty() }).await;
@@ -108,5 +120,39 @@ on_both_databases_fast! {
         .await;
         drop(again);
         drop(agents);
+    }
+}
+
+crate::helpers::on_both_databases! {
+    async fn a_checkpoint_needs_a_command_a_sane_path_and_resume_needs_a_checkpoint(app) {
+        let m = market(&app).await;
+        let mut cases = Vec::new();
+        let mut body = fleet::order("on_demand");
+        body.as_object_mut().unwrap().remove("command");
+        body["checkpoint"] = json!({"every_s": 60});
+        cases.push((body, "checkpoint"));
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!("true");
+        body["checkpoint"] = json!({"every_s": 0});
+        cases.push((body, "checkpoint.every_s"));
+        for path in ["relative", "/work", "/outputs/x", "/a/../b", "/proc/self", "/.gpuex-launch.sh"] {
+            let mut body = fleet::order("on_demand");
+            body["command"] = json!("true");
+            body["checkpoint"] = json!({"every_s": 60, "path": path});
+            cases.push((body, "checkpoint.path"));
+        }
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!("true");
+        body["on_interrupt"] = json!("resume");
+        cases.push((body, "on_interrupt"));
+        let mut body = fleet::order("on_demand");
+        body["command"] = json!("true");
+        body["checkpoint"] = json!({"every_s": 60, "paht": "/x"});
+        cases.push((body, "checkpoint"));
+        for (body, field) in cases {
+            let r = app.post("/v1/orders", Some(&m.buyer), body.clone()).await;
+            assert!(r.status == 422 || r.status == 400, "{body}: {}", r.body);
+            assert!(r.body.to_string().contains(field), "{body}: {} lacks {field}", r.body);
+        }
     }
 }

@@ -222,3 +222,16 @@ def test_a_leases_outputs_are_listed_and_downloaded_with_their_sha256(server: st
         gx.download_output(lease.id, "nothing.txt", tmp_path / "nothing.txt")
     assert missing.value.status == 404
     assert not (tmp_path / "nothing.txt").exists()
+
+
+def test_an_order_with_a_checkpoint_lists_its_attempts(server: str) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    order = gx.place_order(order_body(checkpoint={"every_s": 30}, on_interrupt="resume"))
+    fetched = gx.order(order.id)
+    assert fetched.attempts == [order.lease_id]
+    assert fetched.resumed_from is None
+    gx.release(order.lease_id)
+    with pytest.raises(ApiError) as refused:
+        gx.place_order(order_body(on_interrupt="resume"))
+    assert refused.value.status == 422
+    assert any(field == "on_interrupt" for field, _ in refused.value.errors), refused.value

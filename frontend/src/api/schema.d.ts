@@ -203,6 +203,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agent/assignments/{lease_id}/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The lease's order's latest checkpoint, a tar archive, for the lease to
+         *     resume from; the lease is recorded as resumed from it.
+         */
+        get: operations["get_checkpoint"];
+        /**
+         * Store the lease's checkpoint folder, a tar archive, as its order's next
+         *     checkpoint; the earlier one goes. Capped at `outputs_max_bytes`.
+         */
+        put: operations["put_checkpoint"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/assignments/{lease_id}/logs": {
         parameters: {
             query?: never;
@@ -1437,6 +1461,7 @@ export interface components {
              *     starts; a failed fetch or a wrong hash fails the lease.
              */
             artifacts?: components["schemas"]["Artifact"][];
+            checkpoint?: null | components["schemas"]["CheckpointPlan"];
             /** @description Shell command run with `sh -c`; `None` provisions the slice only. */
             command?: string | null;
             /**
@@ -1592,6 +1617,64 @@ export interface components {
             total: components["schemas"]["GroupProfile"];
         };
         /**
+         * @description A lease's checkpoint (DESIGN §21): the agent sends its `checkpoint/`
+         *     folder to `PUT /v1/agent/assignments/{lease_id}/checkpoint` every
+         *     `every_s` and after the workload ends, and, with `restore`, puts the
+         *     order's last checkpoint there before the workload starts
+         *     (`GET` of the same path; 404: none yet).
+         */
+        CheckpointPlan: {
+            /**
+             * Format: uint32
+             * @description Seconds between uploads.
+             */
+            every_s: number;
+            /**
+             * @description Where a container sees the folder (`/checkpoint` by default); the
+             *     other launchers tell the workload in `$GPUEX_CHECKPOINT`.
+             */
+            path: string;
+            /** @description Whether the order's last checkpoint is put in place before the start. */
+            restore: boolean;
+        };
+        /** @description An order's `checkpoint`. */
+        CheckpointRequest: {
+            /**
+             * Format: uint32
+             * @description Seconds between uploads, 1 to 86 400.
+             */
+            every_s: number;
+            /**
+             * @description Where a container sees the checkpoint folder (default `/checkpoint`):
+             *     an absolute path of letters, digits, `_ . -` parts, not `/work`,
+             *     `/outputs` or a system folder. Other launchers tell the workload
+             *     where it is in `$GPUEX_CHECKPOINT`.
+             */
+            path?: string | null;
+        };
+        /** @description One stored checkpoint of an order. */
+        CheckpointView: {
+            /**
+             * Format: uuid
+             * @description The lease whose agent sent it.
+             */
+            lease_id: string;
+            /**
+             * Format: int64
+             * @description Its number within the order, from 1.
+             */
+            seq: number;
+            /** @description Hex SHA-256 of the archive. */
+            sha256: string;
+            /**
+             * Format: int64
+             * @description Bytes of the tar archive.
+             */
+            size: number;
+            /** Format: date-time */
+            stored_at: string;
+        };
+        /**
          * @description How many units of one kind were held at once. Means are over the elapsed
          *     part of the window (`elapsed_s`), idle time included.
          */
@@ -1685,6 +1768,12 @@ export interface components {
             name: string;
             /** @description An existing region. */
             region: string;
+            /**
+             * @description The node's failure domain within the region (a rack, a building, a
+             *     power feed): when a node is lost, its leases are placed in another
+             *     zone first. 1 to 63 of a-z, 0-9, `.`, `_`, `-`.
+             */
+            zone?: string | null;
         };
         /** @description A created node and its token, shown this once. */
         CreatedNode: components["schemas"]["NodeSummary"] & {
@@ -2827,6 +2916,8 @@ export interface components {
              *     interval (DESIGN §19; those records were refused).
              */
             under_review: boolean;
+            /** @description Its failure domain within the region, if the provider named one. */
+            zone?: string | null;
         };
         /** @description Open, high, low and close of one figure over a bucket. */
         Ohlc: {
@@ -2835,6 +2926,11 @@ export interface components {
             low: string;
             open: string;
         };
+        /**
+         * @description What an interrupted order's next lease starts from.
+         * @enum {string}
+         */
+        OnInterrupt: "restart" | "resume";
         OrderPage: {
             items: components["schemas"]["OrderView"][];
             /** Format: uuid */
@@ -2847,6 +2943,7 @@ export interface components {
              *     each checked against its SHA-256 (DESIGN §13); at most 16.
              */
             artifacts?: components["schemas"]["Artifact"][] | null;
+            checkpoint?: null | components["schemas"]["CheckpointRequest"];
             /** @description The buyer's own id for the order, unique per buyer. */
             client_order_id?: string | null;
             /** @description A shell command the agent runs on the slice. */
@@ -2876,6 +2973,7 @@ export interface components {
              *     `container` launchers give it none (default false).
              */
             network?: boolean | null;
+            on_interrupt?: null | components["schemas"]["OnInterrupt"];
             qos?: null | components["schemas"]["Qos"];
             /** @description A region name, or `any` (default): the engine picks, cheapest first. */
             region?: string | null;
@@ -2900,6 +2998,11 @@ export interface components {
         OrderState: "open" | "filled" | "cancelled" | "rejected" | "expired";
         /** @description An order and where it stands. */
         OrderView: {
+            /**
+             * @description Every lease the order has had, oldest first: more than one when a
+             *     lease was preempted or its node lost and the order placed again.
+             */
+            attempts: string[];
             client_order_id?: string | null;
             /** Format: date-time */
             created_at: string;
@@ -2919,6 +3022,7 @@ export interface components {
             reject_reason?: string | null;
             /** @description The order as placed. */
             request: Record<string, never>;
+            resumed_from?: null | components["schemas"]["ResumedFrom"];
             /** @description `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`. */
             state: components["schemas"]["OrderState"];
             tags: Record<string, never>;
@@ -3297,6 +3401,24 @@ export interface components {
              * @description Total GPU memory in GB, a multiple of 4.
              */
             vram_gb: number;
+        };
+        /** @description Where a resumed lease started from. */
+        ResumedFrom: {
+            /**
+             * Format: uuid
+             * @description The lease that resumed.
+             */
+            lease_id: string;
+            /**
+             * Format: int64
+             * @description The checkpoint's number within the order.
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description When that checkpoint was stored.
+             */
+            stored_at: string;
         };
         /**
          * @description How an admin ends a review.
@@ -4884,6 +5006,269 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    get_checkpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease (assignment) id */
+                lease_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive; `Gpuex-Checkpoint-Seq` says which */
+            200: {
+                headers: {
+                    /** @description The checkpoint's number in its order */
+                    "Gpuex-Checkpoint-Seq"?: number;
+                    /** @description Hex SHA-256 of the body */
+                    "X-Checksum-Sha256"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": number[];
+                };
+            };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown node token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a node token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such lease on this node, or no checkpoint yet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The order has no checkpoint (`no_checkpoint`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    put_checkpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease (assignment) id */
+                lease_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The checkpoint folder as a tar archive (regular files and folders only) */
+        requestBody: {
+            content: {
+                "application/x-tar": number[];
+            };
+        };
+        responses: {
+            /** @description Stored as the order's latest checkpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointView"];
+                };
+            };
+            /** @description Malformed JSON, or a path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown node token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a node token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such lease on this node */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The order has no checkpoint (`no_checkpoint`), or the lease ended more than an hour ago */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "conflict",
+                     *       "detail": "the resource is not in a state that allows this",
+                     *       "status": 409,
+                     *       "title": "Conflict",
+                     *       "type": "https://gpuex.dev/problems/conflict"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over `outputs_max_bytes` (`checkpoint_quota`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };

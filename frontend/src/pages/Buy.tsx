@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, Grid, Group, NumberInput, SegmentedControl, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Checkbox, Grid, Group, NumberInput, SegmentedControl, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
@@ -19,7 +19,7 @@ const MODES: { value: Mode; label: string }[] = [
   { value: 'spot', label: 'Spot' },
   { value: 'pooled', label: 'Pooled' },
 ];
-const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'tags'];
+const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'checkpoint', 'checkpoint.every_s', 'on_interrupt', 'tags'];
 
 function parseTags(text: string): Record<string, string> | null {
   const pairs = text
@@ -48,6 +48,8 @@ export function Buy() {
   const [maxPrice, setMaxPrice] = useState('');
   const [maxWait, setMaxWait] = useState<string | number>(300);
   const [command, setCommand] = useState('');
+  const [checkpointEvery, setCheckpointEvery] = useState<string | number>('');
+  const [resume, setResume] = useState(false);
   const [tags, setTags] = useState('');
   const { busy, problem, run } = useAction();
 
@@ -97,6 +99,8 @@ export function Buy() {
       ...quoteBody,
       ...(mode === 'pooled' ? { max_wait_s: Number(maxWait) || 0 } : {}),
       ...(command.trim() ? { command } : {}),
+      ...(checkpointEvery !== '' ? { checkpoint: { every_s: Number(checkpointEvery) } } : {}),
+      ...(resume ? { on_interrupt: 'resume' } : {}),
       ...(parseTags(tags) ? { tags: parseTags(tags) } : {}),
     };
     const r = await run(() =>
@@ -189,6 +193,24 @@ export function Buy() {
                 onChange={(e) => setCommand(e.currentTarget.value)}
                 error={fieldError(shown, 'command')}
               />
+              <Group align="flex-end">
+                <NumberInput
+                  label="Checkpoint every (s)"
+                  description="Send $GPUEX_CHECKPOINT this often and when the lease ends"
+                  min={1}
+                  max={86400}
+                  value={checkpointEvery}
+                  onChange={setCheckpointEvery}
+                  error={fieldError(shown, 'checkpoint.every_s') ?? fieldError(shown, 'checkpoint')}
+                />
+                <Checkbox
+                  label="Resume from the last checkpoint if interrupted"
+                  checked={resume}
+                  onChange={(e) => setResume(e.currentTarget.checked)}
+                  error={fieldError(shown, 'on_interrupt')}
+                  mb={8}
+                />
+              </Group>
               <TextInput
                 label="Tags"
                 description="key=value, comma-separated (for billing and budgets)"

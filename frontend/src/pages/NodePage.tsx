@@ -98,7 +98,8 @@ export function NodePage({ id }: { id: string }) {
               <NodeStatusBadge node={n} />
             </Group>
             <Text size="sm">
-              {n.region} · {n.hostname ?? 'not registered'} · agent {n.agent_version ?? '—'} ({n.backend ?? '—'}) · last heartbeat{' '}
+              {n.region}
+              {n.zone ? ` / ${n.zone}` : ''} · {n.hostname ?? 'not registered'} · agent {n.agent_version ?? '—'} ({n.backend ?? '—'}) · last heartbeat{' '}
               {formatTime(n.last_heartbeat_at)}
             </Text>
             <div className="gpu-grid" data-testid="gpus">

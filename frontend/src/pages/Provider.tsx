@@ -82,7 +82,7 @@ export function Provider() {
                     </Anchor>
                   ),
                 },
-                { header: 'Region', cell: (n) => n.region },
+                { header: 'Region', cell: (n) => (n.zone ? `${n.region} / ${n.zone}` : n.region) },
                 { header: 'Status', cell: (n) => <NodeStatusBadge node={n} /> },
                 { header: 'GPUs', cell: (n) => n.gpu_count },
                 { header: 'Last heartbeat', cell: (n) => formatTime(n.last_heartbeat_at) },
@@ -161,6 +161,7 @@ function Earnings() {
 function NewNode({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState('');
   const [region, setRegion] = useState<string | null>(null);
+  const [zone, setZone] = useState('');
   const [model, setModel] = useState<string | null>(null);
   const [count, setCount] = useState<string | number>(8);
   const [mode, setMode] = useState<string | null>('whole');
@@ -173,7 +174,7 @@ function NewNode({ onCreated }: { onCreated: () => void }) {
       model: model ?? '',
       mode: mode as Schemas['GpuMode'],
     }));
-    const r = await run(() => api.POST('/v1/nodes', { body: { name, region: region ?? '', gpus } }));
+    const r = await run(() => api.POST('/v1/nodes', { body: { name, region: region ?? '', ...(zone.trim() ? { zone: zone.trim() } : {}), gpus } }));
     if (r?.data) {
       setCreated(r.data);
       onCreated();
@@ -198,6 +199,13 @@ function NewNode({ onCreated }: { onCreated: () => void }) {
           <Group grow align="flex-start">
             <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} error={fieldError(problem, 'name')} />
             <RegionSelect value={region} onChange={setRegion} error={fieldError(problem, 'region')} />
+            <TextInput
+              label="Zone"
+              description="Its failure domain (rack, building); optional"
+              value={zone}
+              onChange={(e) => setZone(e.currentTarget.value)}
+              error={fieldError(problem, 'zone')}
+            />
           </Group>
           <Group grow align="flex-start">
             <ModelSelect value={model} onChange={setModel} error={fieldError(problem, 'model')} />

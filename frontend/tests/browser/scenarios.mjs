@@ -60,6 +60,8 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   await page.getByLabel('TFLOPS').fill('50');
   await page.getByLabel('GPU memory (GB)').fill('8');
   await page.getByLabel('Command').fill('echo hello-from-the-browser; echo 42 > "$GPUEX_OUTPUTS/result.txt"; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done');
+  await page.getByLabel('Checkpoint every (s)').fill('30');
+  await page.getByLabel('Resume from the last checkpoint if interrupted').check();
   await page.getByLabel('Tags').fill('team=browser');
   // The quote follows the form.
   await waitFor(async () => (await page.getByTestId('quote-price').textContent())?.includes('/ hour'), 'a quote');
@@ -93,6 +95,12 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
 
   // The bill: usage reports arrive every 10 s and billing runs every 10 s.
   const token = await apiLogin(base, 'buyer');
+  // The order carries the form's checkpoint and what to do when interrupted.
+  const placed = await apiCall(base, 'GET', `/v1/leases/${leaseId}`, token);
+  const order = await apiCall(base, 'GET', `/v1/orders/${placed.body.order_id}`, token);
+  assert.deepEqual(order.body.request.checkpoint, { every_s: 30 });
+  assert.equal(order.body.request.on_interrupt, 'resume');
+  assert.deepEqual(order.body.attempts, [leaseId]);
   await waitFor(async () => {
     const lease = await apiCall(base, 'GET', `/v1/leases/${leaseId}`, token);
     return lease.body.usage && lease.body.usage.charged !== '0' && Number(lease.body.usage.charged) > 0;

@@ -28,6 +28,9 @@ from .book_entry import BookEntry
 from .budget_request import BudgetRequest
 from .budget_view import BudgetView
 from .capacity_profile import CapacityProfile
+from .checkpoint_plan import CheckpointPlan
+from .checkpoint_request import CheckpointRequest
+from .checkpoint_view import CheckpointView
 from .concurrency import Concurrency
 from .conversion_view import ConversionView
 from .convert_request import ConvertRequest
@@ -123,6 +126,7 @@ from .node_detail import NodeDetail
 from .node_status import NodeStatus
 from .node_summary import NodeSummary
 from .ohlc import Ohlc
+from .on_interrupt import OnInterrupt
 from .order_page import OrderPage
 from .order_request import OrderRequest
 from .order_request_env_type_0 import OrderRequestEnvType0
@@ -164,6 +168,7 @@ from .replica_view import ReplicaView
 from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
 from .resources import Resources
+from .resumed_from import ResumedFrom
 from .review_decision import ReviewDecision
 from .role import Role
 from .scrub_report import ScrubReport
@@ -231,6 +236,9 @@ __all__ = (
     "BudgetRequest",
     "BudgetView",
     "CapacityProfile",
+    "CheckpointPlan",
+    "CheckpointRequest",
+    "CheckpointView",
     "Concurrency",
     "ConversionView",
     "ConvertRequest",
@@ -326,6 +334,7 @@ __all__ = (
     "NodeStatus",
     "NodeSummary",
     "Ohlc",
+    "OnInterrupt",
     "OrderPage",
     "OrderRequest",
     "OrderRequestEnvType0",
@@ -367,6 +376,7 @@ __all__ = (
     "ResaleOffer",
     "ResaleOfferSlotsItem",
     "Resources",
+    "ResumedFrom",
     "ReviewDecision",
     "Role",
     "ScrubReport",

@@ -16,6 +16,7 @@ from uuid import UUID
 import datetime
 
 if TYPE_CHECKING:
+  from ..models.checkpoint_plan import CheckpointPlan
   from ..models.placement import Placement
   from ..models.assignment_start_env import AssignmentStartEnv
   from ..models.held_units import HeldUnits
@@ -41,6 +42,7 @@ class AssignmentStart:
             placement (Placement): The GPUs a lease holds and how.
             artifacts (list[Artifact] | Unset): Files the agent fetches into the working folder before the workload
                 starts; a failed fetch or a wrong hash fails the lease.
+            checkpoint (CheckpointPlan | None | Unset):
             command (None | str | Unset): Shell command run with `sh -c`; `None` provisions the slice only.
             end_at (datetime.datetime | None | Unset): When the lease's window ends; the agent stops the job then. `None`:
                 open-ended.
@@ -56,6 +58,7 @@ class AssignmentStart:
     lease_id: UUID
     placement: Placement
     artifacts: list[Artifact] | Unset = UNSET
+    checkpoint: CheckpointPlan | None | Unset = UNSET
     command: None | str | Unset = UNSET
     end_at: datetime.datetime | None | Unset = UNSET
     env: AssignmentStartEnv | Unset = UNSET
@@ -70,6 +73,7 @@ class AssignmentStart:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.checkpoint_plan import CheckpointPlan
         from ..models.placement import Placement
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
@@ -89,6 +93,14 @@ class AssignmentStart:
                 artifacts.append(artifacts_item)
 
 
+
+        checkpoint: dict[str, Any] | None | Unset
+        if isinstance(self.checkpoint, Unset):
+            checkpoint = UNSET
+        elif isinstance(self.checkpoint, CheckpointPlan):
+            checkpoint = self.checkpoint.to_dict()
+        else:
+            checkpoint = self.checkpoint
 
         command: None | str | Unset
         if isinstance(self.command, Unset):
@@ -142,6 +154,8 @@ class AssignmentStart:
         })
         if artifacts is not UNSET:
             field_dict["artifacts"] = artifacts
+        if checkpoint is not UNSET:
+            field_dict["checkpoint"] = checkpoint
         if command is not UNSET:
             field_dict["command"] = command
         if end_at is not UNSET:
@@ -163,6 +177,7 @@ class AssignmentStart:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.checkpoint_plan import CheckpointPlan
         from ..models.placement import Placement
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
@@ -194,6 +209,26 @@ class AssignmentStart:
 
 
                 artifacts.append(artifacts_item)
+
+
+        def _parse_checkpoint(data: object) -> CheckpointPlan | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                checkpoint_type_1 = CheckpointPlan.from_dict(data)
+
+
+
+                return checkpoint_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CheckpointPlan | None | Unset, data)
+
+        checkpoint = _parse_checkpoint(d.pop("checkpoint", UNSET))
 
 
         def _parse_command(data: object) -> None | str | Unset:
@@ -293,6 +328,7 @@ class AssignmentStart:
             lease_id=lease_id,
             placement=placement,
             artifacts=artifacts,
+            checkpoint=checkpoint,
             command=command,
             end_at=end_at,
             env=env,

@@ -32,6 +32,9 @@ class CreateNodeRequest:
             cpu_milli (int | None | Unset): Host CPU in milli-CPU (default 16 000 per GPU).
             gpus (list[DeclaredGpu] | Unset): The GPUs, until the agent registers its own inventory.
             memory_mib (int | None | Unset): Host memory in MiB (default 128 GiB per GPU).
+            zone (None | str | Unset): The node's failure domain within the region (a rack, a building, a
+                power feed): when a node is lost, its leases are placed in another
+                zone first. 1 to 63 of a-z, 0-9, `.`, `_`, `-`.
      """
 
     name: str
@@ -39,6 +42,7 @@ class CreateNodeRequest:
     cpu_milli: int | None | Unset = UNSET
     gpus: list[DeclaredGpu] | Unset = UNSET
     memory_mib: int | None | Unset = UNSET
+    zone: None | str | Unset = UNSET
 
 
 
@@ -71,6 +75,12 @@ class CreateNodeRequest:
         else:
             memory_mib = self.memory_mib
 
+        zone: None | str | Unset
+        if isinstance(self.zone, Unset):
+            zone = UNSET
+        else:
+            zone = self.zone
+
 
         field_dict: dict[str, Any] = {}
 
@@ -84,6 +94,8 @@ class CreateNodeRequest:
             field_dict["gpus"] = gpus
         if memory_mib is not UNSET:
             field_dict["memory_mib"] = memory_mib
+        if zone is not UNSET:
+            field_dict["zone"] = zone
 
         return field_dict
 
@@ -129,12 +141,23 @@ class CreateNodeRequest:
         memory_mib = _parse_memory_mib(d.pop("memory_mib", UNSET))
 
 
+        def _parse_zone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        zone = _parse_zone(d.pop("zone", UNSET))
+
+
         create_node_request = cls(
             name=name,
             region=region,
             cpu_milli=cpu_milli,
             gpus=gpus,
             memory_mib=memory_mib,
+            zone=zone,
         )
 
         return create_node_request

@@ -48,6 +48,7 @@ class CreatedNode:
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
             review_reason (None | str | Unset): What put the node under review first.
+            zone (None | str | Unset): Its failure domain within the region, if the provider named one.
      """
 
     cordoned: bool
@@ -66,6 +67,7 @@ class CreatedNode:
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
     review_reason: None | str | Unset = UNSET
+    zone: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -125,6 +127,12 @@ class CreatedNode:
         else:
             review_reason = self.review_reason
 
+        zone: None | str | Unset
+        if isinstance(self.zone, Unset):
+            zone = UNSET
+        else:
+            zone = self.zone
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -150,6 +158,8 @@ class CreatedNode:
             field_dict["registered_at"] = registered_at
         if review_reason is not UNSET:
             field_dict["review_reason"] = review_reason
+        if zone is not UNSET:
+            field_dict["zone"] = zone
 
         return field_dict
 
@@ -254,6 +264,16 @@ class CreatedNode:
         review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
 
 
+        def _parse_zone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        zone = _parse_zone(d.pop("zone", UNSET))
+
+
         created_node = cls(
             cordoned=cordoned,
             created_at=created_at,
@@ -271,6 +291,7 @@ class CreatedNode:
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
             review_reason=review_reason,
+            zone=zone,
         )
 
 

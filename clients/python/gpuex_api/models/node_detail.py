@@ -52,6 +52,7 @@ class NodeDetail:
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
             review_reason (None | str | Unset): What put the node under review first.
+            zone (None | str | Unset): Its failure domain within the region, if the provider named one.
             agent_version (None | str | Unset): The agent's version and backend, once registered.
             backend (None | str | Unset):
      """
@@ -74,6 +75,7 @@ class NodeDetail:
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
     review_reason: None | str | Unset = UNSET
+    zone: None | str | Unset = UNSET
     agent_version: None | str | Unset = UNSET
     backend: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -145,6 +147,12 @@ class NodeDetail:
         else:
             review_reason = self.review_reason
 
+        zone: None | str | Unset
+        if isinstance(self.zone, Unset):
+            zone = UNSET
+        else:
+            zone = self.zone
+
         agent_version: None | str | Unset
         if isinstance(self.agent_version, Unset):
             agent_version = UNSET
@@ -184,6 +192,8 @@ class NodeDetail:
             field_dict["registered_at"] = registered_at
         if review_reason is not UNSET:
             field_dict["review_reason"] = review_reason
+        if zone is not UNSET:
+            field_dict["zone"] = zone
         if agent_version is not UNSET:
             field_dict["agent_version"] = agent_version
         if backend is not UNSET:
@@ -305,6 +315,16 @@ class NodeDetail:
         review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
 
 
+        def _parse_zone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        zone = _parse_zone(d.pop("zone", UNSET))
+
+
         def _parse_agent_version(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -344,6 +364,7 @@ class NodeDetail:
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
             review_reason=review_reason,
+            zone=zone,
             agent_version=agent_version,
             backend=backend,
         )

@@ -47,6 +47,7 @@ class NodeSummary:
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):
             review_reason (None | str | Unset): What put the node under review first.
+            zone (None | str | Unset): Its failure domain within the region, if the provider named one.
      """
 
     cordoned: bool
@@ -64,6 +65,7 @@ class NodeSummary:
     last_heartbeat_at: datetime.datetime | None | Unset = UNSET
     registered_at: datetime.datetime | None | Unset = UNSET
     review_reason: None | str | Unset = UNSET
+    zone: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -121,6 +123,12 @@ class NodeSummary:
         else:
             review_reason = self.review_reason
 
+        zone: None | str | Unset
+        if isinstance(self.zone, Unset):
+            zone = UNSET
+        else:
+            zone = self.zone
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -145,6 +153,8 @@ class NodeSummary:
             field_dict["registered_at"] = registered_at
         if review_reason is not UNSET:
             field_dict["review_reason"] = review_reason
+        if zone is not UNSET:
+            field_dict["zone"] = zone
 
         return field_dict
 
@@ -247,6 +257,16 @@ class NodeSummary:
         review_reason = _parse_review_reason(d.pop("review_reason", UNSET))
 
 
+        def _parse_zone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        zone = _parse_zone(d.pop("zone", UNSET))
+
+
         node_summary = cls(
             cordoned=cordoned,
             created_at=created_at,
@@ -263,6 +283,7 @@ class NodeSummary:
             last_heartbeat_at=last_heartbeat_at,
             registered_at=registered_at,
             review_reason=review_reason,
+            zone=zone,
         )
 
 

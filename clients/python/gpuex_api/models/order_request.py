@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.mode import Mode
+from ..models.on_interrupt import OnInterrupt
 from ..models.qos import Qos
 from ..types import UNSET, Unset
 from dateutil.parser import isoparse
@@ -17,8 +18,9 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.order_request_env_type_0 import OrderRequestEnvType0
-  from ..models.resources import Resources
   from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+  from ..models.resources import Resources
+  from ..models.checkpoint_request import CheckpointRequest
   from ..models.artifact import Artifact
 
 
@@ -38,6 +40,7 @@ class OrderRequest:
             resources (Resources): What an order asks for (DESIGN §4).
             artifacts (list[Artifact] | None | Unset): Files fetched into the workload's working folder before it starts,
                 each checked against its SHA-256 (DESIGN §13); at most 16.
+            checkpoint (CheckpointRequest | None | Unset):
             client_order_id (None | str | Unset): The buyer's own id for the order, unique per buyer.
             command (None | str | Unset): A shell command the agent runs on the slice.
             duration_s (int | None | Unset): Window length, 60 s to 366 days; absent on on-demand and spot means until
@@ -49,6 +52,7 @@ class OrderRequest:
             max_wait_s (int | None | Unset): How long to wait for capacity (default 0: refused at once; at most 7 days).
             network (bool | None | Unset): Whether the workload may use the network; without it the `sandbox` and
                 `container` launchers give it none (default false).
+            on_interrupt (None | OnInterrupt | Unset):
             qos (None | Qos | Unset):
             region (None | str | Unset): A region name, or `any` (default): the engine picks, cheapest first.
             start_at (datetime.datetime | None | Unset): Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
@@ -60,6 +64,7 @@ class OrderRequest:
     mode: Mode
     resources: Resources
     artifacts: list[Artifact] | None | Unset = UNSET
+    checkpoint: CheckpointRequest | None | Unset = UNSET
     client_order_id: None | str | Unset = UNSET
     command: None | str | Unset = UNSET
     duration_s: int | None | Unset = UNSET
@@ -68,6 +73,7 @@ class OrderRequest:
     max_price: None | str | Unset = UNSET
     max_wait_s: int | None | Unset = UNSET
     network: bool | None | Unset = UNSET
+    on_interrupt: None | OnInterrupt | Unset = UNSET
     qos: None | Qos | Unset = UNSET
     region: None | str | Unset = UNSET
     start_at: datetime.datetime | None | Unset = UNSET
@@ -80,8 +86,9 @@ class OrderRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
-        from ..models.resources import Resources
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+        from ..models.resources import Resources
+        from ..models.checkpoint_request import CheckpointRequest
         from ..models.artifact import Artifact
         mode = self.mode.value
 
@@ -99,6 +106,14 @@ class OrderRequest:
 
         else:
             artifacts = self.artifacts
+
+        checkpoint: dict[str, Any] | None | Unset
+        if isinstance(self.checkpoint, Unset):
+            checkpoint = UNSET
+        elif isinstance(self.checkpoint, CheckpointRequest):
+            checkpoint = self.checkpoint.to_dict()
+        else:
+            checkpoint = self.checkpoint
 
         client_order_id: None | str | Unset
         if isinstance(self.client_order_id, Unset):
@@ -150,6 +165,14 @@ class OrderRequest:
         else:
             network = self.network
 
+        on_interrupt: None | str | Unset
+        if isinstance(self.on_interrupt, Unset):
+            on_interrupt = UNSET
+        elif isinstance(self.on_interrupt, OnInterrupt):
+            on_interrupt = self.on_interrupt.value
+        else:
+            on_interrupt = self.on_interrupt
+
         qos: None | str | Unset
         if isinstance(self.qos, Unset):
             qos = UNSET
@@ -195,6 +218,8 @@ class OrderRequest:
         })
         if artifacts is not UNSET:
             field_dict["artifacts"] = artifacts
+        if checkpoint is not UNSET:
+            field_dict["checkpoint"] = checkpoint
         if client_order_id is not UNSET:
             field_dict["client_order_id"] = client_order_id
         if command is not UNSET:
@@ -211,6 +236,8 @@ class OrderRequest:
             field_dict["max_wait_s"] = max_wait_s
         if network is not UNSET:
             field_dict["network"] = network
+        if on_interrupt is not UNSET:
+            field_dict["on_interrupt"] = on_interrupt
         if qos is not UNSET:
             field_dict["qos"] = qos
         if region is not UNSET:
@@ -229,8 +256,9 @@ class OrderRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
-        from ..models.resources import Resources
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+        from ..models.resources import Resources
+        from ..models.checkpoint_request import CheckpointRequest
         from ..models.artifact import Artifact
         d = dict(src_dict)
         mode = Mode(d.pop("mode"))
@@ -266,6 +294,26 @@ class OrderRequest:
             return cast(list[Artifact] | None | Unset, data)
 
         artifacts = _parse_artifacts(d.pop("artifacts", UNSET))
+
+
+        def _parse_checkpoint(data: object) -> CheckpointRequest | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                checkpoint_type_1 = CheckpointRequest.from_dict(data)
+
+
+
+                return checkpoint_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CheckpointRequest | None | Unset, data)
+
+        checkpoint = _parse_checkpoint(d.pop("checkpoint", UNSET))
 
 
         def _parse_client_order_id(data: object) -> None | str | Unset:
@@ -358,6 +406,26 @@ class OrderRequest:
         network = _parse_network(d.pop("network", UNSET))
 
 
+        def _parse_on_interrupt(data: object) -> None | OnInterrupt | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                on_interrupt_type_1 = OnInterrupt(data)
+
+
+
+                return on_interrupt_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OnInterrupt | Unset, data)
+
+        on_interrupt = _parse_on_interrupt(d.pop("on_interrupt", UNSET))
+
+
         def _parse_qos(data: object) -> None | Qos | Unset:
             if data is None:
                 return data
@@ -442,6 +510,7 @@ class OrderRequest:
             mode=mode,
             resources=resources,
             artifacts=artifacts,
+            checkpoint=checkpoint,
             client_order_id=client_order_id,
             command=command,
             duration_s=duration_s,
@@ -450,6 +519,7 @@ class OrderRequest:
             max_price=max_price,
             max_wait_s=max_wait_s,
             network=network,
+            on_interrupt=on_interrupt,
             qos=qos,
             region=region,
             start_at=start_at,

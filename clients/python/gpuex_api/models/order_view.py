@@ -19,6 +19,7 @@ import datetime
 if TYPE_CHECKING:
   from ..models.order_view_tags import OrderViewTags
   from ..models.order_view_request import OrderViewRequest
+  from ..models.resumed_from import ResumedFrom
 
 
 
@@ -33,6 +34,8 @@ class OrderView:
     """ An order and where it stands.
 
         Attributes:
+            attempts (list[UUID]): Every lease the order has had, oldest first: more than one when a
+                lease was preempted or its node lost and the order placed again.
             created_at (datetime.datetime):
             id (UUID):
             mode (Mode): How an order buys capacity.
@@ -46,8 +49,10 @@ class OrderView:
             lease_id (None | Unset | UUID): The order's current lease, once filled.
             reject_message (None | str | Unset):
             reject_reason (None | str | Unset): The reason code of a rejection, e.g. `no_capacity`.
+            resumed_from (None | ResumedFrom | Unset):
      """
 
+    attempts: list[UUID]
     created_at: datetime.datetime
     id: UUID
     mode: Mode
@@ -60,6 +65,7 @@ class OrderView:
     lease_id: None | Unset | UUID = UNSET
     reject_message: None | str | Unset = UNSET
     reject_reason: None | str | Unset = UNSET
+    resumed_from: None | ResumedFrom | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -69,6 +75,14 @@ class OrderView:
     def to_dict(self) -> dict[str, Any]:
         from ..models.order_view_tags import OrderViewTags
         from ..models.order_view_request import OrderViewRequest
+        from ..models.resumed_from import ResumedFrom
+        attempts = []
+        for attempts_item_data in self.attempts:
+            attempts_item = str(attempts_item_data)
+            attempts.append(attempts_item)
+
+
+
         created_at = self.created_at.isoformat()
 
         id = str(self.id)
@@ -111,10 +125,19 @@ class OrderView:
         else:
             reject_reason = self.reject_reason
 
+        resumed_from: dict[str, Any] | None | Unset
+        if isinstance(self.resumed_from, Unset):
+            resumed_from = UNSET
+        elif isinstance(self.resumed_from, ResumedFrom):
+            resumed_from = self.resumed_from.to_dict()
+        else:
+            resumed_from = self.resumed_from
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "attempts": attempts,
             "created_at": created_at,
             "id": id,
             "mode": mode,
@@ -132,6 +155,8 @@ class OrderView:
             field_dict["reject_message"] = reject_message
         if reject_reason is not UNSET:
             field_dict["reject_reason"] = reject_reason
+        if resumed_from is not UNSET:
+            field_dict["resumed_from"] = resumed_from
 
         return field_dict
 
@@ -141,7 +166,18 @@ class OrderView:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.order_view_tags import OrderViewTags
         from ..models.order_view_request import OrderViewRequest
+        from ..models.resumed_from import ResumedFrom
         d = dict(src_dict)
+        attempts = []
+        _attempts = d.pop("attempts")
+        for attempts_item_data in (_attempts):
+            attempts_item = UUID(attempts_item_data)
+
+
+
+            attempts.append(attempts_item)
+
+
         created_at = isoparse(d.pop("created_at"))
 
 
@@ -229,7 +265,28 @@ class OrderView:
         reject_reason = _parse_reject_reason(d.pop("reject_reason", UNSET))
 
 
+        def _parse_resumed_from(data: object) -> None | ResumedFrom | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                resumed_from_type_1 = ResumedFrom.from_dict(data)
+
+
+
+                return resumed_from_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ResumedFrom | Unset, data)
+
+        resumed_from = _parse_resumed_from(d.pop("resumed_from", UNSET))
+
+
         order_view = cls(
+            attempts=attempts,
             created_at=created_at,
             id=id,
             mode=mode,
@@ -242,6 +299,7 @@ class OrderView:
             lease_id=lease_id,
             reject_message=reject_message,
             reject_reason=reject_reason,
+            resumed_from=resumed_from,
         )
 
 
