@@ -27,15 +27,18 @@
 
 pub mod cdi;
 pub mod cgroup;
+pub mod egress;
 pub mod exec;
 pub mod image;
 pub mod launch_file;
+pub mod netns;
 
 use crate::config::LauncherKind;
 use gpuex::protocol::HostLimits;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The most processes one lease may have (RLIMIT_NPROC of its pool user):
@@ -117,11 +120,13 @@ pub trait Launcher: Send + Sync {
 
 /// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
 /// helper); `allowed_registries` those a container's image may come from
-/// (none listed: any).
+/// (none listed: any); `networks` gives networked leases their namespaces
+/// (see [`netns`]).
 pub fn make(
     kind: LauncherKind,
     agent_exe: PathBuf,
     allowed_registries: Vec<String>,
+    networks: Arc<netns::LeaseNetworks>,
 ) -> Result<Box<dyn Launcher>, String> {
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
@@ -129,7 +134,11 @@ pub fn make(
             let bwrap = find_program("bwrap").ok_or(
                 "the sandbox launcher needs bubblewrap (`apt-get install bubblewrap`)".to_string(),
             )?;
-            Box::new(SandboxLauncher { agent_exe, bwrap })
+            Box::new(SandboxLauncher {
+                agent_exe,
+                bwrap,
+                networks,
+            })
         }
         LauncherKind::Container => {
             let runtime = ContainerRuntime::find()
@@ -138,6 +147,7 @@ pub fn make(
                 runtime,
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
                 allowed_registries,
+                networks,
             })
         }
     })
@@ -219,6 +229,8 @@ impl Launcher for ProcessLauncher {
 pub struct SandboxLauncher {
     agent_exe: PathBuf,
     bwrap: PathBuf,
+    /// Networked leases' namespaces, which the exec helper joins.
+    networks: Arc<netns::LeaseNetworks>,
 }
 
 impl SandboxLauncher {
@@ -248,6 +260,8 @@ impl SandboxLauncher {
             "--die-with-parent".as_ref(),
             "--new-session".as_ref(),
         ]);
+        // A networked lease's namespace is the exec helper's already
+        // (`--netns`, see [`netns`]): bubblewrap stays in it.
         if !spec.network {
             push(&["--unshare-net".as_ref()]);
         }
@@ -316,6 +330,10 @@ impl Launcher for SandboxLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         check_user(spec)?;
         let mut plan = exec_prefix(&self.agent_exe, spec);
+        if spec.network {
+            let ns = self.networks.create(spec.lease)?;
+            plan.args.extend(["--netns".into(), ns.into()]);
+        }
         // The helper appends the environment and the final `/bin/sh` and
         // hands bubblewrap all of it through `--args` (see [`exec`]).
         plan.args
@@ -323,6 +341,10 @@ impl Launcher for SandboxLauncher {
         plan.args
             .extend(SandboxLauncher::bwrap_args(spec, Path::new("/dev")));
         Ok(plan)
+    }
+
+    fn end(&self, lease: Uuid) {
+        self.networks.remove(lease);
     }
 }
 
@@ -384,6 +406,8 @@ pub struct ContainerLauncher {
     pub cdi_dir: PathBuf,
     /// The registries images may come from; empty: any.
     pub allowed_registries: Vec<String>,
+    /// Networked leases' namespaces, which podman joins.
+    pub networks: Arc<netns::LeaseNetworks>,
 }
 
 /// The container's open-file limit: the agent's own, which the host lets
@@ -451,6 +475,18 @@ impl ContainerLauncher {
         }
         if !spec.network {
             a.extend(["--network".into(), "none".into()]);
+        } else if self.runtime.podman {
+            // The lease's own namespace, with its egress rules (see [`netns`]).
+            a.extend([
+                "--network".into(),
+                format!("ns:{}", netns::path(spec.lease).display()).into(),
+            ]);
+        } else {
+            return Err(
+                "this node runs containers with docker, which cannot join the lease's own \
+                 network namespace safely: networked leases need podman here"
+                    .into(),
+            );
         }
         if let Some(l) = spec.limits {
             a.extend([
@@ -509,8 +545,12 @@ impl Launcher for ContainerLauncher {
         check_user(spec)?;
         let image_id = self.image_client().id(self.image(spec)?)?;
         let args = self.run_args(spec, &image_id)?;
+        if spec.network {
+            self.networks.create(spec.lease)?;
+        }
         if self.runtime.podman && !spec.gpus.is_empty() {
             cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
+                self.networks.remove(spec.lease);
                 format!(
                     "cannot write the lease's CDI spec in {}: {e}",
                     self.cdi_dir.display()
@@ -549,6 +589,7 @@ impl Launcher for ContainerLauncher {
             .stderr(std::process::Stdio::null())
             .status();
         cdi::remove(&self.cdi_dir, lease);
+        self.networks.remove(lease);
     }
 
     fn images(&self) -> Option<image::Images> {
