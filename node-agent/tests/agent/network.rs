@@ -7,6 +7,8 @@
 //!   nor a link-local one that are routed to that same "public" host (so
 //!   only the lease's egress rules stop them), nor 169.254.169.254;
 //! - a lease without `network` has no route at all;
+//! - the provider's `--egress-allow` opens a private address and its
+//!   `--egress-deny` closes a public one;
 //! - a lease's namespace, veth and mark go when it ends, and a restarted
 //!   agent removes those a `kill -9`ed one left.
 //!
@@ -66,7 +68,10 @@ fn tool(name: &str, args: &[&str]) -> Result<(), String> {
 /// What the test needs here; `None` (after saying why) to skip.
 fn host_can_give_leases_networks() -> Option<()> {
     available("root (network namespaces, nftables)", root())?;
-    available("iproute2 with network namespaces", tool("ip", &["netns", "list"]))?;
+    available(
+        "iproute2 with network namespaces",
+        tool("ip", &["netns", "list"]),
+    )?;
     available("nftables (nft)", tool("nft", &["--version"]))?;
     available("bubblewrap", bubblewrap())?;
     available(
@@ -120,24 +125,63 @@ struct PublicHost {
 
 impl PublicHost {
     fn new() -> PublicHost {
-        let forwarding = std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward")
-            .unwrap_or_else(|_| "0".into());
+        let forwarding =
+            std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap_or_else(|_| "0".into());
         // What a failed run may have left.
         remove_public();
         ip(&["netns", "add", PUBLIC_NS]).unwrap();
         let host = PublicHost { forwarding };
         ip(&[
-            "link", "add", PUBLIC_VETH, "type", "veth", "peer", "name", "eth0", "netns", PUBLIC_NS,
+            "link",
+            "add",
+            PUBLIC_VETH,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            PUBLIC_NS,
         ])
         .unwrap();
         let steps: [&[&str]; 9] = [
-            &["addr", "add", &format!("{PUBLIC_HOST_SIDE}/30"), "dev", PUBLIC_VETH],
+            &[
+                "addr",
+                "add",
+                &format!("{PUBLIC_HOST_SIDE}/30"),
+                "dev",
+                PUBLIC_VETH,
+            ],
             &["link", "set", PUBLIC_VETH, "up"],
-            &["-n", PUBLIC_NS, "addr", "add", &format!("{PUBLIC}/30"), "dev", "eth0"],
+            &[
+                "-n",
+                PUBLIC_NS,
+                "addr",
+                "add",
+                &format!("{PUBLIC}/30"),
+                "dev",
+                "eth0",
+            ],
             &["-n", PUBLIC_NS, "link", "set", "eth0", "up"],
             &["-n", PUBLIC_NS, "link", "set", "lo", "up"],
-            &["-n", PUBLIC_NS, "addr", "add", &format!("{PRIVATE}/32"), "dev", "lo"],
-            &["-n", PUBLIC_NS, "addr", "add", &format!("{LINK_LOCAL}/32"), "dev", "lo"],
+            &[
+                "-n",
+                PUBLIC_NS,
+                "addr",
+                "add",
+                &format!("{PRIVATE}/32"),
+                "dev",
+                "lo",
+            ],
+            &[
+                "-n",
+                PUBLIC_NS,
+                "addr",
+                "add",
+                &format!("{LINK_LOCAL}/32"),
+                "dev",
+                "lo",
+            ],
             &["route", "add", &format!("{PRIVATE}/32"), "via", PUBLIC],
             &["route", "add", &format!("{LINK_LOCAL}/32"), "via", PUBLIC],
         ];
@@ -246,10 +290,11 @@ async fn probe_lease(
 ) -> (BTreeMap<String, bool>, String) {
     let lease = Uuid::new_v4();
     let command = format!("{command}sleep 1\n");
-    server.with(|s| s.queued.push(lease_start(lease, gpu, &command, network, image)));
-    let failed = |s: &State| {
-        s.status_of(lease, |st| matches!(st, AssignmentStatus::Failed { .. }))
-    };
+    server.with(|s| {
+        s.queued
+            .push(lease_start(lease, gpu, &command, network, image))
+    });
+    let failed = |s: &State| s.status_of(lease, |st| matches!(st, AssignmentStatus::Failed { .. }));
     let made = wait_for(server, 60, "provisioned", |s| {
         if let Some(f) = failed(s) {
             panic!("the lease failed: {f:?}");
@@ -262,7 +307,13 @@ async fn probe_lease(
         assert!(netns_exists(&ns) && link_exists(&veth), "{ns}, {veth}");
         let end = wait_for(server, 90, "ended", |s| ended(s, lease)).await;
         assert!(
-            matches!(end.status, AssignmentStatus::Ended { exit_code: Some(0), .. }),
+            matches!(
+                end.status,
+                AssignmentStatus::Ended {
+                    exit_code: Some(0),
+                    ..
+                }
+            ),
             "{end:?}"
         );
         // Gone with the lease, and its mark with them.
@@ -270,7 +321,10 @@ async fn probe_lease(
         assert!(!link_exists(&veth), "{veth} outlived its lease");
         assert!(mark(spool, lease).is_none());
     } else {
-        assert!(made.is_none(), "a lease without network has no namespace of the agent's");
+        assert!(
+            made.is_none(),
+            "a lease without network has no namespace of the agent's"
+        );
         wait_for(server, 90, "ended", |s| ended(s, lease)).await;
     }
     let logs = wait_for(server, 10, "the final logs", |s| {
@@ -310,7 +364,10 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
     // The test itself reaches every one of them: a lease that does not is
     // stopped by its rules, not by routing.
     for addr in [PUBLIC, PRIVATE, LINK_LOCAL] {
-        assert!(hello_from(addr, public_port), "the test cannot reach {addr}");
+        assert!(
+            hello_from(addr, public_port),
+            "the test cannot reach {addr}"
+        );
     }
     assert!(hello_from("127.0.0.1", host_port));
     assert!(hello_from(PUBLIC_HOST_SIDE, host_port));
@@ -325,7 +382,10 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
     let command = probes(public_port, host_port, server_port);
     let spool = temp_dir("network");
     let agent = spawn_agent(&server, &spool, &["--launcher", "sandbox"]);
-    wait_for(&server, 30, "registration", |s| s.registrations.first().cloned()).await;
+    wait_for(&server, 30, "registration", |s| {
+        s.registrations.first().cloned()
+    })
+    .await;
 
     // Networked: public only.
     let (open, tail) = probe_lease(&server, &spool, 4, &command, true, None).await;
@@ -333,12 +393,18 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
 
     // Without network: no route at all, nothing reachable.
     let (open, tail) = probe_lease(&server, &spool, 5, &command, false, None).await;
-    assert!(tail.contains("routes: \n") || tail.contains("routes: ;") || !tail.contains(" via "), "{tail}");
+    assert!(
+        tail.contains("routes: \n") || tail.contains("routes: ;") || !tail.contains(" via "),
+        "{tail}"
+    );
     assert!(open.values().all(|o| !o), "{tail}");
 
     // A killed agent's lease network is removed by the next one on its spool.
     let lease = Uuid::new_v4();
-    server.with(|s| s.queued.push(lease_start(lease, 6, "sleep 600", true, None)));
+    server.with(|s| {
+        s.queued
+            .push(lease_start(lease, 6, "sleep 600", true, None))
+    });
     let (ns, veth) = wait_for(&server, 60, "provisioned", |s| {
         provisioned(s, lease).and_then(|_| mark(&spool, lease))
     })
@@ -360,6 +426,38 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
     assert!(mark(&spool, lease).is_none());
     drop(_agent);
 
+    // The provider's flags: an exception to the private ranges, and one
+    // more denied range (the "public" host itself).
+    let spool = temp_dir("network-flags");
+    let allow = format!("{PRIVATE}/32");
+    let deny = format!("{PUBLIC}/32,192.0.2.0/24");
+    let flags = [
+        "--launcher",
+        "sandbox",
+        "--egress-allow",
+        &allow,
+        "--egress-deny",
+        &deny,
+    ];
+    let _agent = spawn_agent(&server, &spool, &flags);
+    wait_for(&server, 30, "registration", |s| {
+        (s.registrations.len() >= 3).then_some(())
+    })
+    .await;
+    let (open, tail) = probe_lease(&server, &spool, 4, &command, true, None).await;
+    assert_eq!(open.get("private"), Some(&true), "{tail}");
+    assert_eq!(open.get("public"), Some(&false), "{tail}");
+    for still in [
+        "link_local",
+        "metadata",
+        "host_side",
+        "host_other",
+        "server",
+    ] {
+        assert_eq!(open.get(still), Some(&false), "{still}: {tail}");
+    }
+    drop(_agent);
+
     // The container launcher (podman joins the lease's namespace), where
     // this host has podman; in the same test, which owns the "public" host.
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpuex-agent-tests");
@@ -373,7 +471,7 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
             &["--launcher", "container", "--hostname", &hostname],
         );
         wait_for(&server, 30, "registration", |s| {
-            (s.registrations.len() >= 3).then_some(())
+            (s.registrations.len() >= 4).then_some(())
         })
         .await;
         let (open, tail) =
@@ -382,4 +480,3 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
     }
     drop(public);
 }
-
