@@ -13,14 +13,18 @@
 //!   files, so this launcher is for hosts whose tenants trust each other.
 //! - `sandbox`: the same, but what it execs is bubblewrap (unprivileged, in a
 //!   user namespace of the pool user), which gives the command new PID, mount,
-//!   IPC and UTS (and, unless the order asks, network) namespaces, the host
+//!   IPC, UTS and network namespaces (a networked lease's is its own, made
+//!   by the agent with its egress rules, see [`netns`], and joined by the
+//!   exec helper before it drops privileges), the host
 //!   read-only with the agent's state hidden, a private `/tmp`, and only the
 //!   lease's GPU device nodes.
 //! - `container`: `docker run` / `podman run` of the order's image with only
 //!   the lease's GPUs, its CPU and memory, a read-only root, the working
 //!   folder mounted at `/work` and its `outputs/` and `checkpoint/` at
 //!   `/outputs` and `/checkpoint` (all on the lease's disk, [`crate::disk`]). The container is named after the lease, so
-//!   it is removed by name when the lease ends or after a crash. Podman gets
+//!   it is removed by name when the lease ends or after a crash. A
+//!   networked lease's container joins the lease's own network namespace
+//!   under podman; docker refuses it. Podman gets
 //!   the GPUs through a CDI spec the agent writes for the lease ([`cdi`]).
 //!   Its rlimits are set from the agent's own (a runtime's defaults can
 //!   exceed what the host lets the agent give, and runc then refuses).
