@@ -13,8 +13,9 @@
 //!   replies and loopback. The workload has no `CAP_NET_ADMIN` in that
 //!   namespace (a user namespace of the pool user, or all capabilities
 //!   dropped), so it cannot change them.
-//! - On the host, table `inet gpuex_agent` (the agent's only one; refreshed
-//!   at start in one transaction, never touching another table): the lease
+//! - On the host, table `inet gpuex_agent` (the agent's only one; loaded
+//!   whole in one transaction at the first networked lease after each start,
+//!   never touching another table): the lease
 //!   veths' traffic is masqueraded out of the host, may not reach the host
 //!   itself (input) nor another lease (forward).
 

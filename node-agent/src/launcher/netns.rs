@@ -7,7 +7,8 @@
 //! up, and makes a veth pair: `gpxv<index>` on the host, `eth0` in the
 //! namespace, with the `index`-th /30 of `--lease-net-pool` (host side
 //! `.1`, lease `.2`, default route via the host side; loopback up). The
-//! host forwards IPv4 and masquerades the veths' traffic ([`start`]).
+//! host forwards IPv4 and masquerades the veths' traffic (its table is
+//! loaded at the first networked lease after the agent starts).
 //!
 //! What this agent made is marked in `<spool>/netns/<lease>` before it is
 //! made, so an agent restarted after a `kill -9` removes exactly its own
@@ -121,8 +122,14 @@ pub struct LeaseNetworks {
     marks: PathBuf,
     /// Why networked leases cannot run here (no nft, no ip, not set up).
     unavailable: Option<String>,
-    /// The running leases' /30 indexes.
-    held: Mutex<BTreeMap<Uuid, u32>>,
+    /// The running leases' /30 indexes, and whether the host is ready.
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    indexes: BTreeMap<Uuid, u32>,
+    host_ready: bool,
 }
 
 impl LeaseNetworks {
@@ -138,9 +145,11 @@ impl LeaseNetworks {
         }
     }
 
-    /// Ready the host: remove what a killed agent on this spool left, load
-    /// the host table, turn IPv4 forwarding on. Where that fails (no nft or
-    /// ip), networked leases are refused and everything else runs.
+    /// Remove what a killed agent on this spool left, and check the tools.
+    /// Where that fails (no nft or ip), networked leases are refused and
+    /// everything else runs. The host itself (its table, forwarding) is
+    /// readied at the first networked lease: a node that never runs one
+    /// keeps its settings.
     pub fn start(pool: Ipv4Net, policy: EgressPolicy, spool: &Path) -> LeaseNetworks {
         let mut nets = LeaseNetworks {
             pool,
@@ -193,10 +202,15 @@ impl LeaseNetworks {
             })
             .map_err(|e| format!("cannot make {}: {e}", self.marks.display()))?;
         self.sweep();
+        Ok(())
+    }
+
+    /// Load the host table (replacing the one there, in one transaction)
+    /// and turn IPv4 forwarding on.
+    fn ready_host() -> Result<(), String> {
         run("nft", &["-f", "-"], Some(&egress::host_ruleset()))?;
         std::fs::write("/proc/sys/net/ipv4/ip_forward", "1")
-            .map_err(|e| format!("cannot turn IPv4 forwarding on: {e}"))?;
-        Ok(())
+            .map_err(|e| format!("cannot turn IPv4 forwarding on: {e}"))
     }
 
     /// Remove every lease network a previous agent process on this spool
@@ -233,11 +247,18 @@ impl LeaseNetworks {
             return Err(why.clone());
         }
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if held.contains_key(&lease) {
+        if held.indexes.contains_key(&lease) {
             return Ok(path(lease));
         }
+        if !held.host_ready {
+            LeaseNetworks::ready_host().map_err(|e| {
+                tracing::warn!(lease_id = %lease, "cannot ready the host for lease networks: {e}");
+                "cannot set up the lease's network on this node".to_string()
+            })?;
+            held.host_ready = true;
+        }
         let index = free_index(self.pool, |i| {
-            held.values().any(|&h| h == i)
+            held.indexes.values().any(|&h| h == i)
                 || Path::new("/sys/class/net")
                     .join(format!("{VETH_PREFIX}{i}"))
                     .exists()
@@ -256,7 +277,7 @@ impl LeaseNetworks {
             .and_then(|()| self.build(&mark, index));
         match made {
             Ok(()) => {
-                held.insert(lease, index);
+                held.indexes.insert(lease, index);
                 Ok(path(lease))
             }
             Err(e) => {
@@ -310,7 +331,7 @@ impl LeaseNetworks {
     /// mark go, and its /30 is free again. Nothing when it had none.
     pub fn remove(&self, lease: Uuid) {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.remove(&lease);
+        held.indexes.remove(&lease);
         let file = self.mark_file(lease);
         let Some(mark) = std::fs::read(&file)
             .ok()
