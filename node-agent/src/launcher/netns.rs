@@ -346,14 +346,20 @@ impl LeaseNetworks {
     }
 }
 
-/// Delete a lease's veth (both ends) and namespace, whichever exist.
+/// Delete a lease's veth (both ends) and namespace, whichever exist. The
+/// veth goes by name only when the lease's namespace holds its other end:
+/// a mark whose `ip link add` failed (another agent took that name first)
+/// must not take another's veth with it. (Deleting the namespace alone
+/// deletes the pair too, once no process is left in it.)
 fn destroy(mark: &Mark) {
-    if Path::new("/sys/class/net").join(&mark.veth).exists() {
+    let ns_exists = Path::new(NETNS_DIR).join(&mark.netns).exists();
+    let ours = ns_exists && run("ip", &["-n", &mark.netns, "link", "show", LEASE_IF], None).is_ok();
+    if ours && Path::new("/sys/class/net").join(&mark.veth).exists() {
         if let Err(e) = run("ip", &["link", "del", &mark.veth], None) {
             tracing::warn!("{e}");
         }
     }
-    if Path::new(NETNS_DIR).join(&mark.netns).exists() {
+    if ns_exists {
         if let Err(e) = run("ip", &["netns", "del", &mark.netns], None) {
             tracing::warn!("{e}");
         }
