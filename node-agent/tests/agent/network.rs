@@ -9,8 +9,9 @@
 //! - a lease without `network` has no route at all;
 //! - the provider's `--egress-allow` opens a private address and its
 //!   `--egress-deny` closes a public one;
-//! - a lease's namespace, veth and mark go when it ends, and a restarted
-//!   agent removes those a `kill -9`ed one left.
+//! - a lease's namespace, veth and mark go when it ends, when its agent
+//!   stops (SIGTERM), and a restarted agent removes those a `kill -9`ed one
+//!   left.
 //!
 //! The "public" host is a network namespace of the test's own at
 //! 198.51.100.2 (TEST-NET-2, RFC 5737: documentation addresses no real
@@ -456,7 +457,33 @@ async fn a_networked_lease_reaches_public_hosts_only_and_its_network_goes_with_i
     ] {
         assert_eq!(open.get(still), Some(&false), "{still}: {tail}");
     }
-    drop(_agent);
+
+    // An agent stopped with SIGTERM removes its running leases' networks.
+    let mut agent = _agent;
+    let lease = Uuid::new_v4();
+    server.with(|s| {
+        s.queued
+            .push(lease_start(lease, 5, "sleep 600", true, None))
+    });
+    let (ns, veth) = wait_for(&server, 60, "provisioned", |s| {
+        provisioned(s, lease).and_then(|_| mark(&spool, lease))
+    })
+    .await;
+    assert!(netns_exists(&ns) && link_exists(&veth));
+    let pid = nix::unistd::Pid::from_raw(agent.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while agent.child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent did not stop"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!netns_exists(&ns), "{ns} outlived a stopped agent");
+    assert!(!link_exists(&veth), "{veth} outlived a stopped agent");
+    assert!(mark(&spool, lease).is_none());
+    drop(agent);
 
     // The container launcher (podman joins the lease's namespace), where
     // this host has podman; in the same test, which owns the "public" host.
