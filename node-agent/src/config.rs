@@ -57,6 +57,20 @@ pub struct RunArgs {
         value_delimiter = ','
     )]
     pub allow_registries: Vec<String>,
+    /// The block each networked lease's /30 comes from (DESIGN §21: one
+    /// veth pair per lease, the host side's address and the lease's); its
+    /// traffic leaves the host masqueraded. Must be this agent's alone.
+    #[arg(long, env = "GPUEX_AGENT_LEASE_NET_POOL", value_parser = crate::launcher::egress::parse_pool, default_value = "10.251.0.0/16")]
+    pub lease_net_pool: ipnet::Ipv4Net,
+    /// More ranges a networked lease may not reach (`CIDR,…`), beside the
+    /// default ones (private, CGNAT, link-local and metadata, loopback,
+    /// multicast, reserved; the host and the server).
+    #[arg(long, env = "GPUEX_AGENT_EGRESS_DENY", value_parser = crate::launcher::egress::parse_cidr, value_delimiter = ',')]
+    pub egress_deny: Vec<ipnet::IpNet>,
+    /// Exceptions to the default denial of private ranges (`CIDR,…`), e.g.
+    /// the provider's own package mirror. Never the host or the server.
+    #[arg(long, env = "GPUEX_AGENT_EGRESS_ALLOW", value_parser = crate::launcher::egress::parse_cidr, value_delimiter = ',')]
+    pub egress_allow: Vec<ipnet::IpNet>,
     /// The uids (and same-numbered gids) workloads run as, `FIRST-LAST`: one
     /// per running lease, never root nor the agent's own. The range must be
     /// this agent's alone and hold no other users (see the README).

@@ -251,8 +251,9 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
     if kind == LauncherKind::Sandbox {
         probe_sandbox(&exe, args.uid_pool.0)?;
     }
-    let launcher =
-        launcher::make(kind, exe, args.allow_registries.clone()).map_err(anyhow::Error::msg)?;
+    let networks = lease_networks(&args, server, kind);
+    let launcher = launcher::make(kind, exe, args.allow_registries.clone(), networks)
+        .map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
     if kind == LauncherKind::Process {
         tracing::warn!(
@@ -291,6 +292,34 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
         agent::Outcome::Stopped => ExitCode::SUCCESS,
         agent::Outcome::TokenRefused => ExitCode::from(EXIT_TOKEN_REFUSED),
     })
+}
+
+/// Networked leases' namespaces and egress policy (DESIGN §21), for the
+/// launchers with namespaces; the `process` launcher gives none.
+fn lease_networks(
+    args: &RunArgs,
+    server: &str,
+    kind: LauncherKind,
+) -> Arc<launcher::netns::LeaseNetworks> {
+    use launcher::{egress, netns::LeaseNetworks};
+    if kind == LauncherKind::Process {
+        return Arc::new(LeaseNetworks::unavailable(
+            "the process launcher gives workloads no network namespace",
+        ));
+    }
+    let policy = egress::EgressPolicy {
+        deny: args.egress_deny.clone(),
+        allow: args.egress_allow.clone(),
+        server: egress::server_addrs(server),
+        resolvers: egress::resolvers(
+            &std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
+        ),
+    };
+    Arc::new(LeaseNetworks::start(
+        args.lease_net_pool,
+        policy,
+        &args.spool,
+    ))
 }
 
 /// SIGTERM or SIGINT.

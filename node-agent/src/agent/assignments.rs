@@ -327,6 +327,7 @@ impl Agent {
                     Ok(w) => Some(w),
                     Err(e) => {
                         remove_launch_file(&launch_file);
+                        self.launcher.end(id); // its network namespace, if any
                         self.tear_down(mig.as_ref());
                         remove_workdir(&workdir);
                         self.stale_cgroups

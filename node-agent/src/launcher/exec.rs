@@ -13,6 +13,9 @@
 //! through safe wrappers; the agent's crates forbid `unsafe`, so there is
 //! no `pre_exec`.
 //!
+//! With `--netns`, it joins the lease's own network namespace first (see
+//! [`super::netns`]); bubblewrap then stays in it.
+//!
 //! With `--private-tmp`, it first moves into a mount namespace of its own in
 //! which the host's world-writable folders (`/tmp`, `/var/tmp`, `/dev/shm`,
 //! `/run/lock`, `/dev/mqueue`) are empty tmpfs of the workload's: what it
@@ -21,7 +24,7 @@
 use super::launch_file::{consume, LaunchRequest, COMMAND_VAR, SHELL_SNIPPET};
 use anyhow::{bail, Context};
 use nix::mount::{mount, MsFlags};
-use nix::sched::{unshare, CloneFlags};
+use nix::sched::{setns, unshare, CloneFlags};
 use nix::sys::resource::{setrlimit, Resource};
 use nix::unistd::{setgid, setgroups, setsid, setuid, Gid, Uid};
 use std::ffi::OsString;
@@ -50,6 +53,10 @@ pub struct ExecArgs {
     /// the host's world-writable folders, kept under it.
     #[arg(long)]
     pub private_tmp: Option<PathBuf>,
+    /// A network namespace (`/run/netns/…`, the lease's own, see
+    /// [`super::netns`]) to join while still root, before anything runs.
+    #[arg(long)]
+    pub netns: Option<PathBuf>,
     /// The 0600 file with the workload's command and environment, which
     /// this step reads and deletes before anything else.
     #[arg(long)]
@@ -98,6 +105,9 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
     setrlimit(Resource::RLIMIT_CORE, 0, 0).context("RLIMIT_CORE")?;
     if let Some(n) = args.nproc {
         setrlimit(Resource::RLIMIT_NPROC, n, n).context("RLIMIT_NPROC")?;
+    }
+    if let Some(ns) = &args.netns {
+        join_netns(ns)?;
     }
     if let Some(workdir) = &args.private_tmp {
         private_tmp(workdir)?;
@@ -176,6 +186,15 @@ fn sandbox_args(args: Vec<OsString>, request: &LaunchRequest) -> anyhow::Result<
     file.write_all(&data)?;
     file.rewind()?;
     Ok(file)
+}
+
+/// Join the lease's network namespace (its egress rules are already in it;
+/// the workload, unprivileged there, cannot change them).
+fn join_netns(ns: &Path) -> anyhow::Result<()> {
+    let file = std::fs::File::open(ns)
+        .with_context(|| format!("cannot open the network namespace {}", ns.display()))?;
+    setns(&file, CloneFlags::CLONE_NEWNET)
+        .with_context(|| format!("cannot join the network namespace {}", ns.display()))
 }
 
 /// A mount namespace of this process's own (still root), in which each of

@@ -13,29 +13,36 @@
 //!   files, so this launcher is for hosts whose tenants trust each other.
 //! - `sandbox`: the same, but what it execs is bubblewrap (unprivileged, in a
 //!   user namespace of the pool user), which gives the command new PID, mount,
-//!   IPC and UTS (and, unless the order asks, network) namespaces, the host
+//!   IPC, UTS and network namespaces (a networked lease's is its own, made
+//!   by the agent with its egress rules, see [`netns`], and joined by the
+//!   exec helper before it drops privileges), the host
 //!   read-only with the agent's state hidden, a private `/tmp`, and only the
 //!   lease's GPU device nodes.
 //! - `container`: `docker run` / `podman run` of the order's image with only
 //!   the lease's GPUs, its CPU and memory, a read-only root, the working
 //!   folder mounted at `/work` and its `outputs/` and `checkpoint/` at
 //!   `/outputs` and `/checkpoint` (all on the lease's disk, [`crate::disk`]). The container is named after the lease, so
-//!   it is removed by name when the lease ends or after a crash. Podman gets
+//!   it is removed by name when the lease ends or after a crash. A
+//!   networked lease's container joins the lease's own network namespace
+//!   under podman; docker refuses it. Podman gets
 //!   the GPUs through a CDI spec the agent writes for the lease ([`cdi`]).
 //!   Its rlimits are set from the agent's own (a runtime's defaults can
 //!   exceed what the host lets the agent give, and runc then refuses).
 
 pub mod cdi;
 pub mod cgroup;
+pub mod egress;
 pub mod exec;
 pub mod image;
 pub mod launch_file;
+pub mod netns;
 
 use crate::config::LauncherKind;
 use gpuex::protocol::HostLimits;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The most processes one lease may have (RLIMIT_NPROC of its pool user):
@@ -119,11 +126,13 @@ pub trait Launcher: Send + Sync {
 
 /// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
 /// helper); `allowed_registries` those a container's image may come from
-/// (none listed: any).
+/// (none listed: any); `networks` gives networked leases their namespaces
+/// (see [`netns`]).
 pub fn make(
     kind: LauncherKind,
     agent_exe: PathBuf,
     allowed_registries: Vec<String>,
+    networks: Arc<netns::LeaseNetworks>,
 ) -> Result<Box<dyn Launcher>, String> {
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
@@ -131,7 +140,11 @@ pub fn make(
             let bwrap = find_program("bwrap").ok_or(
                 "the sandbox launcher needs bubblewrap (`apt-get install bubblewrap`)".to_string(),
             )?;
-            Box::new(SandboxLauncher { agent_exe, bwrap })
+            Box::new(SandboxLauncher {
+                agent_exe,
+                bwrap,
+                networks,
+            })
         }
         LauncherKind::Container => {
             let runtime = ContainerRuntime::find()
@@ -140,6 +153,7 @@ pub fn make(
                 runtime,
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
                 allowed_registries,
+                networks,
             })
         }
     })
@@ -221,6 +235,8 @@ impl Launcher for ProcessLauncher {
 pub struct SandboxLauncher {
     agent_exe: PathBuf,
     bwrap: PathBuf,
+    /// Networked leases' namespaces, which the exec helper joins.
+    networks: Arc<netns::LeaseNetworks>,
 }
 
 impl SandboxLauncher {
@@ -250,6 +266,8 @@ impl SandboxLauncher {
             "--die-with-parent".as_ref(),
             "--new-session".as_ref(),
         ]);
+        // A networked lease's namespace is the exec helper's already
+        // (`--netns`, see [`netns`]): bubblewrap stays in it.
         if !spec.network {
             push(&["--unshare-net".as_ref()]);
         }
@@ -318,6 +336,10 @@ impl Launcher for SandboxLauncher {
     fn plan(&self, spec: &LaunchSpec<'_>) -> Result<Plan, String> {
         check_user(spec)?;
         let mut plan = exec_prefix(&self.agent_exe, spec);
+        if spec.network {
+            let ns = self.networks.create(spec.lease)?;
+            plan.args.extend(["--netns".into(), ns.into()]);
+        }
         // The helper appends the environment and the final `/bin/sh` and
         // hands bubblewrap all of it through `--args` (see [`exec`]).
         plan.args
@@ -325,6 +347,10 @@ impl Launcher for SandboxLauncher {
         plan.args
             .extend(SandboxLauncher::bwrap_args(spec, Path::new("/dev")));
         Ok(plan)
+    }
+
+    fn end(&self, lease: Uuid) {
+        self.networks.remove(lease);
     }
 }
 
@@ -386,6 +412,8 @@ pub struct ContainerLauncher {
     pub cdi_dir: PathBuf,
     /// The registries images may come from; empty: any.
     pub allowed_registries: Vec<String>,
+    /// Networked leases' namespaces, which podman joins.
+    pub networks: Arc<netns::LeaseNetworks>,
 }
 
 /// The container's open-file limit: the agent's own, which the host lets
@@ -463,6 +491,18 @@ impl ContainerLauncher {
         }
         if !spec.network {
             a.extend(["--network".into(), "none".into()]);
+        } else if self.runtime.podman {
+            // The lease's own namespace, with its egress rules (see [`netns`]).
+            a.extend([
+                "--network".into(),
+                format!("ns:{}", netns::path(spec.lease).display()).into(),
+            ]);
+        } else {
+            return Err(
+                "this node runs containers with docker, which cannot join the lease's own \
+                 network namespace safely: networked leases need podman here"
+                    .into(),
+            );
         }
         if let Some(l) = spec.limits {
             a.extend([
@@ -521,8 +561,12 @@ impl Launcher for ContainerLauncher {
         check_user(spec)?;
         let image_id = self.image_client().id(self.image(spec)?)?;
         let args = self.run_args(spec, &image_id)?;
+        if spec.network {
+            self.networks.create(spec.lease)?;
+        }
         if self.runtime.podman && !spec.gpus.is_empty() {
             cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
+                self.networks.remove(spec.lease);
                 format!(
                     "cannot write the lease's CDI spec in {}: {e}",
                     self.cdi_dir.display()
@@ -561,6 +605,7 @@ impl Launcher for ContainerLauncher {
             .stderr(std::process::Stdio::null())
             .status();
         cdi::remove(&self.cdi_dir, lease);
+        self.networks.remove(lease);
     }
 
     fn images(&self) -> Option<image::Images> {

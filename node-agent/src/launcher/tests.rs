@@ -3,6 +3,12 @@
 use super::*;
 use std::path::Path;
 
+fn no_networks() -> Arc<netns::LeaseNetworks> {
+    Arc::new(netns::LeaseNetworks::unavailable(
+        "no networks in unit tests",
+    ))
+}
+
 fn spec<'a>(
     env: &'a BTreeMap<String, String>,
     gpus: &'a [LeaseGpu],
@@ -79,6 +85,7 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
         },
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec![],
+        networks: no_networks(),
     };
     let s = spec(&env, &g, &[], &[]);
     let args = strings(&launcher.run_args(&s, s.image.unwrap()).unwrap());
@@ -152,18 +159,16 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
         },
         cdi_dir: specs.path().into(),
         allowed_registries: vec![],
+        networks: no_networks(),
     };
-    let mut s = spec(&env, &g, &[], &[]);
-    s.network = true;
+    // (A networked lease's `--network`: see
+    // a_networked_lease_joins_its_own_namespace_or_is_refused.)
+    let s = spec(&env, &g, &[], &[]);
     let plan = launcher.plan(&s).unwrap();
     let args = strings(&plan.args);
     let device = format!("gpuex.dev/lease={}", s.lease);
     assert!(has_pair(&args, "--device", &device), "{args:?}");
     assert!(!args.contains(&"--gpus".to_string()));
-    assert!(
-        !args.contains(&"none".to_string()),
-        "network was asked for: {args:?}"
-    );
     assert!(has_pair(&args, "--ulimit", "nproc=4096:4096"), "{args:?}");
     let (open_files, _) =
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
@@ -194,6 +199,7 @@ fn a_container_needs_an_allowed_image_and_never_runs_as_root() {
         },
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec!["nvcr.io".into()],
+        networks: no_networks(),
     };
     let mut s = spec(&env, &[], &[], &[]);
     s.image = None;
@@ -254,6 +260,7 @@ fn the_sandbox_launcher_hands_bubblewraps_arguments_to_the_helper_without_the_co
     let launcher = SandboxLauncher {
         agent_exe: "/usr/bin/gpuex-agent".into(),
         bwrap: "/usr/bin/bwrap".into(),
+        networks: no_networks(),
     };
     let plan = launcher.plan(&spec(&env, &[], &[], &[])).unwrap();
     let args = strings(&plan.args);
@@ -321,4 +328,53 @@ fn the_sandbox_hides_the_agents_state_and_binds_only_the_leases_devices() {
     s.network = true;
     assert!(!strings(&SandboxLauncher::bwrap_args(&s, &dev)).contains(&"--unshare-net".to_string()));
     let _ = std::fs::remove_dir_all(dev);
+}
+
+#[test]
+fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
+    let env = BTreeMap::new();
+    let mut s = spec(&env, &[], &[], &[]);
+    s.network = true;
+    // podman joins the lease's namespace by path.
+    let podman = ContainerLauncher {
+        runtime: ContainerRuntime {
+            program: "/usr/bin/podman".into(),
+            podman: true,
+        },
+        cdi_dir: "/nonexistent".into(),
+        allowed_registries: vec![],
+        networks: no_networks(),
+    };
+    let args = strings(&podman.run_args(&s, "sha256:abc").unwrap());
+    let at = args.iter().position(|a| a == "--network").unwrap();
+    assert_eq!(
+        args[at + 1],
+        format!("ns:/run/netns/{}", netns::name(s.lease))
+    );
+    assert!(!args.contains(&"none".to_string()));
+    // docker cannot: the lease fails, saying why.
+    let docker = ContainerLauncher {
+        runtime: ContainerRuntime {
+            program: "/usr/bin/docker".into(),
+            podman: false,
+        },
+        ..podman
+    };
+    let why = docker.run_args(&s, "sha256:abc").unwrap_err();
+    assert!(why.contains("docker") && why.contains("podman"), "{why}");
+    // Where the node has no lease networks, a networked sandbox lease fails.
+    let sandbox = SandboxLauncher {
+        agent_exe: "/usr/bin/gpuex-agent".into(),
+        bwrap: "/usr/bin/bwrap".into(),
+        networks: no_networks(),
+    };
+    assert_eq!(
+        sandbox.plan(&s).unwrap_err(),
+        "no networks in unit tests".to_string()
+    );
+    // Without `network`, no namespace is joined and bubblewrap unshares one.
+    s.network = false;
+    let args = strings(&sandbox.plan(&s).unwrap().args);
+    assert!(!args.contains(&"--netns".to_string()));
+    assert!(args.contains(&"--unshare-net".to_string()));
 }

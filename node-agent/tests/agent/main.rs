@@ -3,6 +3,7 @@
 mod fake_server;
 mod files;
 mod leftovers;
+mod network;
 #[path = "../../../tests/support/require.rs"]
 mod require;
 mod tokens;
