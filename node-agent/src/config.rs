@@ -93,6 +93,15 @@ pub struct RunArgs {
     /// are sent a last time when the lease ends.
     #[arg(long, env = "GPUEX_AGENT_OUTPUTS_INTERVAL", value_parser = parse_duration, default_value = "60s")]
     pub outputs_interval: Duration,
+    /// Where the GPUs' device nodes are; tests point it at `mknod`
+    /// stand-ins.
+    #[arg(
+        long,
+        env = "GPUEX_AGENT_DEV_ROOT",
+        default_value = "/dev",
+        hide = true
+    )]
+    pub dev_root: PathBuf,
     /// The most an artifact may weigh, in bytes.
     #[arg(long, env = "GPUEX_AGENT_ARTIFACT_MAX_BYTES", default_value_t = 4 << 30)]
     pub artifact_max_bytes: u64,

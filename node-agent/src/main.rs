@@ -252,8 +252,14 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
         probe_sandbox(&exe, args.uid_pool.0)?;
     }
     let networks = lease_networks(&args, server, kind);
-    let launcher = launcher::make(kind, exe, args.allow_registries.clone(), networks)
-        .map_err(anyhow::Error::msg)?;
+    let launcher = launcher::make(
+        kind,
+        exe,
+        args.allow_registries.clone(),
+        networks,
+        args.dev_root.clone(),
+    )
+    .map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
     if kind == LauncherKind::Process {
         tracing::warn!(

@@ -20,6 +20,7 @@ mod capacity;
 mod catalog;
 mod cli;
 mod connections;
+mod container_devices;
 mod contract;
 mod convert;
 mod dashboard;

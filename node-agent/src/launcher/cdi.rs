@@ -84,9 +84,14 @@ pub fn spec(lease: Uuid, gpus: &[LeaseGpu], dev_root: &Path, library_dirs: &[Pat
 
 /// Writes `lease`'s spec into `dir` (made if missing), whole or not at all:
 /// podman may read the folder at any moment.
-pub fn write(dir: &Path, lease: Uuid, gpus: &[LeaseGpu]) -> std::io::Result<PathBuf> {
+pub fn write(
+    dir: &Path,
+    lease: Uuid,
+    gpus: &[LeaseGpu],
+    dev_root: &Path,
+) -> std::io::Result<PathBuf> {
     let dirs: Vec<PathBuf> = LIBRARY_DIRS.iter().map(PathBuf::from).collect();
-    let body = spec(lease, gpus, Path::new("/dev"), &dirs);
+    let body = spec(lease, gpus, dev_root, &dirs);
     std::fs::create_dir_all(dir)?;
     let path = spec_path(dir, lease);
     let partial = dir.join(format!(".gpuex-lease-{lease}.json.partial"));
@@ -260,7 +265,7 @@ mod tests {
     fn a_spec_is_written_whole_and_removed_with_its_lease() {
         let dir = tempfile::tempdir().expect("spec dir");
         let lease = Uuid::from_u128(9);
-        let path = write(dir.path(), lease, &[gpu(0, false)]).expect("written");
+        let path = write(dir.path(), lease, &[gpu(0, false)], Path::new("/dev")).expect("written");
         let read: Value =
             serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("JSON");
         assert_valid(&read);

@@ -133,6 +133,7 @@ pub fn make(
     agent_exe: PathBuf,
     allowed_registries: Vec<String>,
     networks: Arc<netns::LeaseNetworks>,
+    dev_root: PathBuf,
 ) -> Result<Box<dyn Launcher>, String> {
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
@@ -144,6 +145,7 @@ pub fn make(
                 agent_exe,
                 bwrap,
                 networks,
+                dev_root,
             })
         }
         LauncherKind::Container => {
@@ -154,6 +156,7 @@ pub fn make(
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
                 allowed_registries,
                 networks,
+                dev_root,
             })
         }
     })
@@ -237,6 +240,8 @@ pub struct SandboxLauncher {
     bwrap: PathBuf,
     /// Networked leases' namespaces, which the exec helper joins.
     networks: Arc<netns::LeaseNetworks>,
+    /// Where the GPUs' device nodes are (`/dev`; tests use stand-ins).
+    pub dev_root: PathBuf,
 }
 
 impl SandboxLauncher {
@@ -288,7 +293,8 @@ impl SandboxLauncher {
         }
         push(&["--chdir".as_ref(), spec.workdir.as_os_str()]);
         for node in gpu_device_nodes(spec.gpus, dev_root) {
-            push(&["--dev-bind".as_ref(), node.as_os_str(), node.as_os_str()]);
+            let inside = Path::new("/dev").join(node.strip_prefix(dev_root).unwrap_or(&node));
+            push(&["--dev-bind".as_ref(), node.as_os_str(), inside.as_os_str()]);
         }
         a
     }
@@ -345,7 +351,7 @@ impl Launcher for SandboxLauncher {
         plan.args
             .extend(["--bwrap".into(), self.bwrap.clone().into(), "--".into()]);
         plan.args
-            .extend(SandboxLauncher::bwrap_args(spec, Path::new("/dev")));
+            .extend(SandboxLauncher::bwrap_args(spec, &self.dev_root));
         Ok(plan)
     }
 
@@ -414,6 +420,8 @@ pub struct ContainerLauncher {
     pub allowed_registries: Vec<String>,
     /// Networked leases' namespaces, which podman joins.
     pub networks: Arc<netns::LeaseNetworks>,
+    /// Where the GPUs' device nodes are (`/dev`; tests use stand-ins).
+    pub dev_root: PathBuf,
 }
 
 /// The container's open-file limit: the agent's own, which the host lets
@@ -565,7 +573,7 @@ impl Launcher for ContainerLauncher {
             self.networks.create(spec.lease)?;
         }
         if self.runtime.podman && !spec.gpus.is_empty() {
-            cdi::write(&self.cdi_dir, spec.lease, spec.gpus).map_err(|e| {
+            cdi::write(&self.cdi_dir, spec.lease, spec.gpus, &self.dev_root).map_err(|e| {
                 self.networks.remove(spec.lease);
                 format!(
                     "cannot write the lease's CDI spec in {}: {e}",

@@ -86,6 +86,7 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec![],
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     let s = spec(&env, &g, &[], &[]);
     let args = strings(&launcher.run_args(&s, s.image.unwrap()).unwrap());
@@ -160,6 +161,7 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
         cdi_dir: specs.path().into(),
         allowed_registries: vec![],
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     // (A networked lease's `--network`: see
     // a_networked_lease_joins_its_own_namespace_or_is_refused.)
@@ -200,6 +202,7 @@ fn a_container_needs_an_allowed_image_and_never_runs_as_root() {
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec!["nvcr.io".into()],
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     let mut s = spec(&env, &[], &[], &[]);
     s.image = None;
@@ -261,6 +264,7 @@ fn the_sandbox_launcher_hands_bubblewraps_arguments_to_the_helper_without_the_co
         agent_exe: "/usr/bin/gpuex-agent".into(),
         bwrap: "/usr/bin/bwrap".into(),
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     let plan = launcher.plan(&spec(&env, &[], &[], &[])).unwrap();
     let args = strings(&plan.args);
@@ -344,6 +348,7 @@ fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec![],
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     let args = strings(&podman.run_args(&s, "sha256:abc").unwrap());
     let at = args.iter().position(|a| a == "--network").unwrap();
@@ -367,6 +372,7 @@ fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
         agent_exe: "/usr/bin/gpuex-agent".into(),
         bwrap: "/usr/bin/bwrap".into(),
         networks: no_networks(),
+        dev_root: "/dev".into(),
     };
     assert_eq!(
         sandbox.plan(&s).unwrap_err(),
