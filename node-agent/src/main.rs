@@ -252,14 +252,14 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
         probe_sandbox(&exe, args.uid_pool.0)?;
     }
     let networks = lease_networks(&args, server, kind);
-    let launcher = launcher::make(
-        kind,
-        exe,
-        args.allow_registries.clone(),
+    let options = launcher::Options {
+        agent_exe: exe,
+        allowed_registries: args.allow_registries.clone(),
         networks,
-        args.dev_root.clone(),
-    )
-    .map_err(anyhow::Error::msg)?;
+        dev_root: args.dev_root.clone(),
+        uid_pool: args.uid_pool,
+    };
+    let launcher = launcher::make(kind, options).map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");
     if kind == LauncherKind::Process {
         tracing::warn!(

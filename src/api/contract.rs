@@ -81,6 +81,11 @@ fn example_for(status: u16) -> Option<ApiError> {
         403 => ApiError::Forbidden("this endpoint is not for this role".into()),
         404 => ApiError::NotFound("no such resource".into()),
         409 => ApiError::Conflict("the resource is not in a state that allows this".into()),
+        413 => ApiError::Refused {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: "outputs_quota",
+            detail: "a lease's outputs may weigh 10737418240 bytes in all; 0 are left".into(),
+        },
         422 => ApiError::field("field", "must be between 1 and 500"),
         429 => ApiError::TooManyRequests { retry_after_s: 60 },
         503 => ApiError::Refused {

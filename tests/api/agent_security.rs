@@ -504,7 +504,7 @@ on_both_databases_fast! {
         let mut body = fleet::order("on_demand");
         body["resources"]["isolation"] = json!("whole");
         body["image"] = json!(podman.image);
-        body["command"] = json!("echo uid=$(id -u); touch /etc/x 2>/dev/null && echo BREACH; echo done; sleep 1");
+        body["command"] = json!("echo uid=$(id -u); echo map; cat /proc/self/uid_map; touch /etc/x 2>/dev/null && echo BREACH; echo done; sleep 1");
         let id = place(&app, &m.buyer, body).await;
         let cdi = std::path::Path::new("/var/run/cdi").join(format!("gpuex-lease-{id}.json"));
         eventually(60, "the container's output", || async {
@@ -519,6 +519,20 @@ on_both_databases_fast! {
         .await;
         let tail = logs(&app, &m.buyer, id).await;
         assert!(!tail.contains("BREACH") && !tail.contains("uid=0\n"), "{tail}");
+        // A user namespace: root inside is the agent's subordinate uid, never
+        // the host's root; the pool's uids keep their numbers.
+        let map: Vec<Vec<u64>> = tail
+            .split("map\n")
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.split_whitespace().filter_map(|n| n.parse().ok()).collect::<Vec<u64>>())
+            .take_while(|f| f.len() == 3)
+            .collect();
+        let root = map.iter().find(|f| f[0] == 0).unwrap_or_else(|| panic!("no uid map: {tail}"));
+        assert!(root[1] >= 100_000, "{tail}");
+        let registered = std::fs::read_to_string("/etc/subuid").unwrap_or_default();
+        assert!(registered.contains(&format!("gpuex-agent:{}:65536", root[1])), "{registered}");
         // The lease records the image by the ID it ran.
         let inspected = std::process::Command::new("podman")
             .args(["image", "inspect", "--format", "{{.Id}}", &podman.image])

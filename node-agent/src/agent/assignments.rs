@@ -86,7 +86,9 @@ impl Agent {
             tracing::warn!(lease_id = %id, "{reason}");
             return self.report(id, AssignmentStatus::Failed { reason });
         };
-        let workdir = match self.make_workdir(id, user) {
+        // A container's user namespace maps the pool uid to another host uid.
+        let owner = self.launcher.host_owner(user, start.network);
+        let workdir = match self.make_workdir(id, owner) {
             Ok(w) => w,
             Err(e) => {
                 let reason = format!("cannot create the working folder: {e}");
@@ -117,10 +119,10 @@ impl Agent {
         };
         let task = tokio::spawn(async move {
             let mut result =
-                crate::artifacts::fetch_all(&artifacts, &dir, Some(user), policy).await;
+                crate::artifacts::fetch_all(&artifacts, &dir, Some(owner), policy).await;
             if let (Ok(_), Some((client, state_dir, into))) = (&result, restoring) {
                 let restored =
-                    super::checkpoints::restore(&client, id, &state_dir, into, user).await;
+                    super::checkpoints::restore(&client, id, &state_dir, into, owner).await;
                 if let Err(reason) = restored {
                     result = Err((result.unwrap_or_default(), reason));
                 }

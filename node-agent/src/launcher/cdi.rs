@@ -48,10 +48,10 @@ pub fn spec_path(dir: &Path, lease: Uuid) -> PathBuf {
 pub fn spec(lease: Uuid, gpus: &[LeaseGpu], dev_root: &Path, library_dirs: &[PathBuf]) -> Value {
     let nodes: Vec<Value> = gpu_device_nodes(gpus, dev_root)
         .into_iter()
-        .map(|host| {
-            let inside = Path::new("/dev").join(host.strip_prefix(dev_root).unwrap_or(&host));
-            json!({"path": inside, "hostPath": host})
-        })
+        // The same path inside: in a user namespace runc bind-mounts a
+        // device from its path, not its hostPath (so stand-ins under a test's
+        // root appear there, and the GPUs' own nodes at /dev).
+        .map(|host| json!({"path": host, "hostPath": host}))
         .collect();
     let mounts: Vec<Value> = driver_libraries(library_dirs)
         .into_iter()
@@ -223,15 +223,11 @@ mod tests {
             .iter()
             .filter_map(|n| n["path"].as_str())
             .collect();
-        assert_eq!(
-            inside,
-            [
-                "/dev/nvidiactl",
-                "/dev/nvidia-uvm",
-                "/dev/nvidia0",
-                "/dev/nvidia2"
-            ]
-        );
+        let want: Vec<String> = ["nvidiactl", "nvidia-uvm", "nvidia0", "nvidia2"]
+            .iter()
+            .map(|n| dev.path().join(n).display().to_string())
+            .collect();
+        assert_eq!(inside, want);
         let mounted: Vec<String> = edits["mounts"]
             .as_array()
             .expect("mounts")

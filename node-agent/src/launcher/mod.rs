@@ -36,6 +36,7 @@ pub mod exec;
 pub mod image;
 pub mod launch_file;
 pub mod netns;
+pub mod userns;
 
 use crate::config::LauncherKind;
 use gpuex::protocol::HostLimits;
@@ -122,19 +123,36 @@ pub trait Launcher: Send + Sync {
     fn images(&self) -> Option<image::Images> {
         None
     }
+    /// Who a lease's files belong to on the host: its pool uid and gid, or,
+    /// in a container's user namespace, what they map to.
+    fn host_owner(&self, user: (u32, u32), _network: bool) -> (u32, u32) {
+        user
+    }
 }
 
-/// The launcher for `kind`; `agent_exe` is this binary (the privilege-drop
-/// helper); `allowed_registries` those a container's image may come from
-/// (none listed: any); `networks` gives networked leases their namespaces
-/// (see [`netns`]).
-pub fn make(
-    kind: LauncherKind,
-    agent_exe: PathBuf,
-    allowed_registries: Vec<String>,
-    networks: Arc<netns::LeaseNetworks>,
-    dev_root: PathBuf,
-) -> Result<Box<dyn Launcher>, String> {
+/// How the agent was told to launch.
+pub struct Options {
+    /// This binary (the privilege-drop helper).
+    pub agent_exe: PathBuf,
+    /// The registries a container's image may come from (none listed: any).
+    pub allowed_registries: Vec<String>,
+    /// Networked leases' namespaces (see [`netns`]).
+    pub networks: Arc<netns::LeaseNetworks>,
+    /// Where the GPUs' device nodes are.
+    pub dev_root: PathBuf,
+    /// The pool's uids, which a container's user namespace maps as they are.
+    pub uid_pool: (u32, u32),
+}
+
+/// The launcher for `kind`.
+pub fn make(kind: LauncherKind, options: Options) -> Result<Box<dyn Launcher>, String> {
+    let Options {
+        agent_exe,
+        allowed_registries,
+        networks,
+        dev_root,
+        uid_pool,
+    } = options;
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
         LauncherKind::Sandbox => {
@@ -151,12 +169,21 @@ pub fn make(
         LauncherKind::Container => {
             let runtime = ContainerRuntime::find()
                 .ok_or("the container launcher needs docker or podman on the PATH".to_string())?;
+            // docker maps users per daemon (`userns-remap`), not per container.
+            let userns = if runtime.podman {
+                let mapping =
+                    userns::allocate(Path::new("/etc/subuid"), Path::new("/etc/subgid"), uid_pool)?;
+                Some(mapping)
+            } else {
+                None
+            };
             Box::new(ContainerLauncher {
                 runtime,
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
                 allowed_registries,
                 networks,
                 dev_root,
+                userns,
             })
         }
     })
@@ -422,6 +449,8 @@ pub struct ContainerLauncher {
     pub networks: Arc<netns::LeaseNetworks>,
     /// Where the GPUs' device nodes are (`/dev`; tests use stand-ins).
     pub dev_root: PathBuf,
+    /// The user namespace its containers run in (podman; see [`userns`]).
+    pub userns: Option<userns::Mapping>,
 }
 
 /// The container's open-file limit: the agent's own, which the host lets
@@ -447,6 +476,16 @@ pub fn container_name(lease: Uuid) -> String {
 }
 
 impl ContainerLauncher {
+    /// The user namespace a lease's container runs in: podman's, for a
+    /// lease without network. A networked lease joins its own network
+    /// namespace, which the host's user namespace owns, and runc cannot set
+    /// that namespace's sysctls from a container's own (podman sets
+    /// `ping_group_range` on every container): it runs as its pool uid
+    /// without one, its capabilities dropped all the same.
+    fn mapping(&self, network: bool) -> Option<userns::Mapping> {
+        self.userns.filter(|_| self.runtime.podman && !network)
+    }
+
     /// The order's image.
     fn image<'a>(&self, spec: &LaunchSpec<'a>) -> Result<&'a str, String> {
         spec.image
@@ -472,7 +511,15 @@ impl ContainerLauncher {
             "--label".into(),
             format!("gpuex.lease={}", spec.lease).into(),
             "--user".into(),
-            format!("{}:{}", spec.user.0, spec.user.1).into(),
+        ];
+        match self.mapping(spec.network) {
+            Some(m) => {
+                a.push(format!("{}:{}", m.inside(spec.user.0), m.inside(spec.user.1)).into());
+                a.extend(m.args().into_iter().map(OsString::from));
+            }
+            None => a.push(format!("{}:{}", spec.user.0, spec.user.1).into()),
+        }
+        a.extend([
             "--read-only".into(),
             "--tmpfs".into(),
             "/tmp".into(),
@@ -490,7 +537,7 @@ impl ContainerLauncher {
             format!("{}:/work", spec.workdir.display()).into(),
             "--workdir".into(),
             "/work".into(),
-        ];
+        ]);
         // The lease's own folders on its disk, where the buyer expects them.
         for (folder, _) in crate::disk::LEASE_FOLDERS {
             a.push("--volume".into());
@@ -597,7 +644,7 @@ impl Launcher for ContainerLauncher {
             launch: Some(launch_file::LaunchFile {
                 path: spec.launch_file.to_path_buf(),
                 bytes: script.into_bytes(),
-                owner: Some(spec.user),
+                owner: Some(self.host_owner(spec.user, spec.network)),
             }),
         })
     }
@@ -618,6 +665,13 @@ impl Launcher for ContainerLauncher {
 
     fn images(&self) -> Option<image::Images> {
         Some(self.image_client())
+    }
+
+    fn host_owner(&self, user: (u32, u32), network: bool) -> (u32, u32) {
+        match self.mapping(network) {
+            Some(m) => (m.on_host(user.0), m.on_host(user.1)),
+            None => user,
+        }
     }
 }
 

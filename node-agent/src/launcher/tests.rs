@@ -87,6 +87,7 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
         allowed_registries: vec![],
         networks: no_networks(),
         dev_root: "/dev".into(),
+        userns: None,
     };
     let s = spec(&env, &g, &[], &[]);
     let args = strings(&launcher.run_args(&s, s.image.unwrap()).unwrap());
@@ -162,6 +163,10 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
         allowed_registries: vec![],
         networks: no_networks(),
         dev_root: "/dev".into(),
+        userns: Some(super::userns::Mapping {
+            root: 100_000,
+            pool_first: 61_000,
+        }),
     };
     // (A networked lease's `--network`: see
     // a_networked_lease_joins_its_own_namespace_or_is_refused.)
@@ -171,6 +176,9 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
     let device = format!("gpuex.dev/lease={}", s.lease);
     assert!(has_pair(&args, "--device", &device), "{args:?}");
     assert!(!args.contains(&"--gpus".to_string()));
+    // Root inside is the agent's subordinate uid; the pool's keep their numbers.
+    assert!(has_pair(&args, "--uidmap", "0:100000:65536"), "{args:?}");
+    assert!(has_pair(&args, "--gidmap", "0:100000:65536"), "{args:?}");
     assert!(has_pair(&args, "--ulimit", "nproc=4096:4096"), "{args:?}");
     let (open_files, _) =
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
@@ -203,6 +211,7 @@ fn a_container_needs_an_allowed_image_and_never_runs_as_root() {
         allowed_registries: vec!["nvcr.io".into()],
         networks: no_networks(),
         dev_root: "/dev".into(),
+        userns: None,
     };
     let mut s = spec(&env, &[], &[], &[]);
     s.image = None;
@@ -349,6 +358,7 @@ fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
         allowed_registries: vec![],
         networks: no_networks(),
         dev_root: "/dev".into(),
+        userns: None,
     };
     let args = strings(&podman.run_args(&s, "sha256:abc").unwrap());
     let at = args.iter().position(|a| a == "--network").unwrap();

@@ -303,8 +303,20 @@ async fn nothing_on_the_host_shows_the_command_or_the_environment(launcher: Laun
     }
     assert_eq!(leaks, Vec::<String>::new(), "command lines that show them");
 
-    // Only the workload's own processes (its pool user's, none of the
-    // helpers) carry the lease's environment.
+    // Only the workload's own processes (its pool user's, or in a
+    // container's user namespace a uid of the agent's subordinate range;
+    // none of the helpers) carry the lease's environment.
+    let subordinate: Vec<std::ops::Range<u32>> = std::fs::read_to_string("/etc/subuid")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split(':');
+            (parts.next()? == "gpuex-agent").then_some(())?;
+            let start: u32 = parts.next()?.parse().ok()?;
+            let count: u32 = parts.next()?.parse().ok()?;
+            Some(start..start + count)
+        })
+        .collect();
     let (first, last) = {
         let pool = uid_pool_of(&spool);
         let (a, b) = pool.split_once('-').unwrap();
@@ -326,7 +338,9 @@ async fn nothing_on_the_host_shows_the_command_or_the_environment(launcher: Laun
         }
         let uid = std::fs::metadata(format!("/proc/{pid}")).map_or(0, |m| m.uid());
         let exe = exe_name(pid);
-        if !(first..=last).contains(&uid) || helpers.contains(&exe.as_str()) {
+        let workloads =
+            (first..=last).contains(&uid) || subordinate.iter().any(|r| r.contains(&uid));
+        if !workloads || helpers.contains(&exe.as_str()) {
             carriers.push(format!("{pid} {exe} uid {uid}"));
         }
     }
@@ -357,7 +371,12 @@ async fn nothing_on_the_host_shows_the_command_or_the_environment(launcher: Laun
         assert_eq!(files.len(), 1, "{files:?}");
         assert_eq!(files[0].0, lease.to_string());
         assert_eq!(files[0].1, 0o600);
-        assert!((first..=last).contains(&files[0].2), "{files:?}");
+        // The container's user: its pool uid as the user namespace maps it.
+        let uid = files[0].2;
+        assert!(
+            (first..=last).contains(&uid) || subordinate.iter().any(|r| r.contains(&uid)),
+            "{files:?}"
+        );
     } else {
         assert_eq!(files, Vec::new(), "the helper consumed its launch file");
     }
