@@ -57,6 +57,7 @@ mod prices;
 mod quote_order;
 mod readme;
 mod rebalance;
+mod registry_pull;
 mod replicas;
 mod resale;
 mod resale_window;

@@ -144,7 +144,9 @@ pub fn podman_image(scratch: &Path) -> Result<PodmanImage, String> {
         .arg("-cf")
         .arg(&tar)
         .arg("."))?;
-    let image = "localhost/gpuex-test:busybox".to_string();
+    // A tag of its own: tests running side by side import their own, and
+    // one's import never moves the tag another resolved.
+    let image = format!("localhost/gpuex-test:busybox-{unique}");
     let imported = run(Command::new("podman").arg("import").arg(&tar).arg(&image));
     let _ = std::fs::remove_file(&tar);
     let _ = std::fs::remove_dir_all(&root);
