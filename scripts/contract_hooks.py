@@ -76,8 +76,15 @@ ORDER_FIELDS = {"max_price", "start_at", "duration_s", "region", "max_wait_s",
 CROSS_FIELD_RULES = {
     # `webhook_url`: where its host resolves, and whether the account has a
     # signing secret yet.
-    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id", "webhook_url"},
+    # `checkpoint` needs a `command`, `on_interrupt: resume` a `checkpoint`;
+    # `checkpoint.path` may not be `.`/`..` parts or a system folder; two
+    # artifacts may not share a path (a schema's `uniqueItems` compares
+    # whole items, not one field of them).
+    "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id", "webhook_url", "checkpoint",
+                                        "checkpoint.path", "on_interrupt", "artifacts[*].path"},
                         MARKET_CODES | IDEMPOTENCY_CODES),
+    # An output's name: no empty, `.` or `..` part.
+    "PUT /v1/agent/assignments/{lease_id}/outputs/{name}": ({"path.name"}, set()),
     "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
     "POST /v1/admin/credits": ({"amount", "user_id"}, IDEMPOTENCY_CODES),
     "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"},

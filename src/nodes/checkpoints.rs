@@ -115,6 +115,7 @@ fn checkpointed(lease: &LeaseRow) -> Result<(), ApiError> {
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The order has no checkpoint (`no_checkpoint`), or the lease ended more than an hour ago", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid lease id", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Over `outputs_max_bytes` (`checkpoint_quota`)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_checkpoint(
@@ -221,6 +222,7 @@ async fn put_checkpoint(
         (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease on this node, or no checkpoint yet", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The order has no checkpoint (`no_checkpoint`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid lease id", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_checkpoint(
     State(state): State<AppState>,

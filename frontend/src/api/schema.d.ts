@@ -5021,7 +5021,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The archive; `Gpuex-Checkpoint-Seq` says which */
+            /** @description The tar archive; `Gpuex-Checkpoint-Seq` says which */
             200: {
                 headers: {
                     /** @description The checkpoint's number in its order */
@@ -5031,7 +5031,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-tar": number[];
+                    "application/octet-stream": number[];
                 };
             };
             /** @description A path parameter that is not UTF-8 */
@@ -5132,6 +5132,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Invalid lease id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5148,7 +5172,7 @@ export interface operations {
         /** @description The checkpoint folder as a tar archive (regular files and folders only) */
         requestBody: {
             content: {
-                "application/x-tar": number[];
+                "application/octet-stream": number[];
             };
         };
         responses: {
@@ -5265,10 +5289,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "outputs_quota",
+                     *       "detail": "a lease's outputs may weigh 10737418240 bytes in all; 0 are left",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "https://gpuex.dev/problems/outputs-quota"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Invalid lease id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5555,6 +5612,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "outputs_quota",
+                     *       "detail": "a lease's outputs may weigh 10737418240 bytes in all; 0 are left",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "https://gpuex.dev/problems/outputs-quota"
+                     *     }
+                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
