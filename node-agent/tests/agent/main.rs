@@ -47,7 +47,15 @@ impl std::ops::Deref for TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-        let _ = std::fs::remove_dir_all(work_root(&self.0));
+        // A killed agent's lease disks stay mounted: detach them first.
+        let work = work_root(&self.0);
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for point in mounts.lines().filter_map(|l| l.split(' ').nth(4)) {
+            if Path::new(point).starts_with(&work) {
+                let _ = nix::mount::umount2(point, nix::mount::MntFlags::MNT_DETACH);
+            }
+        }
+        let _ = std::fs::remove_dir_all(work);
         let _ = std::fs::remove_file(self.0.with_extension("log"));
     }
 }
