@@ -92,20 +92,6 @@ pub fn open_checked(dir: &Path, path: &Path) -> std::io::Result<(std::fs::File, 
     Ok((file, meta.size()))
 }
 
-/// `name` for a URL path segment: every byte but the unreserved ones
-/// percent-encoded (`/` too: the name is one segment).
-pub fn encode_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Why an upload round stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -149,7 +135,7 @@ pub async fn upload_changed(
         };
         let path = format!(
             "/v1/agent/assignments/{lease}/outputs/{}",
-            encode_name(&file.name)
+            gpuex::protocol::path_segment(&file.name)
         );
         match client
             .put_file(&path, tokio::fs::File::from_std(handle), size)
@@ -169,13 +155,6 @@ pub async fn upload_changed(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_are_one_percent_encoded_segment() {
-        assert_eq!(encode_name("result.txt"), "result.txt");
-        assert_eq!(encode_name("a b/c%.bin"), "a%20b%2Fc%25.bin");
-        assert_eq!(encode_name("é"), "%C3%A9");
-    }
 
     #[test]
     fn the_walk_finds_files_and_never_follows_links_or_opens_fifos() {

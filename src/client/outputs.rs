@@ -43,7 +43,10 @@ pub(super) async fn outputs(
     };
     let target =
         out.unwrap_or_else(|| PathBuf::from(name.rsplit('/').next().unwrap_or(name.as_str())));
-    let path = format!("/v1/leases/{lease}/outputs/{}", encode_segment(&name));
+    let path = format!(
+        "/v1/leases/{lease}/outputs/{}",
+        gpuex::protocol::path_segment(&name)
+    );
     let response = ctx.api.execute(ctx.api.stream_request(&path)).await?;
     let expected = response
         .headers()
@@ -74,19 +77,6 @@ pub(super) async fn outputs(
         }
     }
     Ok(())
-}
-
-/// A name as one URL path segment (`/` too is encoded).
-fn encode_segment(name: &str) -> String {
-    name.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 /// Streams `response`'s body into `target` (`-`: standard output) with a
@@ -144,12 +134,4 @@ pub(super) async fn save(
         std::fs::rename(&tmp, target).map_err(fail)?;
     }
     Ok((written, hex::encode(hasher.finalize())))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_name_is_one_segment() {
-        assert_eq!(super::encode_segment("dir/a b.txt"), "dir%2Fa%20b.txt");
-    }
 }

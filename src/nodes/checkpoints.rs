@@ -6,9 +6,7 @@
 //! latest is kept; its bytes are in the outputs store.
 
 use super::agent::{agent_node, node_lease};
-use super::outputs::store::PutError;
-use super::outputs::OUTPUTS_GRACE_S;
-use super::store::{self, LeaseRow};
+use super::store::LeaseRow;
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::db::{dispatch, execute_tx, Db};
@@ -19,7 +17,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -127,48 +124,18 @@ async fn put_checkpoint(
     let node = agent_node(&state, &caller).await?;
     let lease = node_lease(&state, node.id, &lease_id).await?;
     checkpointed(&lease)?;
-    if !lease.state.live() {
-        let ended_at = store::lease_ended_at(&state.db, lease.id).await?;
-        let now = state.settings.clock.now().timestamp();
-        if ended_at.is_some_and(|at| now > at.saturating_add(OUTPUTS_GRACE_S)) {
-            return Err(ApiError::Conflict(format!(
-                "lease {} ended more than {OUTPUTS_GRACE_S} s ago",
-                lease.id
-            )));
-        }
-    }
+    super::outputs::check_fresh(&state, &lease).await?;
     let order = lease.record.order_id;
     let seq = latest(&state.db, order).await?.map_or(1, |c| c.seq + 1);
     let key = object_key(order, seq);
-    let cap = state.settings.outputs_max_bytes;
-    let mut body = body.into_data_stream();
-    let stream = body.by_ref().map_err(|e| e.to_string());
-    let (size, sha256) = match state.outputs.put(&key, stream, cap).await {
-        Ok(stored) => stored,
-        Err(PutError::TooLarge(cap)) => {
-            // Read what is left (up to a bound) so the agent gets the answer.
-            let mut left: u64 = 64 << 20;
-            while let Some(Ok(chunk)) = body.next().await {
-                left = left.saturating_sub(chunk.len() as u64);
-                if left == 0 {
-                    break;
-                }
-            }
-            return Err(ApiError::Refused {
-                status: StatusCode::PAYLOAD_TOO_LARGE,
-                code: "checkpoint_quota",
-                detail: format!("a checkpoint may weigh at most {cap} bytes"),
-            });
-        }
-        Err(PutError::Body(e)) => {
-            return Err(ApiError::Refused {
-                status: StatusCode::BAD_REQUEST,
-                code: "upload_broken",
-                detail: format!("the checkpoint's upload broke off: {e}"),
-            })
-        }
-        Err(PutError::Store(e)) => return Err(ApiError::Internal(e)),
+    let too_large = |cap: u64| ApiError::Refused {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: "checkpoint_quota",
+        detail: format!("a checkpoint may weigh at most {cap} bytes"),
     };
+    let cap = state.settings.outputs_max_bytes;
+    let (size, sha256) =
+        super::outputs::store_upload(&state, &key, body, cap, None, too_large).await?;
     let now = state.settings.clock.now();
     let view = CheckpointView {
         seq,

@@ -32,6 +32,20 @@ mod metrics;
 mod register;
 mod usage;
 
+/// `name` as one URL path segment: every byte but the unreserved ones
+/// percent-encoded, `/` too (an output's name travels as one segment).
+pub fn path_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 pub use assignment::{
     Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason, HeldUnits,
     HostLimits, LogsUpload, Partition, Placement, StatusReport, DEFAULT_CHECKPOINT_PATH,

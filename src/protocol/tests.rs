@@ -1,6 +1,13 @@
 //! The wire shapes the server side relies on.
 
 use super::*;
+
+#[test]
+fn an_output_name_is_one_percent_encoded_segment() {
+    assert_eq!(path_segment("result.txt"), "result.txt");
+    assert_eq!(path_segment("a b/c%.bin"), "a%20b%2Fc%25.bin");
+    assert_eq!(path_segment("é"), "%C3%A9");
+}
 use chrono::{TimeZone, Utc};
 use rust_decimal_macros::dec;
 use serde_json::json;

@@ -21,6 +21,78 @@ pub use store::OutputStore;
 /// upload of a large folder, or what a restarted agent found left over.
 pub const OUTPUTS_GRACE_S: i64 = 3600;
 
+/// Refuses a node's upload for a lease that ended more than
+/// [`OUTPUTS_GRACE_S`] ago: what it left is final by then.
+pub(crate) async fn check_fresh(
+    state: &crate::app::AppState,
+    lease: &crate::nodes::store::LeaseRow,
+) -> Result<(), crate::error::ApiError> {
+    if lease.state.live() {
+        return Ok(());
+    }
+    let ended_at = crate::nodes::store::lease_ended_at(&state.db, lease.id).await?;
+    let now = state.settings.clock.now().timestamp();
+    if ended_at.is_some_and(|at| now > at.saturating_add(OUTPUTS_GRACE_S)) {
+        return Err(crate::error::ApiError::Conflict(format!(
+            "lease {} ended more than {OUTPUTS_GRACE_S} s ago: what it left is final",
+            lease.id
+        )));
+    }
+    Ok(())
+}
+
+/// Streams a node's upload `body` into the store at `key`, at most `cap`
+/// bytes: its size and sha256. Past the cap the answer is `too_large(cap)`,
+/// after what is left of the body (up to [`DRAIN_MAX`]) is read and dropped:
+/// a client still sending when the answer comes may otherwise see the
+/// connection reset and lose the answer that says why.
+pub(crate) async fn store_upload(
+    state: &crate::app::AppState,
+    key: &str,
+    body: axum::body::Body,
+    cap: u64,
+    declared: Option<u64>,
+    too_large: impl Fn(u64) -> crate::error::ApiError,
+) -> Result<(u64, String), crate::error::ApiError> {
+    use crate::error::ApiError;
+    use futures::{StreamExt, TryStreamExt};
+    use store::PutError;
+    let mut body = body.into_data_stream();
+    if declared.is_some_and(|n| n > cap) {
+        drain(&mut body).await;
+        return Err(too_large(cap));
+    }
+    let stream = body.by_ref().map_err(|e| e.to_string());
+    match state.outputs.put(key, stream, cap).await {
+        Ok(stored) => Ok(stored),
+        Err(PutError::TooLarge(cap)) => {
+            drain(&mut body).await;
+            Err(too_large(cap))
+        }
+        Err(PutError::Body(e)) => Err(ApiError::Refused {
+            status: axum::http::StatusCode::BAD_REQUEST,
+            code: "upload_broken",
+            detail: format!("the upload broke off: {e}"),
+        }),
+        Err(PutError::Store(e)) => Err(ApiError::Internal(e)),
+    }
+}
+
+/// Reads and drops what is left of a refused upload, up to [`DRAIN_MAX`].
+async fn drain(body: &mut axum::body::BodyDataStream) {
+    use futures::StreamExt;
+    let mut left = DRAIN_MAX;
+    while left > 0 {
+        match body.next().await {
+            Some(Ok(chunk)) => left = left.saturating_sub(chunk.len() as u64),
+            _ => return,
+        }
+    }
+}
+
+/// The most of a refused upload read to keep its connection orderly.
+const DRAIN_MAX: u64 = 64 << 20;
+
 /// One stored output.
 #[derive(Debug, Clone)]
 pub struct OutputRow {

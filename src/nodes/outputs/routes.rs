@@ -1,8 +1,7 @@
 //! `PUT /v1/agent/assignments/{lease_id}/outputs/{name}` (the lease's node),
 //! `GET /v1/leases/{id}/outputs[/{name}]` (the lease's owner).
 
-use super::store::PutError;
-use super::{object_key, OutputRow, OUTPUTS_GRACE_S};
+use super::{object_key, OutputRow};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::error::{ApiError, Json, Path, Problem};
@@ -13,7 +12,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use futures::{StreamExt, TryStreamExt};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -112,16 +110,7 @@ async fn upload_output(
     let node = agent_node(&state, &caller).await?;
     let lease = node_lease(&state, node.id, &lease_id).await?;
     check_name(&name)?;
-    if !lease.state.live() {
-        let ended_at = store::lease_ended_at(&state.db, lease.id).await?;
-        let now = state.settings.clock.now().timestamp();
-        if ended_at.is_some_and(|at| now > at.saturating_add(OUTPUTS_GRACE_S)) {
-            return Err(ApiError::Conflict(format!(
-                "lease {} ended more than {OUTPUTS_GRACE_S} s ago: its outputs are final",
-                lease.id
-            )));
-        }
-    }
+    super::check_fresh(&state, &lease).await?;
     let used = super::bytes_besides(&state.db, lease.id, &name).await?;
     let left = state.settings.outputs_max_bytes.saturating_sub(used);
     let quota = |left: u64| ApiError::Refused {
@@ -136,28 +125,8 @@ async fn upload_output(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let mut body = body.into_data_stream();
-    if declared.is_some_and(|n| n > left) {
-        drain(&mut body).await;
-        return Err(quota(left));
-    }
     let key = object_key(lease.id, &name);
-    let stream = body.by_ref().map_err(|e| e.to_string());
-    let (size, sha256) = match state.outputs.put(&key, stream, left).await {
-        Ok(stored) => stored,
-        Err(PutError::TooLarge(left)) => {
-            drain(&mut body).await;
-            return Err(quota(left));
-        }
-        Err(PutError::Body(e)) => {
-            return Err(ApiError::Refused {
-                status: StatusCode::BAD_REQUEST,
-                code: "upload_broken",
-                detail: format!("the upload of `{name}` broke off: {e}"),
-            })
-        }
-        Err(PutError::Store(e)) => return Err(ApiError::Internal(e)),
-    };
+    let (size, sha256) = super::store_upload(&state, &key, body, left, declared, quota).await?;
     let now = state.settings.clock.now();
     super::record(&state.db, lease.id, &name, size, &sha256, now).await?;
     let row = OutputRow {
@@ -168,22 +137,6 @@ async fn upload_output(
     };
     Ok(Json(view(&state, row)))
 }
-
-/// Read and drop what is left of a refused upload, up to [`DRAIN_MAX`]: a
-/// client still sending when the answer comes may otherwise see the
-/// connection reset and lose the answer that says why.
-async fn drain(body: &mut axum::body::BodyDataStream) {
-    let mut left = DRAIN_MAX;
-    while left > 0 {
-        match body.next().await {
-            Some(Ok(chunk)) => left = left.saturating_sub(chunk.len() as u64),
-            _ => return,
-        }
-    }
-}
-
-/// The most of a refused upload read to keep its connection orderly.
-const DRAIN_MAX: u64 = 64 << 20;
 
 fn view(state: &AppState, row: OutputRow) -> LeaseOutput {
     let days = i64::from(state.settings.outputs_retention_days);
