@@ -66,7 +66,9 @@ fn tool(name: &str, args: &[&str]) -> Result<(), String> {
         })
 }
 
-/// What the test needs here; `None` (after saying why) to skip.
+/// What the test needs here. Under CI (`GPUEX_CI=1`, set by `.ci/run`, which
+/// installs all of it) a missing piece fails the test; elsewhere `None`
+/// after saying why.
 fn host_can_give_leases_networks() -> Option<()> {
     available("root (network namespaces, nftables)", root())?;
     available(
