@@ -79,9 +79,10 @@ CROSS_FIELD_RULES = {
     # `checkpoint` needs a `command`, `on_interrupt: resume` a `checkpoint`;
     # `checkpoint.path` may not be `.`/`..` parts or a system folder; two
     # artifacts may not share a path (a schema's `uniqueItems` compares
-    # whole items, not one field of them).
+    # whole items, not one field of them); `registry_auth` needs an `image`.
     "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id", "webhook_url", "checkpoint",
-                                        "checkpoint.path", "on_interrupt", "artifacts[*].path"},
+                                        "checkpoint.path", "on_interrupt", "artifacts[*].path",
+                                        "registry_auth"},
                         MARKET_CODES | IDEMPOTENCY_CODES),
     # An output's name: no empty, `.` or `..` part.
     "PUT /v1/agent/assignments/{lease_id}/outputs/{name}": ({"path.name"}, set()),

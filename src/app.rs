@@ -36,6 +36,8 @@ pub struct AppState {
     pub cluster: crate::cluster::Cluster,
     /// Where leases' outputs go (DESIGN §21).
     pub outputs: crate::nodes::outputs::OutputStore,
+    /// Seals and opens buyers' registry credentials (DESIGN §21).
+    pub pull_secrets: crate::market::pull_secrets::PullSecrets,
 }
 
 impl AppState {
@@ -52,6 +54,9 @@ impl AppState {
         tx.commit().await?;
         let secret = auth::load_or_create_jwt_secret(&db).await?;
         let keys = JwtKeys::from_settings(&settings, &secret)?;
+        let pull_secrets =
+            crate::market::pull_secrets::PullSecrets::load(&db, settings.secrets_key.as_deref())
+                .await?;
         if let (Some(email), Some(password)) = (&settings.admin_email, &settings.admin_password) {
             auth::bootstrap_admin(&db, email, password, &settings.currency)
                 .await
@@ -86,6 +91,7 @@ impl AppState {
         tracing::info!(store = %outputs.location, "leases' outputs go to the outputs store");
         Ok(AppState {
             outputs,
+            pull_secrets,
             market,
             market_feed,
             events,

@@ -35,6 +35,11 @@ pub struct Settings {
     /// HS256 signing secret; generated and stored in the database when absent.
     #[arg(long, env = "GPUEX_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
+    /// The key buyers' registry credentials are sealed with (any string);
+    /// generated and stored in the database when absent. Set it outside the
+    /// database so that a copy of the database alone opens none of them.
+    #[arg(long, env = "GPUEX_SECRETS_KEY", hide_env_values = true)]
+    pub secrets_key: Option<String>,
     #[arg(long, env = "GPUEX_JWT_ALGORITHM", value_enum, default_value = "hs256")]
     pub jwt_algorithm: JwtAlgorithm,
     /// PEM private key for RS256.
@@ -217,6 +222,7 @@ impl Settings {
         Settings {
             database_url: database_url.into(),
             jwt_secret: None,
+            secrets_key: None,
             jwt_algorithm: JwtAlgorithm::Hs256,
             jwt_private_key: None,
             jwt_public_key: None,

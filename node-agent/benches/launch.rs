@@ -77,6 +77,7 @@ fn start(lease: Uuid, gpu: u32, image: Option<&str>) -> Assignment {
             network: false,
             limits: None,
             checkpoint: None,
+            registry_auth: None,
         },
     }
 }

@@ -258,6 +258,7 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
         networks,
         dev_root: args.dev_root.clone(),
         uid_pool: args.uid_pool,
+        state_dir: args.spool.clone(),
     };
     let launcher = launcher::make(kind, options).map_err(anyhow::Error::msg)?;
     tracing::info!(launcher = ?kind, uid_pool = ?args.uid_pool, "workloads run through the {kind:?} launcher");

@@ -9,6 +9,7 @@
 
 mod admin;
 mod http;
+mod order;
 mod outputs;
 mod quote;
 mod session;
@@ -23,7 +24,7 @@ use reqwest::Method;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Shown in `gpuex --help` and the README.
 pub const EXIT_CODES: &str = "\
@@ -300,58 +301,7 @@ pub enum ClientCommand {
     /// What a request would cost, per model and region, without ordering.
     Quote(Request),
     /// Place an order (every mode); `--wait` follows it until its lease runs.
-    Order {
-        #[command(flatten)]
-        request: Request,
-        /// The command the lease runs.
-        #[arg(long)]
-        command: Option<String>,
-        /// An environment variable for the command (repeatable).
-        #[arg(long = "env", value_parser = key_value, value_name = "KEY=VALUE")]
-        env: Vec<(String, String)>,
-        /// A cost-allocation tag (repeatable).
-        #[arg(long = "tag", value_parser = key_value, value_name = "KEY=VALUE")]
-        tags: Vec<(String, String)>,
-        /// A file the agent fetches into the lease's folder before the command
-        /// starts, checked against its SHA-256 (repeatable).
-        #[arg(long = "artifact", value_parser = artifact, value_name = "URL,SHA256,PATH")]
-        artifacts: Vec<Value>,
-        /// The OCI image the container launcher runs.
-        #[arg(long)]
-        image: Option<String>,
-        /// Let the workload reach the network (the sandbox launcher denies it otherwise).
-        #[arg(long)]
-        network: bool,
-        /// Send the workload's checkpoint folder ($GPUEX_CHECKPOINT) every
-        /// this many seconds and when the lease ends.
-        #[arg(long, value_name = "SECONDS")]
-        checkpoint_every: Option<u32>,
-        /// Where a container sees the checkpoint folder (default /checkpoint).
-        #[arg(long, requires = "checkpoint_every")]
-        checkpoint_path: Option<String>,
-        /// When a lease is preempted or its node lost, start the next one
-        /// from the last checkpoint (`on_interrupt: resume`).
-        #[arg(long, requires = "checkpoint_every")]
-        resume: bool,
-        /// realtime or batch (pooled orders).
-        #[arg(long)]
-        qos: Option<String>,
-        /// How long a spot or pooled order may wait for capacity, in seconds.
-        #[arg(long)]
-        max_wait_s: Option<u64>,
-        /// Your own id for the order.
-        #[arg(long)]
-        client_order_id: Option<String>,
-        /// A URL the server posts the order's events to (signed).
-        #[arg(long)]
-        webhook_url: Option<String>,
-        /// Follow the order until its lease runs (exit 5 if it is refused or fails).
-        #[arg(long)]
-        wait: bool,
-        /// How long `--wait` waits, in seconds (exit 8 past it).
-        #[arg(long, default_value_t = 600)]
-        wait_timeout: u64,
-    },
+    Order(order::OrderArgs),
     /// Your orders, newest first, or one order with its id (its attempts,
     /// and the checkpoint it resumed from).
     Orders {
@@ -733,73 +683,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             show(ctx, &quote, quote::quote_text);
             Ok(())
         }
-        ClientCommand::Order {
-            request,
-            command,
-            env,
-            tags,
-            artifacts,
-            image,
-            network,
-            checkpoint_every,
-            checkpoint_path,
-            resume,
-            qos,
-            max_wait_s,
-            client_order_id,
-            webhook_url,
-            wait,
-            wait_timeout,
-        } => {
-            let mut body = request.body();
-            put(&mut body, "command", command.map(Value::from));
-            if !artifacts.is_empty() {
-                body.insert("artifacts".into(), Value::Array(artifacts));
-            }
-            put(&mut body, "image", image.map(Value::from));
-            if network {
-                body.insert("network".into(), Value::Bool(true));
-            }
-            if let Some(every_s) = checkpoint_every {
-                let mut checkpoint = Map::new();
-                checkpoint.insert("every_s".into(), every_s.into());
-                put(&mut checkpoint, "path", checkpoint_path.map(Value::from));
-                body.insert("checkpoint".into(), Value::Object(checkpoint));
-            }
-            if resume {
-                body.insert("on_interrupt".into(), "resume".into());
-            }
-            if !env.is_empty() {
-                body.insert("env".into(), pairs(env));
-            }
-            if !tags.is_empty() {
-                body.insert("tags".into(), pairs(tags));
-            }
-            put(&mut body, "qos", qos.map(Value::from));
-            put(&mut body, "max_wait_s", max_wait_s.map(Value::from));
-            put(
-                &mut body,
-                "client_order_id",
-                client_order_id.map(Value::from),
-            );
-            put(&mut body, "webhook_url", webhook_url.map(Value::from));
-            let order = api
-                .post_idempotent("/v1/orders", &Value::Object(body))
-                .await?;
-            if !wait {
-                show(ctx, &order, order_table);
-                return Ok(());
-            }
-            let (order, lease) =
-                follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
-            if ctx.json() {
-                print_json(&json!({"order": order, "lease": lease}));
-            } else {
-                println!("{}", order_table(&order));
-                println!("{}", lease_table(&lease));
-            }
-            Ok(())
-        }
+        ClientCommand::Order(args) => order::place(ctx, args).await,
         ClientCommand::Orders {
             id,
             state,
@@ -1062,72 +946,6 @@ fn pairs(list: Vec<(String, String)>) -> Value {
             .map(|(k, v)| (k, Value::String(v)))
             .collect(),
     )
-}
-
-/// Polls the order until filled, then its lease until running, with a
-/// spinner on stderr when it is a terminal.
-async fn follow_order(ctx: &Ctx, mut order: Value, timeout: Duration) -> Result<(Value, Value)> {
-    let api = &ctx.api;
-    let deadline = Instant::now() + timeout;
-    let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.enable_steady_tick(Duration::from_millis(120));
-    let id = text(&order["id"]);
-    let result = async {
-        loop {
-            let state = text(&order["state"]);
-            spinner.set_message(format!("order {id}: {state}"));
-            match state.as_str() {
-                "filled" => break,
-                "open" => {}
-                _ => {
-                    let why = order["reject_message"]
-                        .as_str()
-                        .or(order["reject_reason"].as_str())
-                        .unwrap_or("");
-                    let mut e =
-                        CliError::new(Exit::Conflict, format!("order {id} is {state}: {why}"));
-                    e.code = order["reject_reason"].as_str().map(str::to_owned);
-                    return Err(e);
-                }
-            }
-            wait_a_bit(deadline, &format!("order {id} to fill")).await?;
-            order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
-        }
-        let lease_id = text(&order["lease_id"]);
-        loop {
-            let lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
-            let state = text(&lease["state"]);
-            spinner.set_message(format!("lease {lease_id}: {state}"));
-            match state.as_str() {
-                "running" => return Ok((order.clone(), lease)),
-                "ended" | "failed" => {
-                    return Err(CliError::new(
-                        Exit::Conflict,
-                        format!(
-                            "lease {lease_id} {state} before it ran: {}",
-                            lease["end_reason"].as_str().unwrap_or("no reason given")
-                        ),
-                    ))
-                }
-                _ => {}
-            }
-            wait_a_bit(deadline, &format!("lease {lease_id} to run")).await?;
-        }
-    }
-    .await;
-    spinner.finish_and_clear();
-    result
-}
-
-async fn wait_a_bit(deadline: Instant, what: &str) -> Result<()> {
-    if Instant::now() >= deadline {
-        return Err(CliError::new(
-            Exit::Timeout,
-            format!("timed out waiting for {what}"),
-        ));
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    Ok(())
 }
 
 /// Prints the lease's output; with `follow`, what is new every second until

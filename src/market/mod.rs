@@ -16,6 +16,7 @@ pub mod history;
 mod leases;
 mod orders;
 mod predict;
+pub mod pull_secrets;
 pub mod resale;
 pub mod stream;
 mod views;

@@ -95,6 +95,11 @@ pub struct OrderRequest {
         pattern = "^[A-Za-z0-9][A-Za-z0-9._/:@-]*$"
     )]
     pub image: Option<String>,
+    /// The buyer's credentials for `image`'s registry: kept sealed apart
+    /// from the order, handed only to the agent that pulls the image for
+    /// this order's leases, and never shown again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_auth: Option<crate::protocol::RegistryAuth>,
     /// Whether the workload may use the network; without it the `sandbox` and
     /// `container` launchers give it none (default false).
     #[serde(default)]
@@ -334,6 +339,17 @@ impl OrderRequest {
                 ));
             }
         }
+        if let Some(auth) = &self.registry_auth {
+            if self.image.is_none() {
+                errors.push(FieldError::new(
+                    "registry_auth",
+                    "needs an `image` to pull with it",
+                ));
+            }
+            if let Err((field, why)) = auth.check() {
+                errors.push(FieldError::new(format!("registry_auth.{field}"), why));
+            }
+        }
         if let Some(checkpoint) = &self.checkpoint {
             if self.command.is_none() {
                 errors.push(FieldError::new(
@@ -408,6 +424,18 @@ impl OrderRequest {
     }
 }
 
+/// What a retry's fingerprint takes of the credentials: a digest, so the
+/// idempotency row never holds them.
+fn credentials_digest(auth: &crate::protocol::RegistryAuth) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    Sha256::new()
+        .chain_update(auth.username.as_bytes())
+        .chain_update([0])
+        .chain_update(auth.password.as_bytes())
+        .finalize()
+        .to_vec()
+}
+
 /// Place an order. Filled at once, waiting for capacity (`max_wait_s`), or
 /// refused with a reason code.
 #[utoipa::path(post, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
@@ -464,11 +492,19 @@ async fn place_order(
             ));
         }
     }
+    // The credentials are kept apart (below), never in the stored request.
+    let registry_auth = req.registry_auth.take();
     // One serialization serves the stored request, the reply and the retry
     // fingerprint (equal requests give equal bytes).
     let request =
         serde_json::value::to_raw_value(&req).map_err(|e| ApiError::Internal(e.into()))?;
-    let idempotency = IdempotencyKey::from_headers(&headers, request.get().as_bytes())?;
+    // The stored request leaves credentials out; a retry with other ones is
+    // another request all the same.
+    let fingerprint = match &registry_auth {
+        None => request.get().as_bytes().to_vec(),
+        Some(auth) => [request.get().as_bytes(), &credentials_digest(auth)].concat(),
+    };
+    let idempotency = IdempotencyKey::from_headers(&headers, &fingerprint)?;
     // Budgets (DESIGN §4): refuse an order that would take a tag's monthly
     // budget over its limit, before it reaches the engine.
     if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
@@ -512,8 +548,23 @@ async fn place_order(
         region: region.clone(),
         idempotency,
     };
+    // Kept before the market sees the order: its lease may start at once.
+    if let Some(auth) = &registry_auth {
+        super::pull_secrets::keep(&state.db, &state.pull_secrets, order_id, auth, now).await?;
+    }
     let started = std::time::Instant::now();
-    let committed = match state.market.place(command, meta).await {
+    let placed = state.market.place(command, meta).await;
+    let refused = match &placed {
+        Ok(committed) => committed
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::OrderRejected { order_id: id, .. } if *id == order_id)),
+        Err(_) => true,
+    };
+    if refused && registry_auth.is_some() {
+        super::pull_secrets::forget(&state.db, order_id).await?;
+    }
+    let committed = match placed {
         Ok(committed) => committed,
         Err(MarketError::AlreadyPlaced(id)) => {
             let view = views::order(&state.db, caller.id, id).await?;

@@ -10,6 +10,7 @@ use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
 use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use crate::market::pull_secrets::PullSecrets;
 use crate::protocol::{
     Assignment, AssignmentAction, AssignmentStatus, BackendKind, CheckpointPlan, EndReason,
     HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload,
@@ -225,7 +226,7 @@ async fn heartbeat(
         let on_agent = listed.get(&lease.id).copied();
         match (lease.state, on_agent) {
             (LeaseState::Provisioning | LeaseState::Running, None) => {
-                if let Some(action) = start_action(lease) {
+                if let Some(action) = start_action(lease, &state.pull_secrets) {
                     assignments.push(Assignment {
                         lease_id: lease.id,
                         action,
@@ -267,7 +268,7 @@ async fn heartbeat(
 }
 
 /// The `start` for a lease: its placement, the order's command and env, its end.
-fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
+fn start_action(row: &LeaseRow, secrets: &PullSecrets) -> Option<AssignmentAction> {
     let lease = &row.record;
     let first = lease.placement.gpus.first()?;
     let partition = match &first.slot {
@@ -311,6 +312,15 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
             every_s,
             restore: request["on_interrupt"] == "resume",
         });
+    // A row that does not open (the secrets key was changed) pulls without
+    // credentials: a private image then fails to pull, and says why.
+    let registry_auth = row.pull_secret.as_deref().and_then(|sealed| {
+        let opened = secrets.open(row.order_id, sealed);
+        if opened.is_none() {
+            tracing::warn!(lease_id = %row.id, "the order's registry credentials do not open");
+        }
+        opened
+    });
     let units = lease.placement.units;
     Some(AssignmentAction::Start {
         placement: Placement {
@@ -337,6 +347,7 @@ fn start_action(row: &LeaseRow) -> Option<AssignmentAction> {
             memory_mib: lease.placement.memory_mib,
         }),
         checkpoint,
+        registry_auth,
     })
 }
 

@@ -366,6 +366,9 @@ pub struct LeaseRow {
     pub record: LeaseRecord,
     /// The order's request as the buyer sent it (`command`, `env`).
     pub request_json: String,
+    pub order_id: Uuid,
+    /// The order's registry credentials, sealed (`market::pull_secrets`).
+    pub pull_secret: Option<String>,
 }
 
 type RawLease = (
@@ -377,13 +380,28 @@ type RawLease = (
     Option<i64>,
     String,
     String,
+    Uuid,
+    Option<String>,
 );
 
 const LEASE_COLUMNS: &str = "l.id, l.node_id, l.buyer_id, l.state, l.device, l.ends_at, \
-     l.record_json, o.request_json FROM leases l JOIN orders o ON o.id = l.order_id";
+     l.record_json, o.request_json, l.order_id, s.sealed FROM leases l \
+     JOIN orders o ON o.id = l.order_id \
+     LEFT JOIN order_pull_secrets s ON s.order_id = l.order_id";
 
 fn lease_row(raw: RawLease) -> anyhow::Result<LeaseRow> {
-    let (id, node_id, buyer_id, state, device, ends_at, record_json, request_json) = raw;
+    let (
+        id,
+        node_id,
+        buyer_id,
+        state,
+        device,
+        ends_at,
+        record_json,
+        request_json,
+        order_id,
+        pull_secret,
+    ) = raw;
     Ok(LeaseRow {
         id,
         node_id,
@@ -393,6 +411,8 @@ fn lease_row(raw: RawLease) -> anyhow::Result<LeaseRow> {
         ends_at,
         record: LeaseRecord::parse(&record_json).with_context(|| format!("lease {id}"))?,
         request_json,
+        order_id,
+        pull_secret,
     })
 }
 

@@ -237,6 +237,7 @@ fn order_spec(
         env: None,
         artifacts: None,
         image: None,
+        registry_auth: None,
         network: None,
         checkpoint: None,
         on_interrupt: None,

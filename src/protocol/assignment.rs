@@ -67,6 +67,10 @@ pub enum AssignmentAction {
         /// ends, and restored first when the order resumes.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         checkpoint: Option<CheckpointPlan>,
+        /// The buyer's credentials for the image's registry: used for the
+        /// pull only, never written where another lease could read them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        registry_auth: Option<RegistryAuth>,
     },
     /// Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
     /// the slice down: release, end of window, or an unknown lease.
@@ -101,6 +105,62 @@ pub enum Partition {
     Shared { milli: u32, memory_mb: u64 },
     /// The whole GPU(s).
     Whole,
+}
+
+/// A buyer's credentials for a private registry. Its `Debug` hides the
+/// password, so no log line or error message carries it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RegistryAuth {
+    /// The registry's user name (for a token, the name the registry asks
+    /// for, e.g. `oauth2accesstoken`); no `:` and no control characters.
+    #[cfg_attr(
+        feature = "server",
+        schema(
+            min_length = 1,
+            max_length = 256,
+            pattern = "^[^:\\x00-\\x1f\\x7f-\\x9f]+$"
+        )
+    )]
+    pub username: String,
+    /// The password or access token; never shown again by the API.
+    #[cfg_attr(
+        feature = "server",
+        schema(min_length = 1, max_length = 4096, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$", format = Password)
+    )]
+    pub password: String,
+}
+
+impl std::fmt::Debug for RegistryAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryAuth")
+            .field("username", &self.username)
+            .field("password", &"<hidden>")
+            .finish()
+    }
+}
+
+impl RegistryAuth {
+    /// Limits of each field, checked where the order is placed; the name of
+    /// the field and why, when one is broken.
+    pub fn check(&self) -> Result<(), (&'static str, &'static str)> {
+        let control = |s: &str| s.chars().any(char::is_control);
+        let chars = |s: &str| s.chars().count();
+        if !(1..=256).contains(&chars(&self.username)) {
+            return Err(("username", "must be 1 to 256 characters"));
+        }
+        if self.username.contains(':') || control(&self.username) {
+            return Err(("username", "must hold no `:` and no control characters"));
+        }
+        if !(1..=4096).contains(&chars(&self.password)) {
+            return Err(("password", "must be 1 to 4096 characters"));
+        }
+        if control(&self.password) {
+            return Err(("password", "must hold no control characters"));
+        }
+        Ok(())
+    }
 }
 
 /// Where a container sees the checkpoint folder unless the order says.

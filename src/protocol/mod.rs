@@ -48,8 +48,8 @@ pub fn path_segment(name: &str) -> String {
 
 pub use assignment::{
     Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason, HeldUnits,
-    HostLimits, LogsUpload, Partition, Placement, StatusReport, DEFAULT_CHECKPOINT_PATH,
-    LOGS_TAIL_BYTES, MAX_ARTIFACTS,
+    HostLimits, LogsUpload, Partition, Placement, RegistryAuth, StatusReport,
+    DEFAULT_CHECKPOINT_PATH, LOGS_TAIL_BYTES, MAX_ARTIFACTS,
 };
 pub use metrics::{
     DcgmField, FieldKind, GpuFields, GpuMetrics, HeartbeatRequest, HeartbeatResponse, LeaseReport,

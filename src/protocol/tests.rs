@@ -38,6 +38,7 @@ fn a_start_assignment_is_a_flat_object_tagged_by_action() {
             network: false,
             limits: None,
             checkpoint: None,
+            registry_auth: None,
         },
     };
     let value = serde_json::to_value(&assignment).unwrap();

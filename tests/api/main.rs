@@ -57,6 +57,7 @@ mod prices;
 mod quote_order;
 mod readme;
 mod rebalance;
+mod registry_auth;
 mod registry_pull;
 mod replicas;
 mod resale;

@@ -10,7 +10,7 @@ use serde_json::json;
 use std::process::{Command, Stdio};
 
 /// The registry, stopped when dropped.
-struct Registry(std::process::Child);
+pub(crate) struct Registry(std::process::Child);
 
 impl Drop for Registry {
     fn drop(&mut self) {
@@ -26,13 +26,101 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn run(cmd: &mut Command) -> Result<String, String> {
+pub(crate) fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     } else {
         Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
     }
+}
+
+/// Debian's registry on a free loopback port, its blobs under `scratch`;
+/// with `users`, only they may push or pull (htpasswd, bcrypt as the
+/// registry requires).
+pub(crate) async fn start_registry(
+    scratch: &std::path::Path,
+    users: Option<(&str, &str)>,
+) -> (Registry, String) {
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut config = format!(
+        "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n",
+        scratch.join("blobs").display()
+    );
+    if let Some((user, password)) = users {
+        let hash = bcrypt::hash_with_result(password, 4)
+            .unwrap()
+            .format_for_version(bcrypt::Version::TwoY);
+        let htpasswd = scratch.join("htpasswd");
+        std::fs::write(&htpasswd, format!("{user}:{hash}\n")).unwrap();
+        config.push_str(&format!(
+            "auth:\n  htpasswd:\n    realm: gpuex-test\n    path: {}\n",
+            htpasswd.display()
+        ));
+    }
+    let file = scratch.join("registry.yml");
+    std::fs::write(&file, config).unwrap();
+    let child = Command::new("docker-registry")
+        .arg("serve")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start docker-registry");
+    let registry = Registry(child);
+    eventually(20, "the registry to listen", || async {
+        tokio::net::TcpStream::connect(&address).await.is_ok()
+    })
+    .await;
+    (registry, address)
+}
+
+/// A registered agent with the container launcher that allows only the
+/// registry at `address`, reached over plain HTTP.
+pub(crate) async fn container_agent(
+    app: &TestApp,
+    m: &fleet::Market,
+    address: &str,
+    registries: &std::path::Path,
+    spool: &std::path::Path,
+) -> Agent {
+    let node = create_node(
+        app,
+        &m.provider,
+        json!({"name": "sim", "region": "eu-west"}),
+    )
+    .await;
+    let pool = crate::uid_pool::fresh_uid_pool();
+    let hostname = format!("registry-{}", address.rsplit(':').next().unwrap_or("0"));
+    let args = [
+        "--launcher",
+        "container",
+        "--uid-pool",
+        &pool,
+        "--hostname",
+        &hostname,
+        "--allow-registry",
+        address,
+    ];
+    let env = [("CONTAINERS_REGISTRIES_CONF", registries.to_str().unwrap())];
+    let agent = Agent::start_args_env(app, &node.token, spool, &args, &env).await;
+    eventually(20, "the agent to register", || async {
+        node_view(app, &m.provider, node.id).await["status"] == "online"
+    })
+    .await;
+    agent
+}
+
+/// A registries.conf that lets podman use plain HTTP to `address`: the
+/// provider's own, which the agent hands on.
+pub(crate) fn insecure_registries(scratch: &std::path::Path, address: &str) -> std::path::PathBuf {
+    let registries = scratch.join("registries.conf");
+    std::fs::write(
+        &registries,
+        format!("[[registry]]\nlocation = \"{address}\"\ninsecure = true\n"),
+    )
+    .unwrap();
+    registries
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -49,29 +137,8 @@ async fn an_image_is_pulled_from_an_allowed_registry_and_run_by_its_id() {
     ) else {
         return;
     };
-    let port = free_port();
-    let address = format!("127.0.0.1:{port}");
-    let config = scratch.path().join("registry.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n",
-            scratch.path().join("blobs").display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new("docker-registry")
-        .arg("serve")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start docker-registry");
-    let _registry = Registry(child);
-    eventually(20, "the registry to listen", || async {
-        tokio::net::TcpStream::connect(&address).await.is_ok()
-    })
-    .await;
+    let (_registry, address) = start_registry(scratch.path(), None).await;
+    let port = address.rsplit(':').next().unwrap().to_owned();
     // The image is only in the registry: pushed there, never tagged here.
     let remote = format!("{address}/gpuex/busybox:{port}");
     run(Command::new("podman")
@@ -79,42 +146,12 @@ async fn an_image_is_pulled_from_an_allowed_registry_and_run_by_its_id() {
         .arg(format!("docker://{remote}")))
     .expect("podman push");
     let _ = run(Command::new("podman").args(["rmi", "--force", &remote]));
-    // Plain HTTP on loopback: podman is told so by the provider's own
-    // registries.conf, which the agent hands on.
-    let registries = scratch.path().join("registries.conf");
-    std::fs::write(
-        &registries,
-        format!("[[registry]]\nlocation = \"{address}\"\ninsecure = true\n"),
-    )
-    .unwrap();
+    let registries = insecure_registries(scratch.path(), &address);
 
     let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;
     let m = market(&app).await;
-    let node = create_node(
-        &app,
-        &m.provider,
-        json!({"name": "sim", "region": "eu-west"}),
-    )
-    .await;
     let spool = tempfile::tempdir().unwrap();
-    let pool = crate::uid_pool::fresh_uid_pool();
-    let hostname = format!("registry-{port}");
-    let args = [
-        "--launcher",
-        "container",
-        "--uid-pool",
-        &pool,
-        "--hostname",
-        &hostname,
-        "--allow-registry",
-        &address,
-    ];
-    let env = [("CONTAINERS_REGISTRIES_CONF", registries.to_str().unwrap())];
-    let _agent = Agent::start_args_env(&app, &node.token, spool.path(), &args, &env).await;
-    eventually(20, "the agent to register", || async {
-        node_view(&app, &m.provider, node.id).await["status"] == "online"
-    })
-    .await;
+    let _agent = container_agent(&app, &m, &address, &registries, spool.path()).await;
     let mut body = fleet::order("on_demand");
     body["resources"]["isolation"] = json!("whole");
     body["image"] = json!(remote);

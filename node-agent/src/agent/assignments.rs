@@ -20,6 +20,7 @@ impl Agent {
                 network,
                 limits,
                 checkpoint,
+                registry_auth,
             } => {
                 if self.leases.contains_key(&id)
                     || self.waiting.contains_key(&id)
@@ -38,6 +39,7 @@ impl Agent {
                     network,
                     limits,
                     checkpoint,
+                    registry_auth,
                 };
                 if self.handover_pending(&start.placement) {
                     tracing::info!(lease_id = %id, "waiting for the slice's previous workload to stop");
@@ -99,6 +101,7 @@ impl Agent {
         // A container's image is pulled (when the host lacks it) beside the
         // artifacts, off the agent's loop: a pull can take minutes.
         let image = start.image.clone().zip(self.launcher.images());
+        let auth = start.registry_auth.clone();
         let restore = start.checkpoint.as_ref().is_some_and(|c| c.restore);
         if start.artifacts.is_empty() && image.is_none() && !restore {
             return self.launch(id, start, user, workdir, String::new());
@@ -128,9 +131,10 @@ impl Agent {
                 }
             }
             if let (Ok(_), Some((name, images))) = (&result, image) {
-                let readied = tokio::task::spawn_blocking(move || images.ready(&name))
-                    .await
-                    .unwrap_or_else(|e| Err(format!("the image pull died: {e}")));
+                let readied =
+                    tokio::task::spawn_blocking(move || images.ready(&name, auth.as_ref(), id))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the image pull died: {e}")));
                 if let Err(reason) = readied {
                     result = Err((result.unwrap_or_default(), reason));
                 }

@@ -139,6 +139,7 @@ struct WaitingStart {
     network: bool,
     limits: Option<HostLimits>,
     checkpoint: Option<CheckpointPlan>,
+    registry_auth: Option<gpuex::protocol::RegistryAuth>,
 }
 
 /// A lease whose artifacts are being fetched: not provisioned, not billed.

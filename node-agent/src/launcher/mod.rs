@@ -142,6 +142,8 @@ pub struct Options {
     pub dev_root: PathBuf,
     /// The pool's uids, which a container's user namespace maps as they are.
     pub uid_pool: (u32, u32),
+    /// The agent's own state (pulls' auth files, the private images).
+    pub state_dir: PathBuf,
 }
 
 /// The launcher for `kind`.
@@ -152,6 +154,7 @@ pub fn make(kind: LauncherKind, options: Options) -> Result<Box<dyn Launcher>, S
         networks,
         dev_root,
         uid_pool,
+        state_dir,
     } = options;
     Ok(match kind {
         LauncherKind::Process => Box::new(ProcessLauncher { agent_exe }),
@@ -177,9 +180,12 @@ pub fn make(kind: LauncherKind, options: Options) -> Result<Box<dyn Launcher>, S
             } else {
                 None
             };
+            let private_images = image::PrivateImages::load(state_dir.join("private-images.json"))?;
             Box::new(ContainerLauncher {
                 runtime,
                 cdi_dir: PathBuf::from(cdi::SPEC_DIR),
+                auth_dir: state_dir.join("registry-auth"),
+                private_images: Arc::new(private_images),
                 allowed_registries,
                 networks,
                 dev_root,
@@ -445,6 +451,10 @@ pub struct ContainerLauncher {
     pub cdi_dir: PathBuf,
     /// The registries images may come from; empty: any.
     pub allowed_registries: Vec<String>,
+    /// Where pulls' auth files are written (see [`image`]).
+    pub auth_dir: PathBuf,
+    /// Images pulled with a buyer's credentials.
+    pub private_images: Arc<image::PrivateImages>,
     /// Networked leases' namespaces, which podman joins.
     pub networks: Arc<netns::LeaseNetworks>,
     /// Where the GPUs' device nodes are (`/dev`; tests use stand-ins).
@@ -497,6 +507,8 @@ impl ContainerLauncher {
             runtime: self.runtime.clone(),
             env: client_env(),
             allowed_registries: self.allowed_registries.clone(),
+            auth_dir: self.auth_dir.clone(),
+            private: self.private_images.clone(),
         }
     }
 

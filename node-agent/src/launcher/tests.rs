@@ -3,6 +3,10 @@
 use super::*;
 use std::path::Path;
 
+fn no_private_images() -> Arc<image::PrivateImages> {
+    Arc::new(image::PrivateImages::load("/nonexistent/private-images.json".into()).unwrap())
+}
+
 fn no_networks() -> Arc<netns::LeaseNetworks> {
     Arc::new(netns::LeaseNetworks::unavailable(
         "no networks in unit tests",
@@ -85,6 +89,8 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
         },
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec![],
+        auth_dir: "/nonexistent".into(),
+        private_images: no_private_images(),
         networks: no_networks(),
         dev_root: "/dev".into(),
         userns: None,
@@ -161,6 +167,8 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
         },
         cdi_dir: specs.path().into(),
         allowed_registries: vec![],
+        auth_dir: "/nonexistent".into(),
+        private_images: no_private_images(),
         networks: no_networks(),
         dev_root: "/dev".into(),
         userns: Some(super::userns::Mapping {
@@ -209,6 +217,8 @@ fn a_container_needs_an_allowed_image_and_never_runs_as_root() {
         },
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec!["nvcr.io".into()],
+        auth_dir: "/nonexistent".into(),
+        private_images: no_private_images(),
         networks: no_networks(),
         dev_root: "/dev".into(),
         userns: None,
@@ -356,6 +366,8 @@ fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
         },
         cdi_dir: "/nonexistent".into(),
         allowed_registries: vec![],
+        auth_dir: "/nonexistent".into(),
+        private_images: no_private_images(),
         networks: no_networks(),
         dev_root: "/dev".into(),
         userns: None,

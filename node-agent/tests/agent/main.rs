@@ -163,6 +163,7 @@ fn start(lease: Uuid, partition: Partition, gpu: u32, command: &str) -> Assignme
             network: false,
             limits: None,
             checkpoint: None,
+            registry_auth: None,
         },
     }
 }

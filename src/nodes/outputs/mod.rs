@@ -225,7 +225,8 @@ pub async fn prune(db: &Db, store: &OutputStore, before: DateTime<Utc>) -> anyho
     }
 }
 
-/// The leader's hourly pass over the outputs past their retention.
+/// The leader's hourly pass over the outputs past their retention (and
+/// the registry credentials of finished orders).
 pub fn spawn_pruner(state: crate::app::AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -242,6 +243,14 @@ pub fn spawn_pruner(state: crate::app::AppState) -> tokio::task::JoinHandle<()> 
                 Ok(0) => {}
                 Ok(n) => tracing::info!(removed = n, "pruned checkpoints past their retention"),
                 Err(e) => tracing::warn!("cannot prune checkpoints: {e:#}"),
+            }
+            let settled = state.settings.clock.now() - chrono::Duration::hours(1);
+            match crate::market::pull_secrets::prune(&state.db, settled).await {
+                Ok(0) => {}
+                Ok(n) => {
+                    tracing::info!(removed = n, "dropped finished orders' registry credentials")
+                }
+                Err(e) => tracing::warn!("cannot drop registry credentials: {e:#}"),
             }
         }
     })

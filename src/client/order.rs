@@ -1,0 +1,218 @@
+//! `gpuex order`: the request a buyer places, and `--wait`, which follows
+//! it until its lease runs.
+
+use super::{artifact, key_value, CliError, Exit};
+use super::{
+    lease_table, order_table, pairs, print_json, put, read_line, show, text, usage, Ctx, Request,
+    Result,
+};
+use clap::Args;
+use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Args)]
+pub struct OrderArgs {
+    #[command(flatten)]
+    request: Request,
+    /// The command the lease runs.
+    #[arg(long)]
+    command: Option<String>,
+    /// An environment variable for the command (repeatable).
+    #[arg(long = "env", value_parser = key_value, value_name = "KEY=VALUE")]
+    env: Vec<(String, String)>,
+    /// A cost-allocation tag (repeatable).
+    #[arg(long = "tag", value_parser = key_value, value_name = "KEY=VALUE")]
+    tags: Vec<(String, String)>,
+    /// A file the agent fetches into the lease's folder before the command
+    /// starts, checked against its SHA-256 (repeatable).
+    #[arg(long = "artifact", value_parser = artifact, value_name = "URL,SHA256,PATH")]
+    artifacts: Vec<Value>,
+    /// The OCI image the container launcher runs.
+    #[arg(long)]
+    image: Option<String>,
+    /// The user name for a private image's registry; the password comes
+    /// from --registry-password-stdin or $GPUEX_REGISTRY_PASSWORD. Kept
+    /// sealed by the server and handed only to the agent that pulls.
+    #[arg(long, requires = "image", value_name = "USER")]
+    registry_user: Option<String>,
+    /// Read the registry password from the first line of stdin.
+    #[arg(long, requires = "registry_user")]
+    registry_password_stdin: bool,
+    /// Let the workload reach the network (the sandbox launcher denies it otherwise).
+    #[arg(long)]
+    network: bool,
+    /// Send the workload's checkpoint folder ($GPUEX_CHECKPOINT) every
+    /// this many seconds and when the lease ends.
+    #[arg(long, value_name = "SECONDS")]
+    checkpoint_every: Option<u32>,
+    /// Where a container sees the checkpoint folder (default /checkpoint).
+    #[arg(long, requires = "checkpoint_every")]
+    checkpoint_path: Option<String>,
+    /// When a lease is preempted or its node lost, start the next one
+    /// from the last checkpoint (`on_interrupt: resume`).
+    #[arg(long, requires = "checkpoint_every")]
+    resume: bool,
+    /// realtime or batch (pooled orders).
+    #[arg(long)]
+    qos: Option<String>,
+    /// How long a spot or pooled order may wait for capacity, in seconds.
+    #[arg(long)]
+    max_wait_s: Option<u64>,
+    /// Your own id for the order.
+    #[arg(long)]
+    client_order_id: Option<String>,
+    /// A URL the server posts the order's events to (signed).
+    #[arg(long)]
+    webhook_url: Option<String>,
+    /// Follow the order until its lease runs (exit 5 if it is refused or fails).
+    #[arg(long)]
+    wait: bool,
+    /// How long `--wait` waits, in seconds (exit 8 past it).
+    #[arg(long, default_value_t = 600)]
+    wait_timeout: u64,
+}
+
+impl OrderArgs {
+    /// The order's body. The registry password is read here (stdin or the
+    /// environment), never from a flag: a flag shows in `ps`.
+    fn body(self) -> Result<Map<String, Value>> {
+        let mut body = self.request.body();
+        put(&mut body, "command", self.command.map(Value::from));
+        if !self.artifacts.is_empty() {
+            body.insert("artifacts".into(), Value::Array(self.artifacts));
+        }
+        put(&mut body, "image", self.image.map(Value::from));
+        if let Some(username) = self.registry_user {
+            let password = if self.registry_password_stdin {
+                read_line(&mut std::io::stdin().lock())?
+            } else {
+                std::env::var("GPUEX_REGISTRY_PASSWORD").map_err(|_| {
+                    usage("--registry-user needs --registry-password-stdin or $GPUEX_REGISTRY_PASSWORD")
+                })?
+            };
+            body.insert(
+                "registry_auth".into(),
+                json!({"username": username, "password": password}),
+            );
+        }
+        if self.network {
+            body.insert("network".into(), Value::Bool(true));
+        }
+        if let Some(every_s) = self.checkpoint_every {
+            let mut checkpoint = Map::new();
+            checkpoint.insert("every_s".into(), every_s.into());
+            put(
+                &mut checkpoint,
+                "path",
+                self.checkpoint_path.map(Value::from),
+            );
+            body.insert("checkpoint".into(), Value::Object(checkpoint));
+        }
+        if self.resume {
+            body.insert("on_interrupt".into(), "resume".into());
+        }
+        if !self.env.is_empty() {
+            body.insert("env".into(), pairs(self.env));
+        }
+        if !self.tags.is_empty() {
+            body.insert("tags".into(), pairs(self.tags));
+        }
+        put(&mut body, "qos", self.qos.map(Value::from));
+        put(&mut body, "max_wait_s", self.max_wait_s.map(Value::from));
+        put(
+            &mut body,
+            "client_order_id",
+            self.client_order_id.map(Value::from),
+        );
+        put(&mut body, "webhook_url", self.webhook_url.map(Value::from));
+        Ok(body)
+    }
+}
+
+/// Places the order; with `--wait`, follows it until its lease runs.
+pub async fn place(ctx: &Ctx, args: OrderArgs) -> Result<()> {
+    let (wait, wait_timeout) = (args.wait, args.wait_timeout);
+    let body = args.body()?;
+    let order = ctx
+        .api
+        .post_idempotent("/v1/orders", &Value::Object(body))
+        .await?;
+    if !wait {
+        show(ctx, &order, order_table);
+        return Ok(());
+    }
+    let (order, lease) = follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
+    if ctx.json() {
+        print_json(&json!({"order": order, "lease": lease}));
+    } else {
+        println!("{}", order_table(&order));
+        println!("{}", lease_table(&lease));
+    }
+    Ok(())
+}
+
+/// Polls the order until filled, then its lease until running, with a
+/// spinner on stderr when it is a terminal.
+async fn follow_order(ctx: &Ctx, mut order: Value, timeout: Duration) -> Result<(Value, Value)> {
+    let api = &ctx.api;
+    let deadline = Instant::now() + timeout;
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let id = text(&order["id"]);
+    let result = async {
+        loop {
+            let state = text(&order["state"]);
+            spinner.set_message(format!("order {id}: {state}"));
+            match state.as_str() {
+                "filled" => break,
+                "open" => {}
+                _ => {
+                    let why = order["reject_message"]
+                        .as_str()
+                        .or(order["reject_reason"].as_str())
+                        .unwrap_or("");
+                    let mut e =
+                        CliError::new(Exit::Conflict, format!("order {id} is {state}: {why}"));
+                    e.code = order["reject_reason"].as_str().map(str::to_owned);
+                    return Err(e);
+                }
+            }
+            wait_a_bit(deadline, &format!("order {id} to fill")).await?;
+            order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
+        }
+        let lease_id = text(&order["lease_id"]);
+        loop {
+            let lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
+            let state = text(&lease["state"]);
+            spinner.set_message(format!("lease {lease_id}: {state}"));
+            match state.as_str() {
+                "running" => return Ok((order.clone(), lease)),
+                "ended" | "failed" => {
+                    return Err(CliError::new(
+                        Exit::Conflict,
+                        format!(
+                            "lease {lease_id} {state} before it ran: {}",
+                            lease["end_reason"].as_str().unwrap_or("no reason given")
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            wait_a_bit(deadline, &format!("lease {lease_id} to run")).await?;
+        }
+    }
+    .await;
+    spinner.finish_and_clear();
+    result
+}
+
+async fn wait_a_bit(deadline: Instant, what: &str) -> Result<()> {
+    if Instant::now() >= deadline {
+        return Err(CliError::new(
+            Exit::Timeout,
+            format!("timed out waiting for {what}"),
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    Ok(())
+}
