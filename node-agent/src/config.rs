@@ -57,6 +57,11 @@ pub struct RunArgs {
         value_delimiter = ','
     )]
     pub allow_registries: Vec<String>,
+    /// The image an order without one runs in under the container
+    /// launcher (e.g. a CUDA base image); without it such orders fail,
+    /// saying so. It must come from an allowed registry.
+    #[arg(long, env = "GPUEX_AGENT_DEFAULT_IMAGE")]
+    pub default_image: Option<String>,
     /// The block each networked lease's /30 comes from (DESIGN §21: one
     /// veth pair per lease, the host side's address and the lease's); its
     /// traffic leaves the host masqueraded. Must be this agent's alone.

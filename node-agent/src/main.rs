@@ -251,10 +251,18 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
     if kind == LauncherKind::Sandbox {
         probe_sandbox(&exe, args.uid_pool.0)?;
     }
+    if let Some(image) = &args.default_image {
+        if kind != LauncherKind::Container {
+            bail!("--default-image is for the container launcher (this agent runs {kind:?})");
+        }
+        launcher::image::check_allowed(image, &args.allow_registries)
+            .map_err(|why| anyhow::anyhow!("--default-image {image}: {why}"))?;
+    }
     let networks = lease_networks(&args, server, kind);
     let options = launcher::Options {
         agent_exe: exe,
         allowed_registries: args.allow_registries.clone(),
+        default_image: args.default_image.clone(),
         networks,
         dev_root: args.dev_root.clone(),
         uid_pool: args.uid_pool,

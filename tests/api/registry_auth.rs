@@ -120,7 +120,7 @@ async fn a_private_image_pulls_only_with_its_buyers_credentials_which_nothing_sh
     let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;
     let m = market(&app).await;
     let spool = tempfile::tempdir().unwrap();
-    let _agent = container_agent(&app, &m, &address, &registries, spool.path()).await;
+    let _agent = container_agent(&app, &m, &address, &registries, spool.path(), &[]).await;
 
     // The API names a misplaced or malformed credential.
     let mut body = fleet::order("on_demand");

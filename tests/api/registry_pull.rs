@@ -83,6 +83,7 @@ pub(crate) async fn container_agent(
     address: &str,
     registries: &std::path::Path,
     spool: &std::path::Path,
+    extra: &[&str],
 ) -> Agent {
     let node = create_node(
         app,
@@ -92,7 +93,7 @@ pub(crate) async fn container_agent(
     .await;
     let pool = crate::uid_pool::fresh_uid_pool();
     let hostname = format!("registry-{}", address.rsplit(':').next().unwrap_or("0"));
-    let args = [
+    let mut args = vec![
         "--launcher",
         "container",
         "--uid-pool",
@@ -102,6 +103,7 @@ pub(crate) async fn container_agent(
         "--allow-registry",
         address,
     ];
+    args.extend_from_slice(extra);
     let env = [("CONTAINERS_REGISTRIES_CONF", registries.to_str().unwrap())];
     let agent = Agent::start_args_env(app, &node.token, spool, &args, &env).await;
     eventually(20, "the agent to register", || async {
@@ -151,7 +153,7 @@ async fn an_image_is_pulled_from_an_allowed_registry_and_run_by_its_id() {
     let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;
     let m = market(&app).await;
     let spool = tempfile::tempdir().unwrap();
-    let _agent = container_agent(&app, &m, &address, &registries, spool.path()).await;
+    let _agent = container_agent(&app, &m, &address, &registries, spool.path(), &[]).await;
     let mut body = fleet::order("on_demand");
     body["resources"]["isolation"] = json!("whole");
     body["image"] = json!(remote);
@@ -182,5 +184,49 @@ async fn an_image_is_pulled_from_an_allowed_registry_and_run_by_its_id() {
         json!(format!("sha256:{pulled}"))
     );
     let _ = run(Command::new("podman").args(["rmi", "--force", &remote]));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_order_without_an_image_runs_in_the_providers_default_image() {
+    let scratch = tempfile::tempdir().unwrap();
+    let Some(podman) =
+        crate::require::require("podman", crate::require::podman_image(scratch.path()))
+    else {
+        return;
+    };
+    let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;
+    let m = market(&app).await;
+    let spool = tempfile::tempdir().unwrap();
+    let registries = insecure_registries(scratch.path(), "127.0.0.1:1");
+    let extra = ["--default-image", podman.image.as_str()];
+    let _agent = container_agent(&app, &m, "localhost", &registries, spool.path(), &extra).await;
+    let mut body = fleet::order("on_demand");
+    body["resources"]["isolation"] = json!("whole");
+    body["command"] = json!("echo in-the-default-image; cat /proc/1/comm; sleep 1");
+    let id = place(&app, &m.buyer, body).await;
+    eventually(60, "the workload's output", || async {
+        let tail = app
+            .get(&format!("/v1/leases/{id}/logs"), Some(&m.buyer))
+            .await
+            .body["tail"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        tail.contains("in-the-default-image")
+    })
+    .await;
+    let local = run(Command::new("podman").args([
+        "image",
+        "inspect",
+        "--format",
+        "{{.Id}}",
+        &podman.image,
+    ]))
+    .unwrap();
+    assert_eq!(
+        lease(&app, &m.buyer, id).await["image_id"],
+        json!(format!("sha256:{local}"))
+    );
     app.stop().await;
 }

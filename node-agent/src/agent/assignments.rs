@@ -28,6 +28,11 @@ impl Agent {
                 {
                     return;
                 }
+                // An order without an image runs in the provider's own.
+                let image = image.or_else(|| {
+                    command.as_ref()?;
+                    self.launcher.default_image().map(str::to_owned)
+                });
                 let start = WaitingStart {
                     placement,
                     command,

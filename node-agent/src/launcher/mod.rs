@@ -123,6 +123,10 @@ pub trait Launcher: Send + Sync {
     fn images(&self) -> Option<image::Images> {
         None
     }
+    /// The image an order without one runs in (`--default-image`).
+    fn default_image(&self) -> Option<&str> {
+        None
+    }
     /// Who a lease's files belong to on the host: its pool uid and gid, or,
     /// in a container's user namespace, what they map to.
     fn host_owner(&self, user: (u32, u32), _network: bool) -> (u32, u32) {
@@ -136,6 +140,8 @@ pub struct Options {
     pub agent_exe: PathBuf,
     /// The registries a container's image may come from (none listed: any).
     pub allowed_registries: Vec<String>,
+    /// What a container runs when the order names no image.
+    pub default_image: Option<String>,
     /// Networked leases' namespaces (see [`netns`]).
     pub networks: Arc<netns::LeaseNetworks>,
     /// Where the GPUs' device nodes are.
@@ -151,6 +157,7 @@ pub fn make(kind: LauncherKind, options: Options) -> Result<Box<dyn Launcher>, S
     let Options {
         agent_exe,
         allowed_registries,
+        default_image,
         networks,
         dev_root,
         uid_pool,
@@ -187,6 +194,7 @@ pub fn make(kind: LauncherKind, options: Options) -> Result<Box<dyn Launcher>, S
                 auth_dir: state_dir.join("registry-auth"),
                 private_images: Arc::new(private_images),
                 allowed_registries,
+                default_image,
                 networks,
                 dev_root,
                 userns,
@@ -453,6 +461,8 @@ pub struct ContainerLauncher {
     pub allowed_registries: Vec<String>,
     /// Where pulls' auth files are written (see [`image`]).
     pub auth_dir: PathBuf,
+    /// What runs when the order names no image (`--default-image`).
+    pub default_image: Option<String>,
     /// Images pulled with a buyer's credentials.
     pub private_images: Arc<image::PrivateImages>,
     /// Networked leases' namespaces, which podman joins.
@@ -677,6 +687,10 @@ impl Launcher for ContainerLauncher {
 
     fn images(&self) -> Option<image::Images> {
         Some(self.image_client())
+    }
+
+    fn default_image(&self) -> Option<&str> {
+        self.default_image.as_deref()
     }
 
     fn host_owner(&self, user: (u32, u32), network: bool) -> (u32, u32) {

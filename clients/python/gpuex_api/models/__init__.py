@@ -164,6 +164,7 @@ from .refused_usage import RefusedUsage
 from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
+from .registry_auth import RegistryAuth
 from .replica_view import ReplicaView
 from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
@@ -372,6 +373,7 @@ __all__ = (
     "Region",
     "RegisteredRole",
     "RegisterRequest",
+    "RegistryAuth",
     "ReplicaView",
     "ResaleOffer",
     "ResaleOfferSlotsItem",

@@ -18,6 +18,7 @@ import datetime
 if TYPE_CHECKING:
   from ..models.checkpoint_plan import CheckpointPlan
   from ..models.placement import Placement
+  from ..models.registry_auth import RegistryAuth
   from ..models.assignment_start_env import AssignmentStartEnv
   from ..models.held_units import HeldUnits
   from ..models.host_limits import HostLimits
@@ -52,6 +53,7 @@ class AssignmentStart:
             limits (HostLimits | None | Unset):
             network (bool | Unset): Whether the workload may use the network (`sandbox` and `container`
                 give it none otherwise).
+            registry_auth (None | RegistryAuth | Unset):
      """
 
     action: AssignmentStartAction
@@ -66,6 +68,7 @@ class AssignmentStart:
     image: None | str | Unset = UNSET
     limits: HostLimits | None | Unset = UNSET
     network: bool | Unset = UNSET
+    registry_auth: None | RegistryAuth | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -75,6 +78,7 @@ class AssignmentStart:
     def to_dict(self) -> dict[str, Any]:
         from ..models.checkpoint_plan import CheckpointPlan
         from ..models.placement import Placement
+        from ..models.registry_auth import RegistryAuth
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
         from ..models.host_limits import HostLimits
@@ -144,6 +148,14 @@ class AssignmentStart:
 
         network = self.network
 
+        registry_auth: dict[str, Any] | None | Unset
+        if isinstance(self.registry_auth, Unset):
+            registry_auth = UNSET
+        elif isinstance(self.registry_auth, RegistryAuth):
+            registry_auth = self.registry_auth.to_dict()
+        else:
+            registry_auth = self.registry_auth
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -170,6 +182,8 @@ class AssignmentStart:
             field_dict["limits"] = limits
         if network is not UNSET:
             field_dict["network"] = network
+        if registry_auth is not UNSET:
+            field_dict["registry_auth"] = registry_auth
 
         return field_dict
 
@@ -179,6 +193,7 @@ class AssignmentStart:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.checkpoint_plan import CheckpointPlan
         from ..models.placement import Placement
+        from ..models.registry_auth import RegistryAuth
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
         from ..models.host_limits import HostLimits
@@ -323,6 +338,26 @@ class AssignmentStart:
 
         network = d.pop("network", UNSET)
 
+        def _parse_registry_auth(data: object) -> None | RegistryAuth | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                registry_auth_type_1 = RegistryAuth.from_dict(data)
+
+
+
+                return registry_auth_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RegistryAuth | Unset, data)
+
+        registry_auth = _parse_registry_auth(d.pop("registry_auth", UNSET))
+
+
         assignment_start = cls(
             action=action,
             lease_id=lease_id,
@@ -336,6 +371,7 @@ class AssignmentStart:
             image=image,
             limits=limits,
             network=network,
+            registry_auth=registry_auth,
         )
 
 

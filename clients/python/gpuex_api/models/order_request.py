@@ -19,6 +19,7 @@ import datetime
 if TYPE_CHECKING:
   from ..models.order_request_env_type_0 import OrderRequestEnvType0
   from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+  from ..models.registry_auth import RegistryAuth
   from ..models.resources import Resources
   from ..models.checkpoint_request import CheckpointRequest
   from ..models.artifact import Artifact
@@ -55,6 +56,7 @@ class OrderRequest:
             on_interrupt (None | OnInterrupt | Unset):
             qos (None | Qos | Unset):
             region (None | str | Unset): A region name, or `any` (default): the engine picks, cheapest first.
+            registry_auth (None | RegistryAuth | Unset):
             start_at (datetime.datetime | None | Unset): Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
                 least 1 h ahead; off the hour gets 422 naming `start_at`.
             tags (None | OrderRequestTagsType0 | Unset):
@@ -76,6 +78,7 @@ class OrderRequest:
     on_interrupt: None | OnInterrupt | Unset = UNSET
     qos: None | Qos | Unset = UNSET
     region: None | str | Unset = UNSET
+    registry_auth: None | RegistryAuth | Unset = UNSET
     start_at: datetime.datetime | None | Unset = UNSET
     tags: None | OrderRequestTagsType0 | Unset = UNSET
     webhook_url: None | str | Unset = UNSET
@@ -87,6 +90,7 @@ class OrderRequest:
     def to_dict(self) -> dict[str, Any]:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+        from ..models.registry_auth import RegistryAuth
         from ..models.resources import Resources
         from ..models.checkpoint_request import CheckpointRequest
         from ..models.artifact import Artifact
@@ -187,6 +191,14 @@ class OrderRequest:
         else:
             region = self.region
 
+        registry_auth: dict[str, Any] | None | Unset
+        if isinstance(self.registry_auth, Unset):
+            registry_auth = UNSET
+        elif isinstance(self.registry_auth, RegistryAuth):
+            registry_auth = self.registry_auth.to_dict()
+        else:
+            registry_auth = self.registry_auth
+
         start_at: None | str | Unset
         if isinstance(self.start_at, Unset):
             start_at = UNSET
@@ -242,6 +254,8 @@ class OrderRequest:
             field_dict["qos"] = qos
         if region is not UNSET:
             field_dict["region"] = region
+        if registry_auth is not UNSET:
+            field_dict["registry_auth"] = registry_auth
         if start_at is not UNSET:
             field_dict["start_at"] = start_at
         if tags is not UNSET:
@@ -257,6 +271,7 @@ class OrderRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.order_request_env_type_0 import OrderRequestEnvType0
         from ..models.order_request_tags_type_0 import OrderRequestTagsType0
+        from ..models.registry_auth import RegistryAuth
         from ..models.resources import Resources
         from ..models.checkpoint_request import CheckpointRequest
         from ..models.artifact import Artifact
@@ -456,6 +471,26 @@ class OrderRequest:
         region = _parse_region(d.pop("region", UNSET))
 
 
+        def _parse_registry_auth(data: object) -> None | RegistryAuth | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                registry_auth_type_1 = RegistryAuth.from_dict(data)
+
+
+
+                return registry_auth_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RegistryAuth | Unset, data)
+
+        registry_auth = _parse_registry_auth(d.pop("registry_auth", UNSET))
+
+
         def _parse_start_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
@@ -522,6 +557,7 @@ class OrderRequest:
             on_interrupt=on_interrupt,
             qos=qos,
             region=region,
+            registry_auth=registry_auth,
             start_at=start_at,
             tags=tags,
             webhook_url=webhook_url,
