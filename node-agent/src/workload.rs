@@ -65,6 +65,8 @@ pub struct Marks {
 /// A running (or finished) workload.
 pub struct Workload {
     pgid: i32,
+    /// A notice goes to the program alone, which relays it (containers).
+    relays_signals: bool,
     marks: Marks,
     tail: Arc<Mutex<Tail>>,
     exit: watch::Receiver<Option<Exit>>,
@@ -147,6 +149,7 @@ impl Workload {
         });
         Ok(Workload {
             pgid: pid,
+            relays_signals: plan.relays_signals,
             marks,
             tail,
             exit,
@@ -170,6 +173,7 @@ impl Workload {
             env,
             launch: None,
             image_id: None,
+            relays_signals: false,
         };
         Workload::spawn(&plan, None, marks, "")
     }
@@ -192,6 +196,12 @@ impl Workload {
     /// Send `signal` to the whole group and to whatever of the lease left
     /// it; a group that is gone is fine.
     pub fn signal(&self, signal: Signal) {
+        if self.relays_signals && signal != Signal::SIGKILL {
+            if self.pgid > 1 {
+                let _ = nix::sys::signal::kill(Pid::from_raw(self.pgid), signal);
+            }
+            return;
+        }
         signal_lease(self.pgid, &self.marks, signal);
     }
 

@@ -2,15 +2,23 @@
 //! admin, two priced regions, a provider with three simulated `gpuex-agent`
 //! processes (H100 with MIG, A100, L40S and V100), and a credited buyer whose
 //! leases (one of each mode) run small shell loops (the training one runs
-//! `examples/train.py`, shipped as an artifact the demo serves) and who
-//! offers the tail of a reservation for resale; then it waits for Ctrl-C.
-//! The agents run as root, as on a provider host: workloads run as their
-//! uid pools' users (DESIGN §13).
+//! `examples/train.sh`, shipped as an artifact the demo serves, which
+//! checkpoints and leaves outputs) and who offers the tail of a reservation
+//! for resale; a minute in, the training job's machine is stopped and the
+//! job resumes elsewhere (`resume.rs`); then it waits for Ctrl-C.
+//!
+//! The agents run as root, as on a provider host. With podman, runc and a
+//! static busybox here, every workload runs in a container of the demo's
+//! busybox image (`image.rs`); otherwise as the pool's users on the host
+//! (the process launcher), and the demo says so.
 //!
 //! Everything after start-up goes through the public HTTP API, as a real
 //! provider and buyer would use it.
 
+mod agents;
 mod http;
+mod image;
+mod resume;
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -19,9 +27,7 @@ use http::Client;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::{Child, Command};
 
 /// `gpuex demo` flags.
 #[derive(Debug, Clone, Args)]
@@ -35,6 +41,45 @@ pub struct DemoArgs {
     /// The `gpuex-agent` binary (default: next to this one, built if missing).
     #[arg(long)]
     pub agent: Option<PathBuf>,
+    /// How the agents run workloads: `container` (podman, the demo's
+    /// busybox image), `process`, or `auto`: container where podman, runc
+    /// and a static busybox are installed, else process.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub launcher: DemoLauncher,
+    /// Seconds after start-up when the training job's machine is stopped to
+    /// show the job resume elsewhere from its checkpoint; 0: never (for
+    /// tests that need the fleet to stay up).
+    #[arg(long, default_value_t = 60)]
+    pub interrupt_after: u64,
+}
+
+/// `gpuex demo --launcher`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoLauncher {
+    Auto,
+    Container,
+    Process,
+}
+
+/// The launcher `choice` comes to here, and a line saying why.
+fn choose_launch(choice: DemoLauncher, data: &Path) -> anyhow::Result<(agents::Launch, String)> {
+    use agents::Launch;
+    if choice == DemoLauncher::Process {
+        return Ok((Launch::Process, "the process launcher, as asked".into()));
+    }
+    match image::prepare(data) {
+        Ok(image) => Ok((
+            Launch::Container(image),
+            format!("the container launcher: podman (runc), the demo's image {image}"),
+        )),
+        Err(why) if choice == DemoLauncher::Auto => Ok((
+            Launch::Process,
+            format!(
+                "the process launcher (pool users, no namespaces), since containers cannot run here: {why}"
+            ),
+        )),
+        Err(why) => bail!("--launcher container: {why}"),
+    }
 }
 
 const ADMIN: (&str, &str) = ("admin@gpuex.demo", "demo-admin-password");
@@ -107,10 +152,10 @@ fn workload(name: &str) -> String {
 }
 
 /// The example job the training order runs, as the artifact the agent
-/// fetches (DESIGN §13).
-const TRAIN_PY: &[u8] = include_bytes!("../../examples/train.py");
+/// fetches: POSIX sh, so it runs in the busybox image and on any host.
+const TRAIN_SH: &[u8] = include_bytes!("../../examples/train.sh");
 
-/// Serves `examples/train.py` on 127.0.0.1 for the demo's agents, and
+/// Serves `examples/train.sh` on 127.0.0.1 for the demo's agents, and
 /// returns the artifact that names it with its SHA-256.
 async fn serve_example() -> anyhow::Result<Value> {
     use sha2::Digest;
@@ -123,19 +168,19 @@ async fn serve_example() -> anyhow::Result<Value> {
                 let mut request = [0u8; 2048];
                 let _ = stream.read(&mut request).await;
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/x-python\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    TRAIN_PY.len()
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/x-shellscript\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    TRAIN_SH.len()
                 );
                 let _ = stream.write_all(head.as_bytes()).await;
-                let _ = stream.write_all(TRAIN_PY).await;
+                let _ = stream.write_all(TRAIN_SH).await;
             });
         }
     });
-    let sha256: String = sha2::Sha256::digest(TRAIN_PY)
+    let sha256: String = sha2::Sha256::digest(TRAIN_SH)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    Ok(json!({"url": format!("http://{addr}/train.py"), "sha256": sha256, "path": "train.py"}))
+    Ok(json!({"url": format!("http://{addr}/train.sh"), "sha256": sha256, "path": "train.sh"}))
 }
 
 /// Runs the demo until Ctrl-C.
@@ -144,7 +189,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let agent_bin = find_agent(args.agent.as_deref())?;
+    let agent_bin = agents::find_agent(args.agent.as_deref())?;
     let data = args.data_dir.clone();
     // The demo's database and agents' spools live here: only we may enter.
     gpuex::owner_only::private_dir(&data)?;
@@ -160,6 +205,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     settings.admin_email = Some(ADMIN.0.into());
     settings.admin_password = Some(ADMIN.1.into());
     settings.heartbeat_interval_s = 2;
+    // A stopped machine is declared lost (and its leases placed again)
+    // within seconds, which the resume scene shows.
+    settings.node_timeout_s = 10;
     settings.billing_interval_s = 10;
     // The demo's webhook receivers, if any, run on this machine.
     settings.webhook_allow_private = true;
@@ -173,60 +221,60 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let client = Client { addr };
     wait_ready(&client).await?;
 
-    let mut agents = Vec::new();
+    let (launch, launch_line) = choose_launch(args.launcher, &data)?;
+    let mut fleet = agents::Fleet {
+        bin: agent_bin,
+        addr,
+        data: data.clone(),
+        launch,
+        nodes: Vec::new(),
+        agents: Vec::new(),
+    };
     let outcome = async {
         let tokens = seed(&client).await?;
-        for (i, ((name, _, file, toml), token)) in NODES.iter().zip(&tokens.nodes).enumerate() {
-            let fleet = fleets.join(file);
-            std::fs::write(&fleet, toml)?;
-            agents.push(spawn_agent(
-                &agent_bin,
-                addr,
-                token,
-                &fleet,
-                name,
-                &data,
-                i + 1,
-            )?);
+        for (n, ((_, _, file, toml), token)) in NODES.iter().zip(&tokens.nodes).enumerate() {
+            let path = fleets.join(file);
+            std::fs::write(&path, toml)?;
+            fleet.nodes.push((path, token.clone()));
+            fleet.start(n)?;
         }
         wait_online(&client, &tokens.provider, NODES.len()).await?;
         let example = serve_example().await?;
-        let leases = place_orders(&client, &tokens.buyer, &example).await?;
-        print_banner(addr, &data, &leases, &metrics_token);
-        anyhow::Ok(())
+        let (leases, training) = place_orders(&client, &tokens.buyer, &example).await?;
+        print_banner(addr, &data, &leases, &metrics_token, &launch_line);
+        anyhow::Ok((tokens, training))
     }
     .await;
-    if let Err(e) = outcome {
-        eprintln!("the demo could not start: {e:#}");
-    } else {
-        tokio::signal::ctrl_c().await?;
-        println!("\nstopping the agents and the server …");
+    match outcome {
+        Err(e) => eprintln!("the demo could not start: {e:#}"),
+        Ok((tokens, training)) => {
+            let scene = async {
+                if args.interrupt_after == 0 {
+                    return std::future::pending().await;
+                }
+                tokio::time::sleep(Duration::from_secs(args.interrupt_after)).await;
+                let Some(order) = training else {
+                    return println!("  resume scene: skipped (the training order was not filled)");
+                };
+                let played =
+                    resume::play(&client, &tokens.buyer, &order, &tokens.node_ids, &mut fleet)
+                        .await;
+                if let Err(e) = played {
+                    println!("  resume scene: {e:#}");
+                }
+                std::future::pending::<()>().await
+            };
+            tokio::select! {
+                signal = tokio::signal::ctrl_c() => signal?,
+                () = scene => {}
+            }
+            println!("\nstopping the agents and the server …");
+        }
     }
-    stop_agents(&mut agents).await;
+    fleet.stop().await;
     let _ = stop.send(());
     server.await.context("server task")??;
     Ok(())
-}
-
-/// SIGTERM, so that each agent ends its workloads (a SIGKILLed agent would
-/// leave them running until it starts again); SIGKILL for one that takes
-/// longer than its stop grace (10 s) and a little more.
-async fn stop_agents(agents: &mut [Child]) {
-    use nix::sys::signal::{kill, Signal};
-    use nix::unistd::Pid;
-    for agent in agents.iter() {
-        if let Some(pid) = agent.id().and_then(|p| i32::try_from(p).ok()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        }
-    }
-    for agent in agents.iter_mut() {
-        if tokio::time::timeout(Duration::from_secs(15), agent.wait())
-            .await
-            .is_err()
-        {
-            let _ = agent.kill().await;
-        }
-    }
 }
 
 async fn wait_ready(client: &Client) -> anyhow::Result<()> {
@@ -243,7 +291,9 @@ async fn wait_ready(client: &Client) -> anyhow::Result<()> {
 struct Tokens {
     provider: String,
     buyer: String,
+    /// Each node's agent token, in [`NODES`] order.
     nodes: Vec<String>,
+    node_ids: Vec<String>,
 }
 
 async fn login(client: &Client, (email, password): (&str, &str)) -> anyhow::Result<String> {
@@ -318,6 +368,7 @@ async fn seed(client: &Client) -> anyhow::Result<Tokens> {
     let provider = login(client, PROVIDER).await?;
     let buyer = login(client, BUYER).await?;
     let mut nodes = Vec::new();
+    let mut node_ids = Vec::new();
     for (name, region, _, _) in NODES {
         let r = client
             .ok(
@@ -341,52 +392,14 @@ async fn seed(client: &Client) -> anyhow::Result<Tokens> {
             )
             .await?;
         nodes.push(r["token"].as_str().context("no node token")?.to_owned());
+        node_ids.push(id.to_owned());
     }
     Ok(Tokens {
         provider,
         buyer,
         nodes,
+        node_ids,
     })
-}
-
-fn spawn_agent(
-    bin: &Path,
-    addr: SocketAddr,
-    token: &str,
-    fleet: &Path,
-    name: &str,
-    data: &Path,
-    n: usize,
-) -> anyhow::Result<Child> {
-    let spool = data.join("demo-spool").join(n.to_string());
-    std::fs::create_dir_all(&spool)?;
-    let log = std::fs::File::create(data.join(format!("demo-agent-{n}.log")))?;
-    Command::new(bin)
-        .args(["--server", &format!("http://{addr}")])
-        .env("GPUEX_AGENT_TOKEN", token)
-        .args(["--backend", "simulated"])
-        // Said, not defaulted: the demo's agents and buyers are one person
-        // on one machine, which is what `process` is for (trusted single
-        // tenant); a provider renting to strangers uses sandbox or container.
-        .args(["--launcher", DEMO_LAUNCHER])
-        // Each agent its own users: a pool is one agent's alone.
-        .args([
-            "--uid-pool",
-            &format!("{}-{}", 62000 + n * 1000, 62999 + n * 1000),
-        ])
-        .arg("--fleet")
-        .arg(fleet)
-        .args(["--hostname", &format!("demo-{name}")])
-        .arg("--spool")
-        .arg(&spool)
-        .args(["--heartbeat-interval", "2s", "--usage-interval", "10s"])
-        // The example artifact is served on 127.0.0.1 (see `serve_example`).
-        .arg("--artifact-allow-private")
-        .stdout(Stdio::from(log.try_clone()?))
-        .stderr(Stdio::from(log))
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot start {}", bin.display()))
 }
 
 async fn wait_online(client: &Client, provider: &str, count: usize) -> anyhow::Result<()> {
@@ -410,17 +423,17 @@ async fn place_orders(
     client: &Client,
     buyer: &str,
     example: &Value,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<(Vec<String>, Option<String>)> {
     let earliest = chrono::Utc::now().timestamp() + 3660;
     let start = chrono::DateTime::from_timestamp(earliest.div_euclid(3600) * 3600 + 3600, 0)
         .context("a time out of range")?
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let orders = [
         (
-            "training (on-demand, eu-west; examples/train.py shipped as an artifact)",
+            TRAINING,
             json!({"mode": "on_demand", "resources": {"tflops": 100, "vram_gb": 16},
-            "region": "eu-west", "command": "python3 train.py --epochs 100000 --step-s 2",
-            "artifacts": [example]}),
+            "region": "eu-west", "command": "sh train.sh 100000 2", "artifacts": [example],
+            "checkpoint": {"every_s": 5}, "on_interrupt": "resume"}),
         ),
         (
             "inference (on-demand, us-east)",
@@ -444,10 +457,14 @@ async fn place_orders(
         ),
     ];
     let mut lines = Vec::new();
+    let mut training = None;
     for (label, body) in orders {
         let (status, r) = client
             .call("POST", "/v1/orders", Some(buyer), Some(&body))
             .await?;
+        if label == TRAINING && r["lease_id"].is_string() {
+            training = r["id"].as_str().map(str::to_owned);
+        }
         let line = if (200..300).contains(&status) {
             match r["lease_id"].as_str() {
                 Some(lease) => format!(
@@ -472,8 +489,13 @@ async fn place_orders(
         Ok(line) => line,
         Err(e) => format!("resale offer: not listed: {e:#}"),
     });
-    Ok(lines)
+    Ok((lines, training))
 }
+
+/// The training order's label: it checkpoints every 5 s, resumes when
+/// interrupted, and leaves `loss.csv` in its outputs.
+const TRAINING: &str = "training (on-demand, eu-west; examples/train.sh shipped as an artifact, \
+                        checkpointed, resumes when interrupted, outputs loss.csv)";
 
 /// A resale offer for the market: a four-hour reservation from the next whole
 /// hour at least an hour ahead, its last two hours listed at 0.8 × its price.
@@ -529,10 +551,13 @@ async fn resale_offer(client: &Client, buyer: &str) -> anyhow::Result<String> {
     ))
 }
 
-/// How the demo's agents run workloads.
-const DEMO_LAUNCHER: &str = "process";
-
-fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token: &str) {
+fn print_banner(
+    addr: SocketAddr,
+    data: &Path,
+    leases: &[String],
+    metrics_token: &str,
+    launcher: &str,
+) {
     println!();
     println!("gpuex demo is running at http://{addr}");
     println!("  dashboard: http://{addr}/   (sign in with a login below)");
@@ -561,55 +586,11 @@ fn print_banner(addr: SocketAddr, data: &Path, leases: &[String], metrics_token:
     println!(
         "  live:    curl -N http://{addr}/v1/events/stream -H 'authorization: Bearer <token>'"
     );
+    println!("  agents run workloads with {launcher}");
     println!(
-        "  agents run workloads with the `{DEMO_LAUNCHER}` launcher (pool users, no namespaces: \
-         for a trusted single-tenant host like this one; strangers' workloads need sandbox or container)"
+        "  outputs: gpuex outputs LEASE [--get loss.csv] (or the lease's page in the dashboard)"
     );
     println!("  agents log to {}/demo-agent-N.log", data.display());
     println!();
     println!("Ctrl-C stops the agents and the server.");
-}
-
-/// The agent binary: `--agent`, else next to this executable; when missing,
-/// built from the source tree this binary came from.
-fn find_agent(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(path) = explicit {
-        return Ok(path.to_owned());
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .context("no folder for the current executable")?;
-    let beside = dir.join("gpuex-agent");
-    if beside.exists() {
-        return Ok(beside);
-    }
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if source.join("node-agent").join("Cargo.toml").exists() {
-        let release = dir.ends_with("release");
-        println!("building gpuex-agent (once) …");
-        let mut build =
-            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        build
-            .args(["build", "-p", "gpuex-agent"])
-            .current_dir(source);
-        if release {
-            build.arg("--release");
-        }
-        // The agent must land beside this binary, wherever the target folder is.
-        if let Some(target) = dir.parent() {
-            build.env("CARGO_TARGET_DIR", target);
-        }
-        let status = build
-            .status()
-            .context("cannot run cargo to build gpuex-agent")?;
-        if status.success() && beside.exists() {
-            return Ok(beside);
-        }
-    }
-    bail!(
-        "gpuex-agent was not found next to {}; build it with `cargo build --release --workspace` \
-         or pass --agent PATH",
-        exe.display()
-    )
 }

@@ -4,6 +4,7 @@ agents, a credited buyer) on a free port, for the whole session."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +18,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 BUYER = ("buyer@gpuex.demo", "demo-buyer-password")
+# The demo's agents run workloads in containers where podman is installed
+# (always under CI, which installs it: the demo then fails without it).
+LAUNCHER = "container" if os.environ.get("GPUEX_CI") or shutil.which("podman") else "process"
 
 
 def _free_port() -> int:
@@ -34,7 +38,9 @@ def server() -> Iterator[str]:
     with tempfile.TemporaryDirectory() as data:
         log = open(Path(data) / "demo.log", "w")
         proc = subprocess.Popen(
-            [str(binary), "demo", "--listen", f"127.0.0.1:{port}", "--data-dir", data],
+            # No resume scene: it stops a machine the tests' leases may be on.
+            [str(binary), "demo", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
+             "--launcher", LAUNCHER, "--interrupt-after", "0"],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "RUST_LOG": "warn"},

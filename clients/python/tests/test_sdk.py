@@ -7,6 +7,7 @@ import datetime
 import hashlib
 import http.server
 import queue
+import re
 import threading
 import time
 import uuid
@@ -16,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from gpuex import ApiError, Gpuex, WebhookSignatureError, verify_webhook
-from gpuex_api.models import LeaseView, OrderView, StoredEvent
+from gpuex_api.models import LeaseView, OrderRequest, OrderView, RegistryAuth, StoredEvent
 
-from .conftest import BUYER
+from .conftest import BUYER, LAUNCHER
 
 WORKLOAD = "echo sdk-start; for i in 1 2 3; do echo tick $i; sleep 0.3; done; sleep 600"
 
@@ -55,8 +56,12 @@ def test_buyer_flow(server: str, tmp_path: Path) -> None:
     lease = gx.wait_for_lease(str(order.lease_id), "running", timeout_s=60)
     assert isinstance(lease, LeaseView)
     assert lease.device and lease.device.startswith("MIG-"), lease.device
-    # A command without an image ran no image: the lease's image_id is null.
-    assert lease.image_id is None, lease.image_id
+    # A command without an image runs in the provider's default image under
+    # the container launcher (recorded by ID), and in none under processes.
+    if LAUNCHER == "container":
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", str(lease.image_id)), lease.image_id
+    else:
+        assert lease.image_id is None, lease.image_id
     deadline = time.monotonic() + 30
     while "tick 3" not in gx.logs(lease.id).tail:
         assert time.monotonic() < deadline, gx.logs(lease.id)
@@ -235,3 +240,21 @@ def test_an_order_with_a_checkpoint_lists_its_attempts(server: str) -> None:
         gx.place_order(order_body(on_interrupt="resume"))
     assert refused.value.status == 422
     assert any(field == "on_interrupt" for field, _ in refused.value.errors), refused.value
+
+
+def test_registry_credentials_go_with_the_order_and_never_come_back(server: str) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    secret = "sdk-registry-s3cret"
+    auth = RegistryAuth(username="sdk-ci", password=secret)
+    body = OrderRequest.from_dict(order_body(image="localhost/private/model:1", command="true"))
+    body.registry_auth = auth
+    order = gx.place_order(body)
+    assert order.state.value == "filled", order
+    shown = str(order.to_dict()) + str(gx.order(order.id).to_dict())
+    assert secret not in shown and "registry_auth" not in shown, shown
+    gx.release(order.lease_id)
+    # Credentials without an image to pull are refused, naming the field.
+    with pytest.raises(ApiError) as refused:
+        gx.place_order(order_body(registry_auth={"username": "sdk-ci", "password": secret}))
+    assert refused.value.status == 422
+    assert any(field == "registry_auth" for field, _ in refused.value.errors), refused.value

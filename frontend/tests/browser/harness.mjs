@@ -37,7 +37,7 @@ export async function startDemo(bin = process.env.GPUEX_BIN ?? join(repo, 'targe
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --workspace --bins\` first (or set GPUEX_BIN)`);
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), 'gpuex-browser-'));
-  const child = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--data-dir', data], {
+  const child = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--data-dir', data, '--interrupt-after', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });

@@ -99,6 +99,10 @@ pub struct Plan {
     pub launch: Option<launch_file::LaunchFile>,
     /// The image it runs, by ID (`sha256:…`), for the lease's record.
     pub image_id: Option<String>,
+    /// The program hands a SIGTERM on to the workload itself (`podman run`
+    /// to the container's init) and must live to relay its output and exit
+    /// code: a notice signals it alone (a SIGKILL still takes everything).
+    pub relays_signals: bool,
 }
 
 /// The `PATH` of the agent's helpers (never the lease's).
@@ -241,6 +245,7 @@ fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
             spec.env,
         )),
         image_id: None,
+        relays_signals: false,
     }
 }
 
@@ -542,6 +547,10 @@ impl ContainerLauncher {
             None => a.push(format!("{}:{}", spec.user.0, spec.user.1).into()),
         }
         a.extend([
+            // A tiny init (catatonit, docker-init) as PID 1 hands the
+            // workload the SIGTERM of a stop or preemption notice: a shell
+            // that is PID 1 itself ignores it and only dies at the SIGKILL.
+            "--init".into(),
             "--read-only".into(),
             "--tmpfs".into(),
             "/tmp".into(),
@@ -661,6 +670,7 @@ impl Launcher for ContainerLauncher {
             program: self.runtime.program.clone(),
             args,
             image_id: Some(image_id),
+            relays_signals: true,
             sets_session: false,
             env,
             launch: Some(launch_file::LaunchFile {

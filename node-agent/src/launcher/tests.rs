@@ -106,6 +106,10 @@ fn docker_gets_only_the_leases_gpus_limits_a_read_only_root_and_no_command_or_en
     assert!(has_pair(&args, "--cpus", "2.500"), "{args:?}");
     assert!(has_pair(&args, "--memory", "8192m"), "{args:?}");
     assert!(args.contains(&"--read-only".to_string()));
+    assert!(
+        args.contains(&"--init".to_string()),
+        "a stop's SIGTERM reaches the workload"
+    );
     assert!(has_pair(&args, "--network", "none"));
     assert!(has_pair(&args, "--user", "61005:61005"));
     assert!(has_pair(&args, "--volume", "/var/lib/gpuex/work/l1:/work"));

@@ -495,3 +495,55 @@ async fn only_the_providers_registries_run_and_an_image_runs_by_its_id() {
     .await;
     assert!(logs.tail.contains("local-ran"), "{}", logs.tail);
 }
+
+/// A preemption notice reaches the workload as SIGTERM, which it may use
+/// to checkpoint and exit early: in a container too, where a shell would
+/// otherwise be PID 1 and ignore it.
+#[tokio::test]
+async fn a_containers_workload_gets_the_notices_sigterm_and_ends_early() {
+    let Some(setup) = Setup::new(Launcher::Container) else {
+        return;
+    };
+    let server = FakeServer::start().await;
+    let spool = temp_dir("container-term");
+    let _agent = setup.spawn(&server, &spool);
+    setup.registered(&server).await;
+    let lease = Uuid::new_v4();
+    let command = "trap 'echo got-term; exit 0' TERM; echo ready; while true; do sleep 0.1; done";
+    server.with(|s| s.queued.push(setup.start(lease, 6, command, &[])));
+    wait_for(&server, 60, "the workload to start", |s| {
+        s.logs
+            .get(&lease)
+            .filter(|l| l.tail.contains("ready"))
+            .map(|_| ())
+    })
+    .await;
+    let deadline = Utc::now() + chrono::Duration::seconds(30);
+    server.with(|s| {
+        s.queued.push(Assignment {
+            lease_id: lease,
+            action: AssignmentAction::Preempt {
+                preempt_at: deadline,
+            },
+        })
+    });
+    let report = wait_for(&server, 40, "ended", |s| ended(s, lease)).await;
+    assert!(
+        report.at < deadline - chrono::Duration::seconds(20),
+        "ended only at the SIGKILL"
+    );
+    // podman relays the signal and the workload's own exit code.
+    assert_eq!(
+        report.status,
+        AssignmentStatus::Ended {
+            exit_code: Some(0),
+            signal: None,
+            reason: EndReason::Preempted
+        }
+    );
+    let logs = wait_for(&server, 5, "final logs", |s| {
+        s.logs.get(&lease).filter(|l| l.complete).cloned()
+    })
+    .await;
+    assert!(logs.tail.contains("got-term"), "{}", logs.tail);
+}

@@ -1,0 +1,159 @@
+//! The demo's agents: one `gpuex-agent` process per simulated machine, run
+//! as root as on a provider's host, each with its own uid pool and spool.
+//! The fleet can stop one machine outright (SIGKILL, as a lost host) and
+//! bring it back, which the resume scene does.
+
+use anyhow::{bail, Context};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+
+/// How the demo's agents run workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// In containers of this image (which orders without one run in).
+    Container(&'static str),
+    /// As the pool's users on the host: for a trusted single tenant.
+    Process,
+}
+
+/// The running agents, by their node's place in [`super::NODES`].
+pub struct Fleet {
+    pub bin: PathBuf,
+    pub addr: SocketAddr,
+    pub data: PathBuf,
+    pub launch: Launch,
+    /// Each node's fleet file and token.
+    pub nodes: Vec<(PathBuf, String)>,
+    pub agents: Vec<Option<Child>>,
+}
+
+impl Fleet {
+    /// Starts (or starts again) node `n`'s agent.
+    pub fn start(&mut self, n: usize) -> anyhow::Result<()> {
+        let (fleet, token) = self.nodes.get(n).context("no such demo node")?;
+        let name = super::NODES[n].0;
+        let spool = self.data.join("demo-spool").join((n + 1).to_string());
+        std::fs::create_dir_all(&spool)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.data.join(format!("demo-agent-{}.log", n + 1)))?;
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(["--server", &format!("http://{}", self.addr)])
+            .env("GPUEX_AGENT_TOKEN", token)
+            .args(["--backend", "simulated"]);
+        match self.launch {
+            // Every sample runs in the demo's image; nothing else may run.
+            Launch::Container(image) => {
+                cmd.args(["--launcher", "container", "--default-image", image])
+                    .args(["--allow-registry", "localhost"]);
+            }
+            // Said, not defaulted: the demo's agents and buyers are one
+            // person on one machine, which is what `process` is for.
+            Launch::Process => {
+                cmd.args(["--launcher", "process"]);
+            }
+        }
+        // Each agent its own users: a pool is one agent's alone.
+        cmd.args([
+            "--uid-pool",
+            &format!("{}-{}", 63000 + n * 1000, 63999 + n * 1000),
+        ])
+        .arg("--fleet")
+        .arg(fleet)
+        .args(["--hostname", &format!("demo-{name}")])
+        .arg("--spool")
+        .arg(&spool)
+        .args(["--heartbeat-interval", "2s", "--usage-interval", "10s"])
+        // Outputs show up while a lease runs, not only when it ends.
+        .args(["--outputs-interval", "10s"])
+        // The example artifact is served on 127.0.0.1 (see `serve_example`).
+        .arg("--artifact-allow-private")
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true);
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.bin.display()))?;
+        if self.agents.len() <= n {
+            self.agents.resize_with(n + 1, || None);
+        }
+        self.agents[n] = Some(child);
+        Ok(())
+    }
+
+    /// Stops node `n`'s agent as a machine is lost: SIGKILL, no goodbye.
+    pub async fn kill(&mut self, n: usize) {
+        if let Some(mut agent) = self.agents.get_mut(n).and_then(Option::take) {
+            let _ = agent.kill().await;
+        }
+    }
+
+    /// SIGTERM, so that each agent ends its workloads (a SIGKILLed agent
+    /// would leave them running until it starts again); SIGKILL for one
+    /// that takes longer than its stop grace (10 s) and a little more.
+    pub async fn stop(&mut self) {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        for agent in self.agents.iter().flatten() {
+            if let Some(pid) = agent.id().and_then(|p| i32::try_from(p).ok()) {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+            }
+        }
+        for agent in self.agents.iter_mut().flatten() {
+            if tokio::time::timeout(Duration::from_secs(15), agent.wait())
+                .await
+                .is_err()
+            {
+                let _ = agent.kill().await;
+            }
+        }
+    }
+}
+
+/// The agent binary: `--agent`, else next to this executable; when missing,
+/// built from the source tree this binary came from.
+pub fn find_agent(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path.to_owned());
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .context("no folder for the current executable")?;
+    let beside = dir.join("gpuex-agent");
+    if beside.exists() {
+        return Ok(beside);
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if source.join("node-agent").join("Cargo.toml").exists() {
+        let release = dir.ends_with("release");
+        println!("building gpuex-agent (once) …");
+        let mut build =
+            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        build
+            .args(["build", "-p", "gpuex-agent"])
+            .current_dir(source);
+        if release {
+            build.arg("--release");
+        }
+        // The agent must land beside this binary, wherever the target folder is.
+        if let Some(target) = dir.parent() {
+            build.env("CARGO_TARGET_DIR", target);
+        }
+        let status = build
+            .status()
+            .context("cannot run cargo to build gpuex-agent")?;
+        if status.success() && beside.exists() {
+            return Ok(beside);
+        }
+    }
+    bail!(
+        "gpuex-agent was not found next to {}; build it with `cargo build --release --workspace` \
+         or pass --agent PATH",
+        exe.display()
+    )
+}
