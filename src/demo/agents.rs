@@ -93,8 +93,9 @@ impl Fleet {
     }
 
     /// SIGTERM, so that each agent ends its workloads (a SIGKILLed agent
-    /// would leave them running until it starts again); SIGKILL for one
-    /// that takes longer than its stop grace (10 s) and a little more.
+    /// would leave them running, and their disks mounted, until it starts
+    /// again); SIGKILL for one that takes longer than its own bounded
+    /// shutdown: the stop grace (10 s), the last outputs (at most 30 s).
     pub async fn stop(&mut self) {
         use nix::sys::signal::{kill, Signal};
         use nix::unistd::Pid;
@@ -104,7 +105,7 @@ impl Fleet {
             }
         }
         for agent in self.agents.iter_mut().flatten() {
-            if tokio::time::timeout(Duration::from_secs(15), agent.wait())
+            if tokio::time::timeout(Duration::from_secs(50), agent.wait())
                 .await
                 .is_err()
             {

@@ -65,7 +65,8 @@ def server() -> Iterator[str]:
         finally:
             proc.send_signal(signal.SIGINT)
             try:
-                proc.wait(timeout=20)
+                # The demo waits for its agents to end their workloads.
+                proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
             log.close()

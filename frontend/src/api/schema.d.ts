@@ -1486,6 +1486,7 @@ export interface components {
             network?: boolean;
             /** @description Where the lease lives on this node. */
             placement: components["schemas"]["Placement"];
+            registry_auth?: null | components["schemas"]["RegistryAuth"];
         };
         /**
          * @description Stop the workload now (SIGTERM, SIGKILL after a short grace) and tear
@@ -2977,6 +2978,7 @@ export interface components {
             qos?: null | components["schemas"]["Qos"];
             /** @description A region name, or `any` (default): the engine picks, cheapest first. */
             region?: string | null;
+            registry_auth?: null | components["schemas"]["RegistryAuth"];
             resources: components["schemas"]["Resources"];
             /**
              * Format: date-time
@@ -3314,6 +3316,22 @@ export interface components {
          * @enum {string}
          */
         RegisteredRole: "buyer" | "provider";
+        /**
+         * @description A buyer's credentials for a private registry. Its `Debug` hides the
+         *     password, so no log line or error message carries it.
+         */
+        RegistryAuth: {
+            /**
+             * Format: password
+             * @description The password or access token; never shown again by the API.
+             */
+            password: string;
+            /**
+             * @description The registry's user name (for a token, the name the registry asks
+             *     for, e.g. `oauth2accesstoken`); no `:` and no control characters.
+             */
+            username: string;
+        };
         /** @description One replica as it last said it stood. */
         ReplicaView: {
             /** @description The replica that answered this request. */

@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Card, Checkbox, Grid, Group, NumberInput, SegmentedControl, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Checkbox, Grid, Group, NumberInput, PasswordInput, SegmentedControl, Select, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
@@ -19,7 +19,7 @@ const MODES: { value: Mode; label: string }[] = [
   { value: 'spot', label: 'Spot' },
   { value: 'pooled', label: 'Pooled' },
 ];
-const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'checkpoint', 'checkpoint.every_s', 'on_interrupt', 'tags'];
+const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'image', 'registry_auth', 'registry_auth.username', 'registry_auth.password', 'checkpoint', 'checkpoint.every_s', 'on_interrupt', 'tags'];
 
 function parseTags(text: string): Record<string, string> | null {
   const pairs = text
@@ -48,6 +48,9 @@ export function Buy() {
   const [maxPrice, setMaxPrice] = useState('');
   const [maxWait, setMaxWait] = useState<string | number>(300);
   const [command, setCommand] = useState('');
+  const [image, setImage] = useState('');
+  const [registryUser, setRegistryUser] = useState('');
+  const [registryPassword, setRegistryPassword] = useState('');
   const [checkpointEvery, setCheckpointEvery] = useState<string | number>('');
   const [resume, setResume] = useState(false);
   const [tags, setTags] = useState('');
@@ -99,6 +102,9 @@ export function Buy() {
       ...quoteBody,
       ...(mode === 'pooled' ? { max_wait_s: Number(maxWait) || 0 } : {}),
       ...(command.trim() ? { command } : {}),
+      ...(image.trim() ? { image: image.trim() } : {}),
+      // Sent once: the server keeps it sealed and never shows it again.
+      ...(image.trim() && registryUser.trim() ? { registry_auth: { username: registryUser.trim(), password: registryPassword } } : {}),
       ...(checkpointEvery !== '' ? { checkpoint: { every_s: Number(checkpointEvery) } } : {}),
       ...(resume ? { on_interrupt: 'resume' } : {}),
       ...(parseTags(tags) ? { tags: parseTags(tags) } : {}),
@@ -193,6 +199,34 @@ export function Buy() {
                 onChange={(e) => setCommand(e.currentTarget.value)}
                 error={fieldError(shown, 'command')}
               />
+              <TextInput
+                label="Image"
+                description="The OCI image a container node runs the command in (none: the provider's default)"
+                placeholder="nvcr.io/nvidia/pytorch:24.01-py3"
+                value={image}
+                onChange={(e) => setImage(e.currentTarget.value)}
+                error={fieldError(shown, 'image')}
+              />
+              {image.trim() && (
+                <Group grow align="flex-start">
+                  <TextInput
+                    label="Registry user"
+                    description="For a private image; kept sealed, never shown again"
+                    autoComplete="off"
+                    value={registryUser}
+                    onChange={(e) => setRegistryUser(e.currentTarget.value)}
+                    error={fieldError(shown, 'registry_auth.username') ?? fieldError(shown, 'registry_auth')}
+                  />
+                  <PasswordInput
+                    label="Registry password"
+                    description="Or an access token"
+                    autoComplete="new-password"
+                    value={registryPassword}
+                    onChange={(e) => setRegistryPassword(e.currentTarget.value)}
+                    error={fieldError(shown, 'registry_auth.password')}
+                  />
+                </Group>
+              )}
               <Group align="flex-end">
                 <NumberInput
                   label="Checkpoint every (s)"

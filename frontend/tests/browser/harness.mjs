@@ -71,7 +71,7 @@ export async function startDemo(bin = process.env.GPUEX_BIN ?? join(repo, 'targe
         const t = setTimeout(() => {
           child.kill('SIGKILL');
           ok();
-        }, 20_000);
+        }, 60_000); // the demo waits for its agents to end their workloads
         child.on('exit', () => {
           clearTimeout(t);
           ok();

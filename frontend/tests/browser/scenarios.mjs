@@ -101,6 +101,23 @@ async function buyerOrdersWatchesReleasesAndIsBilled({ browser, base }) {
   assert.deepEqual(order.body.request.checkpoint, { every_s: 30 });
   assert.equal(order.body.request.on_interrupt, 'resume');
   assert.deepEqual(order.body.attempts, [leaseId]);
+
+  // A private image's credentials go with the order once and come back nowhere.
+  await page.goto(base + '/buy');
+  await page.getByLabel('TFLOPS').fill('20');
+  await page.getByLabel('GPU memory (GB)').fill('4');
+  await page.getByLabel('Command').fill('echo private-image');
+  await page.getByLabel('Image').fill('localhost/private/model:1');
+  await page.getByLabel('Registry user').fill('browser-ci');
+  await page.getByLabel('Registry password').fill('browser-registry-s3cret');
+  await checkPage(page, 'buy-private-image');
+  await page.getByRole('button', { name: 'Place order' }).click();
+  await page.waitForURL(/\/leases\/[0-9a-f-]{36}$/);
+  const privateLease = await apiCall(base, 'GET', `/v1/leases/${page.url().split('/').pop()}`, token);
+  const privateOrder = await apiCall(base, 'GET', `/v1/orders/${privateLease.body.order_id}`, token);
+  assert.equal(privateOrder.body.request.image, 'localhost/private/model:1');
+  assert.ok(!JSON.stringify(privateOrder.body).includes('browser-registry-s3cret'), 'the password is shown');
+  assert.equal(privateOrder.body.request.registry_auth, undefined);
   await waitFor(async () => {
     const lease = await apiCall(base, 'GET', `/v1/leases/${leaseId}`, token);
     return lease.body.usage && lease.body.usage.charged !== '0' && Number(lease.body.usage.charged) > 0;

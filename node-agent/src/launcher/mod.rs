@@ -682,9 +682,15 @@ impl Launcher for ContainerLauncher {
     }
 
     fn end(&self, lease: Uuid) {
-        // The client's death does not stop the container: remove it by name.
+        // The client's death does not stop the container: remove it by name,
+        // at once (the lease is over; podman would otherwise give it 10 s).
+        let mut rm = vec!["rm", "--force"];
+        if self.runtime.podman {
+            rm.extend(["--time", "0"]);
+        }
         let _ = std::process::Command::new(&self.runtime.program)
-            .args(["rm", "--force", &container_name(lease)])
+            .args(rm)
+            .arg(container_name(lease))
             .env_clear()
             .envs(client_env())
             .stdin(std::process::Stdio::null())
