@@ -24,6 +24,7 @@ mod container_devices;
 mod contract;
 mod convert;
 mod dashboard;
+mod demo;
 mod durability;
 mod early_exit;
 mod events;
