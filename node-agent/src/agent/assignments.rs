@@ -28,6 +28,16 @@ impl Agent {
                 {
                     return;
                 }
+                // An image names the code the order runs: a launcher
+                // without images would run the command on the host instead.
+                if image.is_some() && self.launcher.images().is_none() {
+                    let reason = format!(
+                        "this node runs no images (its launcher is {:?}): the order's image cannot run here",
+                        self.launcher.kind()
+                    );
+                    tracing::warn!(lease_id = %id, "{reason}");
+                    return self.report(id, AssignmentStatus::Failed { reason });
+                }
                 // An order without an image runs in the provider's own.
                 let image = image.or_else(|| {
                     command.as_ref()?;

@@ -547,3 +547,36 @@ async fn a_containers_workload_gets_the_notices_sigterm_and_ends_early() {
     .await;
     assert!(logs.tail.contains("got-term"), "{}", logs.tail);
 }
+
+/// An order's image is the code it runs: a node without containers fails
+/// the lease, unbilled, rather than run the command on the host instead.
+#[tokio::test]
+async fn an_image_order_fails_on_a_node_that_runs_no_images() {
+    let server = FakeServer::start().await;
+    let spool = temp_dir("no-images");
+    let _agent = spawn_agent(&server, &spool, &[]);
+    wait_for(&server, 20, "registration", |s| {
+        s.registrations.first().cloned()
+    })
+    .await;
+    let lease = Uuid::new_v4();
+    let mut assignment = start(lease, Partition::Whole, 6, "echo ran-on-the-host");
+    if let AssignmentAction::Start { image, .. } = &mut assignment.action {
+        *image = Some("nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04".into());
+    }
+    server.with(|s| s.queued.push(assignment));
+    let failed = wait_for(&server, 20, "failed", |s| {
+        s.status_of(lease, |st| matches!(st, AssignmentStatus::Failed { .. }))
+    })
+    .await;
+    match failed.status {
+        AssignmentStatus::Failed { reason } => {
+            assert!(reason.contains("runs no images"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        server.with(|s| provisioned(s, lease)).is_none(),
+        "it was billed"
+    );
+}
