@@ -424,18 +424,6 @@ impl OrderRequest {
     }
 }
 
-/// What a retry's fingerprint takes of the credentials: a digest, so the
-/// idempotency row never holds them.
-fn credentials_digest(auth: &crate::protocol::RegistryAuth) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    Sha256::new()
-        .chain_update(auth.username.as_bytes())
-        .chain_update([0])
-        .chain_update(auth.password.as_bytes())
-        .finalize()
-        .to_vec()
-}
-
 /// Place an order. Filled at once, waiting for capacity (`max_wait_s`), or
 /// refused with a reason code.
 #[utoipa::path(post, path = "/v1/orders", tag = "orders", security(("bearer" = [])),
@@ -502,7 +490,11 @@ async fn place_order(
     // another request all the same.
     let fingerprint = match &registry_auth {
         None => request.get().as_bytes().to_vec(),
-        Some(auth) => [request.get().as_bytes(), &credentials_digest(auth)].concat(),
+        Some(auth) => [
+            request.get().as_bytes(),
+            &state.pull_secrets.fingerprint(auth),
+        ]
+        .concat(),
     };
     let idempotency = IdempotencyKey::from_headers(&headers, &fingerprint)?;
     // Budgets (DESIGN §4): refuse an order that would take a tag's monthly

@@ -27,6 +27,8 @@ const NONCE_BYTES: usize = 12;
 #[derive(Clone)]
 pub struct PullSecrets {
     cipher: std::sync::Arc<ChaCha20Poly1305>,
+    /// Keys the credentials' part of a retry's fingerprint.
+    fingerprint_key: [u8; 32],
 }
 
 impl std::fmt::Debug for PullSecrets {
@@ -64,13 +66,30 @@ impl PullSecrets {
     }
 
     fn from_material(material: &str) -> PullSecrets {
-        let key = Sha256::new()
-            .chain_update(b"gpuex sealed registry credentials")
-            .chain_update(material.as_bytes())
-            .finalize();
+        let derive = |purpose: &[u8]| {
+            Sha256::new()
+                .chain_update(purpose)
+                .chain_update(material.as_bytes())
+                .finalize()
+        };
+        let key = derive(b"gpuex sealed registry credentials");
         PullSecrets {
             cipher: std::sync::Arc::new(ChaCha20Poly1305::new(&key)),
+            fingerprint_key: derive(b"gpuex credentials fingerprint").into(),
         }
+    }
+
+    /// What a retry's fingerprint takes of the credentials: an HMAC under
+    /// the server's key, so the idempotency row can neither show them nor
+    /// be searched for a guessed password.
+    pub fn fingerprint(&self, auth: &RegistryAuth) -> Vec<u8> {
+        use hmac::{Hmac, Mac};
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.fingerprint_key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of every length"));
+        mac.update(auth.username.as_bytes());
+        mac.update(&[0]);
+        mac.update(auth.password.as_bytes());
+        mac.finalize().into_bytes().to_vec()
     }
 
     /// The credentials sealed for `order`: hex of a fresh nonce, then the
@@ -209,6 +228,21 @@ mod tests {
         assert_eq!(secrets.open(order, "zz"), None);
         // Two seals of the same credentials differ (fresh nonces).
         assert_ne!(secrets.seal(order, &auth()).unwrap(), sealed);
+    }
+
+    #[test]
+    fn a_fingerprint_is_keyed_and_tells_credentials_apart() {
+        let (one, two) = (
+            PullSecrets::from_material("k1"),
+            PullSecrets::from_material("k2"),
+        );
+        assert_eq!(one.fingerprint(&auth()), one.fingerprint(&auth()));
+        assert_ne!(one.fingerprint(&auth()), two.fingerprint(&auth()));
+        let other = RegistryAuth {
+            username: "ci".into(),
+            password: "another".into(),
+        };
+        assert_ne!(one.fingerprint(&auth()), one.fingerprint(&other));
     }
 
     #[test]

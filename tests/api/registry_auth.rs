@@ -256,17 +256,33 @@ crate::helpers::on_both_databases! {
         let refused = app.order(&buyer, body(0)).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
         assert_eq!(kept(&app).await, 1);
+        // A retry under the same key is the same order, its credentials
+        // kept once; other credentials under that key are another request.
+        let send = |body: Value| {
+            app.client.post(format!("{}/v1/orders", app.address)).bearer_auth(&buyer)
+                .header("Idempotency-Key", "private-1").json(&body).send()
+        };
+        let first = TestApp::reply(send(body(600)).await.unwrap()).await;
+        let again = TestApp::reply(send(body(600)).await.unwrap()).await;
+        assert_eq!(first.body["id"], again.body["id"], "{}", again.body);
+        assert_eq!(kept(&app).await, 2);
+        let mut other = body(600);
+        other["registry_auth"]["password"] = json!("another-password");
+        TestApp::reply(send(other).await.unwrap()).await.assert_code(422, "idempotency_key_reused");
+        let id = first.body["id"].as_str().unwrap();
+        let r = app.request(reqwest::Method::DELETE, &format!("/v1/orders/{id}"), Some(&buyer), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         // A waiting one does, until it is cancelled and the pass runs.
         let waiting = app.order(&buyer, body(600)).await;
         assert_eq!(waiting.body["state"], "open", "{}", waiting.body);
-        assert_eq!(kept(&app).await, 2);
+        assert_eq!(kept(&app).await, 3);
         let id = waiting.body["id"].as_str().unwrap();
         let r = app.request(reqwest::Method::DELETE, &format!("/v1/orders/{id}"), Some(&buyer), None).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         let db = gpuex::db::Db::connect(&app.database_url).await.unwrap();
         let later = chrono::Utc::now() + chrono::Duration::hours(2);
-        // The filled order's lease still runs: only the cancelled one goes.
-        assert_eq!(gpuex::market::pull_secrets::prune(&db, later).await.unwrap(), 1);
+        // The filled order's lease still runs: only the cancelled ones go.
+        assert_eq!(gpuex::market::pull_secrets::prune(&db, later).await.unwrap(), 2);
         db.close().await;
         assert_eq!(kept(&app).await, 1);
     }
