@@ -5,7 +5,9 @@
 
 use crate::fleet::{self, eventually, lease, market};
 use crate::helpers::{Backend, TestApp};
-use crate::registry_pull::{container_agent, insecure_registries, run, start_registry};
+use crate::registry_pull::{
+    container_agent, insecure_registries, push_only, registry_tools, run, start_registry,
+};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::process::Command;
@@ -94,27 +96,13 @@ async fn order_by_cli(app: &TestApp, buyer: &str, image: &str) -> Uuid {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_private_image_pulls_only_with_its_buyers_credentials_which_nothing_shows() {
     let scratch = tempfile::tempdir().unwrap();
-    let Some(podman) =
-        crate::require::require("podman", crate::require::podman_image(scratch.path()))
-    else {
-        return;
-    };
-    let Some(()) = crate::require::require(
-        "docker-registry",
-        crate::require::program("docker-registry"),
-    ) else {
+    let Some(podman) = registry_tools(scratch.path()) else {
         return;
     };
     let (_registry, address) = start_registry(scratch.path(), Some((USER, PASSWORD))).await;
     let port = address.rsplit(':').next().unwrap().to_owned();
     let remote = format!("{address}/private/busybox:{port}");
-    run(Command::new("podman")
-        .args(["push", "--tls-verify=false", "--creds"])
-        .arg(format!("{USER}:{PASSWORD}"))
-        .arg(&podman.image)
-        .arg(format!("docker://{remote}")))
-    .expect("podman push");
-    let _ = run(Command::new("podman").args(["rmi", "--force", &remote]));
+    push_only(&podman.image, &remote, Some(&format!("{USER}:{PASSWORD}")));
     let registries = insecure_registries(scratch.path(), &address);
 
     let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;

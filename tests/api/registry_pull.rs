@@ -75,6 +75,29 @@ pub(crate) async fn start_registry(
     (registry, address)
 }
 
+/// podman with a test image, and Debian's registry (under CI a missing one
+/// fails the test; locally it skips, saying why).
+pub(crate) fn registry_tools(scratch: &std::path::Path) -> Option<crate::require::PodmanImage> {
+    let podman = crate::require::require("podman", crate::require::podman_image(scratch))?;
+    crate::require::require(
+        "docker-registry",
+        crate::require::program("docker-registry"),
+    )?;
+    Some(podman)
+}
+
+/// Pushes `image` to `remote` (with `creds`, `user:password`) and drops the
+/// local copy of `remote`: the image is then only in the registry.
+pub(crate) fn push_only(image: &str, remote: &str, creds: Option<&str>) {
+    let mut push = Command::new("podman");
+    push.args(["push", "--tls-verify=false"]);
+    if let Some(creds) = creds {
+        push.args(["--creds", creds]);
+    }
+    run(push.arg(image).arg(format!("docker://{remote}"))).expect("podman push");
+    let _ = run(Command::new("podman").args(["rmi", "--force", remote]));
+}
+
 /// A registered agent with the container launcher that allows only the
 /// registry at `address`, reached over plain HTTP.
 pub(crate) async fn container_agent(
@@ -128,26 +151,14 @@ pub(crate) fn insecure_registries(scratch: &std::path::Path, address: &str) -> s
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_image_is_pulled_from_an_allowed_registry_and_run_by_its_id() {
     let scratch = tempfile::tempdir().unwrap();
-    let Some(podman) =
-        crate::require::require("podman", crate::require::podman_image(scratch.path()))
-    else {
-        return;
-    };
-    let Some(()) = crate::require::require(
-        "docker-registry",
-        crate::require::program("docker-registry"),
-    ) else {
+    let Some(podman) = registry_tools(scratch.path()) else {
         return;
     };
     let (_registry, address) = start_registry(scratch.path(), None).await;
     let port = address.rsplit(':').next().unwrap().to_owned();
     // The image is only in the registry: pushed there, never tagged here.
     let remote = format!("{address}/gpuex/busybox:{port}");
-    run(Command::new("podman")
-        .args(["push", "--tls-verify=false", &podman.image])
-        .arg(format!("docker://{remote}")))
-    .expect("podman push");
-    let _ = run(Command::new("podman").args(["rmi", "--force", &remote]));
+    push_only(&podman.image, &remote, None);
     let registries = insecure_registries(scratch.path(), &address);
 
     let app = TestApp::spawn_with(Backend::Sqlite, fleet::fast).await;
