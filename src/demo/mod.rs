@@ -256,9 +256,15 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
                 let Some(order) = training else {
                     return println!("  resume scene: skipped (the training order was not filled)");
                 };
-                let played =
-                    resume::play(&client, &tokens.buyer, &order, &tokens.node_ids, &mut fleet)
-                        .await;
+                let played = resume::play(
+                    &client,
+                    &tokens.buyer,
+                    &tokens.provider,
+                    &order,
+                    &tokens.node_ids,
+                    &mut fleet,
+                )
+                .await;
                 if let Err(e) = played {
                     println!("  resume scene: {e:#}");
                 }

@@ -32,6 +32,7 @@ async fn get(client: &Client, token: &str, path: &str) -> anyhow::Result<Value> 
 pub async fn play(
     client: &Client,
     buyer: &str,
+    provider: &str,
     order: &str,
     node_ids: &[String],
     fleet: &mut Fleet,
@@ -80,6 +81,9 @@ pub async fn play(
          (lease {next}; GET /v1/orders/{order} lists both attempts)"
     ));
     fleet.start(n)?;
+    // Back means registered again: its agent has cleaned up after the
+    // killed one (containers, lease disks) and serves again.
+    super::wait_online(client, provider, super::NODES.len()).await?;
     lines.push(format!("resume scene: node {lost} is back"));
     for line in &lines[1..] {
         println!("  {line}");
