@@ -235,6 +235,7 @@ fn probe_sandbox(exe: &std::path::Path, uid: u32) -> anyhow::Result<()> {
 }
 
 async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<ExitCode> {
+    let shutdown = shutdown_signal();
     let Some(server) = &args.server else {
         bail!("--server is required (or GPUEX_AGENT_SERVER)");
     };
@@ -303,7 +304,7 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
     };
     let agent = agent::Agent::new(cfg, client, backend, launcher, snapshot)
         .with_context(|| format!("cannot start with the spool in {}", args.spool.display()))?;
-    Ok(match agent.run(shutdown_signal()).await {
+    Ok(match agent.run(shutdown).await {
         agent::Outcome::Stopped => ExitCode::SUCCESS,
         agent::Outcome::TokenRefused => ExitCode::from(EXIT_TOKEN_REFUSED),
     })
@@ -337,20 +338,26 @@ fn lease_networks(
     ))
 }
 
-/// SIGTERM or SIGINT.
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT. The handlers are installed now, not when the future is
+/// first polled: `run` polls it only after recovering the last run's leases,
+/// and a signal in that window would otherwise kill the agent halfway through
+/// unmounting their disks. Once installed, a signal waits for `run` to notice.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
-    match (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            _ => std::future::pending().await,
         }
-        _ => std::future::pending().await,
     }
 }
 
