@@ -1,4 +1,4 @@
-//! One forecast refresh over a 100-market fleet (DESIGN §17; target under
+//! One forecast refresh over a 100-market fleet (ARCHITECTURE.md §17; target under
 //! 50 ms): every market's per-minute demand fitted and forecast 15 minutes
 //! ahead, as `forecast::refresh` does off the engine task. In the same run:
 //! MSTL with an AutoETS trend (statsforecast's default, which the refresh

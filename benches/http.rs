@@ -339,7 +339,7 @@ impl OrderRows {
             });
             sql.push("; ");
         }
-        // The market journal's row for the batch (DESIGN §20).
+        // The market journal's row for the batch (ARCHITECTURE.md §20).
         let steps = vec![self.journal_step.as_str(); ids.len()].join(",");
         sql.push("INSERT INTO journal (seq, epoch, at_ms, version, commands, digest) VALUES (")
             .push_bind(

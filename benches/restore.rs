@@ -186,7 +186,7 @@ async fn measure(label: &str, url: &str, e: &Engine) {
 const TAIL_ROWS: i64 = 200;
 const ORDERS_PER_ROW: u128 = 12;
 
-/// Promotion at this size (DESIGN §20): the follower that takes the lock
+/// Promotion at this size (ARCHITECTURE.md §20): the follower that takes the lock
 /// applies the journal's tail to the engine it has and leads with it, with
 /// no restore. The leader here writes [`TAIL_ROWS`] batches of new orders
 /// (a follower is normally a few rows behind, so this is generous); the

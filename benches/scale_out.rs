@@ -1,4 +1,4 @@
-//! Scale-out throughput (DESIGN §12, issue 20): order placement
+//! Scale-out throughput (ARCHITECTURE.md §12, issue 20): order placement
 //! (`POST /v1/orders`) through real `gpuex serve` processes, in one run:
 //!
 //! 1. one replica on PostgreSQL (the baseline),

@@ -29,7 +29,7 @@ def _instant(text):
 @schemathesis.hook
 def map_headers(ctx, headers):
     """A generated Idempotency-Key is made unique: the same key again replays
-    the first answer (DESIGN §19), so a stateful sequence that created, then
+    the first answer (ARCHITECTURE.md §19), so a stateful sequence that created, then
     deleted, then "created" again with one key would be told of a resource
     that is gone, which is the header doing its job, not a defect."""
     if headers and "Idempotency-Key" in headers:

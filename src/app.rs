@@ -30,13 +30,13 @@ pub struct AppState {
     pub events: crate::events::EventHub,
     /// The public market stream's feed: clearings, list prices, book depth.
     pub market_feed: crate::market::MarketFeed,
-    /// The latest demand forecast (DESIGN §17).
+    /// The latest demand forecast (ARCHITECTURE.md §17).
     pub forecasts: crate::forecast::Forecasts,
-    /// Whether this replica leads the market (DESIGN §12).
+    /// Whether this replica leads the market (ARCHITECTURE.md §12).
     pub cluster: crate::cluster::Cluster,
-    /// Where leases' outputs go (DESIGN §21).
+    /// Where leases' outputs go (ARCHITECTURE.md §21).
     pub outputs: crate::nodes::outputs::OutputStore,
-    /// Seals and opens buyers' registry credentials (DESIGN §21).
+    /// Seals and opens buyers' registry credentials (ARCHITECTURE.md §21).
     pub pull_secrets: crate::market::pull_secrets::PullSecrets,
 }
 

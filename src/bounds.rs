@@ -42,7 +42,7 @@ pub struct Bounds {
     pub scale: u32,
     /// Whether `0` is allowed (a budget of 0 removes it); never below it.
     pub zero: bool,
-    /// Money (DESIGN §19 "Money in"): a decimal string only, never a JSON
+    /// Money (ARCHITECTURE.md §19 "Money in"): a decimal string only, never a JSON
     /// number, kept at `scale` decimals once accepted.
     pub money: bool,
 }
@@ -176,7 +176,7 @@ impl Bounds {
             .pattern(Some(self.pattern()))
             .examples([serde_json::Value::String(example.to_owned())]);
         if self.money {
-            // Money is a string only (DESIGN §19): a JSON number has been a binary float.
+            // Money is a string only (ARCHITECTURE.md §19): a JSON number has been a binary float.
             let described = format!(
                 "Money: a decimal string (no JSON number, no exponent), {}. \
                  Kept and answered at {} decimals at most.",
@@ -226,7 +226,7 @@ impl Bounds {
 
 /// Adds `term` to `sum` unless that overflows `Decimal`; then `sum` stays as
 /// it was and the skipped term is logged. For sums over stored figures, which
-/// may predate the bounds on input (a node's usage before DESIGN §19's
+/// may predate the bounds on input (a node's usage before ARCHITECTURE.md §19's
 /// bounds): a view shows what it can add up rather than failing for good.
 pub fn add_stored(sum: &mut Decimal, term: Decimal, what: &str) {
     match sum.checked_add(term) {

@@ -60,9 +60,6 @@ macro_rules! text_column {
 }
 
 text_column!(
-    crate::engine::Mode,
-    crate::engine::LeaseState,
-    crate::catalog::Unit,
     crate::market::OrderState,
     crate::billing::Account,
     crate::events::EventType,

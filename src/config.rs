@@ -111,7 +111,7 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_REGISTER_PER_HOUR", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub register_per_hour: u32,
-    /// Notice before a preemption takes capacity (DESIGN §3).
+    /// Notice before a preemption takes capacity (ARCHITECTURE.md §3).
     #[arg(long, env = "GPUEX_PREEMPT_NOTICE_S", default_value_t = 120)]
     pub preempt_notice_s: i64,
     /// How often each spot auction clears.
@@ -121,11 +121,11 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_BILLING_INTERVAL_S", default_value_t = 60)]
     pub billing_interval_s: i64,
     /// Every this many journal rows the leader keeps a snapshot of its
-    /// engine and trims the journal before the one before (DESIGN §20).
+    /// engine and trims the journal before the one before (ARCHITECTURE.md §20).
     #[arg(long, env = "GPUEX_JOURNAL_SNAPSHOT_EVERY", default_value_t = 4096,
           value_parser = clap::value_parser!(i64).range(2..))]
     pub journal_snapshot_every: i64,
-    /// A node silent this long is lost (DESIGN §7).
+    /// A node silent this long is lost (ARCHITECTURE.md §7).
     #[arg(long, env = "GPUEX_NODE_TIMEOUT_S", default_value_t = 30)]
     pub node_timeout_s: i64,
     /// How often agents heartbeat.
@@ -135,7 +135,7 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_TICK_MS", default_value_t = 1000)]
     pub tick_ms: u64,
     /// How often the demand forecast is refitted and handed to the engine
-    /// (DESIGN §17); 0 turns the forecast off.
+    /// (ARCHITECTURE.md §17); 0 turns the forecast off.
     #[arg(long, env = "GPUEX_FORECAST_INTERVAL_S", default_value_t = 60)]
     pub forecast_interval_s: u64,
     /// Minutes of order history each forecast fits (the hourly season needs
@@ -143,14 +143,14 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_FORECAST_HISTORY_MINUTES", default_value_t = 360,
           value_parser = clap::value_parser!(u32).range(1..=20_160))]
     pub forecast_history_minutes: u32,
-    /// Place leases with a known or predicted end (DESIGN §17) on the GPUs
+    /// Place leases with a known or predicted end (ARCHITECTURE.md §17) on the GPUs
     /// whose other leases are predicted to end near it, so whole GPUs free
     /// up together; `false` measures without.
     #[arg(long, env = "GPUEX_DURATION_PREDICTION", default_value_t = true,
           action = clap::ArgAction::Set)]
     pub duration_prediction: bool,
     /// Keep idle capacity the demand forecast expects on-demand and reserved
-    /// orders to need within the notice period away from spot (DESIGN §17);
+    /// orders to need within the notice period away from spot (ARCHITECTURE.md §17);
     /// `false` measures without.
     #[arg(long, env = "GPUEX_FORECAST_HOLDBACK", default_value_t = true,
           action = clap::ArgAction::Set)]
@@ -193,7 +193,7 @@ pub struct Settings {
     #[arg(long, env = "GPUEX_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 128,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections_per_address: u64,
-    /// Where leases' outputs go (DESIGN §21): a folder, or `s3://bucket/prefix`
+    /// Where leases' outputs go (ARCHITECTURE.md §21): a folder, or `s3://bucket/prefix`
     /// (credentials, region and endpoint from the usual `AWS_*` variables;
     /// any S3-compatible store). Default: `outputs/` beside a SQLite
     /// database, else `$TMPDIR/gpuex-outputs`. Replicas must share it.

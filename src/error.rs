@@ -161,7 +161,7 @@ impl ApiError {
 /// refused connection, a pool that timed out, a server shutting down) rather
 /// than from the request: a replica cut off from its database answers 503
 /// with `Retry-After`, like one caught in a failover, so clients retry
-/// elsewhere (DESIGN §12).
+/// elsewhere (ARCHITECTURE.md §12).
 fn database_unreachable(err: &anyhow::Error) -> bool {
     err.chain()
         .any(|cause| match cause.downcast_ref::<sqlx::Error>() {

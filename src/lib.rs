@@ -1,16 +1,20 @@
 //! gpuex: an exchange for atomized GPU capacity.
 //!
-//! `catalog`, `protocol`, `engine`, `netguard`, `workload_env` and `pricing`'s
-//! rules are pure and build without the server's dependencies (the `server`
-//! feature), so the node agent and the simulator share them.
+//! The pure parts live in their own crates and are re-exported here under
+//! the names the server uses: `gpuex-wire` (the catalog, the agent protocol,
+//! decimals, the network guard, a workload's environment), which the node
+//! agent shares, and `gpuex-engine` (the matching engine). `pricing`'s rules
+//! build without the server's dependencies (the `server` feature), so the
+//! simulator shares them.
 
+pub use gpuex_engine as engine;
+pub use gpuex_wire::{decimal, netguard, protocol, workload_env};
+
+#[cfg(feature = "server")]
 pub mod catalog;
-pub mod decimal;
-pub mod engine;
-pub mod netguard;
+#[cfg(not(feature = "server"))]
+pub use gpuex_wire::catalog;
 pub mod pricing;
-pub mod protocol;
-pub mod workload_env;
 
 #[cfg(feature = "server")]
 pub mod api;

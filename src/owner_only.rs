@@ -1,4 +1,4 @@
-//! Files only the server's own user may read (DESIGN §19, "Files").
+//! Files only the server's own user may read (ARCHITECTURE.md §19, "Files").
 //!
 //! A workload runs as another local user on the same host; if it can read the
 //! SQLite database it can read `jwt_secret`, forge an admin token and credit

@@ -18,7 +18,7 @@ mod require;
 mod uid_pool;
 
 use fake_server::FakeServer;
-use gpuex::protocol::*;
+use gpuex_wire::protocol::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

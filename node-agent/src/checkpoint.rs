@@ -1,4 +1,4 @@
-//! A lease's checkpoint folder as one tar archive (DESIGN §21): packed from
+//! A lease's checkpoint folder as one tar archive (ARCHITECTURE.md §21): packed from
 //! the workload's folder with the care [`crate::outputs`] takes (regular
 //! files only, opened without following links, really inside the folder),
 //! and unpacked into the next lease's fresh folder: regular files and

@@ -40,7 +40,7 @@ pub struct RunArgs {
     /// the host can read it; `GPUEX_AGENT_TOKEN` is the other way in.
     #[arg(long, env = "GPUEX_AGENT_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
-    /// How workloads run (DESIGN §13); default `process` on the simulated
+    /// How workloads run (ARCHITECTURE.md §13); default `process` on the simulated
     /// backend, `sandbox` on nvml where bubblewrap is installed. `process` is
     /// for trusted single-tenant hosts only: its workloads share the host's
     /// view of processes and files; strangers' workloads need `sandbox` or
@@ -62,7 +62,7 @@ pub struct RunArgs {
     /// saying so. It must come from an allowed registry.
     #[arg(long, env = "GPUEX_AGENT_DEFAULT_IMAGE")]
     pub default_image: Option<String>,
-    /// The block each networked lease's /30 comes from (DESIGN §21: one
+    /// The block each networked lease's /30 comes from (ARCHITECTURE.md §21: one
     /// veth pair per lease, the host side's address and the lease's); its
     /// traffic leaves the host masqueraded. Must be this agent's alone.
     #[arg(long, env = "GPUEX_AGENT_LEASE_NET_POOL", value_parser = crate::launcher::egress::parse_pool, default_value = "10.251.0.0/16")]
@@ -111,7 +111,7 @@ pub struct RunArgs {
     #[arg(long, env = "GPUEX_AGENT_ARTIFACT_MAX_BYTES", default_value_t = 4 << 30)]
     pub artifact_max_bytes: u64,
     /// Let artifacts come from loopback, private, link-local and other
-    /// internal addresses (DESIGN §19). Off, an artifact URL whose host
+    /// internal addresses (ARCHITECTURE.md §19). Off, an artifact URL whose host
     /// resolves to any of them fails its lease; on only for the demo and
     /// tests, whose artifacts are served on 127.0.0.1.
     #[arg(long, env = "GPUEX_AGENT_ARTIFACT_ALLOW_PRIVATE")]

@@ -1,4 +1,4 @@
-//! Each lease's disk quota (DESIGN §21): its working folder is a file system
+//! Each lease's disk quota (ARCHITECTURE.md §21): its working folder is a file system
 //! of its own. A sparse file of the quota's size beside the folder
 //! (`<work>/<lease>.disk`) holds an ext4 file system that is loop-mounted
 //! over the folder, so the kernel refuses the write that would pass the

@@ -2,7 +2,7 @@
 //! existing Grafana dashboards for DCGM work on gpuex nodes unchanged.
 
 use bytes::Bytes;
-use gpuex::protocol::{FieldKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceMetrics};
+use gpuex_wire::protocol::{FieldKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceMetrics};
 use http_body_util::Full;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};

@@ -1,4 +1,4 @@
-//! `gpuex-agent`: the gpuex node agent (DESIGN §7).
+//! `gpuex-agent`: the gpuex node agent (ARCHITECTURE.md §7).
 //!
 //! It registers this node's GPUs with a gpuex server, heartbeats every few
 //! seconds with DCGM-named metrics, carries out the leases the server assigns
@@ -310,7 +310,7 @@ async fn run(args: RunArgs, backend: Box<dyn GpuBackend>) -> anyhow::Result<Exit
     })
 }
 
-/// Networked leases' namespaces and egress policy (DESIGN §21), for the
+/// Networked leases' namespaces and egress policy (ARCHITECTURE.md §21), for the
 /// launchers with namespaces; the `process` launcher gives none.
 fn lease_networks(
     args: &RunArgs,

@@ -1,5 +1,5 @@
 //! What a lease's workload leaves in `outputs/`, sent to the server
-//! (DESIGN §21): the files that changed since the last upload, each streamed
+//! (ARCHITECTURE.md §21): the files that changed since the last upload, each streamed
 //! to `PUT /v1/agent/assignments/{lease}/outputs/{name}`.
 //!
 //! The folder is the workload's: it may hold symbolic links to the agent's
@@ -135,7 +135,7 @@ pub async fn upload_changed(
         };
         let path = format!(
             "/v1/agent/assignments/{lease}/outputs/{}",
-            gpuex::protocol::path_segment(&file.name)
+            gpuex_wire::protocol::path_segment(&file.name)
         );
         match client
             .put_file(&path, tokio::fs::File::from_std(handle), size)

@@ -3,7 +3,7 @@
 //! that owns it (its state directory) and its lease. A process that left the
 //! workload's process group (`setsid`, a double fork) still carries them, and
 //! so does one a killed agent left behind, which the next agent on the same
-//! state directory finds in `/proc` and ends (DESIGN §13: no workload
+//! state directory finds in `/proc` and ends (ARCHITECTURE.md §13: no workload
 //! outlives its agent unaccounted for).
 //!
 //! The marks are the initial environment (`/proc/PID/environ`), which a

@@ -1,12 +1,12 @@
 //! What a placement means on this node: the units it holds (for metering) and
 //! the environment its workload gets.
 
-use gpuex::catalog::GpuModel;
-use gpuex::protocol::{HeldUnits, Partition, Placement};
+use gpuex_wire::catalog::GpuModel;
+use gpuex_wire::protocol::{HeldUnits, Partition, Placement};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
-/// The units a placement holds, from the catalog (DESIGN §2): a MIG profile's
+/// The units a placement holds, from the catalog (ARCHITECTURE.md §2): a MIG profile's
 /// units, exactly the share asked for on a shared GPU, or whole GPUs.
 pub fn held_units(model: &GpuModel, placement: &Placement) -> Result<HeldUnits, String> {
     let gpus = Decimal::from(placement.gpus.len());
@@ -60,7 +60,7 @@ pub fn workload_env(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuex::catalog::lookup;
+    use gpuex_wire::catalog::lookup;
     use rust_decimal_macros::dec;
 
     fn placement(partition: Partition, gpus: Vec<u32>) -> Placement {

@@ -9,7 +9,7 @@
 //! Every file is written to a `.tmp` name, fsync'd, renamed into place, and the
 //! directory fsync'd, so a crash leaves either the old or the new file whole.
 
-use gpuex::protocol::{UsageBatch, UsageRecord};
+use gpuex_wire::protocol::{UsageBatch, UsageRecord};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ impl Spool {
     pub fn open(dir: &Path) -> io::Result<Spool> {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         fs::create_dir_all(dir)?;
-        // The agent's alone, whatever the umask (DESIGN §19): no workload
+        // The agent's alone, whatever the umask (ARCHITECTURE.md §19): no workload
         // reaches into it (their folders are under `--work-dir`, outside).
         fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
         // And so is every file in it, also one an older agent left wider.

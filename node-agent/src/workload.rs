@@ -4,7 +4,7 @@
 
 use crate::launcher::Plan;
 use crate::reaper::{self, LEASE_VAR, OWNER_VAR};
-use gpuex::protocol::LOGS_TAIL_BYTES;
+use gpuex_wire::protocol::LOGS_TAIL_BYTES;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::collections::VecDeque;

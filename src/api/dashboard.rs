@@ -1,4 +1,4 @@
-//! The web dashboard (DESIGN §16): the committed build in `frontend/dist`,
+//! The web dashboard (ARCHITECTURE.md §16): the committed build in `frontend/dist`,
 //! embedded in the binary so a fresh checkout serves it without Node. Every
 //! GET that is not the API, the docs or an ops endpoint gets a file from the
 //! build or, for the single-page app's own routes, its `index.html`.

@@ -1,4 +1,4 @@
-//! Security headers on every answer (DESIGN §19, dashboard).
+//! Security headers on every answer (ARCHITECTURE.md §19, dashboard).
 //!
 //! The dashboard gets a Content-Security-Policy that lets scripts and
 //! styles come from this origin only, and `frame-ancestors 'none'`; its

@@ -1,5 +1,5 @@
 //! `Idempotency-Key` on the creating POSTs whose handlers do not keep their
-//! answer themselves (DESIGN §19): API keys, webhooks, nodes, billing
+//! answer themselves (ARCHITECTURE.md §19): API keys, webhooks, nodes, billing
 //! adjustments, resale listings and conversions. (Orders and admin credits
 //! store theirs in the same transaction as their effect; see
 //! `crate::idempotency`.)

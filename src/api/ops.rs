@@ -25,7 +25,7 @@ pub struct Health {
     pub status: String,
 }
 
-/// A ready replica, and its part in the market (DESIGN §12).
+/// A ready replica, and its part in the market (ARCHITECTURE.md §12).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Readiness {
     /// `ok`
@@ -37,7 +37,7 @@ pub struct Readiness {
     /// The leader's term this replica last saw in the journal (0 on SQLite,
     /// where one process always leads).
     pub epoch: i64,
-    /// The last journal row this replica's engine includes (DESIGN §20).
+    /// The last journal row this replica's engine includes (ARCHITECTURE.md §20).
     pub applied_seq: i64,
     /// How long this replica has been behind rows the leader announced, in
     /// milliseconds; 0 when caught up. Past [`LAG_LIMIT_MS`] it is not ready.

@@ -1,4 +1,4 @@
-//! Reading one's own writes on any replica (DESIGN §20). Every successful
+//! Reading one's own writes on any replica (ARCHITECTURE.md §20). Every successful
 //! write answers `Gpuex-Seq: N`, the journal row its effects are in (or
 //! after); a request with `Gpuex-Min-Seq: N` is answered only once this
 //! replica's engine includes row N: it waits up to [`WAIT`], then answers

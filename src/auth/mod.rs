@@ -62,7 +62,7 @@ impl fmt::Display for Role {
     }
 }
 
-/// The paths node tokens may call (DESIGN §7).
+/// The paths node tokens may call (ARCHITECTURE.md §7).
 const AGENT_PATH_PREFIX: &str = "/v1/agent/";
 
 /// How a caller proved who it is.

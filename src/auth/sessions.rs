@@ -1,4 +1,4 @@
-//! Sessions of the CLI and the dashboard (DESIGN §19): a login opens one and
+//! Sessions of the CLI and the dashboard (ARCHITECTURE.md §19): a login opens one and
 //! answers a short-lived access token with a refresh token. `POST
 //! /v1/auth/refresh` swaps a refresh token for a new pair, and each refresh
 //! token works once: a used one shown again can only be a copy, so the whole

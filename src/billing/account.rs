@@ -24,7 +24,7 @@ pub enum Account {
     /// The platform's revenue.
     PlatformRevenue,
     /// What rounding a posting to the money scale added or took away
-    /// (DESIGN §19 "Money out"): every posting is rounded once, half-even,
+    /// (ARCHITECTURE.md §19 "Money out"): every posting is rounded once, half-even,
     /// and the residue lands here so each entry still sums to exactly zero.
     /// Its code sorts between revenue's and the wallets', as the enum does.
     Rounding,

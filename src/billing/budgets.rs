@@ -1,4 +1,4 @@
-//! Monthly budgets per tag value (DESIGN §4).
+//! Monthly budgets per tag value (ARCHITECTURE.md §4).
 //!
 //! What counts against a budget this month: the charge lines of leases with
 //! the tag (credits net them), what running leases owe but were not billed
@@ -12,6 +12,7 @@ use super::lines::{self, Scope};
 use super::period;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
+use crate::db::Text;
 use crate::db::{dispatch, Db, Money};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
@@ -202,7 +203,7 @@ fn has_tag(tags_json: &str, key: &str, value: &str) -> bool {
         .unwrap_or(false)
 }
 
-type LiveLease = (Uuid, Mode, Money, Option<i64>, Option<i64>, String);
+type LiveLease = (Uuid, Text<Mode>, Money, Option<i64>, Option<i64>, String);
 
 /// Live leases of `buyer` (or everyone's) with their order's tags.
 async fn live_leases(db: &Db, buyer: Option<Uuid>) -> anyhow::Result<Vec<LiveLease>> {
@@ -247,7 +248,7 @@ pub async fn spent(
              AND o.state = 'filled' AND l.created_at >= $3 AND l.created_at < $4",
         )
         .bind(buyer)
-        .bind(Mode::Reserved)
+        .bind(Text(Mode::Reserved))
         .bind(from)
         .bind(to)
         .fetch_all(pool)
@@ -262,7 +263,7 @@ pub async fn spent(
     }
     // What running leases owe since they were last billed.
     for (_, mode, price, billed_until, _, tags) in live_leases(db, Some(buyer)).await? {
-        if mode != Mode::Reserved && has_tag(&tags, key, value) {
+        if mode.0 != Mode::Reserved && has_tag(&tags, key, value) {
             if let Some(b) = billed_until.filter(|b| *b < now) {
                 total += round_money(price.0 * Decimal::from(now - b) / Decimal::from(3600));
             }
@@ -345,7 +346,7 @@ pub async fn reached(db: &Db, notice_s: i64, now: i64) -> anyhow::Result<Vec<Rea
         let tagged: Vec<(Uuid, Decimal)> = live_leases(db, Some(b.buyer))
             .await?
             .into_iter()
-            .filter(|l| l.1 != Mode::Reserved && has_tag(&l.5, &b.tag_key, &b.tag_value))
+            .filter(|l| l.1 .0 != Mode::Reserved && has_tag(&l.5, &b.tag_key, &b.tag_value))
             .map(|l| (l.0, l.2 .0))
             .collect();
         if tagged.is_empty() {

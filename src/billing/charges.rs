@@ -1,4 +1,4 @@
-//! Per-second charges for the units a lease holds (DESIGN §3, §8).
+//! Per-second charges for the units a lease holds (ARCHITECTURE.md §3, §8).
 //!
 //! A charge line covers at most one clock hour and one unit (`tflops_h` or
 //! `vram_h`), so each FOCUS row has one SKU and one pricing unit. Its
@@ -100,7 +100,7 @@ pub struct Chargeable {
     pub detail: ChargeDetail,
 }
 
-/// Where a lease bought on resale came from (DESIGN §6).
+/// Where a lease bought on resale came from (ARCHITECTURE.md §6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resold {
     /// The listing it was bought from.

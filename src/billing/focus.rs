@@ -89,7 +89,7 @@ pub struct Row {
     #[serde(rename = "x_ListingId")]
     pub x_listing_id: Option<String>,
     /// `primary`, or `resale` on the rows of a lease bought from a listing
-    /// and on the seller's proceeds (DESIGN §6).
+    /// and on the seller's proceeds (ARCHITECTURE.md §6).
     #[serde(rename = "x_Source")]
     pub x_source: Source,
 }

@@ -401,12 +401,12 @@ impl Journal {
 }
 
 /// The kind of a refund's entry: what a buyer was charged for time not
-/// delivered, reversed (DESIGN §7).
+/// delivered, reversed (ARCHITECTURE.md §7).
 pub const REFUND: &str = "refund";
 
 /// A refund takes back what a provider was paid even when its payable was
 /// already paid out: the payable then owes, and later earnings make it good
-/// (DESIGN §7). No other entry, and no other user account, goes below zero.
+/// (ARCHITECTURE.md §7). No other entry, and no other user account, goes below zero.
 fn may_owe(kind: &str, account: Account) -> bool {
     kind == REFUND && matches!(account, Account::Payable(_))
 }
@@ -425,7 +425,7 @@ pub(super) fn positive_money(amount: Decimal) -> Result<Decimal, LedgerError> {
 
 /// `postings` each rounded once, half-even, to [`MONEY_SCALE`], and what the
 /// rounding changed posted to [`Account::Rounding`], so the entry still sums
-/// to exactly zero (DESIGN §19 "Money out"). Checked: never a panic.
+/// to exactly zero (ARCHITECTURE.md §19 "Money out"). Checked: never a panic.
 fn at_money_scale(postings: &[(Account, Decimal)]) -> Result<Vec<(Account, Decimal)>, LedgerError> {
     let mut rounded: Vec<(Account, Decimal)> = postings
         .iter()

@@ -3,6 +3,7 @@
 //! so invoices and exports tie out to the ledger.
 
 use super::ledger::{self, Account, Entry, LedgerError};
+use crate::db::Text;
 use crate::db::{dispatch, execute_tx, Db, Money, Tx};
 use crate::engine::Mode;
 use anyhow::Context;
@@ -141,10 +142,10 @@ pub async fn insert(
         line.provider,
         line.node,
         line.kind.as_str(),
-        line.mode,
+        line.mode.map(Text),
         &line.gpu_model,
         &line.region,
-        line.unit,
+        line.unit.map(Text),
         Money(line.quantity),
         Money(line.unit_price),
         Money(line.list_unit_price),

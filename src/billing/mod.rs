@@ -1,5 +1,5 @@
 //! Money: the double-entry ledger, wallets and holds, charge lines, invoices,
-//! cost by tag, budgets, provider earnings, FOCUS 1.2 exports (DESIGN §3, §4, §8),
+//! cost by tag, budgets, provider earnings, FOCUS 1.2 exports (ARCHITECTURE.md §3, §4, §8),
 //! the capacity profile and the TCO calculator (§17).
 #![deny(clippy::float_arithmetic)]
 

@@ -1,5 +1,5 @@
 //! `GET /v1/billing/profile`: a buyer's capacity profile over a period
-//! (DESIGN §17), by mode, tag and GPU model: how many units it held at once
+//! (ARCHITECTURE.md §17), by mode, tag and GPU model: how many units it held at once
 //! (peak, mean, the level held at least half the time), how long its leases
 //! ran, and how much of what it held it used. The TCO calculator sizes its
 //! reserved, on-demand and spot mix from it.

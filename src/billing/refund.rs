@@ -1,5 +1,5 @@
 //! Refunds: what a lease was charged for time it was not given, reversed
-//! (DESIGN §7, §19 "Credits are never larger than charges").
+//! (ARCHITECTURE.md §7, §19 "Credits are never larger than charges").
 //!
 //! A lease whose node is lost, or that ends early, may have been charged
 //! past the moment its capacity stopped (the billing pass ran before the

@@ -1,5 +1,5 @@
 //! A lease's bill, settled from inside the market's batch: charges up to a
-//! time, hold renewals, and what a lease owes when it ends (DESIGN §7, §8).
+//! time, hold renewals, and what a lease owes when it ends (ARCHITECTURE.md §7, §8).
 //!
 //! Each function says what it decided and changes no engine state: the
 //! market task tells the engine when a lease's funds ran out.
@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 /// Renew a hold this long before the notice would have to start.
 const RENEWAL_MARGIN_S: i64 = 300;
-/// A reserved booking holds a rolling 7 days of its window (DESIGN §4).
+/// A reserved booking holds a rolling 7 days of its window (ARCHITECTURE.md §4).
 const RESERVED_HOLD_S: i64 = 7 * 24 * 3600;
 
 /// What charging a lease decided.
@@ -67,7 +67,7 @@ pub async fn settle(
 /// Settles a lease that ends at `at`: charges what it owes, refunds what it
 /// was charged for time not delivered (a lost node's, past its last
 /// heartbeat) by reversing those charges, and releases its hold. Nothing
-/// else is credited: time only held was never paid (DESIGN §7, §19).
+/// else is credited: time only held was never paid (ARCHITECTURE.md §7, §19).
 pub async fn settle_end(
     flushed: &mut Flushed<'_, '_>,
     lease: Uuid,
@@ -132,7 +132,7 @@ pub async fn settle_end(
 }
 
 /// An on-demand lease converted to reserved that ends before its reserved
-/// window begins still owes that window whole (DESIGN §3), at the reserved
+/// window begins still owes that window whole (ARCHITECTURE.md §3), at the reserved
 /// price and as reserved lines, unused from the end on.
 async fn settle_reserved_ahead(
     flushed: &mut Flushed<'_, '_>,
@@ -166,7 +166,7 @@ async fn settle_reserved_ahead(
 }
 
 /// Every running lease charged short of `ts`, with the time it is owed up
-/// to: now, or its node's last heartbeat when that is older. DESIGN §7:
+/// to: now, or its node's last heartbeat when that is older. ARCHITECTURE.md §7:
 /// charges stop at a lost node's last heartbeat, and a node is lost only a
 /// timeout after it fell silent, so the seconds since are never charged
 /// ahead: they are charged once the next heartbeat shows the node alive.

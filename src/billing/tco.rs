@@ -1,4 +1,4 @@
-//! `POST /v1/tco`: the cost of a workload over `months` (DESIGN §17), renting
+//! `POST /v1/tco`: the cost of a workload over `months` (ARCHITECTURE.md §17), renting
 //! whole 8-GPU nodes against buying the same work as gpuex units.
 //!
 //! The work is a load shape per unit (`tflops_h`, `vram_h`): its peak, its

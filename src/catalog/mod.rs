@@ -1,22 +1,9 @@
-//! The GPU catalog and the standardization engine (DESIGN §2).
-//!
-//! Every GPU model the exchange knows, with its dense peaks per precision and
-//! its MIG layout, and the arithmetic that turns "N TFLOPS at precision P on
-//! model M" into the two units gpuex sells. Pure data and pure functions: the
-//! agent and the simulator use this module without the server.
+//! The GPU catalog (ARCHITECTURE.md §2) as the server serves it: the pure catalog from
+//! `gpuex-wire`, plus the regions the exchange knows and the routes that
+//! list both.
 
-mod mig;
-mod models;
-mod units;
+pub use gpuex_wire::catalog::*;
 
-pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
-pub use models::{all_models, lookup, GpuModel};
-pub(crate) use units::text_names;
-pub use units::{Precision, Unit, UnknownName, UNIT_VRAM_GB};
-
-#[cfg(feature = "server")]
 pub mod regions;
-#[cfg(feature = "server")]
 mod routes;
-#[cfg(feature = "server")]
 pub use routes::router;

@@ -15,7 +15,7 @@ pub struct Api {
     pub token: Option<String>,
     /// The highest `Gpuex-Seq` a write of this client was answered with:
     /// every later request asks for it (`Gpuex-Min-Seq`), so whichever
-    /// replica answers shows this client its own writes (DESIGN §20).
+    /// replica answers shows this client its own writes (ARCHITECTURE.md §20).
     seen_seq: AtomicI64,
 }
 

@@ -1,4 +1,4 @@
-//! The client subcommands of `gpuex` (DESIGN §18): what a buyer or a
+//! The client subcommands of `gpuex` (ARCHITECTURE.md §18): what a buyer or a
 //! provider runs from a terminal against a gpuex server. They need no
 //! database and start no server: everything goes through the public HTTP API.
 //!

@@ -255,7 +255,7 @@ async fn call(cluster: &Cluster, url: &str, epoch: i64, forwarded: &Forwarded) -
 /// on (a replica that does not lead answers 503, and the follower tries
 /// the next leader).
 ///
-/// The order of the checks is the point (DESIGN §19): the headers alone
+/// The order of the checks is the point (ARCHITECTURE.md §19): the headers alone
 /// (key, timestamp, nonce, epoch) before a byte of the body is read, so a
 /// stranger's request costs nothing but its headers; then a bounded body
 /// and its MAC; only then the nonce is recorded and the body parsed.

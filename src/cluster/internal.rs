@@ -1,4 +1,4 @@
-//! Signed messages between replicas (DESIGN §19, internal endpoints).
+//! Signed messages between replicas (ARCHITECTURE.md §19, internal endpoints).
 //!
 //! A static bearer token sent over plain HTTP is a password any relay can
 //! copy and use for ever. Instead, every internal request carries its own

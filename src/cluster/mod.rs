@@ -1,4 +1,4 @@
-//! Scale-out (DESIGN §12): many `gpuex serve` replicas on one PostgreSQL,
+//! Scale-out (ARCHITECTURE.md §12): many `gpuex serve` replicas on one PostgreSQL,
 //! one engine leader per market shard.
 //!
 //! PostgreSQL does the distributed work, as in Oban and River: the leader

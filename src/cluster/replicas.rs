@@ -1,4 +1,4 @@
-//! Every replica's standing, for the admin (DESIGN §20): each replica
+//! Every replica's standing, for the admin (ARCHITECTURE.md §20): each replica
 //! writes its own row of `replicas` every [`EVERY`] (its address, its part
 //! in the election, how far its engine has applied the journal, its lag),
 //! and `GET /v1/admin/replicas` lists those heard from in the last hour,

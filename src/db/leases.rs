@@ -1,5 +1,5 @@
 //! The `leases` table: what a row keeps of its lease, and every statement
-//! that writes it (DESIGN §20, "one writer"). The market's writer, billing
+//! that writes it (ARCHITECTURE.md §20, "one writer"). The market's writer, billing
 //! and the node side each change a few columns; they all come through here,
 //! so what a lease row can become is read in one file.
 //!
@@ -10,6 +10,7 @@
 //! column (it was `engine_json`), a superset that reads as a record too, and
 //! that the first start of such a database reads to keep its first snapshot.
 
+use super::Text;
 use super::{execute_tx, push_rows, Db, Money, Tx, Writes};
 use crate::engine::placement::{GpuSlot, PartitionMode, UnitPrices, Units};
 use crate::engine::pricing::PriceRule;
@@ -141,8 +142,8 @@ pub fn push_inserts<'a>(writes: &mut Writes<'a>, rows: &'a [NewLease], now: Date
             .push_bind(new.lease.order_id)
             .push_bind(new.lease.buyer)
             .push_bind(new.lease.node)
-            .push_bind(new.lease.mode)
-            .push_bind(new.lease.state)
+            .push_bind(Text(new.lease.mode))
+            .push_bind(Text(new.lease.state))
             .push_bind(&new.lease.model)
             .push_bind(&new.lease.region)
             .push_bind(Money(new.lease.price_per_hour))
@@ -165,7 +166,7 @@ pub async fn store(tx: &mut Tx<'_>, lease: &Lease, now: DateTime<Utc>) -> anyhow
         tx,
         "UPDATE leases SET state = $1, record_json = $2, price_per_hour = $3, \
          ends_at = $4, updated_at = $5 WHERE id = $6 AND state NOT IN ('ended', 'failed')",
-        lease.state,
+        Text(lease.state),
         record,
         Money(lease.price_per_hour),
         lease.ends_at,
@@ -213,7 +214,7 @@ pub async fn end(
     execute_tx!(
         tx,
         "UPDATE leases SET state = $1, end_reason = $2, ended_at = $3, updated_at = $4 WHERE id = $5",
-        state,
+        Text(state),
         reason,
         at,
         now,

@@ -8,9 +8,11 @@
 
 pub mod leases;
 mod money;
+mod text;
 mod wal;
 
 pub use money::Money;
+pub use text::Text;
 
 use anyhow::Context;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};

@@ -1,4 +1,4 @@
-//! Events (DESIGN §15): every change a user should hear about is written to
+//! Events (ARCHITECTURE.md §15): every change a user should hear about is written to
 //! an outbox, the `events` table, in the transaction of the change itself,
 //! so nothing acknowledged goes unheard. Ids only grow; a page
 //! (`GET /v1/events?after=`) and a stream (`GET /v1/events/stream`,
@@ -49,7 +49,7 @@ pub enum EventType {
     /// A spot lease's clearing index came within 10 % of its own index.
     #[serde(rename = "lease.rebalance")]
     LeaseRebalance,
-    /// The lease changed mode (DESIGN §3 "Mode changes"): `from_mode`,
+    /// The lease changed mode (ARCHITECTURE.md §3 "Mode changes"): `from_mode`,
     /// `to_mode`, the prices per hour before and after, and `effective_at`.
     #[serde(rename = "lease.converted")]
     LeaseConverted,

@@ -67,7 +67,7 @@ fn after_of(after: Option<i64>, field: &str) -> Result<i64, ApiError> {
     }
 }
 
-/// The caller's events, oldest first (DESIGN §15).
+/// The caller's events, oldest first (ARCHITECTURE.md §15).
 #[utoipa::path(get, path = "/v1/events", tag = "events", security(("bearer" = [])),
     params(EventsQuery),
     responses(
@@ -118,7 +118,7 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
     after_of(Some(id), FIELD).map(Some)
 }
 
-/// The caller's events as Server-Sent Events (DESIGN §15): each is
+/// The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
 /// `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
 /// it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
 /// repeated. A comment line comes every 15 s. A client that falls 256 of

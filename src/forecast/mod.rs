@@ -1,4 +1,4 @@
-//! The demand forecast (DESIGN §17): each market's on-demand and reserved
+//! The demand forecast (ARCHITECTURE.md §17): each market's on-demand and reserved
 //! demand per minute, fitted every `forecast_interval_s` outside the engine
 //! task and forecast 15 minutes ahead. The engine gets what the next notice
 //! period is expected to ask for (`Command::SetForecast`) and keeps that much

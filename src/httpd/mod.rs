@@ -1,4 +1,4 @@
-//! The HTTP server under the router (DESIGN §19, HTTP server).
+//! The HTTP server under the router (ARCHITECTURE.md §19, HTTP server).
 //!
 //! `axum::serve` keeps every connection for as long as its client likes: a
 //! client that opens connections and never finishes their headers

@@ -1,5 +1,5 @@
 //! `POST /v1/leases/{id}/convert`: change a live lease's mode in place
-//! (DESIGN §3 "Mode changes"). The engine decides; this checks the body.
+//! (ARCHITECTURE.md §3 "Mode changes"). The engine decides; this checks the body.
 
 use super::views::{self, LeaseView};
 use crate::app::AppState;

@@ -176,7 +176,7 @@ pub struct MarketHandle {
 }
 
 impl MarketHandle {
-    /// Where this replica's engine stands in the journal (DESIGN §20).
+    /// Where this replica's engine stands in the journal (ARCHITECTURE.md §20).
     pub fn journal(&self) -> &super::journal::JournalStatus {
         &self.journal
     }

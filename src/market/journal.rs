@@ -1,4 +1,4 @@
-//! The journal (DESIGN §20): every command the engine applied, in order,
+//! The journal (ARCHITECTURE.md §20): every command the engine applied, in order,
 //! with the time it was applied at. The engine is deterministic, so the
 //! journal is the state: a follower applies it to an engine of its own
 //! instead of rebuilding one from the rows, and a replica of the next

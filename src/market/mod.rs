@@ -1,5 +1,5 @@
 //! The market: the task that owns the matching engine, and the order, lease
-//! and market-data routes (DESIGN §4, §5, §9).
+//! and market-data routes (ARCHITECTURE.md §4, §5, §9).
 
 mod handle;
 pub mod journal;

@@ -37,7 +37,7 @@ pub enum Qos {
     Batch,
 }
 
-/// An order (DESIGN §4).
+/// An order (ARCHITECTURE.md §4).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderRequest {
@@ -82,7 +82,7 @@ pub struct OrderRequest {
     #[schema(schema_with = env_schema)]
     pub env: Option<BTreeMap<String, String>>,
     /// Files fetched into the workload's working folder before it starts,
-    /// each checked against its SHA-256 (DESIGN §13); at most 16.
+    /// each checked against its SHA-256 (ARCHITECTURE.md §13); at most 16.
     #[serde(default)]
     #[schema(max_items = 16)]
     pub artifacts: Option<Vec<crate::protocol::Artifact>>,
@@ -104,7 +104,7 @@ pub struct OrderRequest {
     /// `container` launchers give it none (default false).
     #[serde(default)]
     pub network: Option<bool>,
-    /// The workload's checkpoint (DESIGN §21): the agent sends its
+    /// The workload's checkpoint (ARCHITECTURE.md §21): the agent sends its
     /// checkpoint folder every `every_s` and when the workload ends; needs
     /// a `command`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -434,7 +434,7 @@ impl OrderRequest {
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, DESIGN §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, ARCHITECTURE.md §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn place_order(
     State(state): State<AppState>,
@@ -497,7 +497,7 @@ async fn place_order(
         .concat(),
     };
     let idempotency = IdempotencyKey::from_headers(&headers, &fingerprint)?;
-    // Budgets (DESIGN §4): refuse an order that would take a tag's monthly
+    // Budgets (ARCHITECTURE.md §4): refuse an order that would take a tag's monthly
     // budget over its limit, before it reaches the engine.
     if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
         let estimate = crate::billing::budgets::estimate(
@@ -512,7 +512,7 @@ async fn place_order(
         crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
     }
     let mut spec = req.spec(start_at, region.clone());
-    // DESIGN §17: the lease's likely duration from the buyer's history, for
+    // ARCHITECTURE.md §17: the lease's likely duration from the buyer's history, for
     // placement to line up ends; an order's own `duration_s` needs none.
     if spec.duration_s.is_none() {
         let no_tags = BTreeMap::new();

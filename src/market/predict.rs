@@ -1,4 +1,4 @@
-//! Duration prediction (DESIGN §17): how long a new lease will likely run,
+//! Duration prediction (ARCHITECTURE.md §17): how long a new lease will likely run,
 //! from its buyer's ended leases, computed when the order is placed and
 //! handed to the engine on the order (`OrderSpec::predicted_duration`), so
 //! the engine stays pure and a restored engine keeps it.

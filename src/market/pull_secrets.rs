@@ -1,4 +1,4 @@
-//! Buyers' registry credentials (DESIGN §21): an order's `registry_auth` is
+//! Buyers' registry credentials (ARCHITECTURE.md §21): an order's `registry_auth` is
 //! kept apart from the order, sealed, and opened only to hand it to the
 //! agent that runs the order's lease.
 //!

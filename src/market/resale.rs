@@ -1,4 +1,4 @@
-//! `/v1/resale-listings` and `/v1/market/resale` (DESIGN §6): a reserved
+//! `/v1/resale-listings` and `/v1/market/resale` (ARCHITECTURE.md §6): a reserved
 //! lease's holder lists the tail of its window; every buyer sees the open
 //! listings (never who sells them).
 

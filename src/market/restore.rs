@@ -1,5 +1,5 @@
 //! Rebuilds the engine at start-up, or after a failed commit: from the
-//! newest journal snapshot and the journal after it (DESIGN §20). A database
+//! newest journal snapshot and the journal after it (ARCHITECTURE.md §20). A database
 //! from before the journal (or a new one) has no snapshot yet; its engine is
 //! read from the rows once, at the journal's sequence, and kept as the first.
 

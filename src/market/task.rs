@@ -1,9 +1,9 @@
-//! The one task that owns the engine (DESIGN §5).
+//! The one task that owns the engine (ARCHITECTURE.md §5).
 //!
 //! It applies commands one at a time and commits their effects (order and
 //! lease rows, holds, charges) before replying; commands waiting in the
 //! channel share one transaction (group commit), which also appends every
-//! command the engine applied to the journal (DESIGN §20). If a commit
+//! command the engine applied to the journal (ARCHITECTURE.md §20). If a commit
 //! fails, the engine is rebuilt from the database, so memory never runs
 //! ahead of disk. A follower applies the leader's journal to its own engine.
 
@@ -138,7 +138,7 @@ struct MarketTask {
     journal: JournalCursor,
     /// What the last committed batch's events call for from the engine (a
     /// release, a funds notice): the next batch applies it first, so no
-    /// batch feeds its own results back into the engine (DESIGN §20).
+    /// batch feeds its own results back into the engine (ARCHITECTURE.md §20).
     owed: Vec<Followup>,
     /// The task's own queue, for a forwarded command that finds this
     /// replica leading by the time it would go out. Weak: the handles the

@@ -3,6 +3,7 @@
 use crate::bounds::sum_stored;
 use crate::catalog::text_names;
 use crate::db::leases::LeaseRecord;
+use crate::db::Text;
 use crate::db::{dispatch, Db, Money};
 use crate::engine::{LeaseState, Mode};
 use crate::error::ApiError;
@@ -82,7 +83,7 @@ pub struct ResumedFrom {
 type OrderRow = (
     Uuid,
     Option<String>,
-    Mode,
+    Text<Mode>,
     OrderState,
     String,
     String,
@@ -109,7 +110,7 @@ fn order_view(row: OrderRow) -> OrderView {
     OrderView {
         id,
         client_order_id,
-        mode,
+        mode: mode.0,
         state,
         region,
         request: raw_json(request),
@@ -207,7 +208,7 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
         sqlx::query_as(&sql)
             .bind(f.buyer)
             .bind(f.state)
-            .bind(f.mode)
+            .bind(f.mode.map(Text))
             .bind(f.cursor)
             .bind(i64::from(f.limit) + 1)
             .fetch_all(pool)
@@ -244,7 +245,7 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
         .map_err(ApiError::Internal)
 }
 
-/// One mode conversion of a lease (DESIGN §3 "Mode changes").
+/// One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes").
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ConversionView {
     /// When the buyer converted.
@@ -322,7 +323,7 @@ pub struct LeaseView {
     pub ends_at: Option<DateTime<Utc>>,
     /// Listed for resale: the lease gives its slice up here (the listing's
     /// `from`) and its workload is stopped then, whether or not the listing
-    /// sells (DESIGN §6); `ends_at` stays the end of the window it still
+    /// sells (ARCHITECTURE.md §6); `ends_at` stays the end of the window it still
     /// owes. Set from the moment it is listed; cleared when the listing is
     /// cancelled and the lease runs on to `ends_at` again.
     pub vacate_at: Option<DateTime<Utc>>,
@@ -359,7 +360,7 @@ fn at(ts: i64) -> DateTime<Utc> {
 
 type LeaseRow = (
     Uuid,
-    LeaseState,
+    Text<LeaseState>,
     Money,
     Option<String>,
     Option<String>,
@@ -403,6 +404,7 @@ pub async fn live_lease(db: &Db, buyer: Uuid, id: Uuid) -> Result<LeaseView, Api
 async fn lease_view(db: &Db, row: LeaseRow) -> Result<LeaseView, ApiError> {
     let (id, state, price, device, end_reason, exit_code, failure, billed_until, json, image_id) =
         row;
+    let state = state.0;
     let lease = LeaseRecord::parse(&json)?;
     let charged: Vec<Money> = dispatch!(db, pool => {
         // A seller's resale proceeds name the lease they were cut from, but
@@ -482,7 +484,7 @@ pub async fn leases(db: &Db, f: &LeaseFilter) -> Result<Vec<LeaseView>, ApiError
              ORDER BY created_at DESC, id DESC LIMIT $4",
         )
         .bind(f.buyer)
-        .bind(f.state)
+        .bind(f.state.map(Text))
         .bind(f.cursor)
         .bind(i64::from(f.limit) + 1)
         .fetch_all(pool)

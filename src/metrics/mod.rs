@@ -47,12 +47,12 @@ pub struct Metrics {
     pub event_streams: IntGauge,
     /// The demand forecast's next minute per market, in standard TFLOPS.
     pub forecast_units: GaugeVec,
-    /// 1 while this replica leads the market (DESIGN §12), else 0.
+    /// 1 while this replica leads the market (ARCHITECTURE.md §12), else 0.
     pub leader: IntGauge,
     journal: JournalMetrics,
 }
 
-/// Where this replica stands in the market's journal (DESIGN §20).
+/// Where this replica stands in the market's journal (ARCHITECTURE.md §20).
 struct JournalMetrics {
     applied_seq: IntGauge,
     lag_seconds: Gauge,

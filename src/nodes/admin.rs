@@ -1,6 +1,6 @@
 //! `PUT /v1/admin/nodes/{id}`: what only an admin decides about a node — that
 //! it may run the simulated backend, and that a review it is under is over
-//! (DESIGN §7).
+//! (ARCHITECTURE.md §7).
 
 use super::store::{self, status};
 use super::view::NodeSummary;

@@ -1,5 +1,5 @@
-//! `/v1/agent/*`: the server side of the agent protocol (DESIGN §7,
-//! `src/protocol/README.md`). Every request carries a node token; the node id
+//! `/v1/agent/*`: the server side of the agent protocol (ARCHITECTURE.md §7,
+//! `crates/wire/src/protocol/README.md`). Every request carries a node token; the node id
 //! is the agent id.
 
 use super::inventory;
@@ -67,7 +67,7 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
 /// unless an admin marked the node simulated. A lost node registering again
 /// comes back online.
 #[utoipa::path(post, path = "/v1/agent/register", tag = "agent", operation_id = "agent_register", security(("bearer" = [])),
-    request_body(content = RegisterRequest, description = "The node's inventory (src/protocol/README.md)"),
+    request_body(content = RegisterRequest, description = "The node's inventory (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "Registered", body = RegisterResponse),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -190,7 +190,7 @@ async fn register(
 
 /// Per-GPU metrics in; the assignments to carry out back.
 #[utoipa::path(post, path = "/v1/agent/heartbeat", tag = "agent", security(("bearer" = [])),
-    request_body(content = HeartbeatRequest, description = "Metrics and the leases the agent runs (src/protocol/README.md)"),
+    request_body(content = HeartbeatRequest, description = "Metrics and the leases the agent runs (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "What to change", body = HeartbeatResponse),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -368,7 +368,7 @@ pub(crate) async fn node_lease(
 /// Idempotent: a report for a lease that is already over changes nothing.
 #[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/status", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = StatusReport, description = "A lease's state change on the node (src/protocol/README.md)"),
+    request_body(content = StatusReport, description = "A lease's state change on the node (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 204, description = "Applied (or already applied)"),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -449,7 +449,7 @@ fn is_image_id(id: &str) -> bool {
 /// at `GET /v1/leases/{id}/logs`.
 #[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/logs", tag = "agent", security(("bearer" = [])),
     params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = LogsUpload, description = "The workload's output tail (src/protocol/README.md)"),
+    request_body(content = LogsUpload, description = "The workload's output tail (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 204, description = "Stored"),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
@@ -508,7 +508,7 @@ pub const FINAL_LOGS_GRACE_S: i64 = 60;
 
 /// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
 #[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),
-    request_body(content = UsageBatch, description = "Metered usage, numbered (src/protocol/README.md)"),
+    request_body(content = UsageBatch, description = "Metered usage, numbered (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "Acknowledged; `duplicate` when applied before. Records beyond what their lease holds times their interval are refused on their own (named in `refused`; the rest is stored) and the node is marked for review", body = UsageAck),
         (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),

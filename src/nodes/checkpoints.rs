@@ -1,4 +1,4 @@
-//! Orders' checkpoints (DESIGN §21): the agent of a lease whose order has a
+//! Orders' checkpoints (ARCHITECTURE.md §21): the agent of a lease whose order has a
 //! `checkpoint` sends its checkpoint folder as one tar archive
 //! (`PUT /v1/agent/assignments/{lease_id}/checkpoint`), numbered per order;
 //! the agent of the order's next lease, when the order resumes, fetches the

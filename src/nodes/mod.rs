@@ -1,4 +1,4 @@
-//! Capacity and its agents (DESIGN §7): providers' nodes and their tokens,
+//! Capacity and its agents (ARCHITECTURE.md §7): providers' nodes and their tokens,
 //! the server side of the agent protocol, lease logs, and the watchdog that
 //! declares silent nodes lost.
 //!

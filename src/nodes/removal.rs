@@ -1,4 +1,4 @@
-//! Taking nodes off the market for good (DESIGN §19 "Tokens"): a node
+//! Taking nodes off the market for good (ARCHITECTURE.md §19 "Tokens"): a node
 //! deleted by its provider or an admin, and every node of a provider who
 //! loses the provider role. The node token is revoked in the same
 //! transaction as the change, so the agent's next request gets 401; then the

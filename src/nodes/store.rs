@@ -2,6 +2,7 @@
 
 use crate::auth::{Caller, Role};
 use crate::db::leases::{self, AgentReported, LeaseRecord};
+use crate::db::Text;
 use crate::db::{dispatch, execute_tx, Db, Money, Tx};
 use crate::engine::{LeaseState, NodeSpec};
 use crate::protocol::{LogsUpload, UsageBatch};
@@ -46,7 +47,7 @@ pub struct NodeRow {
     pub simulated: bool,
     /// For a person to look at: a re-inventory changed its models or GPU
     /// count (cordoned until an admin accepts), or its agent reported usage
-    /// beyond what a lease holds (DESIGN §19).
+    /// beyond what a lease holds (ARCHITECTURE.md §19).
     pub under_review: bool,
     pub review_reason: Option<String>,
 }
@@ -375,7 +376,7 @@ type RawLease = (
     Uuid,
     Uuid,
     Uuid,
-    LeaseState,
+    Text<LeaseState>,
     Option<String>,
     Option<i64>,
     String,
@@ -406,7 +407,7 @@ fn lease_row(raw: RawLease) -> anyhow::Result<LeaseRow> {
         id,
         node_id,
         buyer_id,
-        state,
+        state: state.0,
         device,
         ends_at,
         record: LeaseRecord::parse(&record_json).with_context(|| format!("lease {id}"))?,

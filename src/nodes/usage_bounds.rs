@@ -1,4 +1,4 @@
-//! Bounds on what an agent reports as used (DESIGN §19 "Bounds on what nodes
+//! Bounds on what an agent reports as used (ARCHITECTURE.md §19 "Bounds on what nodes
 //! report"): a record's `tflops_s` and `vram_gb_s` are at most what its lease
 //! holds times the record's interval. The agent meters exactly that (held ×
 //! seconds, to the millisecond), so anything beyond is a faulty or lying

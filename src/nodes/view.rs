@@ -53,7 +53,7 @@ pub struct NodeSummary {
     /// For a person to look at: a re-inventory changed its models or GPU
     /// count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
     /// or its agent reported usage beyond what a lease holds times the
-    /// interval (DESIGN §19; those records were refused).
+    /// interval (ARCHITECTURE.md §19; those records were refused).
     pub under_review: bool,
     /// What put the node under review first.
     pub review_reason: Option<String>,

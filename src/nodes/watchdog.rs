@@ -1,4 +1,4 @@
-//! Node loss (DESIGN §7): a node whose agent has been silent for
+//! Node loss (ARCHITECTURE.md §7): a node whose agent has been silent for
 //! `node_timeout_s` (since its last heartbeat, or its registration) is lost.
 //! Its row says `lost` (the market's restore skips it) and the engine ends or
 //! re-places its leases; charges stop at the last heartbeat.

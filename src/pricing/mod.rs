@@ -1,4 +1,4 @@
-//! Prices (DESIGN §3): list prices per (region, GPU model, unit) set by the
+//! Prices (ARCHITECTURE.md §3): list prices per (region, GPU model, unit) set by the
 //! admin, every other price derived from them, and quotes.
 #![deny(clippy::float_arithmetic)]
 

@@ -24,7 +24,7 @@ pub enum Isolation {
     Whole,
 }
 
-/// What an order asks for (DESIGN §4).
+/// What an order asks for (ARCHITECTURE.md §4).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
@@ -155,7 +155,7 @@ impl Resources {
     /// GPU of it cannot hold its share of the request.
     pub fn standard_tflops_on(&self, model: &GpuModel) -> Option<Decimal> {
         let gpus = Decimal::from(self.gpu_count());
-        // Held units are kept to 3 decimals, as MIG profile units are (DESIGN §2).
+        // Held units are kept to 3 decimals, as MIG profile units are (ARCHITECTURE.md §2).
         let standard = model
             .standard_tflops(self.precision(), self.tflops)?
             .round_dp_with_strategy(3, rust_decimal::RoundingStrategy::MidpointNearestEven);

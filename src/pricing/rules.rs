@@ -66,7 +66,7 @@ impl DerivedPrices {
     }
 }
 
-/// Decimals of every amount of money posted, charged or billed (DESIGN §3,
+/// Decimals of every amount of money posted, charged or billed (ARCHITECTURE.md §3,
 /// §19 "Money out"). OpenAPI's money schemas say the same.
 pub const MONEY_SCALE: u32 = 6;
 

@@ -1,4 +1,4 @@
-//! The two kinds of foresight of DESIGN §17, as the timeline replay runs
+//! The two kinds of foresight of ARCHITECTURE.md §17, as the timeline replay runs
 //! them: a duration [`Predictor`] (the server's rule, on the trace's keys)
 //! and the forecast [`Holdback`] of idle capacity from spot (the server's
 //! forecast code, on the replay's own past).

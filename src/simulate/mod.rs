@@ -1,6 +1,6 @@
 //! `gpuex simulate`: replays a GPU cluster trace (the openb trace of the FGD
 //! paper) through a placement policy, the server's own included, and reports
-//! allocation, fragmentation, utilization and queue waits (DESIGN §5).
+//! allocation, fragmentation, utilization and queue waits (ARCHITECTURE.md §5).
 //!
 //! Mount it as a subcommand with [`SimulateArgs`] (a `clap::Args`) and call
 //! [`run`], which returns the report as text (a table or JSON).
@@ -190,7 +190,7 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
             let mut results = Vec::new();
             for &p in &policies {
                 // The server's placement runs plain and with each foresight
-                // (DESIGN §17), side by side.
+                // (ARCHITECTURE.md §17), side by side.
                 let variants: &[Foresight] = if p == PolicyName::Gpuex {
                     &Foresight::ALL
                 } else {

@@ -13,14 +13,14 @@
 //! only retried when a node it could use has freed capacity since it last
 //! failed, which keeps the replay fast without changing a single decision.
 //!
-//! Spot (DESIGN §3) from the trace's `qos`: `BE` tasks are spot, the rest
+//! Spot (ARCHITECTURE.md §3) from the trace's `qos`: `BE` tasks are spot, the rest
 //! on-demand. An on-demand arrival that fits nowhere preempts spot tasks on
 //! the node where the fewest (newest first) make room; they go back to the
 //! queue and start over with their full duration (the work they did is
 //! lost, and counted). The preemption is immediate: the engine's 120 s
 //! notice is not modelled here.
 //!
-//! [`Foresight`] adds DESIGN §17's two aids: the forecast holdback (spot
+//! [`Foresight`] adds ARCHITECTURE.md §17's two aids: the forecast holdback (spot
 //! does not start on idle capacity the forecast expects on-demand tasks to
 //! ask for within the notice), and the duration prediction (placement gets
 //! each task's predicted end, as the server hands it to the engine).

@@ -14,7 +14,7 @@ use uuid::Uuid;
 const H100_MIG: (&str, bool) = ("H100-SXM5-80GB", true);
 
 /// What the agent meters for the 1g.20gb slice `order("on_demand")` holds
-/// (141.286 TFLOPS, 20 GB) over 10.005 s: more would be refused (DESIGN §19).
+/// (141.286 TFLOPS, 20 GB) over 10.005 s: more would be refused (ARCHITECTURE.md §19).
 fn usage(agent: Uuid, seq: u64, lease: Uuid) -> Value {
     json!({"agent_id": agent, "seq": seq, "records": [{
         "lease_id": lease,

@@ -1,4 +1,4 @@
-//! Where the agent fetches artifacts from (DESIGN §19), with the real agent
+//! Where the agent fetches artifacts from (ARCHITECTURE.md §19), with the real agent
 //! against the real server: an agent without `--artifact-allow-private`
 //! refuses an artifact on the provider's own network (here 127.0.0.1, in its
 //! IPv4 and IPv6 spellings) before connecting to it, and the lease fails,

@@ -1,4 +1,4 @@
-//! Safe execution on provider hosts (DESIGN §13), with the real agent on the
+//! Safe execution on provider hosts (ARCHITECTURE.md §13), with the real agent on the
 //! simulated backend: two buyers' workloads on one node cannot read each
 //! other's environment, files or folders, signal each other or write outside
 //! their folders, and run as pool users; a kill -9 of the agent leaves no

@@ -1,4 +1,4 @@
-//! The HTTP server's own defences (DESIGN §19, HTTP server): connections
+//! The HTTP server's own defences (ARCHITECTURE.md §19, HTTP server): connections
 //! whose headers never finish are closed after the header timeout while
 //! others are served, idle keep-alive connections close, and connections
 //! are capped per client address and in total. The attackers connect from

@@ -1,4 +1,4 @@
-//! GPUs by CDI through a real container (DESIGN §21): the agent's spec for
+//! GPUs by CDI through a real container (ARCHITECTURE.md §21): the agent's spec for
 //! the lease names its GPU's device nodes, and podman gives the container
 //! exactly those. Character devices made with `mknod` stand in for the
 //! GPUs' (`--dev-root`), so no GPU is needed to see which nodes arrive.

@@ -1,4 +1,4 @@
-//! Mode conversion of a running lease (issue 17, item 4; DESIGN §3 "Mode
+//! Mode conversion of a running lease (issue 17, item 4; ARCHITECTURE.md §3 "Mode
 //! changes"): spot → on-demand keeps the slice and the workload, is no
 //! longer preempted, and is charged spot before and on-demand after; every
 //! refusal answers problem+json with its code.

@@ -19,7 +19,7 @@ fn without_nonce(page: &str) -> String {
         .into_owned()
 }
 
-/// The headers DESIGN §19 asks of every dashboard answer.
+/// The headers ARCHITECTURE.md §19 asks of every dashboard answer.
 #[track_caller]
 fn assert_security_headers(response: &reqwest::Response, what: &str) {
     let headers = response.headers();

@@ -148,7 +148,7 @@ on_both_databases_with! { fast_without_heartbeats =>
         let notice = wait_for(&app, &m.buyer, "lease.preempt_notice", Some(spot_lease)).await;
         assert!(notice["data"]["preempt_at"].is_string(), "{notice}");
         // No GPU in us-east: refused at once (the region has no capacity,
-        // DESIGN §6). The one GPU here is taken: an order that may wait a second expires.
+        // ARCHITECTURE.md §6). The one GPU here is taken: an order that may wait a second expires.
         let elsewhere = json!({"mode": "on_demand", "region": "us-east", "resources": {"tflops": 100, "vram_gb": 16}});
         app.order(&m.buyer, elsewhere).await.assert_code(422, "no_capacity");
         let waiting = app.order(&m.buyer, json!({"mode": "on_demand", "region": "eu-west", "max_wait_s": 1, "resources": whole})).await;

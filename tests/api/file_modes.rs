@@ -1,4 +1,4 @@
-//! The server's files on disk (DESIGN §19, "Files"): a workload running as
+//! The server's files on disk (ARCHITECTURE.md §19, "Files"): a workload running as
 //! another local user once read `jwt_secret` out of a 0644 SQLite file. The
 //! real `gpuex` process, started with an open umask over a data folder an
 //! older version left open, makes the folder 0700 and the database, its WAL

@@ -1,4 +1,4 @@
-//! An ended lease's output is fixed (DESIGN §19, "Logs of an ended lease"):
+//! An ended lease's output is fixed (ARCHITECTURE.md §19, "Logs of an ended lease"):
 //! the server ends a lease before its agent has sent the last tail, so one
 //! final, complete upload is taken within a short grace after the end, and
 //! nothing after it. A node could otherwise rewrite what the buyer reads

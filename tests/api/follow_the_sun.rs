@@ -1,4 +1,4 @@
-//! Follow-the-sun over HTTP (DESIGN §6): `region: any` goes to the region in
+//! Follow-the-sun over HTTP (ARCHITECTURE.md §6): `region: any` goes to the region in
 //! its local off-peak hours among slices within 5 % of the cheapest, the
 //! quote makes the same choice, the fill report says so; a known region with
 //! no nodes answers `no_capacity`.

@@ -1,5 +1,5 @@
 //! `GET /v1/market/forecast` and `gpuex_forecast_units`: the demand forecast
-//! fitted from the orders the market took (DESIGN §17).
+//! fitted from the orders the market took (ARCHITECTURE.md §17).
 
 use crate::helpers::{on_both_databases_with, TestApp};
 use gpuex::config::Settings;

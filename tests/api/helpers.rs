@@ -456,7 +456,7 @@ impl TestApp {
     }
 
     /// Has the admin mark `node` simulated, so its agent may register with
-    /// the simulated backend (DESIGN §7), asserting 200.
+    /// the simulated backend (ARCHITECTURE.md §7), asserting 200.
     pub async fn mark_simulated(&self, node: Uuid) {
         let admin = self.admin().await;
         let r = self

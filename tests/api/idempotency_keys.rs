@@ -1,4 +1,4 @@
-//! Issue 34, item 13 (DESIGN §19): `Idempotency-Key` on every creating POST.
+//! Issue 34, item 13 (ARCHITECTURE.md §19): `Idempotency-Key` on every creating POST.
 //! For each endpoint: the same key and body answer the first result again
 //! (same status, same body) and create nothing more; the same key with
 //! another body is 422 `idempotency_key_reused`.

@@ -1,4 +1,4 @@
-//! `/internal/market/command`, the replicas' own endpoint (DESIGN §19):
+//! `/internal/market/command`, the replicas' own endpoint (ARCHITECTURE.md §19):
 //! a stranger's request is refused from its headers alone, before a byte of
 //! its body is read, and costs no memory that stays; a signed message is
 //! accepted once, for its epoch, within 30 s, and a captured one replayed,

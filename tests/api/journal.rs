@@ -1,4 +1,4 @@
-//! The journal (DESIGN §20): every command the engine applied is in it, in
+//! The journal (ARCHITECTURE.md §20): every command the engine applied is in it, in
 //! order, so an engine that replays it from the first snapshot is the
 //! engine whose leases the rows show, on both databases, across a restart; and
 //! `/readyz` says where the replica stands.

@@ -1,4 +1,4 @@
-//! A database from before the journal (DESIGN §20): its rows held the
+//! A database from before the journal (ARCHITECTURE.md §20): its rows held the
 //! engine's state (each live lease, open order and listing as the engine's
 //! JSON, and the engine's meta row) and it has no journal. Its first start
 //! reads the engine from those rows, once, and keeps it as the journal's

@@ -1,4 +1,4 @@
-//! The journal's replay property (DESIGN §20): any command stream the
+//! The journal's replay property (ARCHITECTURE.md §20): any command stream the
 //! leader's engine applied, stored as journal rows on either database and
 //! replayed on a fresh engine from the first snapshot, gives the leader's
 //! state digest. The stream is random: orders of every mode (reserved ahead,

@@ -1,5 +1,6 @@
-//! Imports run one way (DESIGN §14, §20): the engine stays pure, and billing
-//! posts from what the market tells it without importing the market.
+//! Imports run one way (docs/ARCHITECTURE.md, "The layers"): the engine
+//! and the wire types stay pure, the agent never builds the server, and
+//! billing posts from what the market tells it without importing the market.
 
 use std::path::{Path, PathBuf};
 
@@ -41,13 +42,61 @@ fn crate_paths(folder: &str) -> Vec<(String, String)> {
     paths
 }
 
+/// The names in a manifest's `[dependencies]` table.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(manifest);
+    let text = std::fs::read_to_string(&path).expect("a manifest");
+    text.lines()
+        .skip_while(|line| line.trim() != "[dependencies]")
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name.trim()))
+        .filter(|name| !name.is_empty() && !name.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The engine is its own crate, so the compiler keeps it from the server's
+/// modules; what it may still reach is what its manifest names: the wire
+/// types and pure libraries, never a runtime, a database or HTTP.
 #[test]
-fn the_engine_imports_nothing_but_the_catalog() {
-    let outside: Vec<_> = crate_paths("engine")
-        .into_iter()
-        .filter(|(module, _)| !["engine", "catalog"].contains(&module.as_str()))
+fn the_engine_depends_on_nothing_but_the_wire_types_and_pure_libraries() {
+    let pure = [
+        "gpuex-wire",
+        "serde",
+        "serde_json",
+        "rust_decimal",
+        "rust_decimal_macros",
+        "thiserror",
+        "uuid",
+        "chrono",
+        "chrono-tz",
+        "utoipa",
+    ];
+    let engine = dependencies("crates/engine/Cargo.toml");
+    assert!(engine.contains(&"gpuex-wire".to_owned()), "{engine:?}");
+    let impure: Vec<_> = engine
+        .iter()
+        .filter(|d| !pure.contains(&d.as_str()))
         .collect();
-    assert!(outside.is_empty(), "the engine reaches out: {outside:?}");
+    assert!(impure.is_empty(), "the engine depends on {impure:?}");
+    let wire = dependencies("crates/wire/Cargo.toml");
+    let impure: Vec<_> = wire
+        .iter()
+        .filter(|d| !pure.contains(&d.as_str()))
+        .collect();
+    assert!(impure.is_empty(), "the wire types depend on {impure:?}");
+}
+
+/// The agent shares the wire types, never the server crate.
+#[test]
+fn the_agent_does_not_build_the_server() {
+    let agent = dependencies("node-agent/Cargo.toml");
+    assert!(agent.contains(&"gpuex-wire".to_owned()), "{agent:?}");
+    assert!(
+        !agent.iter().any(|d| d == "gpuex" || d == "gpuex-engine"),
+        "{agent:?}"
+    );
 }
 
 #[test]
@@ -71,7 +120,7 @@ fn storage_imports_only_the_engine_and_the_catalog() {
     assert!(upward.is_empty(), "storage reaches up: {upward:?}");
 }
 
-/// One module writes `leases` (DESIGN §20): the statements that change a
+/// One module writes `leases` (ARCHITECTURE.md §20): the statements that change a
 /// lease row are all in `src/db/leases.rs`.
 #[test]
 fn one_module_writes_the_leases_table() {

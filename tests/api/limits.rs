@@ -288,7 +288,7 @@ async fn a_browser_client_may_read_the_rate_limit_headers() {
     ] {
         assert!(exposed.contains(name), "{name} is not exposed: {exposed}");
     }
-    // And send the journal row it wants to read (DESIGN §20).
+    // And send the journal row it wants to read (ARCHITECTURE.md §20).
     let r = app
         .client
         .request(

@@ -1,4 +1,4 @@
-//! Money in is a decimal string only (DESIGN §19, issue 34 item 4): a JSON
+//! Money in is a decimal string only (ARCHITECTURE.md §19, issue 34 item 4): a JSON
 //! number, an exponent or more decimals than the field's scale get a 422
 //! naming the field, and what is accepted is kept and answered at the
 //! field's scale, never echoed with the digits it was sent with.

@@ -1,4 +1,4 @@
-//! The journal across hosts (issue 35, DESIGN §20): three replicas and a
+//! The journal across hosts (issue 35, ARCHITECTURE.md §20): three replicas and a
 //! PostgreSQL of the test's own, each in a network namespace with its own
 //! addresses. Under load, the leader's link to the database goes down
 //! while its clients still reach it: it stops taking writes within its
@@ -57,7 +57,7 @@ fn host_can_make_hosts() -> Option<()> {
     )
 }
 
-/// DESIGN §12: another replica takes over and serves within 10 s.
+/// ARCHITECTURE.md §12: another replica takes over and serves within 10 s.
 const FAILOVER: Duration = Duration::from_secs(10);
 
 /// How long a buyer of the load waits for an answer before trying the
@@ -258,7 +258,7 @@ async fn a_leader_cut_off_from_the_database_stops_leading_and_loses_nothing() {
 
     // Last, so that everything above is checked whatever this finds:
     // requests caught in a failover are answered 503 with Retry-After
-    // (DESIGN §12), which a client retries with the same key; any other
+    // (ARCHITECTURE.md §12), which a client retries with the same key; any other
     // 5xx tells it nothing it can act on.
     let failures: Vec<String> = refusals
         .iter()

@@ -1,4 +1,4 @@
-//! Node loss and early ends (DESIGN §7, §19 "Credits are never larger than
+//! Node loss and early ends (ARCHITECTURE.md §7, §19 "Credits are never larger than
 //! charges"): what was charged for time not delivered is refunded by
 //! reversing its charges, holds are released, nothing else is credited; an
 //! order whose lease was lost with no room elsewhere waits again

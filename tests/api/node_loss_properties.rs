@@ -1,4 +1,4 @@
-//! A property over the real server (DESIGN §7, §19): random leases (every
+//! A property over the real server (ARCHITECTURE.md §7, §19): random leases (every
 //! mode) run for a random time and end early at random — their node lost,
 //! with its last sign of life a random time back (the billing pass having
 //! charged past it), or released by the buyer. After each: every party's

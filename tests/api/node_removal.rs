@@ -1,4 +1,4 @@
-//! Node tokens die with their node (DESIGN §19 "Tokens"): `DELETE
+//! Node tokens die with their node (ARCHITECTURE.md §19 "Tokens"): `DELETE
 //! /v1/nodes/{id}` and `PUT /v1/admin/users/{id}/role` revoke them in the same
 //! transaction, and the node's leases end as a lost node's do.
 

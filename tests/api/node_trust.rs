@@ -1,4 +1,4 @@
-//! Which agents the live market accepts (issue 34 item 12, DESIGN §7): the
+//! Which agents the live market accepts (issue 34 item 12, ARCHITECTURE.md §7): the
 //! simulated backend only on a node an admin marked simulated, and a
 //! re-inventory that changes a node's models or GPU count goes under review
 //! (cordoned, shown to its provider) until an admin accepts it.

@@ -1,4 +1,4 @@
-//! An order's `env` reaches its workload only (DESIGN §19): names that make
+//! An order's `env` reaches its workload only (ARCHITECTURE.md §19): names that make
 //! the loader, libc, a shell or an interpreter run code (`LD_PRELOAD`,
 //! `BASH_ENV`, `NODE_OPTIONS`, …) are refused at the door with a 422 naming
 //! `env.NAME`, and nothing is held or placed for the refused order.

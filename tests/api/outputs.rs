@@ -1,5 +1,5 @@
 //! Leases' outputs and disk quotas through the real server and the real
-//! agent (DESIGN §21): what a workload leaves in `$GPUEX_OUTPUTS` is sent
+//! agent (ARCHITECTURE.md §21): what a workload leaves in `$GPUEX_OUTPUTS` is sent
 //! while it runs and when it ends, listed and downloaded by its owner alone
 //! (the API, `gpuex outputs`), never through a link the workload planted;
 //! a workload that fills its disk ends `disk_quota`.

@@ -1,4 +1,4 @@
-//! Duration prediction over HTTP (DESIGN §17): an order without
+//! Duration prediction over HTTP (ARCHITECTURE.md §17): an order without
 //! `duration_s` gets its likely duration from the buyer's ended leases of
 //! the same tags, else the same command, else all of them, and the fill
 //! report shows which.

@@ -1,5 +1,5 @@
 //! The early `rebalance` warning at elevated risk, whatever the bid (issue 34
-//! item 10, DESIGN §3/§15): a spot lease bidding far above the clearing
+//! item 10, ARCHITECTURE.md §3/§15): a spot lease bidding far above the clearing
 //! index's cap still hears, 15 minutes ahead, that a reservation booked its
 //! slice — on the lease (`rebalance_at`), as an event, and by webhook.
 

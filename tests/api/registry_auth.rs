@@ -1,4 +1,4 @@
-//! Private images (DESIGN §21): a registry on 127.0.0.1 that lets only one
+//! Private images (ARCHITECTURE.md §21): a registry on 127.0.0.1 that lets only one
 //! user pull. The buyer's credentials go with the order, are kept sealed
 //! apart from it and reach only the agent that pulls; without them, or with
 //! wrong ones, the lease fails unbilled, even once the host has the image.

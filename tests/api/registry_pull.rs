@@ -1,4 +1,4 @@
-//! Images pulled from a registry the provider allows (DESIGN §21): Debian's
+//! Images pulled from a registry the provider allows (ARCHITECTURE.md §21): Debian's
 //! `docker-registry`, started here on 127.0.0.1, holds an image the host
 //! does not; the agent pulls it, runs it by its ID and the lease records
 //! that ID.

@@ -1,4 +1,4 @@
-//! Followers follow the journal (DESIGN §20), on PostgreSQL: a follower's
+//! Followers follow the journal (ARCHITECTURE.md §20), on PostgreSQL: a follower's
 //! engine applies the leader's rows as they commit, never rebuilding, and
 //! matches the leader's state digest; when the leader dies the follower is
 //! promoted with the engine it has (no restore) and the journal goes on

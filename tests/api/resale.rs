@@ -1,4 +1,4 @@
-//! Resale over HTTP (DESIGN §6): a seller lists the tail of its reservation,
+//! Resale over HTTP (ARCHITECTURE.md §6): a seller lists the tail of its reservation,
 //! another buyer's reserved order takes part of it at the ask, what is left
 //! stays listed, and every refusal has its code; the resold hours show in
 //! both parties' FOCUS exports.

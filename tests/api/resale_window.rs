@@ -1,4 +1,4 @@
-//! Issue 34, item 2 (DESIGN §6, §19): a lease bought on resale keeps the
+//! Issue 34, item 2 (ARCHITECTURE.md §6, §19): a lease bought on resale keeps the
 //! seller's window as its outer bound; converting it past that is refused
 //! (409 `resale_window`), since nobody bought the time after it from the
 //! provider. The seller's lease shows `vacate_at` from the moment it is

@@ -1,4 +1,4 @@
-//! Leases that survive their node (DESIGN §21): an order with a checkpoint
+//! Leases that survive their node (ARCHITECTURE.md §21): an order with a checkpoint
 //! and `on_interrupt: resume` whose agent is killed is placed again on the
 //! other agent, in the other zone, with its last checkpoint in place: the
 //! count goes on from where it was sent, not from 0; each lease is billed

@@ -1,4 +1,4 @@
-//! Scale-out on PostgreSQL (DESIGN §12): three `gpuex serve` processes on
+//! Scale-out on PostgreSQL (ARCHITECTURE.md §12): three `gpuex serve` processes on
 //! one database, real agents connected to different replicas, orders sent
 //! round-robin to all three, and the leader killed with kill -9 ten times
 //! next leader. Nothing acknowledged is lost, the ledger balances, no slice

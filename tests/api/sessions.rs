@@ -1,4 +1,4 @@
-//! Sessions (DESIGN §19 "Tokens"): a login answers an access token and a
+//! Sessions (ARCHITECTURE.md §19 "Tokens"): a login answers an access token and a
 //! refresh token; `POST /v1/auth/refresh` rotates the refresh token, a
 //! rotated one used again revokes the whole session, and logout revokes it.
 

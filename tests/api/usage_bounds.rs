@@ -1,4 +1,4 @@
-//! Bounds on what nodes report (DESIGN §19, issue 34 item 3): a usage record
+//! Bounds on what nodes report (ARCHITECTURE.md §19, issue 34 item 3): a usage record
 //! beyond what its lease holds times its interval is refused on its own, the
 //! rest of its batch is stored, the node is marked for review, and no view
 //! fails on stored figures, even ones stored before the bounds existed.

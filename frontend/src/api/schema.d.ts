@@ -593,7 +593,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's events, oldest first (DESIGN §15). */
+        /** The caller's events, oldest first (ARCHITECTURE.md §15). */
         get: operations["events_page"];
         put?: never;
         post?: never;
@@ -611,7 +611,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The caller's events as Server-Sent Events (DESIGN §15): each is
+         * The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
          *     `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
          *     it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
          *     repeated. A comment line comes every 15 s. A client that falls 256 of
@@ -1204,7 +1204,7 @@ export interface paths {
         get: operations["list_webhooks"];
         put?: never;
         /**
-         * Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+         * Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
          *     a POST of the event, as `GET /v1/events` shows it, with
          *     `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`,
          *     `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried
@@ -1410,7 +1410,7 @@ export interface components {
         };
         /**
          * @description A file a workload needs: fetched by the agent from `url`, checked against
-         *     `sha256`, placed at `path` under the lease's working folder (DESIGN §13).
+         *     `sha256`, placed at `path` under the lease's working folder (ARCHITECTURE.md §13).
          */
         Artifact: {
             /**
@@ -1618,7 +1618,7 @@ export interface components {
             total: components["schemas"]["GroupProfile"];
         };
         /**
-         * @description A lease's checkpoint (DESIGN §21): the agent sends its `checkpoint/`
+         * @description A lease's checkpoint (ARCHITECTURE.md §21): the agent sends its `checkpoint/`
          *     folder to `PUT /v1/agent/assignments/{lease_id}/checkpoint` every
          *     `every_s` and after the workload ends, and, with `restore`, puts the
          *     order's last checkpoint there before the workload starts
@@ -1708,7 +1708,7 @@ export interface components {
              */
             unit_hours: string;
         };
-        /** @description One mode conversion of a lease (DESIGN §3 "Mode changes"). */
+        /** @description One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes"). */
         ConversionView: {
             /**
              * Format: date-time
@@ -2499,7 +2499,7 @@ export interface components {
          */
         LeaseRunState: "provisioning" | "running" | "stopping" | "ended";
         /**
-         * @description Where a lease stands (DESIGN §4); rows keep the name as text.
+         * @description Where a lease stands (ARCHITECTURE.md §4); rows keep the name as text.
          * @enum {string}
          */
         LeaseState: "pending" | "provisioning" | "running" | "preempting" | "ended" | "failed";
@@ -2568,7 +2568,7 @@ export interface components {
              * Format: date-time
              * @description Listed for resale: the lease gives its slice up here (the listing's
              *     `from`) and its workload is stopped then, whether or not the listing
-             *     sells (DESIGN §6); `ends_at` stays the end of the window it still
+             *     sells (ARCHITECTURE.md §6); `ends_at` stays the end of the window it still
              *     owes. Set from the moment it is listed; cleared when the listing is
              *     cancelled and the lease runs on to `ends_at` again.
              */
@@ -2914,7 +2914,7 @@ export interface components {
              * @description For a person to look at: a re-inventory changed its models or GPU
              *     count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
              *     or its agent reported usage beyond what a lease holds times the
-             *     interval (DESIGN §19; those records were refused).
+             *     interval (ARCHITECTURE.md §19; those records were refused).
              */
             under_review: boolean;
             /** @description Its failure domain within the region, if the provider named one. */
@@ -2937,11 +2937,11 @@ export interface components {
             /** Format: uuid */
             next_cursor?: string | null;
         };
-        /** @description An order (DESIGN §4). */
+        /** @description An order (ARCHITECTURE.md §4). */
         OrderRequest: {
             /**
              * @description Files fetched into the workload's working folder before it starts,
-             *     each checked against its SHA-256 (DESIGN §13); at most 16.
+             *     each checked against its SHA-256 (ARCHITECTURE.md §13); at most 16.
              */
             artifacts?: components["schemas"]["Artifact"][] | null;
             checkpoint?: null | components["schemas"]["CheckpointRequest"];
@@ -3032,7 +3032,7 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description The partition mode of a placement (DESIGN §2), tagged by `kind`:
+         * @description The partition mode of a placement (ARCHITECTURE.md §2), tagged by `kind`:
          *     `{"kind": "mig", "profile": "1g.10gb", "start": 2}`,
          *     `{"kind": "shared", "milli": 250, "memory_mb": 8000}`, `{"kind": "whole"}`.
          */
@@ -3250,11 +3250,11 @@ export interface components {
              */
             start_at?: string | null;
         };
-        /** @description A ready replica, and its part in the market (DESIGN §12). */
+        /** @description A ready replica, and its part in the market (ARCHITECTURE.md §12). */
         Readiness: {
             /**
              * Format: int64
-             * @description The last journal row this replica's engine includes (DESIGN §20).
+             * @description The last journal row this replica's engine includes (ARCHITECTURE.md §20).
              */
             applied_seq: number;
             /**
@@ -3387,7 +3387,7 @@ export interface components {
             until: string;
             vram_h: string;
         };
-        /** @description What an order asks for (DESIGN §4). */
+        /** @description What an order asks for (ARCHITECTURE.md §4). */
         Resources: {
             /**
              * Format: uint32
@@ -5357,7 +5357,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The workload's output tail (src/protocol/README.md) */
+        /** @description The workload's output tail (crates/wire/src/protocol/README.md) */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LogsUpload"];
@@ -5680,7 +5680,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A lease's state change on the node (src/protocol/README.md) */
+        /** @description A lease's state change on the node (crates/wire/src/protocol/README.md) */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["StatusReport"];
@@ -5828,7 +5828,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Metrics and the leases the agent runs (src/protocol/README.md) */
+        /** @description Metrics and the leases the agent runs (crates/wire/src/protocol/README.md) */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["HeartbeatRequest"];
@@ -6041,7 +6041,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The node's inventory (src/protocol/README.md) */
+        /** @description The node's inventory (crates/wire/src/protocol/README.md) */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentRegisterRequest"];
@@ -6164,7 +6164,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Metered usage, numbered (src/protocol/README.md) */
+        /** @description Metered usage, numbered (crates/wire/src/protocol/README.md) */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["UsageBatch"];
@@ -9895,7 +9895,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, DESIGN §22); `start_at` off the whole hour on a reserved order */
+            /** @description Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, ARCHITECTURE.md §22); `start_at` off the whole hour on a reserved order */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -95,7 +95,7 @@ export async function launch() {
 }
 
 /** A page that records every console error, uncaught exception and
- * Content-Security-Policy violation (the server's policy is strict: DESIGN §19). */
+ * Content-Security-Policy violation (the server's policy is strict: ARCHITECTURE.md §19). */
 export async function newPage(browser) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();

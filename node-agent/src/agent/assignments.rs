@@ -88,7 +88,7 @@ impl Agent {
     /// artifacts (in the background) or launch it at once.
     pub(super) fn start(&mut self, id: Uuid, start: WaitingStart) {
         // Past the server or not, a loader or runtime hook never starts
-        // anything (DESIGN §19): the lease fails, unbilled, with the reason.
+        // anything (ARCHITECTURE.md §19): the lease fails, unbilled, with the reason.
         let checked = crate::launcher::launch_file::check_lease_env(
             &start.env,
             start.command.as_deref().unwrap_or(""),

@@ -6,7 +6,7 @@
 use super::*;
 use crate::checkpoint::{listing, pack, unpack, Listing};
 use crate::outputs::UploadError;
-use gpuex::protocol::CheckpointPlan;
+use gpuex_wire::protocol::CheckpointPlan;
 use std::path::Path;
 use std::sync::Arc;
 

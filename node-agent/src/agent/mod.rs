@@ -22,8 +22,8 @@ use crate::slice::{held_units, workload_env};
 use crate::spool::{write_atomic, Spool};
 use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
-use gpuex::catalog;
-use gpuex::protocol::{
+use gpuex_wire::catalog;
+use gpuex_wire::protocol::{
     paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason,
     GpuMetrics, HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport,
     LeaseRunState, LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse,
@@ -139,7 +139,7 @@ struct WaitingStart {
     network: bool,
     limits: Option<HostLimits>,
     checkpoint: Option<CheckpointPlan>,
-    registry_auth: Option<gpuex::protocol::RegistryAuth>,
+    registry_auth: Option<gpuex_wire::protocol::RegistryAuth>,
 }
 
 /// A lease whose artifacts are being fetched: not provisioned, not billed.

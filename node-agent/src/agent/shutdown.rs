@@ -1,4 +1,4 @@
-//! Stopping the agent (SIGTERM, SIGINT): no workload outlives it (DESIGN
+//! Stopping the agent (SIGTERM, SIGINT): no workload outlives it (ARCHITECTURE.md
 //! §13). Each lease's processes get SIGTERM, then SIGKILL after the stop
 //! grace; slices are torn down, usage is metered up to the end and spooled,
 //! and what can still reach the server in a moment is sent.

@@ -1,6 +1,6 @@
-//! Where an artifact is fetched from (DESIGN §19): the URL's host is
+//! Where an artifact is fetched from (ARCHITECTURE.md §19): the URL's host is
 //! resolved once, by the agent's own resolver at fetch time, every address
-//! it resolves to is checked with [`gpuex::netguard`], and the fetch
+//! it resolves to is checked with [`gpuex_wire::netguard`], and the fetch
 //! connects only to those checked addresses. A name that resolves to a
 //! private address, or to a public one now and a private one a moment later
 //! (DNS rebinding), never reaches the provider's network. Unless the agent
@@ -95,7 +95,8 @@ pub(super) async fn resolve(
         return Err(unresolved("no addresses".into()));
     }
     if !allow_private {
-        if let Some((ip, why)) = gpuex::netguard::first_forbidden(found.iter().map(|a| a.ip())) {
+        if let Some((ip, why)) = gpuex_wire::netguard::first_forbidden(found.iter().map(|a| a.ip()))
+        {
             return Err(Failure::NotAllowed {
                 host: target.host.clone(),
                 ip,

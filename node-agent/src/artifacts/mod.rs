@@ -1,8 +1,8 @@
-//! Fetching a lease's artifacts (DESIGN §13) into its working folder before
+//! Fetching a lease's artifacts (ARCHITECTURE.md §13) into its working folder before
 //! its workload starts: each is streamed to a temporary file, counted against
 //! the size limit and hashed on the way, and renamed into place only when its
 //! SHA-256 matches. Where it may be fetched from is checked at fetch time
-//! ([`destination`], DESIGN §19); how its bytes travel is [`transfer`].
+//! ([`destination`], ARCHITECTURE.md §19); how its bytes travel is [`transfer`].
 //! Progress lines go to the lease's output tail.
 //!
 //! What the buyer sees of a failure (the lease's `failure` and its logs)
@@ -15,8 +15,8 @@ mod destination;
 mod transfer;
 
 use destination::Scheme;
-use gpuex::netguard::Forbidden;
-use gpuex::protocol::Artifact;
+use gpuex_wire::netguard::Forbidden;
+use gpuex_wire::protocol::Artifact;
 use std::net::IpAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 pub mod nvml;
 pub mod simulated;
 
-use gpuex::protocol::{BackendKind, GpuInventory, GpuMetrics, HostInventory};
+use gpuex_wire::protocol::{BackendKind, GpuInventory, GpuMetrics, HostInventory};
 
 /// Everything the agent registers.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +101,7 @@ pub trait GpuBackend: Send + 'static {
     /// Destroy a MIG instance this backend created.
     fn destroy_mig(&mut self, gpu: u32, slice: &MigSlice) -> Result<(), BackendError>;
 
-    /// Clear a whole GPU's memory before its next tenant (DESIGN §13).
+    /// Clear a whole GPU's memory before its next tenant (ARCHITECTURE.md §13).
     fn scrub(&mut self, gpu: u32) -> Result<(), BackendError>;
 }
 

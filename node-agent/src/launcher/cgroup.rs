@@ -4,7 +4,7 @@
 //! writable (an unprivileged agent, a container without cgroup access) the
 //! lease runs without them and the agent says so once.
 
-use gpuex::protocol::HostLimits;
+use gpuex_wire::protocol::HostLimits;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! The egress policy of a networked lease (DESIGN §21 "Network"): nftables
+//! The egress policy of a networked lease (ARCHITECTURE.md §21 "Network"): nftables
 //! rulesets rendered as text and applied with `nft -f -`.
 //!
 //! - In each lease's own network namespace, table `inet gpuex_lease`: an

@@ -3,7 +3,7 @@
 //! it resolves to when the lease starts, which the lease records, so what
 //! ran is known even if the tag moves afterwards.
 //!
-//! A private image (DESIGN §21): the buyer's credentials reach podman in an
+//! A private image (ARCHITECTURE.md §21): the buyer's credentials reach podman in an
 //! auth file of its own (0600, in a 0700 folder of the agent's state, never
 //! on a command line), removed when the pull ends. An image pulled with
 //! credentials is remembered as private; a later lease that names it
@@ -11,7 +11,7 @@
 //! no buyer runs another's private image from this host's cache.
 
 use super::ContainerRuntime;
-use gpuex::protocol::RegistryAuth;
+use gpuex_wire::protocol::RegistryAuth;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};

@@ -1,7 +1,7 @@
 //! How a lease's command and environment reach its workload without passing
 //! through anything that runs as root or as the agent's user, and without
 //! appearing on a command line (which every user of the host reads in
-//! `/proc/PID/cmdline`); DESIGN §19.
+//! `/proc/PID/cmdline`); ARCHITECTURE.md §19.
 //!
 //! The agent writes them to a **launch file** in `<spool>/launch/` (the spool
 //! is 0700, the file 0600, created afresh, never through a link):
@@ -18,7 +18,7 @@
 //! script), a constant: the command itself travels in [`COMMAND_VAR`],
 //! which the shell takes out of its environment before running it.
 
-use gpuex::workload_env::check_name;
+use gpuex_wire::workload_env::check_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! How a workload is started (DESIGN §13, §19): every launcher turns a
+//! How a workload is started (ARCHITECTURE.md §13, §19): every launcher turns a
 //! lease's command into one program, its arguments and a fixed environment
 //! of its own, which [`crate::workload`] runs in the lease's working folder.
 //! The lease's command and environment never pass through that program's
@@ -39,7 +39,7 @@ pub mod netns;
 pub mod userns;
 
 use crate::config::LauncherKind;
-use gpuex::protocol::HostLimits;
+use gpuex_wire::protocol::HostLimits;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! A network namespace of its own for each networked lease (DESIGN §21
+//! A network namespace of its own for each networked lease (ARCHITECTURE.md §21
 //! "Network"), for the `sandbox` and `container` launchers.
 //!
 //! For a lease whose order asks `network: true` the agent makes the named

@@ -1,4 +1,4 @@
-//! Containers in a user namespace (DESIGN §21): root inside a lease's
+//! Containers in a user namespace (ARCHITECTURE.md §21): root inside a lease's
 //! container is an unprivileged uid on the host, so nothing the image runs as
 //! root, and no capability it could regain, is the host's root.
 //!

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use chrono::Utc;
-use gpuex::protocol::*;
+use gpuex_wire::protocol::*;
 use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};

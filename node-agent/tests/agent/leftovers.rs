@@ -1,4 +1,4 @@
-//! No workload outlives its agent (DESIGN §13): one stopped with SIGTERM
+//! No workload outlives its agent (ARCHITECTURE.md §13): one stopped with SIGTERM
 //! ends every process of every lease, and one killed with SIGKILL has what
 //! it left behind ended by the next agent on the same state directory.
 

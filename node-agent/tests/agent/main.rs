@@ -14,7 +14,7 @@ mod uid_pool;
 use chrono::Utc;
 use fake_server::{FakeServer, State};
 use files::{agent_log, work_root, TempFile};
-use gpuex::protocol::*;
+use gpuex_wire::protocol::*;
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

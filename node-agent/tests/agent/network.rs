@@ -1,4 +1,4 @@
-//! Lease networks (DESIGN §21 "Network"), with the real agent as root, its
+//! Lease networks (ARCHITECTURE.md §21 "Network"), with the real agent as root, its
 //! `sandbox` launcher (bubblewrap) and, where this host has podman, its
 //! `container` launcher (podman), in one test, which owns the "public" host:
 //! - a lease whose order asks `network: true` reaches a "public" host and

@@ -1,4 +1,4 @@
-//! The agent's own files and its token (DESIGN §19), with the real binary:
+//! The agent's own files and its token (ARCHITECTURE.md §19), with the real binary:
 //! the spool is 0700 and its files 0600 whatever the umask; a token file
 //! open to others is tightened when it is the agent's and refused if not;
 //! a 401 (node token revoked, node deleted) stops every lease as a shutdown

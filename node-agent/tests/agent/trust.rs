@@ -1,4 +1,4 @@
-//! The agent's trust boundaries (DESIGN §19), with the real binary as root
+//! The agent's trust boundaries (ARCHITECTURE.md §19), with the real binary as root
 //! and, where this host has them, bubblewrap and podman:
 //! - an assignment carrying a loader hook (`LD_PRELOAD` of a library built
 //!   here) fails with the reason and nothing loads it, whatever the launcher,

@@ -1,5 +1,5 @@
 //! Where a webhook may point: public addresses only, unless the server runs
-//! with `--webhook-allow-private` (DESIGN §19). Addresses are judged by
+//! with `--webhook-allow-private` (ARCHITECTURE.md §19). Addresses are judged by
 //! [`crate::netguard`], the classifier the node agent's artifact fetches use
 //! too. A URL is checked twice: when it is registered (its host resolved
 //! then), and on every connection, through [`PublicOnly`], the delivery

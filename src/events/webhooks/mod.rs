@@ -1,4 +1,4 @@
-//! Webhooks (DESIGN §15): events POSTed to the account's endpoints and to an
+//! Webhooks (ARCHITECTURE.md §15): events POSTed to the account's endpoints and to an
 //! order's `webhook_url`, signed like Stripe's (`Gpuex-Signature:
 //! t=…,v1=…`), at least once, in order per endpoint, retried with backoff
 //! for a day.

@@ -91,7 +91,7 @@ pub async fn checked_url(state: &AppState, raw: &str, field: &str) -> Result<(),
         .map_err(|e| ApiError::field(field, e.to_string()))
 }
 
-/// Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+/// Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
 /// a POST of the event, as `GET /v1/events` shows it, with
 /// `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`,
 /// `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried

@@ -1,4 +1,4 @@
-//! Spot market history (DESIGN §9): each clearing rolled into 1-minute,
+//! Spot market history (ARCHITECTURE.md §9): each clearing rolled into 1-minute,
 //! 1-hour and 1-day buckets of the clearing index, the unit prices and the
 //! units won, and `GET /v1/market/history` to read them.
 

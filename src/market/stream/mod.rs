@@ -1,4 +1,4 @@
-//! `GET /v1/market/stream` (DESIGN §15): public Server-Sent Events of
+//! `GET /v1/market/stream` (ARCHITECTURE.md §15): public Server-Sent Events of
 //! clearings, list price changes and book depth, from one central feed.
 
 mod feed;

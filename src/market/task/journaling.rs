@@ -1,4 +1,4 @@
-//! The market task's part in the journal (DESIGN §20): what a leader
+//! The market task's part in the journal (ARCHITECTURE.md §20): what a leader
 //! writes with each batch, how a follower follows it, and a promotion.
 
 use super::{MarketTask, Mode, QueueClock};

@@ -1,4 +1,4 @@
-//! What a batch owes the next (DESIGN §20): its events' follow-ups (a
+//! What a batch owes the next (ARCHITECTURE.md §20): its events' follow-ups (a
 //! release, a funds notice) are applied by the next batch, first, never fed
 //! back into the engine within the batch that found them.
 

@@ -1,6 +1,6 @@
-//! What a mode conversion changes in the rows (DESIGN §3 "Mode changes"):
+//! What a mode conversion changes in the rows (ARCHITECTURE.md §3 "Mode changes"):
 //! the charge up to the instant the new price applies, the lease row's new
-//! terms, and the hold resized to what the new mode needs (DESIGN §4).
+//! terms, and the hold resized to what the new mode needs (ARCHITECTURE.md §4).
 
 use super::{unpaid, Batch, Followup};
 use crate::billing::charges;

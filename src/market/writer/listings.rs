@@ -1,4 +1,4 @@
-//! What listing events change in the rows, and whom they tell (DESIGN §6).
+//! What listing events change in the rows, and whom they tell (ARCHITECTURE.md §6).
 
 use super::Batch;
 use crate::db::{dispatch_tx, execute_tx, Money, Tx};

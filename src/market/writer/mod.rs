@@ -1,5 +1,5 @@
 //! The market's batch writer: what one batch of engine events means for the
-//! database, inside the market task's transaction (DESIGN §5).
+//! database, inside the market task's transaction (ARCHITECTURE.md §5).
 //!
 //! The flow is one-way. The task applies a command to the engine and hands
 //! the events here; each event kind has its own function ([`events`]),
@@ -7,7 +7,7 @@
 //! billing to settle ([`crate::billing::settle`]). What an event calls for
 //! from the engine (a lease whose hold could not be placed, funds that ran
 //! out) is kept as a [`Followup`] the batch owes; the task applies it at the
-//! start of the next batch, never within this one (DESIGN §20). Orders are admitted ([`admission`]) before they reach
+//! start of the next batch, never within this one (ARCHITECTURE.md §20). Orders are admitted ([`admission`]) before they reach
 //! the engine. A read of rows the batch may still hold needs a
 //! [`crate::db::Flushed`], which only writing the buffer gives.
 
@@ -70,7 +70,7 @@ pub struct Batch {
     unfunded_leases: BTreeSet<Uuid>,
     /// What this batch's events call for, for the next batch to apply.
     owed: Vec<Followup>,
-    /// What the batch tells users (DESIGN §15), written with its changes.
+    /// What the batch tells users (ARCHITECTURE.md §15), written with its changes.
     outbox: Vec<NewEvent>,
     /// New orders still in memory at [`Batch::finish`]: their rows exactly as committed.
     written: HashMap<Uuid, WrittenOrder>,

@@ -3,6 +3,7 @@
 
 use crate::billing::ledger::Journal;
 use crate::db::leases::{self, NewLease};
+use crate::db::Text;
 use crate::db::{push_rows, Flushed, Tx, Writes};
 use crate::engine::Mode;
 use crate::market::OrderState;
@@ -24,7 +25,7 @@ pub(super) struct NewOrder {
     pub reject_reason: Option<String>,
     pub reject_message: Option<String>,
     pub lease_id: Option<Uuid>,
-    /// The duration prediction the order was placed with (DESIGN §17).
+    /// The duration prediction the order was placed with (ARCHITECTURE.md §17).
     pub predicted_duration_s: Option<i64>,
     pub prediction_basis: &'static str,
 }
@@ -139,7 +140,7 @@ impl Rows {
                 .push_bind(o.id)
                 .push_bind(o.buyer)
                 .push_bind(&o.client_order_id)
-                .push_bind(o.mode)
+                .push_bind(Text(o.mode))
                 .push_bind(o.state)
                 .push_bind(&o.region)
                 .push_bind(&o.reject_reason)

@@ -1,4 +1,4 @@
-//! Leases' outputs (DESIGN §21): what a workload leaves in `/outputs`, sent
+//! Leases' outputs (ARCHITECTURE.md §21): what a workload leaves in `/outputs`, sent
 //! by its agent while it runs and when it ends, kept in the outputs store
 //! for `outputs_retention_days` and served to the lease's owner only.
 //!

@@ -21,7 +21,7 @@ T = TypeVar("T", bound="Artifact")
 @_attrs_define
 class Artifact:
     """ A file a workload needs: fetched by the agent from `url`, checked against
-    `sha256`, placed at `path` under the lease's working folder (DESIGN §13).
+    `sha256`, placed at `path` under the lease's working folder (ARCHITECTURE.md §13).
 
         Attributes:
             path (str): Relative to the working folder: names of letters, digits, `_ . -`

@@ -20,7 +20,7 @@ T = TypeVar("T", bound="CheckpointPlan")
 
 @_attrs_define
 class CheckpointPlan:
-    """ A lease's checkpoint (DESIGN §21): the agent sends its `checkpoint/`
+    """ A lease's checkpoint (ARCHITECTURE.md §21): the agent sends its `checkpoint/`
     folder to `PUT /v1/agent/assignments/{lease_id}/checkpoint` every
     `every_s` and after the workload ends, and, with `restore`, puts the
     order's last checkpoint there before the workload starts

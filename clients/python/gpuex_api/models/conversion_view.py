@@ -24,7 +24,7 @@ T = TypeVar("T", bound="ConversionView")
 
 @_attrs_define
 class ConversionView:
-    """ One mode conversion of a lease (DESIGN §3 "Mode changes").
+    """ One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes").
 
         Attributes:
             at (datetime.datetime): When the buyer converted.

@@ -46,7 +46,7 @@ class LeaseView:
             price_per_hour (str):
             region (str):
             starts_at (datetime.datetime):
-            state (LeaseState): Where a lease stands (DESIGN §4); rows keep the name as text.
+            state (LeaseState): Where a lease stands (ARCHITECTURE.md §4); rows keep the name as text.
             unit_prices (UnitsView): Units a lease holds.
             units (UnitsView): Units a lease holds.
             usage (UsageView): What a lease has used and been charged so far.
@@ -69,7 +69,7 @@ class LeaseView:
             vacate_at (datetime.datetime | None | Unset): Listed for resale: the lease gives its slice up here (the
                 listing's
                 `from`) and its workload is stopped then, whether or not the listing
-                sells (DESIGN §6); `ends_at` stays the end of the window it still
+                sells (ARCHITECTURE.md §6); `ends_at` stays the end of the window it still
                 owes. Set from the moment it is listed; cleared when the listing is
                 cancelled and the lease runs on to `ends_at` again.
      """

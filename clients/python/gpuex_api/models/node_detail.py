@@ -44,7 +44,7 @@ class NodeDetail:
             under_review (bool): For a person to look at: a re-inventory changed its models or GPU
                 count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
                 or its agent reported usage beyond what a lease holds times the
-                interval (DESIGN §19; those records were refused).
+                interval (ARCHITECTURE.md §19; those records were refused).
             cpu_milli (int): Host CPU (milli-CPU) shared out to leases with the GPUs.
             gpus (list[GpuView]):
             memory_mib (int): Host memory (MiB).

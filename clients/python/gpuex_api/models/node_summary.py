@@ -42,7 +42,7 @@ class NodeSummary:
             under_review (bool): For a person to look at: a re-inventory changed its models or GPU
                 count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
                 or its agent reported usage beyond what a lease holds times the
-                interval (DESIGN §19; those records were refused).
+                interval (ARCHITECTURE.md §19; those records were refused).
             hostname (None | str | Unset): The host name the agent registered with.
             last_heartbeat_at (datetime.datetime | None | Unset):
             registered_at (datetime.datetime | None | Unset):

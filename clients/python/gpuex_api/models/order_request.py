@@ -34,13 +34,13 @@ T = TypeVar("T", bound="OrderRequest")
 
 @_attrs_define
 class OrderRequest:
-    """ An order (DESIGN §4).
+    """ An order (ARCHITECTURE.md §4).
 
         Attributes:
             mode (Mode): How an order buys capacity.
-            resources (Resources): What an order asks for (DESIGN §4).
+            resources (Resources): What an order asks for (ARCHITECTURE.md §4).
             artifacts (list[Artifact] | None | Unset): Files fetched into the workload's working folder before it starts,
-                each checked against its SHA-256 (DESIGN §13); at most 16.
+                each checked against its SHA-256 (ARCHITECTURE.md §13); at most 16.
             checkpoint (CheckpointRequest | None | Unset):
             client_order_id (None | str | Unset): The buyer's own id for the order, unique per buyer.
             command (None | str | Unset): A shell command the agent runs on the slice.

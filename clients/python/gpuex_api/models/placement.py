@@ -29,8 +29,8 @@ class Placement:
 
         Attributes:
             gpus (list[int]): GPU indices on this node (one for `mig` and `shared`).
-            partition (PartitionType0 | PartitionType1 | PartitionType2): The partition mode of a placement (DESIGN §2),
-                tagged by `kind`:
+            partition (PartitionType0 | PartitionType1 | PartitionType2): The partition mode of a placement (ARCHITECTURE.md
+                §2), tagged by `kind`:
                 `{"kind": "mig", "profile": "1g.10gb", "start": 2}`,
                 `{"kind": "shared", "milli": 250, "memory_mb": 8000}`, `{"kind": "whole"}`.
      """

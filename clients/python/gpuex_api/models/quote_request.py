@@ -31,7 +31,7 @@ class QuoteRequest:
     """ 
         Attributes:
             mode (Mode): How an order buys capacity.
-            resources (Resources): What an order asks for (DESIGN §4).
+            resources (Resources): What an order asks for (ARCHITECTURE.md §4).
             duration_s (int | None | Unset): Length of the window in seconds (default 3600; required for reserved).
             max_price (None | str | Unset):
             qos (None | Qos | Unset):

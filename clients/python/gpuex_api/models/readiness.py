@@ -20,10 +20,10 @@ T = TypeVar("T", bound="Readiness")
 
 @_attrs_define
 class Readiness:
-    """ A ready replica, and its part in the market (DESIGN §12).
+    """ A ready replica, and its part in the market (ARCHITECTURE.md §12).
 
         Attributes:
-            applied_seq (int): The last journal row this replica's engine includes (DESIGN §20).
+            applied_seq (int): The last journal row this replica's engine includes (ARCHITECTURE.md §20).
             epoch (int): The leader's term this replica last saw in the journal (0 on SQLite,
                 where one process always leads).
             lag_ms (int): How long this replica has been behind rows the leader announced, in

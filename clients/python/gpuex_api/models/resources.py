@@ -26,7 +26,7 @@ T = TypeVar("T", bound="Resources")
 
 @_attrs_define
 class Resources:
-    """ What an order asks for (DESIGN §4).
+    """ What an order asks for (ARCHITECTURE.md §4).
 
         Attributes:
             tflops (float | TflopsType0): A decimal: above 0 and below 100000, with at most 3 decimals.

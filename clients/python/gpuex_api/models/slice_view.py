@@ -31,7 +31,7 @@ class SliceView:
             kind (GpuMode): How a GPU is sold, and how a slice of it is cut.
             lease_id (UUID):
             milli (int): Compute held, milli-GPU.
-            state (LeaseState): Where a lease stands (DESIGN §4); rows keep the name as text.
+            state (LeaseState): Where a lease stands (ARCHITECTURE.md §4); rows keep the name as text.
             device (None | str | Unset): What the workload sees as `CUDA_VISIBLE_DEVICES`, once provisioned.
             memory_mb (int | None | Unset): Shared slices: GPU memory held, MB.
             profile (None | str | Unset): MIG profile and first memory slice.

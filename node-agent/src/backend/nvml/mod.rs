@@ -16,8 +16,8 @@ pub use real::RealNvml;
 
 use super::{host_resources, system_hostname, BackendError, GpuBackend, Inventory, MigSlice};
 use api::{field, ClockKind, MemInfo};
-use gpuex::catalog;
-use gpuex::protocol::{
+use gpuex_wire::catalog;
+use gpuex_wire::protocol::{
     BackendKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceInventory, MigInstanceMetrics,
     MigMode, ProcessMetrics,
 };

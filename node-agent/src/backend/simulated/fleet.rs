@@ -18,8 +18,8 @@
 //! pairs = [[0, 1], [2, 3]]       # or: all = true (an NVSwitch mesh)
 //! ```
 
-use gpuex::catalog::{self, GpuModel};
-use gpuex::protocol::HostInventory;
+use gpuex_wire::catalog::{self, GpuModel};
+use gpuex_wire::protocol::HostInventory;
 use serde::Deserialize;
 use std::path::Path;
 

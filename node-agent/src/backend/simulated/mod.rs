@@ -9,8 +9,8 @@ mod tests;
 pub use fleet::{Fleet, FleetGpu};
 
 use super::{BackendError, GpuBackend, Inventory, MigSlice, SliceLoad};
-use gpuex::catalog::{MigProfile, COMPUTE_SLICES};
-use gpuex::protocol::{
+use gpuex_wire::catalog::{MigProfile, COMPUTE_SLICES};
+use gpuex_wire::protocol::{
     BackendKind, GpuFields, GpuInventory, GpuMetrics, MigInstanceInventory, MigInstanceMetrics,
     MigMode, ProcessMetrics,
 };

@@ -182,7 +182,7 @@ fn random_create_and_destroy_sequences_never_overlap_or_break_placement_rules() 
     let profiles = [
         "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb",
     ];
-    let layout = gpuex::catalog::lookup("H100-SXM5-80GB")
+    let layout = gpuex_wire::catalog::lookup("H100-SXM5-80GB")
         .unwrap()
         .mig
         .unwrap();

@@ -147,7 +147,7 @@ def sync_detailed(
     idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedWebhook | Problem]:
-    r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+    r""" Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
     a POST of the event, as `GET /v1/events` shows it, with
     `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`,
     `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried
@@ -185,7 +185,7 @@ def sync(
     idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedWebhook | Problem | None:
-    r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+    r""" Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
     a POST of the event, as `GET /v1/events` shows it, with
     `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`,
     `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried
@@ -218,7 +218,7 @@ async def asyncio_detailed(
     idempotency_key: None | str | Unset = UNSET,
 
 ) -> Response[CreatedWebhook | Problem]:
-    r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+    r""" Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
     a POST of the event, as `GET /v1/events` shows it, with
     `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`,
     `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried
@@ -256,7 +256,7 @@ async def asyncio(
     idempotency_key: None | str | Unset = UNSET,
 
 ) -> CreatedWebhook | Problem | None:
-    r""" Adds an endpoint for the caller's events (DESIGN §15). Each delivery is
+    r""" Adds an endpoint for the caller's events (ARCHITECTURE.md §15). Each delivery is
     a POST of the event, as `GET /v1/events` shows it, with
     `Gpuex-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>`,
     `Gpuex-Event-Id` and `Gpuex-Event-Type`; anything but a 2xx is retried

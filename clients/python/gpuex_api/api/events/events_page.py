@@ -118,7 +118,7 @@ def sync_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[EventPage | Problem]:
-    """ The caller's events, oldest first (DESIGN §15).
+    """ The caller's events, oldest first (ARCHITECTURE.md §15).
 
     Args:
         after (int | Unset):
@@ -152,7 +152,7 @@ def sync(
     limit: int | Unset = UNSET,
 
 ) -> EventPage | Problem | None:
-    """ The caller's events, oldest first (DESIGN §15).
+    """ The caller's events, oldest first (ARCHITECTURE.md §15).
 
     Args:
         after (int | Unset):
@@ -181,7 +181,7 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[EventPage | Problem]:
-    """ The caller's events, oldest first (DESIGN §15).
+    """ The caller's events, oldest first (ARCHITECTURE.md §15).
 
     Args:
         after (int | Unset):
@@ -215,7 +215,7 @@ async def asyncio(
     limit: int | Unset = UNSET,
 
 ) -> EventPage | Problem | None:
-    """ The caller's events, oldest first (DESIGN §15).
+    """ The caller's events, oldest first (ARCHITECTURE.md §15).
 
     Args:
         after (int | Unset):

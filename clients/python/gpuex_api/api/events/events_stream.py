@@ -117,7 +117,7 @@ def sync_detailed(
     last_event_id: int | None | Unset = UNSET,
 
 ) -> Response[Problem | str]:
-    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    """ The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
     `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
     it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
     repeated. A comment line comes every 15 s. A client that falls 256 of
@@ -156,7 +156,7 @@ def sync(
     last_event_id: int | None | Unset = UNSET,
 
 ) -> Problem | str | None:
-    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    """ The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
     `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
     it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
     repeated. A comment line comes every 15 s. A client that falls 256 of
@@ -190,7 +190,7 @@ async def asyncio_detailed(
     last_event_id: int | None | Unset = UNSET,
 
 ) -> Response[Problem | str]:
-    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    """ The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
     `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
     it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
     repeated. A comment line comes every 15 s. A client that falls 256 of
@@ -229,7 +229,7 @@ async def asyncio(
     last_event_id: int | None | Unset = UNSET,
 
 ) -> Problem | str | None:
-    """ The caller's events as Server-Sent Events (DESIGN §15): each is
+    """ The caller's events as Server-Sent Events (ARCHITECTURE.md §15): each is
     `id: <id>`, `event: <type>`, `data: <the event as GET /v1/events shows
     it>`. Resume with `Last-Event-ID` (or `?after=`): nothing is missed or
     repeated. A comment line comes every 15 s. A client that falls 256 of

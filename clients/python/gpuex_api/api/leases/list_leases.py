@@ -134,8 +134,8 @@ def sync_detailed(
     """ The caller's leases, newest first.
 
     Args:
-        state (ListLeasesState | Unset): Where a lease stands (DESIGN §4); rows keep the name as
-            text.
+        state (ListLeasesState | Unset): Where a lease stands (ARCHITECTURE.md §4); rows keep the
+            name as text.
         limit (int | Unset):
         cursor (UUID | Unset):
 
@@ -172,8 +172,8 @@ def sync(
     """ The caller's leases, newest first.
 
     Args:
-        state (ListLeasesState | Unset): Where a lease stands (DESIGN §4); rows keep the name as
-            text.
+        state (ListLeasesState | Unset): Where a lease stands (ARCHITECTURE.md §4); rows keep the
+            name as text.
         limit (int | Unset):
         cursor (UUID | Unset):
 
@@ -205,8 +205,8 @@ async def asyncio_detailed(
     """ The caller's leases, newest first.
 
     Args:
-        state (ListLeasesState | Unset): Where a lease stands (DESIGN §4); rows keep the name as
-            text.
+        state (ListLeasesState | Unset): Where a lease stands (ARCHITECTURE.md §4); rows keep the
+            name as text.
         limit (int | Unset):
         cursor (UUID | Unset):
 
@@ -243,8 +243,8 @@ async def asyncio(
     """ The caller's leases, newest first.
 
     Args:
-        state (ListLeasesState | Unset): Where a lease stands (DESIGN §4); rows keep the name as
-            text.
+        state (ListLeasesState | Unset): Where a lease stands (ARCHITECTURE.md §4); rows keep the
+            name as text.
         limit (int | Unset):
         cursor (UUID | Unset):
 

@@ -152,7 +152,7 @@ def sync_detailed(
 
     Args:
         idempotency_key (None | str | Unset):
-        body (OrderRequest): An order (DESIGN §4).
+        body (OrderRequest): An order (ARCHITECTURE.md §4).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -187,7 +187,7 @@ def sync(
 
     Args:
         idempotency_key (None | str | Unset):
-        body (OrderRequest): An order (DESIGN §4).
+        body (OrderRequest): An order (ARCHITECTURE.md §4).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -217,7 +217,7 @@ async def asyncio_detailed(
 
     Args:
         idempotency_key (None | str | Unset):
-        body (OrderRequest): An order (DESIGN §4).
+        body (OrderRequest): An order (ARCHITECTURE.md §4).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -252,7 +252,7 @@ async def asyncio(
 
     Args:
         idempotency_key (None | str | Unset):
-        body (OrderRequest): An order (DESIGN §4).
+        body (OrderRequest): An order (ARCHITECTURE.md §4).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

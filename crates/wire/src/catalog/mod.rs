@@ -1,0 +1,15 @@
+//! The GPU catalog and the standardization engine (ARCHITECTURE.md §2).
+//!
+//! Every GPU model the exchange knows, with its dense peaks per precision and
+//! its MIG layout, and the arithmetic that turns "N TFLOPS at precision P on
+//! model M" into the two units gpuex sells. Pure data and pure functions: the
+//! agent and the simulator use this module without the server.
+
+mod mig;
+mod models;
+mod units;
+
+pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
+pub use models::{all_models, lookup, GpuModel};
+pub use units::text_names;
+pub use units::{Precision, Unit, UnknownName, UNIT_VRAM_GB};
