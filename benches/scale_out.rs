@@ -46,8 +46,15 @@ const ADMIN_PASSWORD: &str = "bench-password-1";
 const JWT_SECRET: &str = "bench-secret-known-to-the-bench";
 const METRICS_TOKEN: &str = "bench-metrics-token";
 
+#[path = "scale_out/cpu.rs"]
+mod cpu;
+#[path = "scale_out/deploy.rs"]
+mod deploy;
 #[path = "scale_out/follower.rs"]
 mod follower;
+
+use cpu::{ticks, Cores, TICKS_PER_S};
+use deploy::{Database, Replica};
 
 fn knob(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -109,118 +116,6 @@ const DEPLOYMENTS: [Deployment; 4] = [
         leader_only: false,
     },
 ];
-
-/// One `gpuex serve` process.
-struct Replica {
-    address: String,
-    child: Child,
-}
-
-impl Replica {
-    fn start(database_url: &str) -> Replica {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let listen = format!("127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
-            .args(["serve", "--listen", &listen])
-            .env("DATABASE_URL", database_url)
-            .env("GPUEX_JWT_SECRET", JWT_SECRET)
-            .env("GPUEX_ADMIN_EMAIL", ADMIN_EMAIL)
-            .env("GPUEX_ADMIN_PASSWORD", ADMIN_PASSWORD)
-            .env("GPUEX_TOKEN_TTL_S", "3600")
-            .env("GPUEX_METRICS_TOKEN", METRICS_TOKEN)
-            // The bench measures the server, not its request limits.
-            .env("GPUEX_RATE_LIMIT_RPS", "1000000")
-            .env("GPUEX_RATE_LIMIT_BURST", "1000000")
-            .env("GPUEX_RATE_LIMIT_ADDRESS_RPS", "1000000")
-            .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
-            .env("GPUEX_MAX_CONNECTIONS_PER_ADDRESS", "1000000")
-            .env("GPUEX_REGISTER_PER_HOUR", "1000000")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn gpuex serve");
-        Replica {
-            address: format!("http://{listen}"),
-            child,
-        }
-    }
-
-    /// `/readyz`'s role, or `None` while it does not answer ready.
-    async fn role(&self, client: &reqwest::Client) -> Option<String> {
-        let r = client
-            .get(format!("{}/readyz", self.address))
-            .send()
-            .await
-            .ok()?;
-        if !r.status().is_success() {
-            return None;
-        }
-        let body: Value = r.json().await.ok()?;
-        body["role"].as_str().map(str::to_owned)
-    }
-}
-
-/// A database made for one deployment, dropped after it.
-struct Database {
-    url: String,
-    postgres: Option<(String, String)>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Database {
-    async fn create(backend: Backend, postgres_base: &str) -> Database {
-        match backend {
-            Backend::Sqlite => {
-                let dir = tempfile::tempdir().expect("temp dir");
-                Database {
-                    url: format!("sqlite://{}/bench.db", dir.path().display()),
-                    postgres: None,
-                    _dir: Some(dir),
-                }
-            }
-            Backend::Postgres => {
-                use sqlx::Connection;
-                // The test script drops `gpuex_t_` databases a failed run left.
-                let name = format!("gpuex_t_bench_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(postgres_base)
-                    .await
-                    .expect("connect to PostgreSQL");
-                sqlx::query(&format!("CREATE DATABASE {name}"))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create database");
-                let (prefix, _) = postgres_base
-                    .rsplit_once('/')
-                    .expect("a database in the URL");
-                Database {
-                    url: format!("{prefix}/{name}"),
-                    postgres: Some((postgres_base.to_owned(), name)),
-                    _dir: None,
-                }
-            }
-        }
-    }
-
-    async fn drop_now(self) {
-        use sqlx::Connection;
-        if let Some((base, name)) = self.postgres {
-            let mut conn = sqlx::PgConnection::connect(&base)
-                .await
-                .expect("connect to PostgreSQL");
-            if let Err(e) = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
-                .execute(&mut conn)
-                .await
-            {
-                eprintln!("could not drop the bench database {name}: {e}");
-            }
-        }
-    }
-}
 
 async fn post(client: &reqwest::Client, url: &str, token: Option<&str>, body: &Value) -> Value {
     let mut req = client.post(url).json(body);
@@ -420,47 +315,6 @@ struct Figures {
     row_lag: Option<(f64, f64, f64)>,
     /// Round-robin only: reads against the leader alone, then a follower alone.
     reads: Option<[follower::ReadCost; 2]>,
-}
-
-struct Cores {
-    replicas: Vec<f64>,
-    client: f64,
-    machine: f64,
-}
-
-/// Clock ticks a second of `/proc`'s CPU times (`getconf CLK_TCK`: 100 on
-/// Linux everywhere this runs).
-const TICKS_PER_S: f64 = 100.0;
-
-/// User and system CPU ticks of a process, from `/proc/<pid>/stat`.
-fn process_ticks(pid: &str) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name in parentheses: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-}
-
-/// Busy ticks of the whole machine (all but idle and iowait), from `/proc/stat`.
-fn machine_ticks() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let ticks: Vec<u64> = stat
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    let total: u64 = ticks.iter().take(8).sum();
-    Some(total - ticks.get(3)? - ticks.get(4)?)
-}
-
-/// CPU ticks of the replicas, this process and the machine, at one moment.
-fn ticks(replicas: &[Replica]) -> Option<(Vec<u64>, u64, u64)> {
-    let each = replicas
-        .iter()
-        .map(|r| process_ticks(&r.child.id()?.to_string()))
-        .collect::<Option<Vec<u64>>>()?;
-    Some((each, process_ticks("self")?, machine_ticks()?))
 }
 
 fn percentiles(mut took: Vec<Duration>) -> (Duration, Duration) {

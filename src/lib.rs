@@ -49,6 +49,8 @@ pub mod httpd;
 #[cfg(feature = "server")]
 pub mod idempotency;
 #[cfg(feature = "server")]
+pub mod ids;
+#[cfg(feature = "server")]
 pub mod limits;
 #[cfg(feature = "server")]
 pub mod market;

@@ -3,7 +3,8 @@
 //! the follower's own `gpuex_journal_row_lag_seconds`), and the CPU one read
 //! costs on a follower against the leader.
 
-use super::{process_ticks, Replica, METRICS_TOKEN, TICKS_PER_S};
+use super::cpu::process_ticks;
+use super::{Replica, METRICS_TOKEN, TICKS_PER_S};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

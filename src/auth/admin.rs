@@ -14,7 +14,8 @@ use super::{store, Caller, Role};
 use crate::app::AppState;
 use crate::audit;
 use crate::db::execute_tx;
-use crate::error::{ApiError, Json, Path, Problem};
+use crate::error::{ApiError, Json, Problem};
+use crate::ids::{PathId, UserId};
 use crate::nodes::removal;
 use anyhow::Context;
 use axum::extract::State;
@@ -24,7 +25,6 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(set_role))
@@ -63,18 +63,16 @@ enum AccountRole {
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such account", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "An admin cannot change their own role", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid id or role", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid role", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn set_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<UserId>,
     Json(req): Json<SetRoleRequest>,
 ) -> Result<Json<UserView>, ApiError> {
     caller.require(&[Role::Admin])?;
-    let id: Uuid = id
-        .parse()
-        .map_err(|_| ApiError::field("path.id", "must be a UUID"))?;
+    let id = id.uuid();
     let role = match Role::parse(&req.role) {
         Some(role) if role != Role::Agent => role,
         _ => {

@@ -5,7 +5,8 @@ use super::email::Email;
 use super::sessions::{self, TokenResponse};
 use super::{password, store, tokens, Caller, Credential, Role};
 use crate::app::AppState;
-use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::ids::{ApiKeyId, PathId};
 use crate::limits::ClientAddr;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -345,11 +346,10 @@ async fn list_api_keys(
 async fn delete_api_key(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<ApiKeyId>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
-    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such API key".into()))?;
-    if store::delete_api_key(&state.db, caller.id, id).await? {
+    if store::delete_api_key(&state.db, caller.id, id.uuid()).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("no such API key".into()))

@@ -16,11 +16,13 @@
 //! provider and buyer would use it.
 
 mod agents;
+mod banner;
 mod http;
 mod image;
 mod resume;
 
 use anyhow::{bail, Context};
+use banner::print_banner;
 use clap::Args;
 use gpuex::config::Settings;
 use http::Client;
@@ -555,48 +557,4 @@ async fn resale_offer(client: &Client, buyer: &str) -> anyhow::Result<String> {
         at(start)?,
         listing["id"].as_str().unwrap_or("?")
     ))
-}
-
-fn print_banner(
-    addr: SocketAddr,
-    data: &Path,
-    leases: &[String],
-    metrics_token: &str,
-    launcher: &str,
-) {
-    println!();
-    println!("gpuex demo is running at http://{addr}");
-    println!("  dashboard: http://{addr}/   (sign in with a login below)");
-    println!("  API docs:  http://{addr}/docs");
-    println!("  metrics:   curl -H 'authorization: Bearer {metrics_token}' http://{addr}/metrics");
-    println!();
-    println!("  dashboard logins:");
-    println!("  admin     {} / {}", ADMIN.0, ADMIN.1);
-    println!("  provider  {} / {}", PROVIDER.0, PROVIDER.1);
-    println!("  buyer     {} / {}", BUYER.0, BUYER.1);
-    println!();
-    for line in leases {
-        println!("  {line}");
-    }
-    println!();
-    println!(
-        "  log in:  curl -s http://{addr}/v1/auth/login -H 'content-type: application/json' \\"
-    );
-    println!(
-        "             -d '{{\"email\":\"{}\",\"password\":\"{}\"}}'",
-        BUYER.0, BUYER.1
-    );
-    println!(
-        "  then:    GET /v1/leases, GET /v1/leases/{{id}}/logs (Authorization: Bearer <token>)"
-    );
-    println!(
-        "  live:    curl -N http://{addr}/v1/events/stream -H 'authorization: Bearer <token>'"
-    );
-    println!("  agents run workloads with {launcher}");
-    println!(
-        "  outputs: gpuex outputs LEASE [--get loss.csv] (or the lease's page in the dashboard)"
-    );
-    println!("  agents log to {}/demo-agent-N.log", data.display());
-    println!();
-    println!("Ctrl-C stops the agents and the server.");
 }

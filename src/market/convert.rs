@@ -6,7 +6,8 @@ use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::pricing::RESERVED_LEAD_S;
 use crate::engine::{Command, ConvertTo, Mode};
-use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::ids::{LeaseId, PathId};
 use axum::extract::State;
 use chrono::{DateTime, Timelike, Utc};
 use rust_decimal::Decimal;
@@ -14,7 +15,6 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 /// The longest reserved window a conversion books (as orders: 366 days).
 const MAX_WINDOW_S: i64 = 31_622_400;
@@ -135,11 +135,11 @@ impl ConvertRequest {
 async fn convert_lease(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<LeaseId>,
     Json(req): Json<ConvertRequest>,
 ) -> Result<Json<LeaseView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such lease".into()))?;
+    let id = id.uuid();
     views::live_lease(&state.db, caller.id, id).await?;
     let to = req.target(state.settings.clock.now())?;
     // The market task fills in what the wallet can add, inside its batch.

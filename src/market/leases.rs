@@ -5,7 +5,8 @@ use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::{Command, LeaseState};
-use crate::error::{ApiError, Json, Path, Problem, Query};
+use crate::error::{ApiError, Json, Problem, Query};
+use crate::ids::{LeaseId, PathId};
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -72,10 +73,6 @@ async fn list_leases(
     Ok(Json(LeasePage { items, next_cursor }))
 }
 
-fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("no such lease".into()))
-}
-
 /// One of the caller's leases: placement, state, price, units and usage.
 #[utoipa::path(get, path = "/v1/leases/{id}", tag = "leases", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "Lease id")),
@@ -87,12 +84,10 @@ fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
 async fn get_lease(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    Ok(Json(
-        views::lease(&state.db, caller.id, parse_id(&id)?).await?,
-    ))
+    Ok(Json(views::lease(&state.db, caller.id, id.uuid()).await?))
 }
 
 /// End a lease now. Charges stop; a reserved window is still owed whole.
@@ -107,10 +102,10 @@ async fn get_lease(
 async fn release_lease(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let id = parse_id(&id)?;
+    let id = id.uuid();
     views::live_lease(&state.db, caller.id, id).await?;
     // A lease that ended since the view was read is refused as `lease_ended`.
     state

@@ -14,6 +14,7 @@ pub mod book;
 mod convert;
 pub mod history;
 mod leases;
+mod order_request;
 mod orders;
 mod predict;
 pub mod pull_secrets;

@@ -7,7 +7,8 @@ use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
-use crate::error::{ApiError, Json, Path, Problem, Query};
+use crate::error::{ApiError, Json, Problem, Query};
+use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -239,10 +240,10 @@ async fn list_listings(
 async fn cancel_listing(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<ListingId>,
 ) -> Result<Json<ListingView>, ApiError> {
     caller.require(&[Role::Buyer])?;
-    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound("no such listing".into()))?;
+    let id = id.uuid();
     let current = listing(&state, caller.id, id).await?;
     if current.state != "open" {
         return Err(ApiError::Refused {

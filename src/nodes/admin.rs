@@ -2,13 +2,14 @@
 //! it may run the simulated backend, and that a review it is under is over
 //! (ARCHITECTURE.md §7).
 
-use super::store::{self, status};
+use super::store::{self, NodeStatus};
 use super::view::NodeSummary;
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{Caller, Role};
 use crate::engine::Command;
-use crate::error::{ApiError, Json, Path, Problem};
+use crate::error::{ApiError, Json, Problem};
+use crate::ids::{NodeId, PathId};
 use axum::extract::State;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -53,11 +54,11 @@ pub struct AdminNodeRequest {
 async fn put_node(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<NodeId>,
     Json(req): Json<AdminNodeRequest>,
 ) -> Result<Json<NodeSummary>, ApiError> {
     caller.require(&[Role::Admin])?;
-    let id = super::path_id(&id)?;
+    let id = id.uuid();
     if req.simulated.is_none() && req.review.is_none() {
         return Err(ApiError::field(
             "simulated",
@@ -90,7 +91,7 @@ async fn put_node(
     )
     .await?;
     tx.commit().await?;
-    if accept && node.status != status::LOST {
+    if accept && node.status != NodeStatus::Lost {
         state
             .market
             .command(Command::Cordon {

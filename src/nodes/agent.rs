@@ -3,19 +3,19 @@
 //! is the agent id.
 
 use super::inventory;
-use super::store::{self, status, LeaseRow, Registration};
+use super::store::{self, LeaseRow, NodeStatus, Registration};
 use super::usage_bounds::{self, Held};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::engine::placement::Slot;
-use crate::engine::{AgentReport, Command, LeaseState};
-use crate::error::{ApiError, FieldError, Json, Path, Problem};
+use crate::engine::{Command, LeaseState};
+use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::ids::LeaseId;
 use crate::market::pull_secrets::PullSecrets;
 use crate::protocol::{
-    Assignment, AssignmentAction, AssignmentStatus, BackendKind, CheckpointPlan, EndReason,
-    HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, LogsUpload,
-    Partition, Placement, RefusedUsage, RegisterRequest, RegisterResponse, StatusReport, UsageAck,
-    UsageBatch, LOGS_TAIL_BYTES,
+    Assignment, AssignmentAction, BackendKind, CheckpointPlan, HeartbeatRequest, HeartbeatResponse,
+    HeldUnits, HostLimits, LeaseRunState, Partition, Placement, RefusedUsage, RegisterRequest,
+    RegisterResponse, UsageAck, UsageBatch,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -30,8 +30,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(register))
         .routes(routes!(heartbeat))
-        .routes(routes!(assignment_status))
-        .routes(routes!(upload_logs))
         .routes(routes!(usage))
 }
 
@@ -111,7 +109,7 @@ async fn register(
         .and_then(|previous| inventory::inventory_change(&previous, &req));
     let spec = inventory::registered_spec(&node.spec, &req);
     let live = store::live_leases(&state.db, node.id).await?;
-    let was_lost = node.status == status::LOST;
+    let was_lost = node.status == NodeStatus::Lost;
     let broken = if was_lost {
         Vec::new()
     } else {
@@ -120,9 +118,9 @@ async fn register(
     let quarantined = node.quarantined || !broken.is_empty();
     let cordoned = node.cordoned || quarantined || review.is_some();
     let new_status = if quarantined {
-        status::QUARANTINED
+        NodeStatus::Quarantined
     } else {
-        status::ONLINE
+        NodeStatus::Online
     };
     if let Some(reason) = &review {
         tracing::warn!(node = %node.id, %reason, "re-inventory changed the node: under review");
@@ -206,7 +204,7 @@ async fn heartbeat(
 ) -> Result<Json<HeartbeatResponse>, ApiError> {
     let node = agent_node(&state, &caller).await?;
     check_agent_id(&caller, req.agent_id)?;
-    if node.registered_at.is_none() || node.status == status::LOST {
+    if node.registered_at.is_none() || node.status == NodeStatus::Lost {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "register_again",
@@ -355,156 +353,13 @@ fn start_action(row: &LeaseRow, secrets: &PullSecrets) -> Option<AssignmentActio
 pub(crate) async fn node_lease(
     state: &AppState,
     node: Uuid,
-    raw_id: &str,
+    id: LeaseId,
 ) -> Result<LeaseRow, ApiError> {
-    let id = super::path_id_named(raw_id, "path.lease_id")?;
-    store::lease(&state.db, id)
+    store::lease(&state.db, id.uuid())
         .await?
         .filter(|l| l.node_id == node)
         .ok_or_else(|| ApiError::NotFound(format!("no lease {id} on this node")))
 }
-
-/// What happened to an assignment: `provisioned` (the lease runs), `ended`, `failed`.
-/// Idempotent: a report for a lease that is already over changes nothing.
-#[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/status", tag = "agent", security(("bearer" = [])),
-    params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = StatusReport, description = "A lease's state change on the node (crates/wire/src/protocol/README.md)"),
-    responses(
-        (status = 204, description = "Applied (or already applied)"),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease cannot take this report in its state", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-    ))]
-async fn assignment_status(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(lease_id): Path<String>,
-    Json(report): Json<StatusReport>,
-) -> Result<StatusCode, ApiError> {
-    let node = agent_node(&state, &caller).await?;
-    let lease = node_lease(&state, node.id, &lease_id).await?;
-    if !lease.state.live() {
-        return Ok(StatusCode::NO_CONTENT);
-    }
-    let status = match &report.status {
-        AssignmentStatus::Provisioned { device, image_id } => {
-            if device.trim().is_empty() {
-                return Err(ApiError::field("device", "must name the device"));
-            }
-            if image_id.as_deref().is_some_and(|id| !is_image_id(id)) {
-                return Err(ApiError::field(
-                    "image_id",
-                    "must be `sha256:` and 64 lower-case hex digits",
-                ));
-            }
-            store::set_provisioned(&state.db, lease.id, device, image_id.as_deref()).await?;
-            if lease.state != LeaseState::Provisioning {
-                // Already running (a repeated report), or preempting: nothing to change.
-                return Ok(StatusCode::NO_CONTENT);
-            }
-            AgentReport::Provisioned
-        }
-        AssignmentStatus::Ended {
-            exit_code,
-            signal,
-            reason,
-        } => {
-            let code = exit_code.or(signal.map(|s| 128 + s));
-            store::set_exit_code(&state.db, lease.id, code).await?;
-            if *reason == EndReason::DiskQuota {
-                AgentReport::DiskQuota
-            } else {
-                AgentReport::Ended
-            }
-        }
-        AssignmentStatus::Failed { reason } => {
-            store::set_failure(&state.db, lease.id, reason).await?;
-            AgentReport::Failed
-        }
-    };
-    state
-        .market
-        .command(Command::AgentStatus {
-            lease_id: lease.id,
-            status,
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// `sha256:` and 64 lower-case hex digits, as the agent normalises an image ID.
-fn is_image_id(id: &str) -> bool {
-    id.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
-}
-
-/// The workload's output tail, replacing the previous one; served to the buyer
-/// at `GET /v1/leases/{id}/logs`.
-#[utoipa::path(post, path = "/v1/agent/assignments/{lease_id}/logs", tag = "agent", security(("bearer" = [])),
-    params(("lease_id" = Uuid, Path, description = "The lease (assignment) id")),
-    request_body(content = LogsUpload, description = "The workload's output tail (crates/wire/src/protocol/README.md)"),
-    responses(
-        (status = 204, description = "Stored"),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The lease has ended and its logs are final (one complete upload is taken within 60 s of the end)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
-    ))]
-async fn upload_logs(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(lease_id): Path<String>,
-    Json(mut logs): Json<LogsUpload>,
-) -> Result<StatusCode, ApiError> {
-    let node = agent_node(&state, &caller).await?;
-    let lease = node_lease(&state, node.id, &lease_id).await?;
-    if logs.tail.len() > LOGS_TAIL_BYTES {
-        // Keep the end, cut at a character boundary.
-        let mut cut = logs.tail.len() - LOGS_TAIL_BYTES;
-        while !logs.tail.is_char_boundary(cut) {
-            cut += 1;
-        }
-        logs.tail = logs.tail.split_off(cut);
-    }
-    // The server ends a lease before the agent has sent its last tail, so an
-    // ended lease takes one final complete upload for a short while; after
-    // that, or after its final tail, a node can no longer rewrite what the
-    // buyer reads.
-    let ended_at = if lease.state.live() {
-        None
-    } else {
-        store::lease_ended_at(&state.db, lease.id).await?
-    };
-    let final_only = !lease.state.live();
-    if let Some(ended_at) = ended_at {
-        let now = state.settings.clock.now().timestamp();
-        if now > ended_at.saturating_add(FINAL_LOGS_GRACE_S) {
-            return Err(ApiError::Conflict(format!(
-                "lease {} ended more than {FINAL_LOGS_GRACE_S} s ago: its logs are final",
-                lease.id
-            )));
-        }
-    }
-    if !store::put_logs(&state.db, lease.id, &logs, final_only).await? {
-        return Err(ApiError::Conflict(format!(
-            "lease {} has ended: only one final, complete upload of its logs is taken",
-            lease.id
-        )));
-    }
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// How long after a lease ends its node may still send the final tail.
-pub const FINAL_LOGS_GRACE_S: i64 = 60;
 
 /// A usage batch, applied once per `(agent_id, seq)`; a duplicate is acknowledged again.
 #[utoipa::path(post, path = "/v1/agent/usage", tag = "agent", operation_id = "agent_usage", security(("bearer" = [])),

@@ -10,7 +10,8 @@ use super::store::LeaseRow;
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::db::{dispatch, execute_tx, Db};
-use crate::error::{ApiError, Json, Path, Problem};
+use crate::error::{ApiError, Json, Problem};
+use crate::ids::{LeaseId, PathId};
 use anyhow::Context;
 use axum::body::Body;
 use axum::extract::State;
@@ -118,11 +119,11 @@ fn checkpointed(lease: &LeaseRow) -> Result<(), ApiError> {
 async fn put_checkpoint(
     State(state): State<AppState>,
     caller: Caller,
-    Path(lease_id): Path<String>,
+    PathId(lease_id): PathId<LeaseId>,
     body: Body,
 ) -> Result<Json<CheckpointView>, ApiError> {
     let node = agent_node(&state, &caller).await?;
-    let lease = node_lease(&state, node.id, &lease_id).await?;
+    let lease = node_lease(&state, node.id, lease_id).await?;
     checkpointed(&lease)?;
     super::outputs::check_fresh(&state, &lease).await?;
     let order = lease.record.order_id;
@@ -194,10 +195,10 @@ async fn put_checkpoint(
 async fn get_checkpoint(
     State(state): State<AppState>,
     caller: Caller,
-    Path(lease_id): Path<String>,
+    PathId(lease_id): PathId<LeaseId>,
 ) -> Result<Response, ApiError> {
     let node = agent_node(&state, &caller).await?;
-    let lease = node_lease(&state, node.id, &lease_id).await?;
+    let lease = node_lease(&state, node.id, lease_id).await?;
     checkpointed(&lease)?;
     let order = lease.record.order_id;
     let checkpoint = latest(&state.db, order)

@@ -3,7 +3,8 @@
 use super::store;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
-use crate::error::{ApiError, Json, Path, Problem};
+use crate::error::{ApiError, Json, Problem};
+use crate::ids::{LeaseId, PathId};
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -37,15 +38,14 @@ pub struct LeaseLogs {
         (status = 200, description = "The tail (empty before the first upload)", body = LeaseLogs),
         (status = 403, description = "Not a buyer or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid id", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn lease_logs(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseLogs>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let id = super::path_id(&id)?;
+    let id = id.uuid();
     store::lease(&state.db, id)
         .await?
         .filter(|l| caller.is_admin() || l.buyer_id == caller.id)

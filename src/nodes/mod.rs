@@ -15,6 +15,7 @@
 
 mod admin;
 mod agent;
+mod assignment_reports;
 pub mod checkpoints;
 pub mod inventory;
 mod logs;
@@ -29,11 +30,9 @@ pub mod watchdog;
 use crate::app::AppState;
 use crate::auth::Caller;
 use crate::db::Db;
-use crate::error::ApiError;
 use utoipa_axum::router::OpenApiRouter;
-use uuid::Uuid;
 
-pub use agent::FINAL_LOGS_GRACE_S;
+pub use assignment_reports::FINAL_LOGS_GRACE_S;
 pub use view::{NodeDetail, NodeSummary};
 
 /// Every route of this module.
@@ -41,6 +40,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(routes::router())
         .merge(agent::router())
+        .merge(assignment_reports::router())
         .merge(admin::router())
         .merge(logs::router())
         .merge(outputs::router())
@@ -50,14 +50,4 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The agent a node token (its hash) belongs to.
 pub async fn caller_by_node_token(db: &Db, token_hash: &str) -> anyhow::Result<Option<Caller>> {
     store::caller_by_token(db, token_hash).await
-}
-
-/// Parses the `{id}` of a path.
-fn path_id(raw: &str) -> Result<Uuid, ApiError> {
-    path_id_named(raw, "path.id")
-}
-
-fn path_id_named(raw: &str, field: &str) -> Result<Uuid, ApiError> {
-    raw.parse()
-        .map_err(|_| ApiError::field(field, "must be a UUID"))
 }

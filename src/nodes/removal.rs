@@ -8,7 +8,7 @@
 //! reversing those charges, and the buyer's holds are released. Nothing else
 //! is half-changed.
 
-use super::store::status;
+use super::store::NodeStatus;
 use crate::app::AppState;
 use crate::db::{dispatch_tx, execute_tx, Tx};
 use crate::engine::{Command, EngineError};
@@ -27,7 +27,7 @@ pub async fn delete(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<()> {
     execute_tx!(
         tx,
         "UPDATE nodes SET status = $1, cordoned = $2, token_hash = $3 WHERE id = $4",
-        status::DELETED,
+        NodeStatus::Deleted,
         true,
         revoked_token(node),
         node,
@@ -41,7 +41,7 @@ pub async fn delete(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<()> {
 /// leases cannot go on. Answers the lost ones, for the engine to end (those
 /// it ended before it no longer knows).
 pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<Vec<Uuid>> {
-    let nodes: Vec<(Uuid, String)> = dispatch_tx!(tx, conn => {
+    let nodes: Vec<(Uuid, NodeStatus)> = dispatch_tx!(tx, conn => {
         sqlx::query_as("SELECT id, status FROM nodes WHERE provider_id = $1")
             .bind(provider)
             .fetch_all(conn)
@@ -50,11 +50,11 @@ pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<
     .context("failed to list a provider's nodes")?;
     let mut to_end = Vec::new();
     for (node, was) in nodes {
-        let now_status = match was.as_str() {
-            status::DELETED => status::DELETED,
+        let now_status = match was {
+            NodeStatus::Deleted => NodeStatus::Deleted,
             _ => {
                 to_end.push(node);
-                status::LOST
+                NodeStatus::Lost
             }
         };
         execute_tx!(

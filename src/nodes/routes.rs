@@ -3,13 +3,14 @@
 
 use super::inventory::{self, Declared, DeclaredGpu};
 use super::removal;
-use super::store::{self, status, NewNode, NodeRow};
+use super::store::{self, NewNode, NodeRow, NodeStatus};
 use super::view::{self, NodeDetail, NodeSummary};
 use crate::app::AppState;
 use crate::audit;
 use crate::auth::{tokens, Caller, Role};
 use crate::engine::Command;
-use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
+use crate::error::{ApiError, FieldError, Json, Problem, Query};
+use crate::ids::{NodeId, PathId};
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -170,15 +171,14 @@ async fn list_nodes(
         (status = 200, description = "The node", body = NodeDetail),
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The id is not a UUID", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_node(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<NodeId>,
 ) -> Result<Json<NodeDetail>, ApiError> {
     caller.require(&[Role::Provider, Role::Admin])?;
-    let id = super::path_id(&id)?;
+    let id = id.uuid();
     let node = visible_node(&state, &caller, id).await?;
     let leases = store::live_leases(&state.db, id).await?;
     Ok(Json(view::detail(&node, &leases)))
@@ -206,11 +206,11 @@ pub struct CordonRequest {
 async fn cordon_node(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<NodeId>,
     Json(req): Json<CordonRequest>,
 ) -> Result<Json<NodeSummary>, ApiError> {
     caller.require(&[Role::Provider, Role::Admin])?;
-    let id = super::path_id(&id)?;
+    let id = id.uuid();
     let node = visible_node(&state, &caller, id).await?;
     if node.under_review && !req.cordoned {
         return Err(ApiError::Refused {
@@ -226,20 +226,19 @@ async fn cordon_node(
     }
     // Uncordoning is how a person clears a quarantine.
     let quarantined = node.quarantined && req.cordoned;
-    let new_status = match node.status.as_str() {
-        status::QUARANTINED if !quarantined => {
+    let new_status = match node.status {
+        NodeStatus::Quarantined if !quarantined => {
             if node.registered_at.is_some() {
-                status::ONLINE
+                NodeStatus::Online
             } else {
-                status::DECLARED
+                NodeStatus::Declared
             }
         }
         other => other,
-    }
-    .to_owned();
+    };
     let now = state.settings.clock.now();
     let mut tx = state.db.begin().await?;
-    store::set_cordon(&mut tx, id, req.cordoned, quarantined, &new_status).await?;
+    store::set_cordon(&mut tx, id, req.cordoned, quarantined, new_status).await?;
     audit::record(
         &mut tx,
         caller.id,
@@ -254,7 +253,7 @@ async fn cordon_node(
     )
     .await?;
     tx.commit().await?;
-    if node.status != status::LOST {
+    if node.status != NodeStatus::Lost {
         state
             .market
             .command(Command::Cordon {
@@ -292,21 +291,21 @@ pub struct DeleteNodeQuery {
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The node has live leases and `force` is not set", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The id is not a UUID, or `force` not a boolean", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`force` is not a boolean", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn delete_node(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<NodeId>,
     Query(query): Query<DeleteNodeQuery>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(&[Role::Provider, Role::Admin])?;
-    let id = super::path_id(&id)?;
+    let id = id.uuid();
     let node = store::get_any(&state.db, id)
         .await?
         .filter(|n| caller.is_admin() || n.provider_id == caller.id)
         .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))?;
-    if node.status == status::DELETED {
+    if node.status == NodeStatus::Deleted {
         // A repeat (its answer may have been lost): finish what it began.
         removal::end_in_market(&state, id).await?;
         return Ok(StatusCode::NO_CONTENT);
@@ -333,7 +332,7 @@ async fn delete_node(
         &format!("node:{id}"),
         serde_json::json!({
             "provider_id": node.provider_id,
-            "was": node.status,
+            "was": node.status.as_str(),
             "live_leases": live.len(),
             "force": query.force,
         }),
@@ -341,7 +340,7 @@ async fn delete_node(
     )
     .await?;
     tx.commit().await?;
-    if node.status != status::LOST {
+    if node.status != NodeStatus::Lost {
         removal::end_in_market(&state, id).await?;
     }
     Ok(StatusCode::NO_CONTENT)

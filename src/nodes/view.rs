@@ -1,7 +1,7 @@
 //! What `/v1/nodes` shows: a node's summary, and its GPUs with the slices
 //! live leases hold and the latest heartbeat's metrics.
 
-use super::store::{LeaseRow, NodeRow};
+use super::store::{LeaseRow, NodeRow, NodeStatus};
 use crate::engine::placement::{PartitionMode, Slot};
 use crate::engine::LeaseState;
 use crate::protocol::{GpuMetrics, RegisterRequest};
@@ -9,18 +9,6 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-/// Where a node stands; rows keep the name as text.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "snake_case")]
-pub enum NodeStatus {
-    /// No agent has registered yet.
-    Declared,
-    Online,
-    Lost,
-    Quarantined,
-}
 
 /// How a GPU is sold, and how a slice of it is cut.
 #[derive(ToSchema)]
@@ -42,8 +30,7 @@ pub struct NodeSummary {
     /// Its failure domain within the region, if the provider named one.
     pub zone: Option<String>,
     /// `declared` (no agent yet), `online`, `lost` or `quarantined`.
-    #[schema(value_type = NodeStatus)]
-    pub status: String,
+    pub status: NodeStatus,
     /// No new placements while cordoned.
     pub cordoned: bool,
     /// The GPUs changed under live leases; cleared by uncordoning.
@@ -74,7 +61,7 @@ impl From<&NodeRow> for NodeSummary {
             name: n.name.clone(),
             region: n.region.clone(),
             zone: n.spec.zone.clone(),
-            status: n.status.clone(),
+            status: n.status,
             cordoned: n.cordoned,
             quarantined: n.quarantined,
             simulated: n.simulated,

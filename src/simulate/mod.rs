@@ -36,8 +36,8 @@ pub struct SimulateArgs {
                               PolicyName::Gpuex, PolicyName::WholeNode])]
     pub policy: Vec<PolicyName>,
     /// `paper`: FGD's experiment (no departures); `timeline`: replay by time.
-    #[arg(long, value_enum, default_value_t = Mode::Paper)]
-    pub mode: Mode,
+    #[arg(long, value_enum, default_value_t = Experiment::Paper)]
+    pub mode: Experiment,
     /// Paper mode: sample tasks until their GPU request is this × capacity.
     /// Timeline mode: compress arrivals until the offered GPU demand is this
     /// × capacity (0 replays the trace's own times).
@@ -101,7 +101,7 @@ impl PolicyName {
 
 /// Which experiment to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
+pub enum Experiment {
     Paper,
     Timeline,
 }
@@ -170,7 +170,7 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
     let mut shared = policy::Shared::new(&trace);
     shared.walk = args.placement_walk;
     match args.mode {
-        Mode::Paper => {
+        Experiment::Paper => {
             let mut results = Vec::new();
             for &p in &policies {
                 let runs = args
@@ -186,7 +186,7 @@ pub fn run(args: SimulateArgs) -> Result<String, SimulateError> {
             }
             Ok(report::paper(&args, &results))
         }
-        Mode::Timeline => {
+        Experiment::Timeline => {
             let mut results = Vec::new();
             for &p in &policies {
                 // The server's placement runs plain and with each foresight
@@ -265,7 +265,7 @@ mod tests {
             ]
         );
         assert_eq!(cli.args.format, Format::Json);
-        assert_eq!(cli.args.mode, Mode::Paper);
+        assert_eq!(cli.args.mode, Experiment::Paper);
         assert_eq!(cli.args.seeds.0.len(), 10);
         assert_eq!(cli.args.tune, 1.3);
     }

@@ -322,14 +322,14 @@ pub fn plot_timeline(path: &Path, results: &[TimelineResult]) -> Result<(), Simu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::{parse_seeds, Mode};
+    use crate::simulate::{parse_seeds, Experiment};
 
     fn args(format: Format) -> SimulateArgs {
         SimulateArgs {
             nodes: "n.csv".into(),
             pods: "p.csv".into(),
             policy: vec![PolicyName::Fgd],
-            mode: Mode::Paper,
+            mode: Experiment::Paper,
             tune: 1.3,
             seeds: parse_seeds("42").unwrap(),
             node_share: 1.0,

@@ -418,7 +418,7 @@ crate::helpers::on_both_databases! {
         let id = node.id.to_string();
         let listed = gpuex(s, cfg, &["nodes", "--output", "json"], "").await.json();
         assert_eq!(listed[0]["id"], id);
-        gpuex(s, cfg, &["nodes", "delete", "not-a-uuid"], "").await.fails(6, "path.id");
+        gpuex(s, cfg, &["nodes", "delete", "not-a-uuid"], "").await.fails(4, "no such node");
         let deleted = gpuex(s, cfg, &["nodes", "delete", &id, "--output", "json"], "").await.json();
         assert_eq!(deleted, json!({"id": id, "deleted": true}));
         assert_eq!(gpuex(s, cfg, &["nodes", "--output", "json"], "").await.json(), json!([]));
@@ -457,7 +457,7 @@ on_both_databases_fast! {
             .await
             .ok();
         gpuex(s, acfg, &["admin", "node", &id], "").await.fails(2, "--simulated");
-        gpuex(s, acfg, &["admin", "node", "not-a-uuid", "--simulated"], "").await.fails(6, "path.id");
+        gpuex(s, acfg, &["admin", "node", "not-a-uuid", "--simulated"], "").await.fails(4, "no such node");
         let marked = gpuex(s, acfg, &["admin", "node", &id, "--simulated", "--output", "json"], "").await.json();
         assert_eq!((&marked["simulated"], &marked["under_review"]), (&json!(true), &json!(false)), "{marked}");
         // Its agent registers two GPUs, then comes back with one: under review.

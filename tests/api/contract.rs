@@ -59,6 +59,37 @@ on_both_databases! {
         assert!(tried >= 13, "only {tried} operations take a path parameter");
     }
 
+    async fn a_malformed_id_in_any_path_is_404_not_found_as_an_unknown_one_is(app) {
+        let admin = app.admin().await;
+        let doc = app.get("/openapi.json", None).await.body;
+        let mut tried = Vec::new();
+        for (method, path, op) in operations(&doc) {
+            let params: Vec<&Value> = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .collect();
+            let is_uuid = |p: &Value| resolve(&doc, &p["schema"])["format"] == "uuid";
+            if !params.iter().any(|p| is_uuid(p)) {
+                continue;
+            }
+            let mut url = path.clone();
+            for p in &params {
+                let name = p["name"].as_str().expect("a parameter name");
+                let value = if is_uuid(p) { "not-a-uuid" } else { "x" };
+                url = url.replace(&format!("{{{name}}}"), value);
+            }
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            let reply = app.raw(method.clone(), &url, Some(&admin), "{}").await;
+            assert_eq!(reply.status, 404, "{method} {url}: {}", reply.body);
+            assert_eq!(reply.body["code"], "not_found", "{method} {url}: {}", reply.body);
+            assert!(reply.body["detail"].as_str().is_some_and(|d| d.starts_with("no such ")), "{method} {url}: {}", reply.body);
+            tried.push(url);
+        }
+        assert!(tried.len() >= 20, "only {} operations take an id in their path: {tried:?}", tried.len());
+    }
+
     async fn json_media_types_are_matched_without_regard_to_case(app) {
         let register = |email: &str| {
             json!({"email": email, "password": "a long passphrase", "name": "Ada", "role": "buyer"})

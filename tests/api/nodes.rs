@@ -92,7 +92,7 @@ on_both_databases! {
         let all = app.get("/v1/nodes", Some(&m.admin)).await;
         assert_eq!(all.body.as_array().unwrap().len(), 1);
         node_view(&app, &m.admin, node.id).await;
-        app.get("/v1/nodes/not-a-uuid", Some(&m.provider)).await.assert_problem(422, Some("path.id"));
+        app.get("/v1/nodes/not-a-uuid", Some(&m.provider)).await.assert_code(404, "not_found");
     }
 
     async fn a_cordoned_node_takes_no_new_leases_until_uncordoned(app) {

@@ -2878,7 +2878,8 @@ export interface components {
             memory_mib: number;
         };
         /**
-         * @description Where a node stands; rows keep the name as text.
+         * @description Where a node stands; rows keep the name as text (the market's restore
+         *     skips `lost` and `deleted`).
          * @enum {string}
          */
         NodeStatus: "declared" | "online" | "lost" | "quarantined";
@@ -5000,7 +5001,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Invalid id or role */
+            /** @description Invalid role */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8240,30 +8241,6 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description Invalid id */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8368,30 +8345,6 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description Invalid id */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -8500,7 +8453,7 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description Invalid id or name */
+            /** @description Invalid name */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9366,30 +9319,6 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description The id is not a UUID */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "validation_error",
-                     *       "detail": "invalid fields: field",
-                     *       "errors": [
-                     *         {
-                     *           "field": "field",
-                     *           "message": "must be between 1 and 500"
-                     *         }
-                     *       ],
-                     *       "status": 422,
-                     *       "title": "Unprocessable Entity",
-                     *       "type": "https://gpuex.dev/problems/validation-error"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -9517,7 +9446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The id is not a UUID, or `force` not a boolean */
+            /** @description `force` is not a boolean */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -212,7 +212,7 @@ function Roles({ onChange }: { onChange: () => void }) {
     <Section title="Roles">
       <form onSubmit={submit} aria-label="Change a role">
         <Group align="flex-start">
-          <TextInput label="Account id" w={340} value={userId} onChange={(e) => setUserId(e.currentTarget.value)} error={fieldError(problem, 'path.id')} />
+          <TextInput label="Account id" w={340} value={userId} onChange={(e) => setUserId(e.currentTarget.value)} error={problem?.code === 'not_found' ? problem.detail : undefined} />
           <Select label="Role" data={ROLES} value={role} onChange={setRole} allowDeselect={false} error={fieldError(problem, 'role')} />
           <Button type="submit" mt={24} loading={busy}>
             Change role

@@ -539,8 +539,9 @@ async function aProviderDeletesANodeAndAnAdminChangesARole({ browser, base }) {
   const form = admin.getByRole('form', { name: 'Change a role' });
   await form.getByLabel('Account id').fill('not-an-id');
   await form.getByRole('button', { name: 'Change role' }).click();
+  // A malformed id names no account, as an unknown one: 404, shown beside the field.
   await waitFor(async () => (await form.getByLabel('Account id').getAttribute('aria-invalid')) === 'true', 'the refusal beside the field');
-  withoutProvoked(admin, [422]);
+  withoutProvoked(admin, [404]);
   await form.getByLabel('Account id').fill(account.body.id);
   await form.getByRole('textbox', { name: 'Role' }).click();
   await admin.getByRole('option', { name: 'Provider', exact: true }).click();

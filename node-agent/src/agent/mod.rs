@@ -9,6 +9,7 @@
 mod assignments;
 mod checkpoints;
 mod ending;
+mod launching;
 mod metering;
 mod outputs;
 mod recovery;

@@ -1,5 +1,6 @@
 //! The launchers' command lines.
 
+use super::container::container_name;
 use super::*;
 use std::path::Path;
 

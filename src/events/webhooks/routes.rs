@@ -8,8 +8,9 @@ use super::store::{self, Webhook};
 use crate::api::Limit;
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
-use crate::error::{ApiError, FieldError, Json, Path, Problem, Query};
+use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::events::EventType;
+use crate::ids::{PathId, WebhookId};
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -148,10 +149,6 @@ async fn list_webhooks(
     Ok(Json(store::list(&state.db, caller.id).await?))
 }
 
-fn webhook_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("no such webhook".into()))
-}
-
 /// Deletes one of the caller's endpoints; its pending deliveries stop.
 #[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "events", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "Webhook id")),
@@ -163,10 +160,10 @@ fn webhook_id(raw: &str) -> Result<Uuid, ApiError> {
 async fn delete_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<WebhookId>,
 ) -> Result<StatusCode, ApiError> {
     caller.require(OWNERS)?;
-    if store::delete(&state.db, caller.id, webhook_id(&id)?).await? {
+    if store::delete(&state.db, caller.id, id.uuid()).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound("no such webhook".into()))
@@ -206,11 +203,11 @@ pub struct DeliveryPage {
 async fn webhook_deliveries(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<WebhookId>,
     Query(q): Query<DeliveriesQuery>,
 ) -> Result<Json<DeliveryPage>, ApiError> {
     caller.require(OWNERS)?;
-    let id = webhook_id(&id)?;
+    let id = id.uuid();
     if !store::owns(&state.db, caller.id, id).await? {
         return Err(ApiError::NotFound("no such webhook".into()));
     }

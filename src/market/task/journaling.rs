@@ -1,7 +1,7 @@
 //! The market task's part in the journal (ARCHITECTURE.md §20): what a leader
 //! writes with each batch, how a follower follows it, and a promotion.
 
-use super::{MarketTask, Mode, QueueClock};
+use super::{Duty, MarketTask, QueueClock};
 use crate::engine::{Command, EngineError, Event};
 use crate::market::journal::{self, Step};
 use crate::market::restore;
@@ -207,8 +207,8 @@ impl MarketTask {
         // Wall time just before the commit, not the batch's market time:
         // followers measure their lag from it (`gpuex_journal_row_lag_seconds`).
         let at_ms = Utc::now().timestamp_millis();
-        let epoch = match self.mode {
-            Mode::Leading { fence: Some(epoch) } => epoch,
+        let epoch = match self.duty {
+            Duty::Leading { fence: Some(epoch) } => epoch,
             _ => 0,
         };
         let commands = journal::encode(&self.journal.unwritten)?;

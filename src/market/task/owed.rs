@@ -2,7 +2,7 @@
 //! release, a funds notice) are applied by the next batch, first, never fed
 //! back into the engine within the batch that found them.
 
-use super::{Batch, MarketTask, Mode, Panicked, OWED_ROUNDS};
+use super::{Batch, Duty, MarketTask, Panicked, OWED_ROUNDS};
 use crate::engine::{Command, Event, LeaseState};
 use crate::events::{EventType, NewEvent, Owner};
 use crate::market::writer::Followup;
@@ -55,7 +55,7 @@ impl MarketTask {
     /// that panic the engine are dropped, so they cannot stop the market.
     pub(super) async fn settle_owed(&mut self) {
         for _ in 0..OWED_ROUNDS {
-            if self.owed.is_empty() || !matches!(self.mode, Mode::Leading { .. }) {
+            if self.owed.is_empty() || !matches!(self.duty, Duty::Leading { .. }) {
                 return;
             }
             match self.guarded_batch(&[]).await {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::auth::Role;
 use crate::engine::{Event, OrderSpec, PlaceOrder};
+use chrono::Utc;
 use std::sync::Mutex;
 use uuid::Uuid;
 

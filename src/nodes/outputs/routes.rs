@@ -5,6 +5,7 @@ use super::{object_key, OutputRow};
 use crate::app::AppState;
 use crate::auth::{Caller, Role};
 use crate::error::{ApiError, Json, Path, Problem};
+use crate::ids::{self, LeaseId, PathId};
 use crate::nodes::agent::{agent_node, node_lease};
 use crate::nodes::store;
 use axum::body::Body;
@@ -107,8 +108,9 @@ async fn upload_output(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<LeaseOutput>, ApiError> {
+    let lease_id: LeaseId = ids::parse(&lease_id)?;
     let node = agent_node(&state, &caller).await?;
-    let lease = node_lease(&state, node.id, &lease_id).await?;
+    let lease = node_lease(&state, node.id, lease_id).await?;
     check_name(&name)?;
     super::check_fresh(&state, &lease).await?;
     let used = super::bytes_besides(&state.db, lease.id, &name).await?;
@@ -149,11 +151,11 @@ fn view(state: &AppState, row: OutputRow) -> LeaseOutput {
     }
 }
 
-/// The caller's own lease `raw_id`; anyone else's is 404 (an admin's too:
+/// The caller's own lease `id`; anyone else's is 404 (an admin's too:
 /// outputs are the buyer's data).
-async fn own_lease(state: &AppState, caller: &Caller, raw_id: &str) -> Result<Uuid, ApiError> {
+async fn own_lease(state: &AppState, caller: &Caller, id: LeaseId) -> Result<Uuid, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
-    let id = crate::nodes::path_id(raw_id)?;
+    let id = id.uuid();
     store::lease(&state.db, id)
         .await?
         .filter(|l| l.buyer_id == caller.id)
@@ -168,14 +170,13 @@ async fn own_lease(state: &AppState, caller: &Caller, raw_id: &str) -> Result<Uu
         (status = 200, description = "Its outputs, by name (none before the first upload)", body = LeaseOutputs),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid id", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_outputs(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseOutputs>, ApiError> {
-    let id = own_lease(&state, &caller, &id).await?;
+    let id = own_lease(&state, &caller, id).await?;
     let rows = super::list(&state.db, id).await?;
     let total_bytes = rows.iter().map(|r| r.size).sum();
     Ok(Json(LeaseOutputs {
@@ -200,14 +201,14 @@ async fn list_outputs(
             headers(("X-Checksum-Sha256" = String, description = "Hex SHA-256 of the body"))),
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such lease of yours, or no such output", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid id or name", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid name", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn download_output(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    let id = own_lease(&state, &caller, &id).await?;
+    let id = own_lease(&state, &caller, ids::parse(&id)?).await?;
     check_name(&name)?;
     let row = super::get(&state.db, id, &name)
         .await?

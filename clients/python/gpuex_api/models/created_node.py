@@ -38,7 +38,8 @@ class CreatedNode:
             quarantined (bool): The GPUs changed under live leases; cleared by uncordoning.
             region (str):
             simulated (bool): An admin allowed this node the `simulated` agent backend.
-            status (NodeStatus): Where a node stands; rows keep the name as text.
+            status (NodeStatus): Where a node stands; rows keep the name as text (the market's restore
+                skips `lost` and `deleted`).
             under_review (bool): For a person to look at: a re-inventory changed its models or GPU
                 count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
                 or its agent reported usage beyond what a lease holds times the

@@ -62,6 +62,7 @@
 mod fast;
 mod host;
 pub mod naive;
+mod node_view;
 mod nvlink;
 mod request;
 mod scan;

@@ -85,13 +85,6 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_408
 
-    if response.status_code == 422:
-        response_422 = Problem.from_dict(response.json())
-
-
-
-        return response_422
-
     if response.status_code == 429:
         response_429 = Problem.from_dict(response.json())
 

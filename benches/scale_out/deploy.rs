@@ -1,0 +1,116 @@
+//! The processes and databases a deployment runs on: `gpuex serve` replicas,
+//! and a fresh database for each.
+
+use super::*;
+
+/// One `gpuex serve` process.
+pub(super) struct Replica {
+    pub(super) address: String,
+    pub(super) child: Child,
+}
+
+impl Replica {
+    pub(super) fn start(database_url: &str) -> Replica {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_gpuex"))
+            .args(["serve", "--listen", &listen])
+            .env("DATABASE_URL", database_url)
+            .env("GPUEX_JWT_SECRET", JWT_SECRET)
+            .env("GPUEX_ADMIN_EMAIL", ADMIN_EMAIL)
+            .env("GPUEX_ADMIN_PASSWORD", ADMIN_PASSWORD)
+            .env("GPUEX_TOKEN_TTL_S", "3600")
+            .env("GPUEX_METRICS_TOKEN", METRICS_TOKEN)
+            // The bench measures the server, not its request limits.
+            .env("GPUEX_RATE_LIMIT_RPS", "1000000")
+            .env("GPUEX_RATE_LIMIT_BURST", "1000000")
+            .env("GPUEX_RATE_LIMIT_ADDRESS_RPS", "1000000")
+            .env("GPUEX_RATE_LIMIT_ADDRESS_BURST", "1000000")
+            .env("GPUEX_MAX_CONNECTIONS_PER_ADDRESS", "1000000")
+            .env("GPUEX_REGISTER_PER_HOUR", "1000000")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn gpuex serve");
+        Replica {
+            address: format!("http://{listen}"),
+            child,
+        }
+    }
+
+    /// `/readyz`'s role, or `None` while it does not answer ready.
+    pub(super) async fn role(&self, client: &reqwest::Client) -> Option<String> {
+        let r = client
+            .get(format!("{}/readyz", self.address))
+            .send()
+            .await
+            .ok()?;
+        if !r.status().is_success() {
+            return None;
+        }
+        let body: Value = r.json().await.ok()?;
+        body["role"].as_str().map(str::to_owned)
+    }
+}
+
+/// A database made for one deployment, dropped after it.
+pub(super) struct Database {
+    pub(super) url: String,
+    pub(super) postgres: Option<(String, String)>,
+    pub(super) _dir: Option<tempfile::TempDir>,
+}
+
+impl Database {
+    pub(super) async fn create(backend: Backend, postgres_base: &str) -> Database {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                Database {
+                    url: format!("sqlite://{}/bench.db", dir.path().display()),
+                    postgres: None,
+                    _dir: Some(dir),
+                }
+            }
+            Backend::Postgres => {
+                use sqlx::Connection;
+                // The test script drops `gpuex_t_` databases a failed run left.
+                let name = format!("gpuex_t_bench_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = sqlx::PgConnection::connect(postgres_base)
+                    .await
+                    .expect("connect to PostgreSQL");
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create database");
+                let (prefix, _) = postgres_base
+                    .rsplit_once('/')
+                    .expect("a database in the URL");
+                Database {
+                    url: format!("{prefix}/{name}"),
+                    postgres: Some((postgres_base.to_owned(), name)),
+                    _dir: None,
+                }
+            }
+        }
+    }
+
+    pub(super) async fn drop_now(self) {
+        use sqlx::Connection;
+        if let Some((base, name)) = self.postgres {
+            let mut conn = sqlx::PgConnection::connect(&base)
+                .await
+                .expect("connect to PostgreSQL");
+            if let Err(e) = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+                .execute(&mut conn)
+                .await
+            {
+                eprintln!("could not drop the bench database {name}: {e}");
+            }
+        }
+    }
+}
