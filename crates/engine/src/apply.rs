@@ -15,8 +15,8 @@ impl Engine {
     pub fn apply(&mut self, now: Ts, cmd: Command) -> Result<Vec<Event>, EngineError> {
         self.now = self.now.max(now);
         self.refresh_offpeak();
-        self.touched.clear();
-        self.touched_listings.clear();
+        self.leases.clear_changed();
+        self.listings.clear_changed();
         self.book.clear_changed();
         let mut events = Vec::new();
         // Whatever fell due runs first, so no command sees stale leases.
@@ -56,8 +56,8 @@ impl Engine {
         // view after every command is what a restore would rebuild.
         if self.cfg.duration_prediction {
             let nodes: std::collections::BTreeSet<_> = self
-                .touched
-                .iter()
+                .leases
+                .changed()
                 .filter_map(|id| self.leases.get(id).map(|l| l.node))
                 .collect();
             for node in nodes {
@@ -73,7 +73,7 @@ impl Engine {
 
     fn cancel(&mut self, order_id: OrderId, events: &mut Vec<Event>) -> Result<(), EngineError> {
         let Some(o) = self.book.get(order_id) else {
-            return Err(if self.order_leases.contains_key(&order_id) {
+            return Err(if self.leases.has_order(order_id) {
                 EngineError::NotCancellable(order_id)
             } else {
                 EngineError::UnknownOrder(order_id)
@@ -94,7 +94,7 @@ impl Engine {
     }
 
     fn live_lease(&self, id: LeaseId) -> Result<&super::lease::Lease, EngineError> {
-        self.leases.get(&id).ok_or(EngineError::UnknownLease(id))
+        self.leases.get(id).ok_or(EngineError::UnknownLease(id))
     }
 
     fn release(&mut self, id: LeaseId, events: &mut Vec<Event>) -> Result<(), EngineError> {
@@ -115,7 +115,7 @@ impl Engine {
                 LeaseState::Provisioning => {
                     self.set_state(id, LeaseState::Running, self.now, events);
                     // Given notice before it ran: it runs, billed, until then.
-                    if self.leases.get(&id).is_some_and(|l| l.noticed_at.is_some()) {
+                    if self.leases.get(id).is_some_and(|l| l.noticed_at.is_some()) {
                         self.set_state(id, LeaseState::Preempting, self.now, events);
                     }
                 }

@@ -42,13 +42,11 @@ impl Engine {
                 .with_host_cpu(lease.placement.cpu_milli),
         );
         self.schedule(&lease);
-        self.track(&lease, true);
         events.push(Event::LeaseGranted {
             lease: Box::new(lease.clone()),
             at: self.now,
         });
-        self.touched.insert(lease.id);
-        self.leases.insert(lease.id, lease);
+        self.leases.insert(lease);
         self.refresh_node(node_id);
         debug_assert!(
             self.node_sound(node_id),
@@ -63,26 +61,6 @@ impl Engine {
                 catalog::lookup(&g.model).is_none_or(|m| cal.check(m, g.mode).is_ok())
             })
         })
-    }
-
-    /// Keeps the per-lease indexes in step when a lease comes or goes.
-    pub(super) fn track(&mut self, lease: &Lease, live: bool) {
-        if live {
-            self.preemptible_live += usize::from(lease.priority.preemptible());
-            if lease.mode == Mode::Spot {
-                self.spot_live.insert(lease.id);
-            }
-            *self.order_leases.entry(lease.order_id).or_insert(0) += 1;
-        } else {
-            self.preemptible_live -= usize::from(lease.priority.preemptible());
-            self.spot_live.remove(&lease.id);
-            if let Some(n) = self.order_leases.get_mut(&lease.order_id) {
-                *n -= 1;
-                if *n == 0 {
-                    self.order_leases.remove(&lease.order_id);
-                }
-            }
-        }
     }
 
     /// Adds the timers a lease's fields call for (stale ones are skipped when due).
@@ -132,7 +110,7 @@ impl Engine {
 
     /// Re-times a lease's bookings after its end or preemption moved.
     pub(super) fn rebook(&mut self, id: LeaseId) {
-        let Some(l) = self.leases.get(&id) else {
+        let Some(l) = self.leases.get(id) else {
             return;
         };
         let (node_id, until) = (l.node, l.booked_until());
@@ -159,10 +137,9 @@ impl Engine {
         at: Ts,
         events: &mut Vec<Event>,
     ) {
-        let Some(mut lease) = self.leases.remove(&id) else {
+        let Some(mut lease) = self.leases.remove(id) else {
             return;
         };
-        self.touched.insert(id);
         if let Some(node) = self.nodes.get_mut(&lease.node) {
             for cal in &mut node.calendars {
                 cal.remove(id);
@@ -171,7 +148,6 @@ impl Engine {
         }
         self.refresh_node(lease.node);
         self.capacity_changed = true;
-        self.track(&lease, false);
         // What waited for this slice starts now rather than at the deadline
         // when the lease went early of its own accord: a preempted workload
         // that exited within its notice, a release, a cancel. (Ends on the
@@ -270,7 +246,7 @@ impl Engine {
                 let ends = if track_ends {
                     cal.bookings
                         .iter()
-                        .map(|b| leases.get(&b.lease).and_then(Lease::expected_end))
+                        .map(|b| leases.get(b.lease).and_then(Lease::expected_end))
                         .collect()
                 } else {
                     Vec::new()

@@ -99,7 +99,7 @@ impl Engine {
         funds_available: Decimal,
         events: &mut Vec<Event>,
     ) -> Result<(), EngineError> {
-        let lease = self.leases.get(&id).ok_or(EngineError::UnknownLease(id))?;
+        let lease = self.leases.get(id).ok_or(EngineError::UnknownLease(id))?;
         let allowed = match (lease.mode, to) {
             (Mode::Spot, ConvertTo::OnDemand) => true,
             (Mode::OnDemand, ConvertTo::Reserved { .. }) => lease.converts_to_reserved.is_none(),
@@ -136,7 +136,7 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> Result<(), EngineError> {
         let now = self.now;
-        let lease = self.leases.get(&id).ok_or(EngineError::UnknownLease(id))?;
+        let lease = self.leases.get(id).ok_or(EngineError::UnknownLease(id))?;
         if !self.slice_free(lease, lease.ends_at) {
             return Err(ConversionRefused::SliceBooked.into());
         }
@@ -145,32 +145,32 @@ impl Engine {
         let price = pricing::per_hour(lease.placement.units, unit_prices);
         let hold = pricing::hold(Mode::OnDemand, price, None, None);
         require_funds(hold, lease.hold, funds_available)?;
-        let before = lease.clone();
-        // Counted again below as what it becomes: out of the preemptible and spot indexes.
-        self.track(&before, false);
-        let Some(l) = self.lease_mut(id) else {
+        let price_before = lease.price_per_hour;
+        // Through `update`: it leaves the preemptible and spot indexes.
+        let after = self.leases.update(id, |l| {
+            l.mode = Mode::OnDemand;
+            l.priority = Priority::of(Mode::OnDemand, l.qos);
+            l.rule = rule;
+            l.unit_prices = unit_prices;
+            l.price_per_hour = price;
+            l.bid_index = None;
+            l.rebalance_at = None;
+            l.hold = hold;
+            l.spec.mode = Mode::OnDemand;
+            l.spec.max_price = None;
+            l.conversions.push(Conversion {
+                at: now,
+                effective_at: now,
+                from_mode: Mode::Spot,
+                to_mode: Mode::OnDemand,
+                price_per_hour_before: price_before,
+                price_per_hour_after: price,
+            });
+            l.clone()
+        });
+        let Some(after) = after else {
             return Err(EngineError::UnknownLease(id));
         };
-        l.mode = Mode::OnDemand;
-        l.priority = Priority::of(Mode::OnDemand, l.qos);
-        l.rule = rule;
-        l.unit_prices = unit_prices;
-        l.price_per_hour = price;
-        l.bid_index = None;
-        l.rebalance_at = None;
-        l.hold = hold;
-        l.spec.mode = Mode::OnDemand;
-        l.spec.max_price = None;
-        l.conversions.push(Conversion {
-            at: now,
-            effective_at: now,
-            from_mode: Mode::Spot,
-            to_mode: Mode::OnDemand,
-            price_per_hour_before: before.price_per_hour,
-            price_per_hour_after: price,
-        });
-        let after = l.clone();
-        self.track(&after, true);
         self.set_booking_priority(&after);
         // The spot order leaves the auction: no clearing requeues or reprices it again.
         if self
@@ -188,7 +188,7 @@ impl Engine {
             lease_id: id,
             from_mode: Mode::Spot,
             to_mode: Mode::OnDemand,
-            price_per_hour_before: before.price_per_hour,
+            price_per_hour_before: price_before,
             price_per_hour_after: price,
             hold,
             at: now,
@@ -213,7 +213,7 @@ impl Engine {
         if !whole_hours || !in_range {
             return Err(ConversionRefused::InvalidWindow.into());
         }
-        let lease = self.leases.get(&id).ok_or(EngineError::UnknownLease(id))?;
+        let lease = self.leases.get(id).ok_or(EngineError::UnknownLease(id))?;
         if let Some(source) = &lease.resale {
             // Past the seller's window the slice looks free, but nobody paid
             // the provider for it: refused rather than given away.
@@ -273,7 +273,7 @@ impl Engine {
 
     /// The conversion timer: at `from` the lease becomes reserved, at the reserved price.
     pub(super) fn due_conversion(&mut self, id: LeaseId, at: Ts, events: &mut Vec<Event>) {
-        let Some(lease) = self.leases.get(&id) else {
+        let Some(lease) = self.leases.get(id) else {
             return;
         };
         let Some(window) = lease.converts_to_reserved.filter(|w| w.from == at) else {
@@ -291,23 +291,22 @@ impl Engine {
                 pricing::per_hour(lease.placement.units, unit_prices),
             )
         };
-        let before = lease.clone();
-        self.track(&before, false);
-        let Some(l) = self.lease_mut(id) else {
+        let after = self.leases.update(id, |l| {
+            l.mode = Mode::Reserved;
+            l.priority = Priority::of(Mode::Reserved, l.qos);
+            l.rule = rule;
+            l.unit_prices = unit_prices;
+            l.price_per_hour = price;
+            l.converts_to_reserved = None;
+            // Re-placed after a node loss, it keeps its window like any reservation.
+            l.spec.mode = Mode::Reserved;
+            l.spec.start_at = Some(window.from);
+            l.spec.duration_s = Some(window.until - window.from);
+            l.clone()
+        });
+        let Some(after) = after else {
             return;
         };
-        l.mode = Mode::Reserved;
-        l.priority = Priority::of(Mode::Reserved, l.qos);
-        l.rule = rule;
-        l.unit_prices = unit_prices;
-        l.price_per_hour = price;
-        l.converts_to_reserved = None;
-        // Re-placed after a node loss, it keeps its window like any reservation.
-        l.spec.mode = Mode::Reserved;
-        l.spec.start_at = Some(window.from);
-        l.spec.duration_s = Some(window.until - window.from);
-        let after = l.clone();
-        self.track(&after, true);
         self.set_booking_priority(&after);
         events.push(Event::LeaseModeChanged {
             lease: Box::new(after),
@@ -337,7 +336,7 @@ impl Engine {
             .leases
             .iter()
             .filter(|other| **other != lease.id)
-            .filter_map(|other| self.leases.get(other))
+            .filter_map(|other| self.leases.get(*other))
             .filter(|other| {
                 other.booked_from() < until.unwrap_or(Ts::MAX)
                     && other.booked_until().is_none_or(|u| u > now)

@@ -11,10 +11,12 @@ use uuid::Uuid;
 use super::calendar::GpuCalendar;
 use super::commands::NodeSpec;
 use super::lease::{Lease, LeaseState};
+use super::listings::OpenListings;
+use super::live_leases::LiveLeases;
 use super::offpeak::{LocalTime, RegionClock};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
-use super::resale::{Listing, ListingFit, ListingRefusal};
+use super::resale::ListingRefusal;
 use super::types::{LeaseId, ListingId, NodeId, OrderId, Priority, Ts};
 use gpuex_wire::catalog::Unit;
 
@@ -120,10 +122,10 @@ impl NodeState {
     }
 
     /// `host_used` summed from the leases themselves.
-    pub fn host_used_of(&self, leases: &BTreeMap<LeaseId, Lease>) -> (u64, u64) {
+    pub fn host_used_of(&self, leases: &LiveLeases) -> (u64, u64) {
         self.leases
             .iter()
-            .filter_map(|l| leases.get(l))
+            .filter_map(|l| leases.get(*l))
             .fold((0, 0), |(c, m), l| {
                 (c + l.placement.cpu_milli, m + l.placement.memory_mib)
             })
@@ -162,7 +164,7 @@ pub struct Engine {
     pub(super) prices: BTreeMap<(String, String, Unit), Decimal>,
     pub(super) nodes: BTreeMap<NodeId, NodeState>,
     pub(super) view: CapacityView,
-    pub(super) leases: BTreeMap<LeaseId, Lease>,
+    pub(super) leases: LiveLeases,
     pub(super) book: Book,
     pub(super) timers: BTreeSet<(Ts, Timer, Uuid)>,
     pub(super) mix: DemandMix,
@@ -176,24 +178,7 @@ pub struct Engine {
     pub(super) preempted: Vec<PreemptRecord>,
     /// The minute of `now` the regions' off-peak flags were last set for.
     pub(super) offpeak_minute: Option<Ts>,
-    /// Live pooled and spot leases: when none, preemption is not even tried.
-    pub(super) preemptible_live: usize,
-    /// Live spot leases, repriced at every clearing.
-    pub(super) spot_live: BTreeSet<LeaseId>,
-    /// Live leases per order (duplicate ids and cancels are checked without a scan).
-    pub(super) order_leases: BTreeMap<OrderId, u32>,
-    /// Leases whose rows the last command changed (granted, updated or ended).
-    pub(super) touched: BTreeSet<LeaseId>,
-    /// Open resale listings. Change through `file_listing` and
-    /// `unfile_listing`, which keep `listing_asks` in step.
-    pub(super) listings: BTreeMap<ListingId, Listing>,
-    /// The open listings by how many GPUs their slice has, cheapest ask then
-    /// id first, each with what an order checks of it: a buyer's order looks
-    /// only at listings of its GPU count and stops at the first that holds
-    /// it, which is the cheapest.
-    pub(super) listing_asks: BTreeMap<u8, BTreeMap<(Decimal, ListingId), ListingFit>>,
-    /// Listings the last command opened or closed.
-    pub(super) touched_listings: BTreeSet<ListingId>,
+    pub(super) listings: OpenListings,
     /// Standard TFLOPS primary orders are expected to ask for within the
     /// notice period, per (model, region): not sold to spot.
     pub(super) forecast: BTreeMap<(String, String), Decimal>,
@@ -233,7 +218,7 @@ impl Engine {
             prices: BTreeMap::new(),
             nodes: BTreeMap::new(),
             view: CapacityView::new(),
-            leases: BTreeMap::new(),
+            leases: LiveLeases::default(),
             book: Book::default(),
             timers: BTreeSet::new(),
             mix: DemandMix::new(cfg.demand_window),
@@ -244,13 +229,7 @@ impl Engine {
             spot_dirty: false,
             preempted: Vec::new(),
             offpeak_minute: None,
-            preemptible_live: 0,
-            spot_live: BTreeSet::new(),
-            order_leases: BTreeMap::new(),
-            touched: BTreeSet::new(),
-            listings: BTreeMap::new(),
-            listing_asks: BTreeMap::new(),
-            touched_listings: BTreeSet::new(),
+            listings: OpenListings::default(),
             forecast: BTreeMap::new(),
             spot_memo: ClearingMemo::default(),
         }
@@ -273,7 +252,7 @@ impl Engine {
 
     /// A live lease.
     pub fn lease(&self, id: LeaseId) -> Option<&Lease> {
-        self.leases.get(&id)
+        self.leases.get(id)
     }
 
     /// Every live lease, by id.
@@ -305,16 +284,14 @@ impl Engine {
 
     /// A live lease to change; remembers that its row changed.
     pub(super) fn lease_mut(&mut self, id: LeaseId) -> Option<&mut Lease> {
-        let l = self.leases.get_mut(&id)?;
-        self.touched.insert(id);
-        Some(l)
+        self.leases.get_mut(id)
     }
 
     /// Leases whose rows the last command changed, by id: re-read each with
     /// [`Engine::lease`] and upsert it (`None`: it ended, as its
     /// `LeaseEnded` event says). Nothing else changes a lease.
     pub fn changed_leases(&self) -> impl Iterator<Item = LeaseId> + '_ {
-        self.touched.iter().copied()
+        self.leases.changed()
     }
 
     /// Open orders the last command added, changed or closed: re-read each
@@ -326,7 +303,7 @@ impl Engine {
     /// Listings the last command opened or closed: re-read each with
     /// [`Engine::listing`] (`None`: closed, as its event says).
     pub fn changed_listings(&self) -> impl Iterator<Item = ListingId> + '_ {
-        self.touched_listings.iter().copied()
+        self.listings.changed()
     }
 
     /// An open order.

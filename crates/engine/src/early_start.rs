@@ -20,7 +20,7 @@ impl Engine {
         let mut waiting: Vec<(super::types::Ts, LeaseId)> = node
             .leases
             .iter()
-            .filter_map(|id| self.leases.get(id))
+            .filter_map(|id| self.leases.get(*id))
             .filter(|l| {
                 l.state == LeaseState::Pending && l.mode != Mode::Reserved && l.starts_at > now
             })
@@ -38,7 +38,7 @@ impl Engine {
     /// Whether every slice `id` booked is free over `[now, starts_at)`, the
     /// span it would now hold as well.
     fn free_until(&self, node_id: NodeId, id: LeaseId, starts_at: super::types::Ts) -> bool {
-        let (Some(node), Some(lease)) = (self.nodes.get(&node_id), self.leases.get(&id)) else {
+        let (Some(node), Some(lease)) = (self.nodes.get(&node_id), self.leases.get(id)) else {
             return false;
         };
         lease.placement.gpus.iter().all(|gs| {

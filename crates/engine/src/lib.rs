@@ -57,6 +57,8 @@
 mod apply;
 pub mod auction;
 mod booking;
+mod listings;
+mod live_leases;
 pub mod calendar;
 pub mod commands;
 pub mod convert;

@@ -81,7 +81,7 @@ impl Engine {
                 }
             }
             for id in &old.leases {
-                let Some(l) = self.leases.get(id) else {
+                let Some(l) = self.leases.get(*id) else {
                     continue;
                 };
                 if slice_intact(&old.spec, &spec, &l.placement) {
@@ -93,7 +93,7 @@ impl Engine {
         }
         // A smaller host: the lowest-priority leases go until the rest fits.
         let mut kept: Vec<&super::lease::Lease> =
-            keep.iter().filter_map(|id| self.leases.get(id)).collect();
+            keep.iter().filter_map(|id| self.leases.get(*id)).collect();
         kept.sort_by(|a, b| {
             super::preemption::victim_order(
                 &(a.priority, a.bid_index, a.id),
@@ -172,7 +172,7 @@ impl Engine {
         self.withdraw_listings(node, |_| false, events);
         let mut lost = Vec::new();
         for id in &state.leases {
-            let Some(lease) = self.leases.get(id).cloned() else {
+            let Some(lease) = self.leases.get(*id).cloned() else {
                 continue;
             };
             self.end_lease(*id, EndReason::NodeLost, now, events);

@@ -90,7 +90,7 @@ impl Engine {
 
     pub(super) fn place_order(&mut self, po: PlaceOrder, events: &mut Vec<Event>) {
         let id = po.order_id;
-        if self.book.contains(id) || self.order_leases.contains_key(&id) {
+        if self.book.contains(id) || self.leases.has_order(id) {
             return self.reject(id, RejectReason::DuplicateOrder, events);
         }
         let req = match self.resolve(&po.spec) {
@@ -249,7 +249,7 @@ impl Engine {
                 // or sooner where a victim already had notice.
                 let ready_at = victims
                     .iter()
-                    .filter_map(|v| self.leases.get(v))
+                    .filter_map(|v| self.leases.get(*v))
                     .map(|l| {
                         l.preempt_at
                             .unwrap_or(now + self.cfg.notice_s)

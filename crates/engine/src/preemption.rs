@@ -94,7 +94,7 @@ impl Engine {
         let set: Vec<NodeId> = if open_ended {
             let holding: BTreeSet<NodeId> = gone
                 .iter()
-                .filter_map(|l| self.leases.get(l))
+                .filter_map(|l| self.leases.get(*l))
                 .map(|l| l.node)
                 .collect();
             holding.into_iter().collect()
@@ -109,7 +109,7 @@ impl Engine {
                 .leases
                 .iter()
                 .filter(|l| !gone.contains(l))
-                .filter_map(|l| self.leases.get(l))
+                .filter_map(|l| self.leases.get(*l))
                 .filter(|l| {
                     l.booked_from() < until.unwrap_or(Ts::MAX)
                         && l.booked_until().is_none_or(|u| u > from)
@@ -153,7 +153,7 @@ impl Engine {
         let claim = claim.into();
         // Nothing could yield: the plain view already said no to open-ended
         // work; reserved windows still need the view over their window.
-        let order = if self.preemptible_live == 0 {
+        let order = if !self.leases.any_preemptible() {
             until?;
             Vec::new()
         } else {
@@ -208,7 +208,7 @@ impl Engine {
                 .map(|b| {
                     (
                         b.priority,
-                        self.leases.get(&b.lease).and_then(|l| l.bid_index),
+                        self.leases.get(b.lease).and_then(|l| l.bid_index),
                         b.lease,
                     )
                 })
@@ -233,7 +233,7 @@ impl Engine {
             .leases
             .iter()
             .filter(|l| allowed.contains(l) && !victims.contains(l))
-            .filter_map(|l| self.leases.get(l))
+            .filter_map(|l| self.leases.get(*l))
             .map(|l| (l.priority, l.bid_index, l.id))
             .collect();
         host.sort_by(victim_order);
@@ -241,7 +241,7 @@ impl Engine {
             node.leases
                 .iter()
                 .filter(|l| !gone.contains(l))
-                .filter_map(|l| self.leases.get(l))
+                .filter_map(|l| self.leases.get(*l))
                 .filter(|l| {
                     l.booked_from() < until.unwrap_or(Ts::MAX)
                         && l.booked_until().is_none_or(|u| u > from)
@@ -314,7 +314,7 @@ impl Engine {
     pub(super) fn begin_preempting(&mut self, id: LeaseId, at: Ts, events: &mut Vec<Event>) {
         if self
             .leases
-            .get(&id)
+            .get(*&id)
             .is_some_and(|l| l.state == LeaseState::Running)
         {
             self.set_state(id, LeaseState::Preempting, at, events);

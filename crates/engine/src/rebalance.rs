@@ -19,9 +19,9 @@ impl Engine {
     pub(super) fn warn_rebalance(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
         let short = self.forecast_short();
-        let ids: Vec<_> = self.spot_live.iter().copied().collect();
+        let ids = self.leases.spot_ids();
         for id in ids {
-            let Some(l) = self.leases.get(&id) else {
+            let Some(l) = self.leases.get(id) else {
                 continue;
             };
             let Some(bid_index) = l.bid_index else {

@@ -136,7 +136,7 @@ impl Engine {
 
     /// An open listing.
     pub fn listing(&self, id: ListingId) -> Option<&Listing> {
-        self.listings.get(&id)
+        self.listings.get(id)
     }
 
     /// Lists the tail `[from, window end)` of a reserved lease: the lease now
@@ -149,7 +149,7 @@ impl Engine {
         let refuse = |r| Err(EngineError::Listing(r));
         let lease = self
             .leases
-            .get(&ask.lease_id)
+            .get(*&ask.lease_id)
             .ok_or(EngineError::UnknownLease(ask.lease_id))?;
         if lease.buyer != ask.seller {
             return refuse(ListingRefusal::NotHolder);
@@ -160,7 +160,7 @@ impl Engine {
         if lease.resale.is_some() {
             return refuse(ListingRefusal::Resold);
         }
-        if lease.vacate_at.is_some() || self.listings.contains_key(&ask.listing_id) {
+        if lease.vacate_at.is_some() || self.listings.contains(ask.listing_id) {
             return refuse(ListingRefusal::AlreadyListed);
         }
         let Some(window_end) = lease.booked_until() else {
@@ -216,7 +216,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let listing = self
             .listings
-            .get(&id)
+            .get(*&id)
             .filter(|l| l.seller == seller)
             .ok_or(EngineError::Listing(ListingRefusal::UnknownListing))?;
         if self.now > listing.from - self.cfg.notice_s {
@@ -230,7 +230,7 @@ impl Engine {
         };
         let resumes = self
             .leases
-            .get(&listing.lease_id)
+            .get(*&listing.lease_id)
             .filter(|l| l.vacate_at == Some(listing.from))
             .map(|l| (l.ends_at != Some(listing.until)).then_some(listing.until));
         if let Some(vacate_at) = resumes {
@@ -264,30 +264,7 @@ impl Engine {
             listing: Box::new(listing.clone()),
             at: self.now,
         });
-        self.touched_listings.insert(listing.id);
-        self.file_listing(listing);
-    }
-
-    /// Puts a listing in the book and its ask and fit in `listing_asks`.
-    pub(super) fn file_listing(&mut self, listing: Listing) {
-        self.listing_asks
-            .entry(listing.gpu_count())
-            .or_default()
-            .insert((listing.ask_per_hour, listing.id), ListingFit::of(&listing));
-        self.listings.insert(listing.id, listing);
-    }
-
-    /// Takes a listing out of the book and its ask out of `listing_asks`.
-    fn unfile_listing(&mut self, id: ListingId) -> Option<Listing> {
-        let listing = self.listings.remove(&id)?;
-        let gpus = listing.gpu_count();
-        if let Some(asks) = self.listing_asks.get_mut(&gpus) {
-            asks.remove(&(listing.ask_per_hour, id));
-            if asks.is_empty() {
-                self.listing_asks.remove(&gpus);
-            }
-        }
-        Some(listing)
+        self.listings.file(listing);
     }
 
     /// Takes a listing out of the book and the calendars.
@@ -311,8 +288,7 @@ impl Engine {
         at: Ts,
         events: &mut Vec<Event>,
     ) -> Option<Listing> {
-        let listing = self.unfile_listing(id)?;
-        self.touched_listings.insert(id);
+        let listing = self.listings.unfile(id)?;
         if let Some(node) = self.nodes.get_mut(&listing.node) {
             for cal in &mut node.calendars {
                 cal.remove(id);
@@ -331,7 +307,7 @@ impl Engine {
 
     /// A listing's window is over (skipped when it already closed).
     pub(super) fn due_listing_end(&mut self, id: ListingId, at: Ts, events: &mut Vec<Event>) {
-        if self.listings.get(&id).is_some_and(|l| l.until == at) {
+        if self.listings.get(id).is_some_and(|l| l.until == at) {
             self.close_listing(id, ListingEnd::Expired, at, events);
         }
     }
@@ -367,7 +343,7 @@ impl Engine {
 
     /// The cheapest open listing, not the buyer's own, whose slice holds
     /// `req` over all of `[from, until)`, when it asks less than `below`:
-    /// the first in `listing_asks` order (ask, then id) that does, so the
+    /// the first in the ask index order (ask, then id) that does, so the
     /// dearer ones are never looked at.
     pub(super) fn listing_for(
         &self,
@@ -377,13 +353,7 @@ impl Engine {
         below: Option<Decimal>,
     ) -> Option<&Listing> {
         let mut wants = Wants::new(req);
-        let asks = self.listing_asks.get(&req.gpus)?;
-        // Every (ask, id) below (`below`, the least id) asks less than `below`.
-        let mut cheaper = match below {
-            Some(b) => asks.range(..(b, ListingId::nil())),
-            None => asks.range(..),
-        };
-        let ((_, id), _) = cheaper.find(|(_, f)| {
+        let (id, _) = self.listings.asks_below(req.gpus, below).find(|(_, f)| {
             wants.held_by(f) && f.seller != buyer && f.from <= from && until <= f.until
         })?;
         self.listings.get(id)
@@ -471,7 +441,7 @@ impl Engine {
 }
 
 /// What a buyer's order checks of an open listing, worked out when it is
-/// listed and kept beside its ask in `listing_asks`: looking for a listing
+/// listed and kept beside its ask in the ask index: looking for a listing
 /// then reads neither the listing nor any decimal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ListingFit {

@@ -184,8 +184,7 @@ impl Engine {
             }
             node.hold(&lease);
             e.schedule(&lease);
-            e.track(&lease, true);
-            e.leases.insert(lease.id, lease);
+            e.leases.insert(lease);
         }
         for listing in snap.listings {
             let node = e.nodes.get_mut(&listing.node).ok_or_else(|| {
@@ -206,7 +205,7 @@ impl Engine {
             }
             e.timers
                 .insert((listing.until, Timer::ListingEnd, listing.id));
-            e.file_listing(listing);
+            e.listings.file(listing);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
         for id in node_ids {
@@ -231,6 +230,9 @@ impl Engine {
             e.mix.record(d);
         }
         e.capacity_changed = false;
+        // Restored rows are what the store already holds: none changed.
+        e.leases.clear_changed();
+        e.listings.clear_changed();
         e.validate()
             .map_err(|i| EngineError::Restore(i.to_string()))?;
         Ok(e)

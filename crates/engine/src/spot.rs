@@ -259,11 +259,7 @@ impl Engine {
         const MAX_PER_CLEARING: usize = 2;
         let now = self.now;
         for (tried, (order_id, index)) in losers.iter().enumerate() {
-            let lowest = self
-                .spot_live
-                .iter()
-                .filter_map(|l| self.leases.get(l)?.bid_index)
-                .min();
+            let lowest = self.leases.spot().filter_map(|l| l.bid_index).min();
             if tried >= MAX_PER_CLEARING || lowest.is_none_or(|low| low >= *index) {
                 break;
             }
@@ -329,9 +325,9 @@ impl Engine {
     /// those whose bid the clearing index came within 10 % of.
     fn reprice_spot(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
-        let ids: Vec<_> = self.spot_live.iter().copied().collect();
+        let ids = self.leases.spot_ids();
         for id in ids {
-            let Some(l) = self.leases.get(&id) else {
+            let Some(l) = self.leases.get(id) else {
                 continue;
             };
             let Some(bid_index) = l.bid_index else {

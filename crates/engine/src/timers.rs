@@ -28,7 +28,7 @@ impl Engine {
 
     /// A lease's window, duration or notice ran out at `at` (skipped when stale).
     fn due_end(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
-        let Some(l) = self.leases.get(&id) else {
+        let Some(l) = self.leases.get(id) else {
             return;
         };
         if l.booked_until() != Some(at) {
@@ -78,7 +78,7 @@ impl Engine {
 
     /// A pending lease's slice is free: the agent may provision it.
     fn due_ready(&mut self, id: uuid::Uuid, at: Ts, events: &mut Vec<Event>) {
-        let Some(l) = self.leases.get(&id) else {
+        let Some(l) = self.leases.get(id) else {
             return;
         };
         if l.state != LeaseState::Pending || l.starts_at != at {

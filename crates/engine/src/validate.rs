@@ -66,8 +66,8 @@ impl Engine {
                 }
                 for b in &cal.bookings {
                     let a_lease =
-                        node.leases.contains(&b.lease) && self.leases.contains_key(&b.lease);
-                    let a_listing = self.listings.get(&b.lease).is_some_and(|l| l.node == *id);
+                        node.leases.contains(&b.lease) && self.leases.contains(b.lease);
+                    let a_listing = self.listings.get(*&b.lease).is_some_and(|l| l.node == *id);
                     if !a_lease && !a_listing {
                         return Err(Invariant::Bookings(b.lease));
                     }
@@ -76,7 +76,7 @@ impl Engine {
             let leases: Vec<_> = node
                 .leases
                 .iter()
-                .filter_map(|l| self.leases.get(l))
+                .filter_map(|l| self.leases.get(*l))
                 .collect();
             if !super::nodes::host_fits(&leases, node.spec.cpu_milli, node.spec.memory_mib) {
                 return Err(Invariant::HostOverCommitted { node: *id });
@@ -111,31 +111,10 @@ impl Engine {
                 }
             }
         }
-        let preemptible = self
-            .leases
-            .values()
-            .filter(|l| l.priority.preemptible())
-            .count();
-        let spot = self
-            .leases
-            .values()
-            .filter(|l| l.mode == Mode::Spot)
-            .count();
-        let per_order: u32 = self.order_leases.values().sum();
-        if preemptible != self.preemptible_live
-            || spot != self.spot_live.len()
-            || per_order as usize != self.leases.len()
-        {
+        if !self.leases.indexes_in_step() {
             return Err(Invariant::PreemptibleCount);
         }
-        let filed: usize = self.listing_asks.values().map(|asks| asks.len()).sum();
-        let every_listing_filed = self.listings.values().all(|l| {
-            self.listing_asks
-                .get(&l.gpu_count())
-                .and_then(|asks| asks.get(&(l.ask_per_hour, l.id)))
-                .is_some_and(|fit| *fit == super::resale::ListingFit::of(l))
-        });
-        if filed != self.listings.len() || !every_listing_filed {
+        if !self.listings.asks_in_step() {
             return Err(Invariant::ListingAsks);
         }
         for r in &self.preempted {
