@@ -4,11 +4,12 @@
 use rust_decimal::Decimal;
 
 use super::calendar::Booking;
-use super::core::{Engine, PreemptRecord, Timer};
+use super::core::{Engine, PreemptRecord};
 use super::events::Event;
 use super::lease::{EndReason, Lease, LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{DemandClass, GpuFree, PartitionMode, Placement};
+use super::timers::Timer;
 use super::types::{LeaseId, Mode, NodeId, Ts};
 use gpuex_wire::catalog;
 
@@ -66,17 +67,16 @@ impl Engine {
     /// Adds the timers a lease's fields call for (stale ones are skipped when due).
     pub(super) fn schedule(&mut self, lease: &Lease) {
         if let Some(t) = lease.booked_until() {
-            self.timers.insert((t, Timer::End, lease.id));
+            self.timers.set(t, Timer::End, lease.id);
         }
         if let Some(t) = lease.notice_at {
-            self.timers.insert((t, Timer::Notice, lease.id));
+            self.timers.set(t, Timer::Notice, lease.id);
         }
         if lease.state == LeaseState::Pending {
-            self.timers
-                .insert((lease.starts_at, Timer::Ready, lease.id));
+            self.timers.set(lease.starts_at, Timer::Ready, lease.id);
         }
         if let Some(w) = lease.converts_to_reserved {
-            self.timers.insert((w.from, Timer::Convert, lease.id));
+            self.timers.set(w.from, Timer::Convert, lease.id);
         }
     }
 

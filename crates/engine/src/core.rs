@@ -17,6 +17,7 @@ use super::offpeak::{LocalTime, RegionClock};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
 use super::resale::ListingRefusal;
+use super::timers::TimerQueue;
 use super::types::{LeaseId, ListingId, NodeId, OrderId, Priority, Ts};
 use gpuex_wire::catalog::Unit;
 
@@ -132,19 +133,6 @@ impl NodeState {
     }
 }
 
-/// Timer kinds, in the order they run when due at the same instant: ends free
-/// capacity before waiting leases start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Timer {
-    End,
-    Notice,
-    Ready,
-    Expire,
-    ListingEnd,
-    /// An on-demand lease's conversion to reserved takes effect.
-    Convert,
-}
-
 /// Who preempted whom, kept so `validate` can prove the rules held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PreemptRecord {
@@ -166,7 +154,7 @@ pub struct Engine {
     pub(super) view: CapacityView,
     pub(super) leases: LiveLeases,
     pub(super) book: Book,
-    pub(super) timers: BTreeSet<(Ts, Timer, Uuid)>,
+    pub(super) timers: TimerQueue,
     pub(super) mix: DemandMix,
     pub(super) seq: u64,
     /// Spot clearing index per (model, region).
@@ -220,7 +208,7 @@ impl Engine {
             view: CapacityView::new(),
             leases: LiveLeases::default(),
             book: Book::default(),
-            timers: BTreeSet::new(),
+            timers: TimerQueue::default(),
             mix: DemandMix::new(cfg.demand_window),
             seq: 0,
             clearing: BTreeMap::new(),

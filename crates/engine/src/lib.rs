@@ -57,8 +57,6 @@
 mod apply;
 pub mod auction;
 mod booking;
-mod listings;
-mod live_leases;
 pub mod calendar;
 pub mod commands;
 pub mod convert;
@@ -68,6 +66,8 @@ pub mod events;
 mod fill;
 pub mod forecast;
 pub mod lease;
+mod listings;
+mod live_leases;
 mod nodes;
 mod offpeak;
 pub mod orders;

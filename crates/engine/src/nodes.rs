@@ -4,13 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::calendar::GpuCalendar;
 use super::commands::{ListPrice, NodeSpec};
-use super::core::{Engine, EngineError, NodeState, Timer};
+use super::core::{Engine, EngineError, NodeState};
 use super::events::Event;
 use super::lease::EndReason;
 use super::offpeak::RegionClock;
 use super::orders::{OpenOrder, OpenState};
 use super::place_order::Fill;
 use super::placement::{model_idx, place, NodeView, UnitPrices};
+use super::timers::Timer;
 use super::types::{Mode, NodeId, Qos};
 use gpuex_wire::catalog::{self, Unit};
 use rust_decimal::Decimal;
@@ -327,7 +328,7 @@ impl Engine {
             fills: lease.fill_no + 1,
             lease: None,
         });
-        self.timers.insert((deadline, Timer::Expire, order_id));
+        self.timers.set(deadline, Timer::Expire, order_id);
     }
 
     /// Books `old`'s window on placement `p`, giving `victims` notice;

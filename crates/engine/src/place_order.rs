@@ -2,13 +2,14 @@
 //! reserved paths (spot bids join the auction, see `spot.rs`).
 
 use super::commands::PlaceOrder;
-use super::core::{Engine, Timer};
+use super::core::Engine;
 use super::events::Event;
 use super::lease::{Lease, LeaseState, NoticeReason};
 use super::orders::{OpenOrder, OpenState};
 use super::placement::{self, place, Placement, PlacementRequest};
 use super::pricing::{self, PriceRule, RESERVED_LEAD_S, SPOT_FLOOR};
 use super::reject::RejectReason;
+use super::timers::Timer;
 use super::types::{BuyerId, LeaseId, ListingId, Mode, OrderId, OrderSpec, Priority, Qos, Ts};
 use rust_decimal::Decimal;
 
@@ -138,7 +139,7 @@ impl Engine {
                                 fills: 0,
                                 lease: None,
                             });
-                            self.timers.insert((deadline, Timer::Expire, id));
+                            self.timers.set(deadline, Timer::Expire, id);
                             events.push(Event::OrderAccepted {
                                 order_id: id,
                                 at: self.now,

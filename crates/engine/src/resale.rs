@@ -11,13 +11,14 @@ use rust_decimal_macros::dec;
 use serde::{Deserialize, Serialize};
 
 use super::calendar::Booking;
-use super::core::{lease_id, Engine, EngineError, Timer};
+use super::core::{lease_id, Engine, EngineError};
 use super::events::{Event, ListingEnd};
 use super::lease::Lease;
 use super::placement::{
     model_at, ModelIdx, Placement, PlacementRequest, RegionIdx, Slot, UnitPrices,
 };
 use super::pricing::{self, PriceRule};
+use super::timers::Timer;
 use super::types::{BuyerId, Isolation, LeaseId, ListingId, Mode, NodeId, OrderSpec, Priority, Ts};
 use gpuex_wire::catalog::UNIT_VRAM_GB;
 
@@ -259,7 +260,7 @@ impl Engine {
             }
         }
         self.timers
-            .insert((listing.until, Timer::ListingEnd, listing.id));
+            .set(listing.until, Timer::ListingEnd, listing.id);
         events.push(Event::ListingCreated {
             listing: Box::new(listing.clone()),
             at: self.now,

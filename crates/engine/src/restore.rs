@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use super::calendar::Booking;
 use super::commands::{ListPrice, NodeSpec};
-use super::core::{Engine, EngineConfig, EngineError, Timer};
+use super::core::{Engine, EngineConfig, EngineError};
 use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
 use super::resale::Listing;
+use super::timers::Timer;
 use super::types::Ts;
 
 /// A node row.
@@ -203,8 +204,7 @@ impl Engine {
                 })?;
                 node.calendars[pos].bookings.push(listing.booking(&gs.slot));
             }
-            e.timers
-                .insert((listing.until, Timer::ListingEnd, listing.id));
+            e.timers.set(listing.until, Timer::ListingEnd, listing.id);
             e.listings.file(listing);
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
@@ -214,7 +214,7 @@ impl Engine {
         for o in snap.orders {
             if o.state == OpenState::Waiting {
                 if let Some(d) = o.deadline {
-                    e.timers.insert((d, Timer::Expire, o.id));
+                    e.timers.set(d, Timer::Expire, o.id);
                 }
             }
             e.book.insert(o);

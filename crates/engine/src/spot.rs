@@ -20,6 +20,26 @@ use super::pricing::{self, PriceRule, SPOT_FLOOR};
 use super::types::OrderId;
 use super::types::Priority;
 
+/// A queued bid's parsed request and its max price per hour.
+type Prepared = BTreeMap<OrderId, (PlacementRequest, Decimal)>;
+
+/// What the greedy fit of one clearing decided.
+struct Fit {
+    outcome: auction::Outcome,
+    /// Winners with their placement (taken provisionally in the view) and index.
+    won: Vec<(OrderId, Placement, Decimal)>,
+    /// Every bid that did not win, with its request.
+    losers: Vec<(OrderId, PlacementRequest)>,
+    /// Bids that found no room at all (not merely lost on price).
+    no_room: BTreeSet<OrderId>,
+}
+
+/// Each market's clearing index and list prices, by (model, region) names.
+struct Markets {
+    index: BTreeMap<(String, String), Decimal>,
+    list: BTreeMap<(String, String), UnitPrices>,
+}
+
 impl Engine {
     /// Runs one clearing: greedy placement of queued bids by index then time,
     /// the clearing index per market from the bids that lost, winners granted
@@ -27,7 +47,31 @@ impl Engine {
     pub(super) fn clear_spot(&mut self, events: &mut Vec<Event>) {
         self.refresh_offpeak();
         self.last_clear = Some(self.now);
-        let mut bids: Vec<Bid> = self
+        let (mut bids, prepared) = self.queued_bids();
+        let fit = self.fit_bids(&mut bids, &prepared);
+        let markets = self.set_clearing_indexes(&fit, events);
+        let mut granted = self.grant_winners(fit.won, events);
+        self.displace(&fit.outcome.losers, &prepared, &mut granted, events);
+        self.announce_clearings(markets, &granted, events);
+        self.reprice_spot(events);
+        let lost = fit
+            .outcome
+            .losers
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| prepared.get(id).is_some_and(|(req, _)| req.ends.is_none()))
+            .collect();
+        self.spot_memo = ClearingMemo {
+            growth: Some(self.view.growth()),
+            no_room: fit.no_room,
+            seen: Some(self.placement_inputs()),
+            lost,
+        };
+    }
+
+    /// The queued bids, and the request and max price of each that resolves.
+    fn queued_bids(&self) -> (Vec<Bid>, Prepared) {
+        let bids: Vec<Bid> = self
             .book
             .ids_in(OpenState::SpotQueued)
             .into_iter()
@@ -40,10 +84,7 @@ impl Engine {
                 })
             })
             .collect();
-        // Phase 1: greedy fit, taking capacity in the view as we go.
-        let mut won: Vec<(OrderId, Placement, Decimal)> = Vec::new();
-        let mut losers_req = Vec::new();
-        let prepared: BTreeMap<OrderId, (PlacementRequest, Decimal)> = bids
+        let prepared = bids
             .iter()
             .filter_map(|b| {
                 let o = self.book.get(b.order)?;
@@ -51,6 +92,13 @@ impl Engine {
                 Some((b.order, (req, o.spec.max_price.unwrap_or_default())))
             })
             .collect();
+        (bids, prepared)
+    }
+
+    /// Phase 1: greedy fit by index then time, taking capacity in the view
+    /// as it goes; what the last clearing learned spares placements that
+    /// cannot have changed.
+    fn fit_bids(&mut self, bids: &mut [Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
         let memo = std::mem::take(&mut self.spot_memo);
         // A bid that found no room at the last clearing finds none while
@@ -70,57 +118,65 @@ impl Engine {
         } else {
             BTreeSet::new()
         };
-        let mut won_any = false;
-        let mut found_no_room = BTreeSet::new();
+        let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), BTreeSet::new());
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
         // one that found no room finds none either: skip its placement.
         let mut no_room: Vec<&PlacementRequest> = Vec::new();
-        let outcome = auction::run(&mut bids, |bid| {
+        let outcome = auction::run(bids, |bid| {
             let Some((req, max_price)) = prepared.get(&bid.order) else {
                 return false;
             };
+            let mut lose = |no_room_at_all: bool| {
+                if no_room_at_all {
+                    found_no_room.insert(bid.order);
+                }
+                losers.push((bid.order, req.clone()));
+                false
+            };
             if known_no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
-                found_no_room.insert(bid.order);
-                losers_req.push((bid.order, req.clone()));
-                return false;
+                return lose(true);
             }
-            if !won_any && req.ends.is_none() && known_lost.contains(&bid.order) {
-                losers_req.push((bid.order, req.clone()));
-                return false;
+            if won.is_empty() && req.ends.is_none() && known_lost.contains(&bid.order) {
+                return lose(false);
             }
             let Some(p) = place(view, req, mix, policy) else {
                 no_room.push(req);
-                found_no_room.insert(bid.order);
-                losers_req.push((bid.order, req.clone()));
-                return false;
+                return lose(true);
             };
             // Its index where it landed; below the floor there, it lost on price.
             let index = p
                 .list_value
                 .and_then(|v| pricing::price_index(*max_price, v));
             let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
-                losers_req.push((bid.order, req.clone()));
-                return false;
+                return lose(false);
             };
             // Capacity the forecast keeps for primary orders: lost for lack of it.
             if !spot_room.take(&p) {
-                losers_req.push((bid.order, req.clone()));
-                return false;
+                return lose(false);
             }
             if view.allocate(&p).is_err() {
                 return false;
             }
-            won_any = true;
             won.push((bid.order, p, index));
             true
         });
-        // Phase 2: the clearing index of every market from the losers that
-        // could use it: the highest losing index per (models, region) asked,
-        // then per market the highest of the kinds that can use it.
-        let losing: BTreeMap<OrderId, Decimal> = outcome.losers.iter().copied().collect();
+        Fit {
+            outcome,
+            won,
+            losers,
+            no_room: found_no_room,
+        }
+    }
+
+    /// Phase 2: the clearing index of every market from the losers that
+    /// could use it: the highest losing index per (models, region) asked,
+    /// then per market the highest of the kinds that can use it. Emits
+    /// `PriceChanged` where an index moved.
+    fn set_clearing_indexes(&mut self, fit: &Fit, events: &mut Vec<Event>) -> Markets {
+        let losing: BTreeMap<OrderId, Decimal> = fit.outcome.losers.iter().copied().collect();
         let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
-        for (id, req) in &losers_req {
+        for (id, req) in &fit.losers {
             if let Some(&index) = losing.get(id) {
                 let top = highest_by_kind
                     .entry((req.models, req.region))
@@ -128,8 +184,10 @@ impl Engine {
                 *top = (*top).max(index);
             }
         }
-        let mut markets: BTreeMap<(String, String), Decimal> = BTreeMap::new();
-        let mut list: BTreeMap<(String, String), UnitPrices> = BTreeMap::new();
+        let mut markets = Markets {
+            index: BTreeMap::new(),
+            list: BTreeMap::new(),
+        };
         for b in self.view.buckets() {
             let Some(prices) = self.view.price(b.region, b.model) else {
                 continue;
@@ -146,10 +204,10 @@ impl Engine {
                     usable.then_some(*index)
                 },
             ));
-            list.insert((model.clone(), region.clone()), prices);
-            markets.insert((model, region), idx);
+            markets.list.insert((model.clone(), region.clone()), prices);
+            markets.index.insert((model, region), idx);
         }
-        for ((model, region), idx) in &markets {
+        for ((model, region), idx) in &markets.index {
             let key = (model.clone(), region.clone());
             if self.clearing.get(&key) != Some(idx) {
                 self.clearing.insert(key, *idx);
@@ -161,8 +219,16 @@ impl Engine {
                 });
             }
         }
-        // Phase 3: grant the winners (their capacity moves from the view's
-        // provisional take into the calendars).
+        markets
+    }
+
+    /// Phase 3: grants the winners, their capacity moving from the view's
+    /// provisional take into the calendars. Returns the units won per market.
+    fn grant_winners(
+        &mut self,
+        won: Vec<(OrderId, Placement, Decimal)>,
+        events: &mut Vec<Event>,
+    ) -> BTreeMap<(String, String), Units> {
         let mut granted: BTreeMap<(String, String), Units> = BTreeMap::new();
         for (order_id, p, index) in won {
             let _ = self.view.release(&p);
@@ -201,9 +267,19 @@ impl Engine {
                 at: self.now,
             });
         }
-        self.displace(&outcome.losers, &prepared, &mut granted, events);
-        for (market, index) in markets {
-            let Some(prices) = list.get(&market).copied() else {
+        granted
+    }
+
+    /// One `AuctionCleared` per market: its index, its unit prices at that
+    /// index and the units won there.
+    fn announce_clearings(
+        &self,
+        markets: Markets,
+        granted: &BTreeMap<(String, String), Units>,
+        events: &mut Vec<Event>,
+    ) {
+        for (market, index) in markets.index {
+            let Some(prices) = markets.list.get(&market).copied() else {
                 continue;
             };
             let won = granted.get(&market).copied().unwrap_or_default();
@@ -220,19 +296,6 @@ impl Engine {
                 at: self.now,
             });
         }
-        self.reprice_spot(events);
-        let lost = outcome
-            .losers
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|id| prepared.get(id).is_some_and(|(req, _)| req.ends.is_none()))
-            .collect();
-        self.spot_memo = ClearingMemo {
-            growth: Some(self.view.growth()),
-            no_room: found_no_room,
-            seen: Some(self.placement_inputs()),
-            lost,
-        };
     }
 
     /// What placement and the spot holdback read besides the bids: equal

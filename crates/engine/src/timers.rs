@@ -2,19 +2,58 @@
 //! ready, waiting orders expiring — runs in time order on the next tick, so
 //! after downtime the first tick catches up on all of it.
 
-use super::core::{Engine, Timer};
+use std::collections::BTreeSet;
+
+use uuid::Uuid;
+
+use super::core::Engine;
 use super::events::Event;
 use super::lease::{EndReason, LeaseState, NoticeReason};
 use super::types::Ts;
 
+/// Timer kinds, in the order they run when due at the same instant: ends free
+/// capacity before waiting leases start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Timer {
+    End,
+    Notice,
+    Ready,
+    Expire,
+    ListingEnd,
+    /// An on-demand lease's conversion to reserved takes effect.
+    Convert,
+}
+
+/// Timers by when they fall due, then kind, then the lease, order or
+/// listing they are for. A timer is never cancelled: when it falls due its
+/// handler checks it still applies (a lease that ended early, a notice
+/// moved), which is cheaper than finding it again on every change.
+#[derive(Debug, Clone, Default)]
+pub(super) struct TimerQueue(BTreeSet<(Ts, Timer, Uuid)>);
+
+impl TimerQueue {
+    pub fn set(&mut self, at: Ts, kind: Timer, id: Uuid) {
+        self.0.insert((at, kind, id));
+    }
+
+    pub fn is_set(&self, at: Ts, kind: Timer, id: Uuid) -> bool {
+        self.0.contains(&(at, kind, id))
+    }
+
+    /// The earliest timer due at or before `now`, taken off the queue.
+    fn pop_due(&mut self, now: Ts) -> Option<(Ts, Timer, Uuid)> {
+        let first = *self.0.first()?;
+        (first.0 <= now).then(|| {
+            self.0.pop_first();
+            first
+        })
+    }
+}
+
 impl Engine {
     /// Processes every timer due at or before now, in (time, kind) order.
     pub(super) fn run_timers(&mut self, events: &mut Vec<Event>) {
-        while let Some(&(at, kind, id)) = self.timers.first() {
-            if at > self.now {
-                break;
-            }
-            self.timers.pop_first();
+        while let Some((at, kind, id)) = self.timers.pop_due(self.now) {
             match kind {
                 Timer::End => self.due_end(id, at, events),
                 Timer::Notice => self.due_notice(id, at, events),

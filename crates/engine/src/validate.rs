@@ -1,8 +1,9 @@
 //! The engine's invariants, written as code: tests call `validate()` after
 //! every step, and debug builds after every command on small states.
 
-use super::core::{Engine, Timer};
+use super::core::Engine;
 use super::lease::NoticeReason;
+use super::timers::Timer;
 use super::types::{LeaseId, Mode, NodeId};
 
 /// A broken invariant.
@@ -65,8 +66,7 @@ impl Engine {
                     });
                 }
                 for b in &cal.bookings {
-                    let a_lease =
-                        node.leases.contains(&b.lease) && self.leases.contains(b.lease);
+                    let a_lease = node.leases.contains(&b.lease) && self.leases.contains(b.lease);
                     let a_listing = self.listings.get(*&b.lease).is_some_and(|l| l.node == *id);
                     if !a_lease && !a_listing {
                         return Err(Invariant::Bookings(b.lease));
@@ -105,7 +105,7 @@ impl Engine {
                 return Err(Invariant::NotPreemptible(l.id));
             }
             if let Some(w) = l.converts_to_reserved {
-                let timed = self.timers.contains(&(w.from, Timer::Convert, l.id));
+                let timed = self.timers.is_set(w.from, Timer::Convert, l.id);
                 if l.mode != Mode::OnDemand || l.ends_at != Some(w.until) || !timed {
                     return Err(Invariant::Conversion(l.id));
                 }
