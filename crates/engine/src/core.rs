@@ -1,7 +1,6 @@
 //! The engine's state: its configuration, errors, the `Engine` struct and its
 //! read accessors. Commands live in sibling files (`apply.rs` dispatches).
 
-use super::spot::ClearingMemo;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
@@ -17,6 +16,7 @@ use super::offpeak::{LocalTime, RegionClock};
 use super::orders::Book;
 use super::placement::{CapacityView, DemandMix, Policy};
 use super::resale::ListingRefusal;
+use super::spot_state::SpotState;
 use super::timers::TimerQueue;
 use super::types::{LeaseId, ListingId, NodeId, OrderId, Priority, Ts};
 use gpuex_wire::catalog::Unit;
@@ -157,21 +157,13 @@ pub struct Engine {
     pub(super) timers: TimerQueue,
     pub(super) mix: DemandMix,
     pub(super) seq: u64,
-    /// Spot clearing index per (model, region).
-    pub(super) clearing: BTreeMap<(String, String), Decimal>,
-    pub(super) last_clear: Option<Ts>,
+    /// The spot auction between clearings.
+    pub(super) spot: SpotState,
     pub(super) capacity_changed: bool,
-    /// Capacity changed since the last spot clearing: clear at the next tick.
-    pub(super) spot_dirty: bool,
     pub(super) preempted: Vec<PreemptRecord>,
     /// The minute of `now` the regions' off-peak flags were last set for.
     pub(super) offpeak_minute: Option<Ts>,
     pub(super) listings: OpenListings,
-    /// Standard TFLOPS primary orders are expected to ask for within the
-    /// notice period, per (model, region): not sold to spot.
-    pub(super) forecast: BTreeMap<(String, String), Decimal>,
-    /// What the last spot clearing learned of its losers (see [`ClearingMemo`]).
-    pub(super) spot_memo: ClearingMemo,
 }
 
 /// The lease id of an order's `fill_no`-th fill: a fixed mix of the two, so
@@ -211,15 +203,11 @@ impl Engine {
             timers: TimerQueue::default(),
             mix: DemandMix::new(cfg.demand_window),
             seq: 0,
-            clearing: BTreeMap::new(),
-            last_clear: None,
+            spot: SpotState::default(),
             capacity_changed: false,
-            spot_dirty: false,
             preempted: Vec::new(),
             offpeak_minute: None,
             listings: OpenListings::default(),
-            forecast: BTreeMap::new(),
-            spot_memo: ClearingMemo::default(),
         }
     }
 
@@ -255,9 +243,7 @@ impl Engine {
 
     /// The spot clearing index of a (model, region), once cleared.
     pub fn clearing_index(&self, model: &str, region: &str) -> Option<Decimal> {
-        self.clearing
-            .get(&(model.to_owned(), region.to_owned()))
-            .copied()
+        self.spot.index(&(model.to_owned(), region.to_owned()))
     }
 
     /// `frag_ratio` of the fleet against the recent demand mix.

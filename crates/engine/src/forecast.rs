@@ -89,7 +89,7 @@ impl Engine {
             }
         }
         self.mix.set_forecast(classes);
-        self.forecast = markets
+        self.spot.holdback = markets
             .into_iter()
             .filter(|f| f.tflops > Decimal::ZERO && model_idx(&f.gpu_model).is_some())
             .map(|f| ((f.gpu_model, f.region), f.tflops))
@@ -98,7 +98,7 @@ impl Engine {
 
     /// The expected primary demand per (model, region) the engine holds now.
     pub fn forecast(&self) -> &BTreeMap<(String, String), Decimal> {
-        &self.forecast
+        &self.spot.holdback
     }
 
     /// Each forecast market's idle TFLOPS less its expected primary demand:
@@ -109,7 +109,7 @@ impl Engine {
         if !self.cfg.forecast_holdback {
             return SpotRoom { room };
         }
-        for ((model, region), expected) in &self.forecast {
+        for ((model, region), expected) in &self.spot.holdback {
             let (Some(m), Some(r)) = (model_idx(model), self.view.region_idx(region)) else {
                 continue;
             };
@@ -123,7 +123,8 @@ impl Engine {
     /// exceeds their idle capacity: that work would take spot capacity, so
     /// spot leases there are at elevated risk (ARCHITECTURE.md §3).
     pub(super) fn forecast_short(&self) -> BTreeSet<(String, String)> {
-        self.forecast
+        self.spot
+            .holdback
             .iter()
             .filter(|((model, region), expected)| {
                 let (Some(m), Some(r)) = (model_idx(model), self.view.region_idx(region)) else {

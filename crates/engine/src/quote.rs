@@ -162,7 +162,7 @@ impl Engine {
                     .filter(|i| *i >= SPOT_FLOOR)
                     .ok_or(RejectReason::BelowFloor)?;
                 let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
-                let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+                let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
                 PriceRule::Spot {
                     bid_index: index,
                     clearing_index: clearing,
@@ -250,7 +250,7 @@ impl Engine {
                 region,
                 idle_milli: 0,
                 idle_gpus: 0,
-                clearing_index: self.clearing.get(&key).copied(),
+                clearing_index: self.spot.index(&key),
             });
             for n in b
                 .nodes

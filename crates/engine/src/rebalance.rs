@@ -28,7 +28,7 @@ impl Engine {
                 continue;
             };
             let market = (l.model.clone(), l.region.clone());
-            let clearing = self.clearing.get(&market).copied();
+            let clearing = self.spot.index(&market);
             let reason = if clearing.is_some_and(|c| c >= bid_index * REBALANCE_WITHIN) {
                 Some(RebalanceReason::ClearingNear)
             } else if self.booked_soon(l) {

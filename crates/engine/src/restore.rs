@@ -113,16 +113,16 @@ impl Engine {
             leases: self.leases.values().cloned().collect(),
             orders: self.book.all().cloned().collect(),
             clearing: self
-                .clearing
-                .iter()
+                .spot
+                .indexes()
                 .map(|((m, r), i)| ClearingRow {
                     gpu_model: m.clone(),
                     region: r.clone(),
-                    clearing_index: *i,
+                    clearing_index: i,
                 })
                 .collect(),
-            last_clear: self.last_clear,
-            spot_dirty: self.spot_dirty,
+            last_clear: self.spot.last_clear(),
+            spot_dirty: self.spot.is_dirty(),
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
             listings: self.listings.values().cloned().collect(),
@@ -220,10 +220,9 @@ impl Engine {
             e.book.insert(o);
         }
         for c in snap.clearing {
-            e.clearing.insert((c.gpu_model, c.region), c.clearing_index);
+            e.spot.set_index((c.gpu_model, c.region), c.clearing_index);
         }
-        e.last_clear = snap.last_clear;
-        e.spot_dirty = snap.spot_dirty;
+        e.spot.restore_clock(snap.last_clear, snap.spot_dirty);
         // Rows may lag the counter; never hand out a sequence number twice.
         e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {
@@ -260,10 +259,10 @@ impl Engine {
     pub fn meta(&self) -> EngineMeta {
         EngineMeta {
             now: self.now,
-            last_clear: self.last_clear,
+            last_clear: self.spot.last_clear(),
             seq: self.seq,
             demand: Vec::new(),
-            spot_dirty: self.spot_dirty,
+            spot_dirty: self.spot.is_dirty(),
         }
     }
 }

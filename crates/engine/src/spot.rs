@@ -46,7 +46,6 @@ impl Engine {
     /// at min(own index, clearing) × list value.
     pub(super) fn clear_spot(&mut self, events: &mut Vec<Event>) {
         self.refresh_offpeak();
-        self.last_clear = Some(self.now);
         let (mut bids, prepared) = self.queued_bids();
         let fit = self.fit_bids(&mut bids, &prepared);
         let markets = self.set_clearing_indexes(&fit, events);
@@ -61,7 +60,7 @@ impl Engine {
             .map(|(id, _)| *id)
             .filter(|id| prepared.get(id).is_some_and(|(req, _)| req.ends.is_none()))
             .collect();
-        self.spot_memo = ClearingMemo {
+        self.spot.memo = ClearingMemo {
             growth: Some(self.view.growth()),
             no_room: fit.no_room,
             seen: Some(self.placement_inputs()),
@@ -100,7 +99,7 @@ impl Engine {
     /// cannot have changed.
     fn fit_bids(&mut self, bids: &mut [Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
-        let memo = std::mem::take(&mut self.spot_memo);
+        let memo = std::mem::take(&mut self.spot.memo);
         // A bid that found no room at the last clearing finds none while
         // nothing has been freed since: it loses without a placement.
         let known_no_room = if memo.growth == Some(self.view.growth()) {
@@ -209,8 +208,7 @@ impl Engine {
         }
         for ((model, region), idx) in &markets.index {
             let key = (model.clone(), region.clone());
-            if self.clearing.get(&key) != Some(idx) {
-                self.clearing.insert(key, *idx);
+            if self.spot.set_index(key, *idx) {
                 events.push(Event::PriceChanged {
                     gpu_model: model.clone(),
                     region: region.clone(),
@@ -236,7 +234,7 @@ impl Engine {
                 continue;
             };
             let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
-            let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
             add_units(granted.entry(market).or_default(), p.units);
             let rule = PriceRule::Spot {
                 bid_index: index,
@@ -305,7 +303,7 @@ impl Engine {
             view_changes: self.view.changes(),
             demand_recorded: self.mix.recorded(),
             mix_forecast: self.mix.forecast().to_vec(),
-            holdback: self.forecast.clone(),
+            holdback: self.spot.holdback.clone(),
         }
     }
 
@@ -347,7 +345,7 @@ impl Engine {
                 continue;
             };
             let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
-            let clearing = self.clearing.get(&market).copied().unwrap_or(SPOT_FLOOR);
+            let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
             add_units(granted.entry(market).or_default(), p.units);
             let rule = PriceRule::Spot {
                 bid_index: placed_index,
@@ -396,11 +394,7 @@ impl Engine {
             let Some(bid_index) = l.bid_index else {
                 continue;
             };
-            let Some(clearing) = self
-                .clearing
-                .get(&(l.model.clone(), l.region.clone()))
-                .copied()
-            else {
+            let Some(clearing) = self.spot.index(&(l.model.clone(), l.region.clone())) else {
                 continue;
             };
             let list = self.list_of(&l.placement);

@@ -131,11 +131,7 @@ impl Engine {
     pub(super) fn tick(&mut self, events: &mut Vec<Event>) {
         self.run_timers(events);
         self.after_capacity_change(events);
-        let due = self
-            .last_clear
-            .is_none_or(|t| self.now >= t + self.cfg.spot_interval_s);
-        if due || self.spot_dirty {
-            self.spot_dirty = false;
+        if self.spot.take_due(self.now, self.cfg.spot_interval_s) {
             self.clear_spot(events);
         }
     }
@@ -148,7 +144,7 @@ impl Engine {
         }
         self.capacity_changed = false;
         self.retry_waiting(events);
-        self.spot_dirty = true;
+        self.spot.mark_dirty();
         // Granting may not free anything; what it freed was already used.
         self.capacity_changed = false;
     }

@@ -1,0 +1,72 @@
+//! What the spot auction keeps between clearings.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+
+use super::spot::ClearingMemo;
+use super::types::Ts;
+
+/// A spot market by (GPU model, region) names.
+pub(super) type Market = (String, String);
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct SpotState {
+    /// Each market's clearing index, once cleared.
+    clearing: BTreeMap<Market, Decimal>,
+    last_clear: Option<Ts>,
+    /// Capacity changed since the last clearing: clear at the next tick.
+    dirty: bool,
+    /// What the last clearing learned of its losers (see [`ClearingMemo`]).
+    pub memo: ClearingMemo,
+    /// Standard TFLOPS primary orders are expected to ask for within the
+    /// notice period, per market: not sold to spot.
+    pub holdback: BTreeMap<Market, Decimal>,
+}
+
+impl SpotState {
+    /// A market's clearing index, once cleared.
+    pub fn index(&self, market: &Market) -> Option<Decimal> {
+        self.clearing.get(market).copied()
+    }
+
+    /// Every market's clearing index.
+    pub fn indexes(&self) -> impl Iterator<Item = (&Market, Decimal)> {
+        self.clearing.iter().map(|(m, i)| (m, *i))
+    }
+
+    /// Sets a market's index; whether it moved.
+    pub fn set_index(&mut self, market: Market, index: Decimal) -> bool {
+        self.clearing.insert(market, index) != Some(index)
+    }
+
+    pub fn last_clear(&self) -> Option<Ts> {
+        self.last_clear
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Asks for a clearing at the next tick.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether a clearing is due at `now` (its interval is up, or capacity
+    /// changed since the last); when it is, the next is counted from `now`.
+    pub fn take_due(&mut self, now: Ts, interval_s: Ts) -> bool {
+        let due = self.last_clear.is_none_or(|t| now >= t + interval_s) || self.dirty;
+        if due {
+            self.dirty = false;
+            self.last_clear = Some(now);
+        }
+        due
+    }
+
+    /// The auction clock as a snapshot kept it.
+    pub fn restore_clock(&mut self, last_clear: Option<Ts>, dirty: bool) {
+        self.last_clear = last_clear;
+        self.dirty = dirty;
+    }
+}
