@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use rust_decimal::Decimal;
 
-use super::core::Engine;
+use super::core::{Engine, NodeState};
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::placement::{place, take, CapacityView, Placement, PlacementRequest};
@@ -150,7 +150,23 @@ impl Engine {
         from: Ts,
         until: Option<Ts>,
     ) -> Option<(Placement, Vec<LeaseId>)> {
-        let claim = claim.into();
+        let (p, allowed) = self.place_over_fewest_yielding(req, claim.into(), from, until)?;
+        let node = self.nodes.get(&p.node)?;
+        let mut victims = self.slot_victims(&p, &allowed, from, until)?;
+        self.add_host_victims(node, &p, &allowed, &mut victims, (from, until))?;
+        Some((p, victims))
+    }
+
+    /// Places `req` over the view with the shortest prefix of the yielding
+    /// leases (in victim order) counted free, found by bisection; the
+    /// placement and the leases that prefix allows to go.
+    fn place_over_fewest_yielding(
+        &self,
+        req: &PlacementRequest,
+        claim: Claim,
+        from: Ts,
+        until: Option<Ts>,
+    ) -> Option<(Placement, BTreeSet<LeaseId>)> {
         // Nothing could yield: the plain view already said no to open-ended
         // work; reserved windows still need the view over their window.
         let order = if !self.leases.any_preemptible() {
@@ -194,7 +210,18 @@ impl Engine {
                 None => lo = mid + 1,
             }
         }
-        let (p, allowed) = best;
+        Some(best)
+    }
+
+    /// The leases among `allowed` that must go, lowest first, for each of the
+    /// placement's slots to fit over `[from, until)`.
+    fn slot_victims(
+        &self,
+        p: &Placement,
+        allowed: &BTreeSet<LeaseId>,
+        from: Ts,
+        until: Option<Ts>,
+    ) -> Option<Vec<LeaseId>> {
         let node = self.nodes.get(&p.node)?;
         let mut victims: Vec<LeaseId> = Vec::new();
         for gs in &p.gpus {
@@ -228,7 +255,19 @@ impl Engine {
                 i += 1;
             }
         }
-        // Host CPU and memory: more victims on the node, lowest first, if needed.
+        Some(victims)
+    }
+
+    /// Host CPU and memory: more victims among `allowed` on the node, lowest
+    /// first, until the placement's host share fits beside what stays.
+    fn add_host_victims(
+        &self,
+        node: &NodeState,
+        p: &Placement,
+        allowed: &BTreeSet<LeaseId>,
+        victims: &mut Vec<LeaseId>,
+        (from, until): (Ts, Option<Ts>),
+    ) -> Option<()> {
         let mut host: Vec<(Priority, Option<Decimal>, LeaseId)> = node
             .leases
             .iter()
@@ -252,13 +291,12 @@ impl Engine {
         };
         let mut h = host.into_iter();
         loop {
-            let (c, m) = used(&victims);
+            let (c, m) = used(victims);
             if c + p.cpu_milli <= node.spec.cpu_milli && m + p.memory_mib <= node.spec.memory_mib {
-                break;
+                return Some(());
             }
             victims.push(h.next()?.2);
         }
-        Some((p, victims))
     }
 
     /// Gives `victim` notice that it ends at `preempt_at` (keeping an earlier
