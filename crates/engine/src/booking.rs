@@ -163,19 +163,7 @@ impl Engine {
             self.start_waiting_early(lease.node, events);
         }
         if reason == EndReason::Preempted {
-            debug_assert!(
-                lease.priority.preemptible(),
-                "only pooled and spot are preempted"
-            );
-            self.preempted.push(PreemptRecord {
-                lease: id,
-                priority: lease.priority,
-                noticed_at: lease.noticed_at,
-                ended_at: at,
-            });
-            if self.preempted.len() > 4096 {
-                self.preempted.drain(..2048);
-            }
+            self.record_preemption(&lease, at);
         }
         let final_state = if reason == EndReason::AgentFailed {
             LeaseState::Failed
@@ -197,35 +185,68 @@ impl Engine {
             at,
         });
         if lease.mode == Mode::Spot {
-            // A workload that exits on its preemption notice (SIGTERM asks it
-            // to) ends `agent_ended`, but the order was still preempted: it
-            // goes back to the queue however its workload ended (ARCHITECTURE.md §3).
-            let noticed_for_priority =
-                lease.noticed_at.is_some() && lease.notice_reason == Some(NoticeReason::Priority);
-            let requeue = match reason {
-                EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved => true,
-                EndReason::AgentEnded | EndReason::AgentFailed | EndReason::DiskQuota => {
-                    noticed_for_priority
-                }
-                EndReason::Released
-                | EndReason::Expired
-                | EndReason::FundsExhausted
-                | EndReason::OrderCancelled
-                | EndReason::Listed => false,
-            };
-            let order = lease.order_id;
-            if requeue {
-                if let Some(o) = self.book.get_mut(order) {
-                    o.state = OpenState::SpotQueued;
-                    o.lease = None;
-                    events.push(Event::OrderRequeued {
-                        order_id: order,
-                        at,
-                    });
-                }
-            } else if self.book.get(order).is_some_and(|o| o.lease == Some(id)) {
-                self.book.remove(order);
+            self.after_spot_end(&lease, reason, at, events);
+        }
+    }
+
+    /// Keeps who was preempted and when it was told, for `validate`.
+    fn record_preemption(&mut self, lease: &Lease, at: Ts) {
+        debug_assert!(
+            lease.priority.preemptible(),
+            "only pooled and spot are preempted"
+        );
+        self.preempted.push(PreemptRecord {
+            lease: lease.id,
+            priority: lease.priority,
+            noticed_at: lease.noticed_at,
+            ended_at: at,
+        });
+        if self.preempted.len() > 4096 {
+            self.preempted.drain(..2048);
+        }
+    }
+
+    /// A spot lease ended: its order goes back to the queue if it was
+    /// preempted or lost its node, and closes otherwise.
+    fn after_spot_end(
+        &mut self,
+        lease: &Lease,
+        reason: EndReason,
+        at: Ts,
+        events: &mut Vec<Event>,
+    ) {
+        // A workload that exits on its preemption notice (SIGTERM asks it
+        // to) ends `agent_ended`, but the order was still preempted: it
+        // goes back to the queue however its workload ended (ARCHITECTURE.md §3).
+        let noticed_for_priority =
+            lease.noticed_at.is_some() && lease.notice_reason == Some(NoticeReason::Priority);
+        let requeue = match reason {
+            EndReason::Preempted | EndReason::NodeLost | EndReason::CapacityRemoved => true,
+            EndReason::AgentEnded | EndReason::AgentFailed | EndReason::DiskQuota => {
+                noticed_for_priority
             }
+            EndReason::Released
+            | EndReason::Expired
+            | EndReason::FundsExhausted
+            | EndReason::OrderCancelled
+            | EndReason::Listed => false,
+        };
+        let order = lease.order_id;
+        if requeue {
+            if let Some(o) = self.book.get_mut(order) {
+                o.state = OpenState::SpotQueued;
+                o.lease = None;
+                events.push(Event::OrderRequeued {
+                    order_id: order,
+                    at,
+                });
+            }
+        } else if self
+            .book
+            .get(order)
+            .is_some_and(|o| o.lease == Some(lease.id))
+        {
+            self.book.remove(order);
         }
     }
 

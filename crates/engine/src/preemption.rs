@@ -352,7 +352,7 @@ impl Engine {
     pub(super) fn begin_preempting(&mut self, id: LeaseId, at: Ts, events: &mut Vec<Event>) {
         if self
             .leases
-            .get(*&id)
+            .get(id)
             .is_some_and(|l| l.state == LeaseState::Running)
         {
             self.set_state(id, LeaseState::Preempting, at, events);

@@ -150,7 +150,7 @@ impl Engine {
         let refuse = |r| Err(EngineError::Listing(r));
         let lease = self
             .leases
-            .get(*&ask.lease_id)
+            .get(ask.lease_id)
             .ok_or(EngineError::UnknownLease(ask.lease_id))?;
         if lease.buyer != ask.seller {
             return refuse(ListingRefusal::NotHolder);
@@ -217,7 +217,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let listing = self
             .listings
-            .get(*&id)
+            .get(id)
             .filter(|l| l.seller == seller)
             .ok_or(EngineError::Listing(ListingRefusal::UnknownListing))?;
         if self.now > listing.from - self.cfg.notice_s {
@@ -231,7 +231,7 @@ impl Engine {
         };
         let resumes = self
             .leases
-            .get(*&listing.lease_id)
+            .get(listing.lease_id)
             .filter(|l| l.vacate_at == Some(listing.from))
             .map(|l| (l.ends_at != Some(listing.until)).then_some(listing.until));
         if let Some(vacate_at) = resumes {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::calendar::Booking;
 use super::commands::{ListPrice, NodeSpec};
-use super::core::{Engine, EngineConfig, EngineError};
+use super::core::{Engine, EngineConfig, EngineError, NodeState};
 use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
@@ -143,69 +143,17 @@ impl Engine {
             e.upsert_node(n.spec, &mut sink)?;
             e.cordon(id, n.cordoned)?;
         }
-        let mut demand = snap.demand;
-        if demand.is_empty() {
-            let mut leases: Vec<&Lease> = snap.leases.iter().collect();
-            leases.sort_by_key(|l| (l.starts_at, l.id));
-            demand = leases
-                .iter()
-                .map(|l| {
-                    let gpus = u8::try_from(l.placement.gpus.len()).unwrap_or(1).max(1);
-                    DemandClass::quantized(
-                        l.placement.asked_milli.div_ceil(u32::from(gpus)),
-                        0,
-                        gpus,
-                    )
-                })
-                .collect();
-        }
+        // Rows written before the demand window had a log of its own.
+        let demand = if snap.demand.is_empty() {
+            demand_of(&snap.leases)
+        } else {
+            snap.demand
+        };
         for lease in snap.leases {
-            let node = e.nodes.get_mut(&lease.node).ok_or_else(|| {
-                EngineError::Restore(format!("lease {} on unknown node {}", lease.id, lease.node))
-            })?;
-            for gs in &lease.placement.gpus {
-                let pos = node
-                    .spec
-                    .gpus
-                    .iter()
-                    .position(|g| g.index == gs.index)
-                    .ok_or_else(|| {
-                        EngineError::Restore(format!(
-                            "lease {} on unknown GPU {}",
-                            lease.id, gs.index
-                        ))
-                    })?;
-                node.calendars[pos].bookings.push(Booking {
-                    lease: lease.id,
-                    slot: gs.slot.clone(),
-                    from: lease.booked_from(),
-                    until: lease.booked_until(),
-                    priority: lease.priority,
-                });
-            }
-            node.hold(&lease);
-            e.schedule(&lease);
-            e.leases.insert(lease);
+            e.restore_lease(lease)?;
         }
         for listing in snap.listings {
-            let node = e.nodes.get_mut(&listing.node).ok_or_else(|| {
-                EngineError::Restore(format!(
-                    "listing {} on unknown node {}",
-                    listing.id, listing.node
-                ))
-            })?;
-            for gs in &listing.placement.gpus {
-                let pos = node.spec.gpus.iter().position(|g| g.index == gs.index);
-                let pos = pos.ok_or_else(|| {
-                    EngineError::Restore(format!(
-                        "listing {} on unknown GPU {}",
-                        listing.id, gs.index
-                    ))
-                })?;
-                node.calendars[pos].bookings.push(listing.booking(&gs.slot));
-            }
-            e.timers.set(listing.until, Timer::ListingEnd, listing.id);
-            e.listings.file(listing);
+            e.restore_listing(listing)?;
         }
         let node_ids: Vec<_> = e.nodes.keys().copied().collect();
         for id in node_ids {
@@ -236,6 +184,72 @@ impl Engine {
             .map_err(|i| EngineError::Restore(i.to_string()))?;
         Ok(e)
     }
+
+    /// Books a persisted lease back into its node's calendars and the timers.
+    fn restore_lease(&mut self, lease: Lease) -> Result<(), EngineError> {
+        let node = self.nodes.get_mut(&lease.node).ok_or_else(|| {
+            EngineError::Restore(format!("lease {} on unknown node {}", lease.id, lease.node))
+        })?;
+        for gs in &lease.placement.gpus {
+            let pos = gpu_position(node, gs.index, "lease", lease.id)?;
+            node.calendars[pos].bookings.push(Booking {
+                lease: lease.id,
+                slot: gs.slot.clone(),
+                from: lease.booked_from(),
+                until: lease.booked_until(),
+                priority: lease.priority,
+            });
+        }
+        node.hold(&lease);
+        self.schedule(&lease);
+        self.leases.insert(lease);
+        Ok(())
+    }
+
+    /// Books a persisted listing back into its node's calendars and the timers.
+    fn restore_listing(&mut self, listing: Listing) -> Result<(), EngineError> {
+        let node = self.nodes.get_mut(&listing.node).ok_or_else(|| {
+            EngineError::Restore(format!(
+                "listing {} on unknown node {}",
+                listing.id, listing.node
+            ))
+        })?;
+        for gs in &listing.placement.gpus {
+            let pos = gpu_position(node, gs.index, "listing", listing.id)?;
+            node.calendars[pos].bookings.push(listing.booking(&gs.slot));
+        }
+        self.timers
+            .set(listing.until, Timer::ListingEnd, listing.id);
+        self.listings.file(listing);
+        Ok(())
+    }
+}
+
+/// Where a GPU of a persisted lease or listing is in its node's inventory.
+fn gpu_position(
+    node: &NodeState,
+    index: u8,
+    what: &str,
+    id: uuid::Uuid,
+) -> Result<usize, EngineError> {
+    node.spec
+        .gpus
+        .iter()
+        .position(|g| g.index == index)
+        .ok_or_else(|| EngineError::Restore(format!("{what} {id} on unknown GPU {index}")))
+}
+
+/// The demand window rebuilt from the live leases, oldest first.
+fn demand_of(leases: &[Lease]) -> Vec<DemandClass> {
+    let mut leases: Vec<&Lease> = leases.iter().collect();
+    leases.sort_by_key(|l| (l.starts_at, l.id));
+    leases
+        .iter()
+        .map(|l| {
+            let gpus = u8::try_from(l.placement.gpus.len()).unwrap_or(1).max(1);
+            DemandClass::quantized(l.placement.asked_milli.div_ceil(u32::from(gpus)), 0, gpus)
+        })
+        .collect()
 }
 
 /// The engine's own bookkeeping beside its rows: persisted after every batch

@@ -67,7 +67,7 @@ impl Engine {
                 }
                 for b in &cal.bookings {
                     let a_lease = node.leases.contains(&b.lease) && self.leases.contains(b.lease);
-                    let a_listing = self.listings.get(*&b.lease).is_some_and(|l| l.node == *id);
+                    let a_listing = self.listings.get(b.lease).is_some_and(|l| l.node == *id);
                     if !a_lease && !a_listing {
                         return Err(Invariant::Bookings(b.lease));
                     }
