@@ -11,7 +11,9 @@ use super::host::host_within_cap;
 use super::nvlink;
 use super::request::{GpuSlot, Placement, PlacementRequest, Slot, Units, Why};
 use super::scan::{Best, Pick, Scan};
-use super::view::{model_at, Bucket, CapacityView, ModelIdx, NodeView, PartitionMode, RegionIdx};
+use super::view::{
+    model_at, Bucket, CapacityView, ModelIdx, NodeView, PartitionMode, RegionIdx, UnitPrices,
+};
 use super::{DemandMix, Policy};
 use crate::types::Isolation;
 use gpuex_wire::catalog::{GpuModel, MigProfile, COMPUTE_SLICES};
@@ -90,86 +92,135 @@ fn mig_fits(p: &MigProfile, need: Need) -> bool {
 /// Every priced option, cheapest first.
 fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) -> Vec<Opt<'v>> {
     let mut out = Vec::new();
-    // What the request needs of each model, once per model however many
-    // regions and modes it is in: TFLOPS become milli-GPU by a decimal division.
-    let mut per_model: Vec<Option<(Option<Need>, Decimal)>> = Vec::new();
+    let mut per_model: PerModel = Vec::new();
     for b in view.buckets() {
         if req.region.is_some_and(|r| r != b.region) || !req.models.contains(b.model) {
             continue;
         }
         let model = model_at(b.model);
-        let at = usize::from(b.model);
-        if per_model.len() <= at {
-            per_model.resize(at + 1, None);
-        }
-        let (need, asked_tflops) = *per_model[at].get_or_insert_with(|| {
-            (
-                need_on(req, model),
-                req.standard_tflops(model).unwrap_or_default(),
-            )
-        });
-        let Some(need) = need else {
+        let Some((need, asked_tflops)) = model_need(&mut per_model, req, b.model, model) else {
             continue;
         };
-        if need.milli > 1000 || need.memory_mb > model.memory_mb() {
-            continue;
-        }
         let price = view.price(b.region, b.model);
         if price.is_none() && policy.require_price {
             continue;
         }
-        let offpeak = view
-            .regions
-            .get(usize::from(b.region))
-            .is_some_and(|r| r.offpeak);
-        let mut push = |kind: Kind, units: Units| {
-            let cost = price.map(|p| units.tflops_h * p.tflops_h + units.vram_h * p.vram_h);
-            out.push(Opt {
-                bucket: b,
-                kind,
-                cost,
-                units,
-                offpeak,
-                need,
-                held_milli: kind.held_milli(need),
-            });
+        let bucket = BucketNeed {
+            bucket: b,
+            model,
+            need,
+            asked_tflops,
+            price,
         };
-        let (share, mig, whole) = kinds_for(req, b.mode);
-        if share {
-            push(
-                Kind::Share,
-                Units {
-                    // A share below one milli-GPU still takes one: it holds,
-                    // and is billed for, at least that.
-                    tflops_h: asked_tflops.max(model.milli_tflops()),
-                    vram_h: Units::vram_of(req.memory_mb),
-                },
-            );
-        }
-        if mig {
-            if let Some(layout) = model.mig {
-                for p in layout.profiles.iter().filter(|p| mig_fits(p, need)) {
-                    push(
-                        Kind::Mig(p),
-                        Units {
-                            tflops_h: p.tflops_units(model.fp16),
-                            vram_h: p.vram_units(),
-                        },
-                    );
-                }
+        bucket_options(&mut out, view, req, &bucket);
+    }
+    sort_options(&mut out, view, policy);
+    out
+}
+
+/// What the request needs of each model and the TFLOPS it asks there, by model index.
+type PerModel = Vec<Option<(Option<Need>, Decimal)>>;
+
+/// The request's needs on `model` and the TFLOPS it asks of it; `None` when
+/// no GPU of the model can hold it.
+fn model_need(
+    per_model: &mut PerModel,
+    req: &PlacementRequest,
+    idx: ModelIdx,
+    model: &GpuModel,
+) -> Option<(Need, Decimal)> {
+    // What the request needs of each model, once per model however many
+    // regions and modes it is in: TFLOPS become milli-GPU by a decimal division.
+    let at = usize::from(idx);
+    if per_model.len() <= at {
+        per_model.resize(at + 1, None);
+    }
+    let (need, asked_tflops) = *per_model[at].get_or_insert_with(|| {
+        (
+            need_on(req, model),
+            req.standard_tflops(model).unwrap_or_default(),
+        )
+    });
+    let need = need?;
+    if need.milli > 1000 || need.memory_mb > model.memory_mb() {
+        return None;
+    }
+    Some((need, asked_tflops))
+}
+
+/// One bucket a request may use: its model, the request's needs there, and the price.
+struct BucketNeed<'v> {
+    bucket: &'v Bucket,
+    model: &'static GpuModel,
+    need: Need,
+    asked_tflops: Decimal,
+    price: Option<UnitPrices>,
+}
+
+/// Pushes onto `out` every kind the request may take in the bucket of `at`, priced.
+fn bucket_options<'v>(
+    out: &mut Vec<Opt<'v>>,
+    view: &CapacityView,
+    req: &PlacementRequest,
+    at: &BucketNeed<'v>,
+) {
+    let (b, model, need, price) = (at.bucket, at.model, at.need, at.price);
+    let offpeak = view
+        .regions
+        .get(usize::from(b.region))
+        .is_some_and(|r| r.offpeak);
+    let mut push = |kind: Kind, units: Units| {
+        let cost = price.map(|p| units.tflops_h * p.tflops_h + units.vram_h * p.vram_h);
+        out.push(Opt {
+            bucket: b,
+            kind,
+            cost,
+            units,
+            offpeak,
+            need,
+            held_milli: kind.held_milli(need),
+        });
+    };
+    let (share, mig, whole) = kinds_for(req, b.mode);
+    if share {
+        push(
+            Kind::Share,
+            Units {
+                // A share below one milli-GPU still takes one: it holds,
+                // and is billed for, at least that.
+                tflops_h: at.asked_tflops.max(model.milli_tflops()),
+                vram_h: Units::vram_of(req.memory_mb),
+            },
+        );
+    }
+    if mig {
+        if let Some(layout) = model.mig {
+            for p in layout.profiles.iter().filter(|p| mig_fits(p, need)) {
+                push(
+                    Kind::Mig(p),
+                    Units {
+                        tflops_h: p.tflops_units(model.fp16),
+                        vram_h: p.vram_units(),
+                    },
+                );
             }
         }
-        if whole {
-            let n = Decimal::from(need.gpus);
-            push(
-                Kind::Whole,
-                Units {
-                    tflops_h: model.fp16 * n,
-                    vram_h: model.vram_units() * n,
-                },
-            );
-        }
     }
+    if whole {
+        let n = Decimal::from(need.gpus);
+        push(
+            Kind::Whole,
+            Units {
+                tflops_h: model.fp16 * n,
+                vram_h: model.vram_units() * n,
+            },
+        );
+    }
+}
+
+/// Sorts `out` by cost (when `policy` prefers the cheapest), off-peak first,
+/// then region name, model and mode.
+fn sort_options(out: &mut [Opt], view: &CapacityView, policy: &Policy) {
     let region_name = |o: &Opt| {
         view.regions
             .get(usize::from(o.bucket.region))
@@ -184,7 +235,6 @@ fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) 
             .then(a.bucket.model.cmp(&b.bucket.model))
             .then(a.bucket.mode.cmp(&b.bucket.mode))
     });
-    out
 }
 
 /// Places `req` on `view`; `None` when nothing adequate is free. See the module docs of

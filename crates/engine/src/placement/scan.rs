@@ -11,9 +11,9 @@ use super::nvlink::{idle_gpus, pick_gpu_set};
 use super::request::EndHint;
 use super::request::PlacementRequest;
 use super::score::{end_term, rank, ScoreKind, Scorer};
-use super::view::{model_at, CapacityView, GpuFree, NodeView};
+use super::view::{model_at, CapacityView, GpuFree, GpuView, NodeView};
 use super::{DemandMix, Policy, Walk};
-use gpuex_wire::catalog::MigProfile;
+use gpuex_wire::catalog::{GpuModel, MigProfile};
 
 /// Lower is better; compared field by field: not off-peak, then the
 /// candidate's [`Cand::key`], node id, GPU and slot.
@@ -283,7 +283,7 @@ fn node_candidates(
     policy: &Policy,
     hint: Option<EndHint>,
 ) -> Twin {
-    let (node, opt, need) = (at.node, at.opt, at.opt.need);
+    let (node, opt) = (at.node, at.opt);
     let b = opt.bucket;
     let model = model_at(b.model);
     let mut local = Twin {
@@ -296,89 +296,127 @@ fn node_candidates(
     // what taking `cpu` does to the node's remaining GPUs.
     let host_before =
         i64::try_from(scorer.host_frag(u64::from(node_free), node.cpu_free)).unwrap_or(i64::MAX);
-    let cpu_after = node.cpu_free - at.cpu;
+    let on_node = OnNode {
+        scorer,
+        total_weight,
+        policy,
+        hint,
+        node_free,
+        host_before,
+        cpu_after: node.cpu_free - at.cpu,
+    };
     for g in node
         .gpus
         .iter()
         .filter(|g| g.model == b.model && g.mode == b.mode)
     {
-        let partly_used = !g.free.is_idle(model, g.mode);
-        let mut try_after = |after: GpuFree, pick: Pick, tie: u32| {
-            // Only for GPUs that can hold the request: most cannot.
-            let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
-            let node_after = node_free - (g.free.free_milli(g.mode) - after.free_milli(g.mode));
-            let host_after = i64::try_from(scorer.host_frag(u64::from(node_after), cpu_after))
-                .unwrap_or(i64::MAX);
-            let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before
-                + (host_after - host_before);
-            let (k0, k1, k2) = rank(
-                policy.score,
-                delta,
-                total_weight,
-                partly_used,
-                after.free_milli(g.mode),
-                node_after,
-            );
-            let (end, extends_s) = match hint {
-                Some(h) => {
-                    let (term, extends) = end_term(&g.ends, h);
-                    (term, Some(extends))
-                }
-                None => (0, None),
-            };
-            local.offer(Cand {
-                key: [k0, end, k1, k2],
-                tie: u32::from(g.index) << 8 | tie,
-                pick,
-                frag_delta: delta,
-                partly_used,
-                links: 0,
-                extends_s,
-            });
-        };
-        match opt.kind {
-            Kind::Share => {
-                if g.free.milli >= need.milli && g.free.memory_mb >= need.memory_mb {
-                    let after = GpuFree {
-                        milli: g.free.milli - need.milli,
-                        memory_mb: g.free.memory_mb - need.memory_mb,
-                        ..g.free
-                    };
-                    try_after(after, Pick::Share(g.index), 0);
-                }
+        gpu_candidates(&on_node, &mut local, g, opt, model);
+    }
+    local
+}
+
+/// What scoring a candidate on one node reads: the scorer and policy, the
+/// node's free milli-GPU and the host's share of fragmentation.
+struct OnNode<'s> {
+    scorer: &'s Scorer,
+    total_weight: u64,
+    policy: &'s Policy,
+    hint: Option<EndHint>,
+    /// Free milli-GPU over the node's GPUs before the lease.
+    node_free: u32,
+    /// The host's share of fragmentation before the lease.
+    host_before: i64,
+    /// The host's free CPU once the lease takes its share.
+    cpu_after: u64,
+}
+
+/// Offers to `local` every slot of the GPU `g` that `opt` can take.
+fn gpu_candidates(on: &OnNode, local: &mut Twin, g: &GpuView, opt: &Opt, model: &GpuModel) {
+    let need = opt.need;
+    let partly_used = !g.free.is_idle(model, g.mode);
+    let mut try_after = |after: GpuFree, pick: Pick, tie: u32| {
+        local.offer(on.score(g, partly_used, after, pick, tie));
+    };
+    match opt.kind {
+        Kind::Share => {
+            if g.free.milli >= need.milli && g.free.memory_mb >= need.memory_mb {
+                let after = GpuFree {
+                    milli: g.free.milli - need.milli,
+                    memory_mb: g.free.memory_mb - need.memory_mb,
+                    ..g.free
+                };
+                try_after(after, Pick::Share(g.index), 0);
             }
-            Kind::Whole => {
-                if g.free.is_idle(model, g.mode) {
-                    let after = GpuFree {
-                        milli: 0,
-                        memory_mb: 0,
-                        mig_mask: 0,
-                        mig_compute: 0,
-                    };
-                    try_after(after, Pick::Whole(g.index), 0);
-                }
+        }
+        Kind::Whole => {
+            if g.free.is_idle(model, g.mode) {
+                let after = GpuFree {
+                    milli: 0,
+                    memory_mb: 0,
+                    mig_mask: 0,
+                    mig_compute: 0,
+                };
+                try_after(after, Pick::Whole(g.index), 0);
             }
-            Kind::Mig(p) => {
-                if g.free.mig_compute < p.compute_slices {
+        }
+        Kind::Mig(p) => {
+            if g.free.mig_compute < p.compute_slices {
+                return;
+            }
+            for &s in p.starts {
+                let mask = p.slice_mask(s);
+                if g.free.mig_mask & mask != mask {
                     continue;
                 }
-                for &s in p.starts {
-                    let mask = p.slice_mask(s);
-                    if g.free.mig_mask & mask != mask {
-                        continue;
-                    }
-                    let after = GpuFree {
-                        mig_mask: g.free.mig_mask & !mask,
-                        mig_compute: g.free.mig_compute - p.compute_slices,
-                        ..g.free
-                    };
-                    // Among equal scores, higher starts keep slice 0 (big profiles) free.
-                    try_after(after, Pick::Mig(g.index, p, s), 255 - u32::from(s));
-                }
+                let after = GpuFree {
+                    mig_mask: g.free.mig_mask & !mask,
+                    mig_compute: g.free.mig_compute - p.compute_slices,
+                    ..g.free
+                };
+                // Among equal scores, higher starts keep slice 0 (big profiles) free.
+                try_after(after, Pick::Mig(g.index, p, s), 255 - u32::from(s));
             }
         }
     }
-    local
+}
+
+impl OnNode<'_> {
+    /// The candidate that leaves `g` free as `after`, keyed by the fragmentation
+    /// it adds, its predicted-end term and packing.
+    fn score(&self, g: &GpuView, partly_used: bool, after: GpuFree, pick: Pick, tie: u32) -> Cand {
+        let scorer = self.scorer;
+        // Only for GPUs that can hold the request: most cannot.
+        let before = i64::try_from(scorer.frag(&g.free)).unwrap_or(i64::MAX);
+        let node_after = self.node_free - (g.free.free_milli(g.mode) - after.free_milli(g.mode));
+        let host_after = i64::try_from(scorer.host_frag(u64::from(node_after), self.cpu_after))
+            .unwrap_or(i64::MAX);
+        let delta = i64::try_from(scorer.frag(&after)).unwrap_or(i64::MAX) - before
+            + (host_after - self.host_before);
+        let (k0, k1, k2) = rank(
+            self.policy.score,
+            delta,
+            self.total_weight,
+            partly_used,
+            after.free_milli(g.mode),
+            node_after,
+        );
+        let (end, extends_s) = match self.hint {
+            Some(h) => {
+                let (term, extends) = end_term(&g.ends, h);
+                (term, Some(extends))
+            }
+            None => (0, None),
+        };
+        Cand {
+            key: [k0, end, k1, k2],
+            tie: u32::from(g.index) << 8 | tie,
+            pick,
+            frag_delta: delta,
+            partly_used,
+            links: 0,
+            extends_s,
+        }
+    }
 }
 
 /// How many recently scored node states a scan compares each node against.
