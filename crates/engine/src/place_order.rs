@@ -215,12 +215,7 @@ impl Engine {
         let rule = PriceRule::fixed(spec.mode);
         // Found once: a listing is taken only when it beats this, and
         // otherwise this is what the order gets.
-        let primary = match place(&self.view, req, &self.mix, &self.cfg.policy) {
-            Some(p) => Some(PrimarySlot::Free(p)),
-            None => self
-                .plan_preemption(req, priority, now, None)
-                .map(|(p, victims)| PrimarySlot::AfterNotice(p, victims)),
-        };
+        let primary = self.primary_slot(req, priority);
         if self.resale_applies(spec) {
             let until = now + spec.duration_s.unwrap_or(0);
             let taken = self.fill_from_listing(
@@ -246,18 +241,7 @@ impl Engine {
             None => return Fill::NoCapacity,
             Some(PrimarySlot::Free(p)) => (p, Vec::new(), LeaseState::Provisioning, now),
             Some(PrimarySlot::AfterNotice(p, victims)) => {
-                // Ready when the last victim is gone: a full notice from now,
-                // or sooner where a victim already had notice.
-                let ready_at = victims
-                    .iter()
-                    .filter_map(|v| self.leases.get(*v))
-                    .map(|l| {
-                        l.preempt_at
-                            .unwrap_or(now + self.cfg.notice_s)
-                            .min(now + self.cfg.notice_s)
-                    })
-                    .max()
-                    .unwrap_or(now);
+                let ready_at = self.ready_after(&victims);
                 (p, victims, LeaseState::Pending, ready_at)
             }
         };
@@ -290,6 +274,29 @@ impl Engine {
             at: now,
         });
         Fill::Filled
+    }
+
+    /// Where an order of `priority` lands from now: on free capacity, or on
+    /// what lower-priority leases give up after notice.
+    fn primary_slot(&self, req: &PlacementRequest, priority: Priority) -> Option<PrimarySlot> {
+        match place(&self.view, req, &self.mix, &self.cfg.policy) {
+            Some(p) => Some(PrimarySlot::Free(p)),
+            None => self
+                .plan_preemption(req, priority, self.now, None)
+                .map(|(p, victims)| PrimarySlot::AfterNotice(p, victims)),
+        }
+    }
+
+    /// When the last of `victims` is gone: a full notice from now, or sooner
+    /// where a victim already had notice.
+    fn ready_after(&self, victims: &[LeaseId]) -> Ts {
+        let (now, notice_s) = (self.now, self.cfg.notice_s);
+        victims
+            .iter()
+            .filter_map(|v| self.leases.get(*v))
+            .map(|l| l.preempt_at.unwrap_or(now + notice_s).min(now + notice_s))
+            .max()
+            .unwrap_or(now)
     }
 
     /// Books a reserved window: capacity is guaranteed at booking; pooled and
