@@ -12,7 +12,7 @@ use super::orders::{OpenOrder, OpenState};
 use super::place_order::Fill;
 use super::placement::{model_idx, place, NodeView, UnitPrices};
 use super::timers::Timer;
-use super::types::{Mode, NodeId, Qos};
+use super::types::{LeaseId, Mode, NodeId, Qos};
 use gpuex_wire::catalog::{self, Unit};
 use rust_decimal::Decimal;
 
@@ -70,8 +70,6 @@ impl Engine {
         let old = self.nodes.remove(&spec.id);
         let cordoned = old.as_ref().is_some_and(|n| n.cordoned);
         let mut calendars = vec![GpuCalendar::default(); spec.gpus.len()];
-        let mut keep = BTreeSet::new();
-        let mut ended = Vec::new();
         if let Some(old) = &old {
             for (pos, g) in spec.gpus.iter().enumerate() {
                 let same = old.spec.gpus.iter().position(|o| {
@@ -81,31 +79,8 @@ impl Engine {
                     calendars[pos] = old.calendars[op].clone();
                 }
             }
-            for id in &old.leases {
-                let Some(l) = self.leases.get(*id) else {
-                    continue;
-                };
-                if slice_intact(&old.spec, &spec, &l.placement) {
-                    keep.insert(*id);
-                } else {
-                    ended.push(*id);
-                }
-            }
         }
-        // A smaller host: the lowest-priority leases go until the rest fits.
-        let mut kept: Vec<&super::lease::Lease> =
-            keep.iter().filter_map(|id| self.leases.get(*id)).collect();
-        kept.sort_by(|a, b| {
-            super::preemption::victim_order(
-                &(a.priority, a.bid_index, a.id),
-                &(b.priority, b.bid_index, b.id),
-            )
-        });
-        while !host_fits(&kept, spec.cpu_milli, spec.memory_mib) && !kept.is_empty() {
-            let gone = kept.remove(0).id;
-            keep.remove(&gone);
-            ended.push(gone);
-        }
+        let (keep, ended) = self.leases_kept(old.as_ref(), &spec);
         let intact_listings: BTreeSet<_> = match &old {
             Some(old) => self
                 .listings
@@ -141,6 +116,42 @@ impl Engine {
         self.refresh_node(node_id);
         self.capacity_changed = true;
         Ok(())
+    }
+
+    /// Which of a replaced node's leases stay on its new inventory, and which
+    /// end: those whose slice changed, then on a smaller host the lowest
+    /// priority ones until the rest fits.
+    fn leases_kept(
+        &self,
+        old: Option<&NodeState>,
+        spec: &NodeSpec,
+    ) -> (BTreeSet<LeaseId>, Vec<LeaseId>) {
+        let mut keep = BTreeSet::new();
+        let mut ended = Vec::new();
+        for id in old.into_iter().flat_map(|o| &o.leases) {
+            let Some(l) = self.leases.get(*id) else {
+                continue;
+            };
+            if old.is_some_and(|o| slice_intact(&o.spec, spec, &l.placement)) {
+                keep.insert(*id);
+            } else {
+                ended.push(*id);
+            }
+        }
+        let mut kept: Vec<&super::lease::Lease> =
+            keep.iter().filter_map(|id| self.leases.get(*id)).collect();
+        kept.sort_by(|a, b| {
+            super::preemption::victim_order(
+                &(a.priority, a.bid_index, a.id),
+                &(b.priority, b.bid_index, b.id),
+            )
+        });
+        while !host_fits(&kept, spec.cpu_milli, spec.memory_mib) && !kept.is_empty() {
+            let gone = kept.remove(0).id;
+            keep.remove(&gone);
+            ended.push(gone);
+        }
+        (keep, ended)
     }
 
     pub(super) fn cordon(&mut self, node: NodeId, cordoned: bool) -> Result<(), EngineError> {

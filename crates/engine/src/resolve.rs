@@ -14,29 +14,7 @@ impl Engine {
     /// Parses an order into a placement request, or says why it cannot be one.
     pub(super) fn resolve(&self, spec: &OrderSpec) -> Result<PlacementRequest, RejectReason> {
         let res = &spec.resources;
-        let gpus = match u8::try_from(res.gpus.unwrap_or(1)) {
-            Ok(gpus @ 1..=32) => gpus,
-            _ => return Err(RejectReason::InvalidResources),
-        };
-        if res.vram_gb % catalog::UNIT_VRAM_GB != 0
-            || res.tflops < Decimal::ZERO
-            || (res.tflops.is_zero() && res.vram_gb == 0)
-        {
-            return Err(RejectReason::InvalidResources);
-        }
-        let out_of_range = res.tflops > pricing::MAX_TFLOPS
-            || spec
-                .max_price
-                .is_some_and(|p| p > pricing::MAX_PRICE_PER_HOUR)
-            || spec
-                .duration_s
-                .is_some_and(|d| !(0..=pricing::MAX_WINDOW_S).contains(&d))
-            || spec
-                .max_wait_s
-                .is_some_and(|w| !(0..=pricing::MAX_WINDOW_S).contains(&w));
-        if out_of_range {
-            return Err(RejectReason::OutOfRange);
-        }
+        let gpus = checked_shape(spec)?;
         let models = match &res.gpu_model {
             Some(name) => ModelSet::only(model_idx(name).ok_or(RejectReason::UnknownModel)?),
             None => ModelSet::ANY,
@@ -111,4 +89,33 @@ impl Engine {
             end: start.saturating_add(seconds.max(0)),
         })
     }
+}
+
+/// The GPU count of an order whose shape and figures are in range.
+fn checked_shape(spec: &OrderSpec) -> Result<u8, RejectReason> {
+    let res = &spec.resources;
+    let gpus = match u8::try_from(res.gpus.unwrap_or(1)) {
+        Ok(gpus @ 1..=32) => gpus,
+        _ => return Err(RejectReason::InvalidResources),
+    };
+    if res.vram_gb % catalog::UNIT_VRAM_GB != 0
+        || res.tflops < Decimal::ZERO
+        || (res.tflops.is_zero() && res.vram_gb == 0)
+    {
+        return Err(RejectReason::InvalidResources);
+    }
+    let out_of_range = res.tflops > pricing::MAX_TFLOPS
+        || spec
+            .max_price
+            .is_some_and(|p| p > pricing::MAX_PRICE_PER_HOUR)
+        || spec
+            .duration_s
+            .is_some_and(|d| !(0..=pricing::MAX_WINDOW_S).contains(&d))
+        || spec
+            .max_wait_s
+            .is_some_and(|w| !(0..=pricing::MAX_WINDOW_S).contains(&w));
+    if out_of_range {
+        return Err(RejectReason::OutOfRange);
+    }
+    Ok(gpus)
 }
