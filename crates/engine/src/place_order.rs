@@ -304,17 +304,11 @@ impl Engine {
     fn place_reserved(&mut self, po: PlaceOrder, req: &PlacementRequest, events: &mut Vec<Event>) {
         let now = self.now;
         let id = po.order_id;
-        let (Some(start), Some(dur)) = (po.spec.start_at, po.spec.duration_s) else {
-            return self.reject(id, RejectReason::InvalidWindow, events);
+        let (start, end) = match reserved_window(&po.spec, now) {
+            Ok(window) => window,
+            Err(reason) => return self.reject(id, reason, events),
         };
-        if dur <= 0 {
-            return self.reject(id, RejectReason::InvalidWindow, events);
-        }
-        if start < now + RESERVED_LEAD_S {
-            return self.reject(id, RejectReason::ReservedTooSoon, events);
-        }
         self.refresh_offpeak();
-        let end = start + dur;
         // Found once: a listing is taken only when it beats this.
         let planned = self.plan_preemption(req, Priority::Reserved, start, Some(end));
         if self.resale_applies(&po.spec) {
@@ -558,4 +552,19 @@ impl Engine {
             events.push(Event::OrderExpired { order_id: id, at });
         }
     }
+}
+
+/// A reservation's `[start, end)`: a positive duration, starting at least
+/// the reserved lead time from `now`.
+fn reserved_window(spec: &OrderSpec, now: Ts) -> Result<(Ts, Ts), RejectReason> {
+    let (Some(start), Some(dur)) = (spec.start_at, spec.duration_s) else {
+        return Err(RejectReason::InvalidWindow);
+    };
+    if dur <= 0 {
+        return Err(RejectReason::InvalidWindow);
+    }
+    if start < now + RESERVED_LEAD_S {
+        return Err(RejectReason::ReservedTooSoon);
+    }
+    Ok((start, start + dur))
 }
