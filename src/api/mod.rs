@@ -13,7 +13,8 @@ pub use idempotent::STALE_CLAIM_S;
 pub use limit::Limit;
 
 use crate::app::AppState;
-use axum::extract::{DefaultBodyLimit, Request};
+use crate::limits::LimitsState;
+use axum::extract::{DefaultBodyLimit, FromRef, Request};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -138,7 +139,7 @@ pub fn router(state: AppState) -> Router {
             read_your_writes::read_your_writes,
         ))
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            LimitsState::from_ref(&state),
             crate::limits::limit,
         ))
         .merge(crate::cluster::forward::router())
