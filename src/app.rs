@@ -1,5 +1,6 @@
 //! The running server: shared state, start-up, and `serve`, the seam tests use.
 
+use crate::api::OpsState;
 use crate::auth::{self, tokens::JwtKeys, AccountsState, AuthState, LoginLimiter};
 use crate::billing::{ledger, BillingState};
 use crate::catalog::CatalogState;
@@ -21,7 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// What every handler can reach. Cheap to clone.
+/// Every handle the server holds. Cheap to clone. Routes, middleware and
+/// workers take their domain's part of it (the `FromRef` impls below).
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
@@ -116,8 +118,8 @@ impl AppState {
     }
 }
 
-// Each domain's routes take the handles they use, drawn from the whole
-// state here, so that no domain needs to know the whole.
+// Each domain states the handles it uses; only this module knows the whole,
+// so a domain depends on what it uses and not on every other domain.
 
 impl FromRef<AppState> for AuthState {
     fn from_ref(app: &AppState) -> AuthState {
@@ -248,6 +250,18 @@ impl FromRef<AppState> for ForecastState {
 impl FromRef<AppState> for Forecasts {
     fn from_ref(app: &AppState) -> Forecasts {
         app.forecasts.clone()
+    }
+}
+
+impl FromRef<AppState> for OpsState {
+    fn from_ref(app: &AppState) -> OpsState {
+        OpsState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            cluster: app.cluster.clone(),
+            market: app.market.clone(),
+            metrics: app.metrics.clone(),
+        }
     }
 }
 

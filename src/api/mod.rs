@@ -11,8 +11,11 @@ mod read_your_writes;
 
 pub use idempotent::STALE_CLAIM_S;
 pub use limit::Limit;
+pub use ops::OpsState;
 
 use crate::app::AppState;
+use crate::auth::AuthState;
+use crate::cluster::ClusterState;
 use crate::limits::LimitsState;
 use axum::extract::{DefaultBodyLimit, FromRef, Request};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
@@ -130,12 +133,16 @@ pub fn router(state: AppState) -> Router {
         .fallback(dashboard::fallback)
         // Inside the limits: a replayed answer still counts as a request.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            idempotent::IdempotentState {
+                db: state.db.clone(),
+                settings: state.settings.clone(),
+                auth: AuthState::from_ref(&state),
+            },
             idempotent::idempotent,
         ))
         // Outside the kept answers, so a replayed write says its row too.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            ClusterState::from_ref(&state),
             read_your_writes::read_your_writes,
         ))
         .layer(middleware::from_fn_with_state(
