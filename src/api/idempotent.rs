@@ -24,11 +24,9 @@
 //! then runs, as it would under a fresh key, instead of answering 409 for
 //! ever.
 
-use crate::auth::AuthState;
-use crate::auth::Caller;
+use crate::auth::{AuthState, Caller};
 use crate::config::Settings;
-use crate::db::dispatch;
-use crate::db::Db;
+use crate::db::{dispatch, Db};
 use crate::error::ApiError;
 use crate::idempotency::{IdempotencyKey, HEADER};
 use axum::body::Body;

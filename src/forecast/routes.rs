@@ -1,8 +1,7 @@
 //! `GET /v1/market/forecast`: the latest demand forecast per market.
 
 use super::model::{Method, LEVEL};
-use super::Forecasts;
-use super::HORIZON_MINUTES;
+use super::{Forecasts, HORIZON_MINUTES};
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Duration, Utc};
