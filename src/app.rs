@@ -1,19 +1,29 @@
 //! The running server: shared state, start-up, and `serve`, the seam tests use.
 
-use crate::auth::{self, tokens::JwtKeys, LoginLimiter};
-use crate::billing::ledger;
+use crate::api::OpsState;
+use crate::auth::{self, tokens::JwtKeys, AccountsState, AuthState, LoginLimiter};
+use crate::billing::{ledger, BillingState};
+use crate::catalog::CatalogState;
+use crate::cluster::ClusterState;
 use crate::config::Settings;
 use crate::db::Db;
-use crate::market::MarketHandle;
+use crate::events::EventsState;
+use crate::forecast::{ForecastState, Forecasts};
+use crate::limits::LimitsState;
+use crate::market::{MarketHandle, MarketState};
 use crate::metrics::Metrics;
+use crate::nodes::NodesState;
+use crate::pricing::PricingState;
 use anyhow::Context;
+use axum::extract::FromRef;
 use chrono::Utc;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// What every handler can reach. Cheap to clone.
+/// Every handle the server holds. Cheap to clone. Routes, middleware and
+/// workers take their domain's part of it (the `FromRef` impls below).
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
@@ -108,6 +118,159 @@ impl AppState {
     }
 }
 
+// Each domain states the handles it uses; only this module knows the whole,
+// so a domain depends on what it uses and not on every other domain.
+
+impl FromRef<AppState> for AuthState {
+    fn from_ref(app: &AppState) -> AuthState {
+        AuthState {
+            db: app.db.clone(),
+            keys: app.keys.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for AccountsState {
+    fn from_ref(app: &AppState) -> AccountsState {
+        AccountsState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            keys: app.keys.clone(),
+            limits: app.limits.clone(),
+            login_limiter: app.login_limiter.clone(),
+            market: app.market.clone(),
+            metrics: app.metrics.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for LimitsState {
+    fn from_ref(app: &AppState) -> LimitsState {
+        LimitsState {
+            limits: app.limits.clone(),
+            keys: app.keys.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for BillingState {
+    fn from_ref(app: &AppState) -> BillingState {
+        BillingState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            market: Arc::new(app.market.clone()),
+        }
+    }
+}
+
+impl FromRef<AppState> for CatalogState {
+    fn from_ref(app: &AppState) -> CatalogState {
+        CatalogState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            market: app.market.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for PricingState {
+    fn from_ref(app: &AppState) -> PricingState {
+        PricingState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            market: app.market.clone(),
+            market_feed: app.market_feed.clone(),
+            regions: app.regions.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for MarketState {
+    fn from_ref(app: &AppState) -> MarketState {
+        MarketState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            market: app.market.clone(),
+            metrics: app.metrics.clone(),
+            regions: app.regions.clone(),
+            pull_secrets: app.pull_secrets.clone(),
+            market_feed: app.market_feed.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for EventsState {
+    fn from_ref(app: &AppState) -> EventsState {
+        EventsState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            events: app.events.clone(),
+            metrics: app.metrics.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for NodesState {
+    fn from_ref(app: &AppState) -> NodesState {
+        NodesState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            market: app.market.clone(),
+            metrics: app.metrics.clone(),
+            regions: app.regions.clone(),
+            pull_secrets: app.pull_secrets.clone(),
+            outputs: app.outputs.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for ClusterState {
+    fn from_ref(app: &AppState) -> ClusterState {
+        ClusterState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            cluster: app.cluster.clone(),
+            market: app.market.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for ForecastState {
+    fn from_ref(app: &AppState) -> ForecastState {
+        ForecastState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            metrics: app.metrics.clone(),
+            forecasts: app.forecasts.clone(),
+            market: app.market.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for Forecasts {
+    fn from_ref(app: &AppState) -> Forecasts {
+        app.forecasts.clone()
+    }
+}
+
+impl FromRef<AppState> for OpsState {
+    fn from_ref(app: &AppState) -> OpsState {
+        OpsState {
+            db: app.db.clone(),
+            settings: app.settings.clone(),
+            cluster: app.cluster.clone(),
+            market: app.market.clone(),
+            metrics: app.metrics.clone(),
+        }
+    }
+}
+
+impl FromRef<AppState> for Db {
+    fn from_ref(app: &AppState) -> Db {
+        app.db.clone()
+    }
+}
+
 /// Serves the API on `listener` until `shutdown` resolves, then drains
 /// in-flight requests and closes the database.
 pub async fn serve(
@@ -123,31 +286,31 @@ pub async fn serve(
     let cluster = &state.cluster;
     let workers = [
         cluster.leader_only("node watchdog", {
-            let state = state.clone();
-            move || crate::nodes::watchdog::spawn(state.clone())
+            let nodes = NodesState::from_ref(&state);
+            move || crate::nodes::watchdog::spawn(nodes.clone())
         }),
         cluster.leader_only("budget watcher", {
-            let state = state.clone();
-            move || crate::billing::budgets::spawn_watcher(state.clone(), Duration::from_secs(15))
+            let billing = BillingState::from_ref(&state);
+            move || crate::billing::budgets::spawn_watcher(billing.clone(), Duration::from_secs(15))
         }),
         cluster.leader_only("event pruner", {
             let (db, days) = (state.db.clone(), state.settings.event_retention_days);
             move || crate::events::spawn_pruner(db.clone(), days)
         }),
         cluster.leader_only("outputs pruner", {
-            let state = state.clone();
-            move || crate::nodes::outputs::spawn_pruner(state.clone())
+            let nodes = NodesState::from_ref(&state);
+            move || crate::nodes::outputs::spawn_pruner(nodes.clone())
         }),
         cluster.leader_only("webhook worker", {
-            let state = state.clone();
-            move || crate::events::webhooks::spawn(&state)
+            let events = EventsState::from_ref(&state);
+            move || crate::events::webhooks::spawn(&events)
         }),
     ];
     // Every replica fits the forecast: its board answers that replica's
     // reads, and the engine's holdback it sends is the same from each.
-    let forecast = crate::forecast::spawn(state.clone());
+    let forecast = crate::forecast::spawn(ForecastState::from_ref(&state));
     // Every replica says where it stands, for the admin's list.
-    let standing = crate::cluster::replicas::spawn(state.clone());
+    let standing = crate::cluster::replicas::spawn(ClusterState::from_ref(&state));
     // Streams never end on their own: close them when shutdown begins, or
     // the graceful shutdown would wait for their clients.
     let (feed, events) = (state.market_feed.clone(), state.events.clone());

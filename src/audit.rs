@@ -3,12 +3,11 @@
 //! `GET /v1/admin/audit`.
 
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::catalog::text_names;
-use crate::db::{dispatch, execute_tx, Tx};
+use crate::db::{dispatch, execute_tx, Db, Tx};
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -66,7 +65,12 @@ pub async fn record(
     Ok(())
 }
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Db: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(audit_page))
 }
 
@@ -145,7 +149,7 @@ type AuditRow = (
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn audit_page(
-    State(state): State<AppState>,
+    State(db): State<Db>,
     caller: Caller,
     Query(q): Query<AuditQuery>,
 ) -> Result<Json<AuditPage>, ApiError> {
@@ -159,7 +163,7 @@ async fn audit_page(
     if q.cursor.is_some_and(|c| c < 1) {
         return Err(ApiError::field("query.cursor", "must be at least 1"));
     }
-    let rows: Vec<AuditRow> = dispatch!(state.db, pool => {
+    let rows: Vec<AuditRow> = dispatch!(db, pool => {
         sqlx::query_as(
             "SELECT a.id, a.actor_id, u.email, a.action, a.target, a.details, a.created_at \
              FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id \

@@ -24,13 +24,13 @@
 //! then runs, as it would under a fresh key, instead of answering 409 for
 //! ever.
 
-use crate::app::AppState;
-use crate::auth::Caller;
-use crate::db::dispatch;
+use crate::auth::{AuthState, Caller};
+use crate::config::Settings;
+use crate::db::{dispatch, Db};
 use crate::error::ApiError;
 use crate::idempotency::{IdempotencyKey, HEADER};
 use axum::body::Body;
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{FromRef, FromRequestParts, MatchedPath, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -38,6 +38,7 @@ use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Nonce};
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The routes this middleware makes idempotent, as the router names them.
@@ -60,8 +61,27 @@ pub const STALE_CLAIM_S: i64 = 600;
 /// The bytes of a ChaCha20-Poly1305 nonce, kept before the sealed answer.
 const NONCE_BYTES: usize = 12;
 
+/// What the middleware uses: the store that keeps answers, and what tells
+/// whose key a request's is.
+#[derive(Clone)]
+pub struct IdempotentState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub auth: AuthState,
+}
+
+impl FromRef<IdempotentState> for AuthState {
+    fn from_ref(state: &IdempotentState) -> AuthState {
+        state.auth.clone()
+    }
+}
+
 /// Middleware: see the module documentation.
-pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn idempotent(
+    State(state): State<IdempotentState>,
+    req: Request,
+    next: Next,
+) -> Response {
     let keyed = req.method() == Method::POST
         && req.headers().contains_key(HEADER)
         && req
@@ -156,7 +176,7 @@ enum Taken {
 
 impl Claim {
     /// Claims the key, or returns what it already holds.
-    async fn take(&self, state: &AppState, now: DateTime<Utc>) -> Result<Taken, ApiError> {
+    async fn take(&self, state: &IdempotentState, now: DateTime<Utc>) -> Result<Taken, ApiError> {
         let inserted = dispatch!(state.db, pool => {
             sqlx::query(
                 "INSERT INTO idempotency_keys (user_id, scope, key, request_hash, status, body, created_at) \
@@ -222,7 +242,12 @@ impl Claim {
     }
 
     /// Keeps the answer under the key.
-    async fn keep(&self, state: &AppState, status: StatusCode, body: &str) -> anyhow::Result<()> {
+    async fn keep(
+        &self,
+        state: &IdempotentState,
+        status: StatusCode,
+        body: &str,
+    ) -> anyhow::Result<()> {
         let sealed = self.seal(body.as_bytes())?;
         dispatch!(state.db, pool => {
             sqlx::query(
@@ -245,7 +270,7 @@ impl Claim {
     /// retry racing this one may already have claimed the key afresh).
     async fn give_up_stale(
         &self,
-        state: &AppState,
+        state: &IdempotentState,
         claimed_at: DateTime<Utc>,
     ) -> anyhow::Result<bool> {
         let removed = dispatch!(state.db, pool => {
@@ -266,7 +291,7 @@ impl Claim {
     }
 
     /// Releases a claim whose request was refused.
-    async fn give_up(&self, state: &AppState) -> anyhow::Result<()> {
+    async fn give_up(&self, state: &IdempotentState) -> anyhow::Result<()> {
         dispatch!(state.db, pool => {
             sqlx::query(
                 "DELETE FROM idempotency_keys \

@@ -11,9 +11,13 @@ mod read_your_writes;
 
 pub use idempotent::STALE_CLAIM_S;
 pub use limit::Limit;
+pub use ops::OpsState;
 
 use crate::app::AppState;
-use axum::extract::{DefaultBodyLimit, Request};
+use crate::auth::AuthState;
+use crate::cluster::ClusterState;
+use crate::limits::LimitsState;
+use axum::extract::{DefaultBodyLimit, FromRef, Request};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -129,16 +133,20 @@ pub fn router(state: AppState) -> Router {
         .fallback(dashboard::fallback)
         // Inside the limits: a replayed answer still counts as a request.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            idempotent::IdempotentState {
+                db: state.db.clone(),
+                settings: state.settings.clone(),
+                auth: AuthState::from_ref(&state),
+            },
             idempotent::idempotent,
         ))
         // Outside the kept answers, so a replayed write says its row too.
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            ClusterState::from_ref(&state),
             read_your_writes::read_your_writes,
         ))
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            LimitsState::from_ref(&state),
             crate::limits::limit,
         ))
         .merge(crate::cluster::forward::router())

@@ -1,18 +1,38 @@
 //! Ops endpoints (no `/v1` prefix): health, readiness, metrics.
 
-use crate::app::AppState;
 use crate::auth::tokens::hash_secret;
+use crate::cluster::Cluster;
+use crate::config::Settings;
+use crate::db::Db;
 use crate::error::{ApiError, Problem};
-use axum::extract::State;
+use crate::market::MarketHandle;
+use crate::metrics::Metrics;
+use axum::extract::{FromRef, State};
 use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use std::sync::Arc;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+/// What the ops endpoints use: readiness asks the database and the market,
+/// the metrics endpoint refreshes the gauges it shows.
+#[derive(Clone)]
+pub struct OpsState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub cluster: Cluster,
+    pub market: MarketHandle,
+    pub metrics: Arc<Metrics>,
+}
+
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    OpsState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
@@ -63,7 +83,7 @@ async fn healthz() -> axum::Json<Health> {
         (status = 200, description = "Ready, with this replica's role", body = Readiness),
         (status = 503, description = "The database is unreachable or the market is not running", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn readyz(State(state): State<AppState>) -> Response {
+async fn readyz(State(state): State<OpsState>) -> Response {
     let not_ready = |detail: &str| {
         ApiError::Refused {
             status: StatusCode::SERVICE_UNAVAILABLE,
@@ -152,7 +172,7 @@ mod tests {
         (status = 401, description = "Not the metrics token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Metrics are off (no --metrics-token)", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+async fn metrics(State(state): State<OpsState>, headers: HeaderMap) -> Response {
     // They name every node and show each GPU's load: not for the public.
     let Some(expected) = state.settings.metrics_token.as_deref() else {
         return ApiError::NotFound("metrics are off; start the server with --metrics-token".into())

@@ -5,7 +5,7 @@
 //! 503 with `Retry-After`, so a client that goes to another replica, or to
 //! a follower after a write the leader applied, never reads the past.
 
-use crate::app::AppState;
+use crate::cluster::ClusterState;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
@@ -23,7 +23,7 @@ pub const MIN_SEQ: HeaderName = HeaderName::from_static("gpuex-min-seq");
 pub const WAIT: Duration = Duration::from_secs(2);
 
 pub async fn read_your_writes(
-    State(state): State<AppState>,
+    State(state): State<ClusterState>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -80,7 +80,7 @@ fn parse_seq(value: &HeaderValue) -> Option<i64> {
 /// The last row committed: the leader wrote it (and its engine is there
 /// the moment it commits); a follower's write went through the leader,
 /// which committed before answering, so the journal already holds it.
-async fn committed_seq(state: &AppState) -> i64 {
+async fn committed_seq(state: &ClusterState) -> i64 {
     let applied = state.market.journal().applied_seq();
     if state.cluster.is_leader() {
         return applied;

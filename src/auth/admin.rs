@@ -10,15 +10,14 @@
 
 use super::routes::UserView;
 use super::sessions::{self, RevokeReason};
-use super::{store, Caller, Role};
-use crate::app::AppState;
+use super::{store, AccountsState, AuthState, Caller, Role};
 use crate::audit;
 use crate::db::execute_tx;
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{PathId, UserId};
 use crate::nodes::removal;
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::Utc;
 use serde::Deserialize;
@@ -26,7 +25,12 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    AccountsState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(set_role))
 }
 
@@ -66,7 +70,7 @@ enum AccountRole {
         (status = 422, description = "Invalid role", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn set_role(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     caller: Caller,
     PathId(id): PathId<UserId>,
     Json(req): Json<SetRoleRequest>,
@@ -125,7 +129,7 @@ async fn set_role(
     }
     tx.commit().await?;
     for node in lost_nodes {
-        removal::end_in_market(&state, node).await?;
+        removal::end_in_market(&state.market, &state.metrics, node).await?;
     }
     let user = store::user_by_id(&state.db, id)
         .await?

@@ -14,13 +14,19 @@ pub use rate_limit::LoginLimiter;
 pub use routes::router;
 pub use store::{bootstrap_admin, create_user, load_or_create_jwt_secret, UserRow};
 
-use crate::app::AppState;
+use crate::config::Settings;
+use crate::db::Db;
 use crate::error::ApiError;
-use axum::extract::FromRequestParts;
+use crate::limits::Limits;
+use crate::market::MarketHandle;
+use crate::metrics::Metrics;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
+use tokens::JwtKeys;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -107,10 +113,37 @@ impl Caller {
     }
 }
 
-impl FromRequestParts<AppState> for Caller {
+/// What the [`Caller`] extractor checks credentials against; any router
+/// state that can give one authenticates its callers.
+#[derive(Clone)]
+pub struct AuthState {
+    pub db: Db,
+    pub keys: Arc<JwtKeys>,
+}
+
+/// What the account routes use: sessions are signed with `keys`,
+/// registrations counted by `limits`, failed logins slowed by
+/// `login_limiter`, and a role change takes nodes out of the `market`.
+#[derive(Clone)]
+pub struct AccountsState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub keys: Arc<JwtKeys>,
+    pub limits: Arc<Limits>,
+    pub login_limiter: Arc<LoginLimiter>,
+    pub market: MarketHandle,
+    pub metrics: Arc<Metrics>,
+}
+
+impl<S> FromRequestParts<S> for Caller
+where
+    AuthState: FromRef<S>,
+    S: Send + Sync,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let state = AuthState::from_ref(state);
         let header = parts
             .headers
             .get(AUTHORIZATION)

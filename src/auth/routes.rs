@@ -3,12 +3,11 @@
 
 use super::email::Email;
 use super::sessions::{self, TokenResponse};
-use super::{password, store, tokens, Caller, Credential, Role};
-use crate::app::AppState;
+use super::{password, store, tokens, AccountsState, AuthState, Caller, Credential, Role};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::{ApiKeyId, PathId};
-use crate::limits::ClientAddr;
-use axum::extract::State;
+use crate::limits::{ClientAddr, LimitsState};
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -17,7 +16,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    AccountsState: FromRef<S>,
+    AuthState: FromRef<S>,
+    LimitsState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(register))
         .routes(routes!(login))
@@ -144,7 +149,7 @@ impl From<store::UserRow> for UserView {
         (status = 429, description = "Too many registrations from this address", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn register(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     ClientAddr(addr): ClientAddr,
     Json(req): Json<RegisterRequest>,
 ) -> Result<(StatusCode, Json<UserView>), ApiError> {
@@ -186,7 +191,7 @@ pub struct LoginRequest {
         (status = 429, description = "Too many failed attempts", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn login(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     ClientAddr(addr): ClientAddr,
     Json(req): Json<LoginRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
@@ -246,7 +251,7 @@ pub struct ApiKeyCreated {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_api_key(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     caller: Caller,
     Json(req): Json<CreateApiKeyRequest>,
 ) -> Result<(StatusCode, Json<ApiKeyCreated>), ApiError> {
@@ -292,7 +297,10 @@ async fn create_api_key(
         (status = 200, description = "The caller", body = UserView),
         (status = 403, description = "Node tokens have no account", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn me(State(state): State<AppState>, caller: Caller) -> Result<Json<UserView>, ApiError> {
+async fn me(
+    State(state): State<AccountsState>,
+    caller: Caller,
+) -> Result<Json<UserView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
     let user = store::user_by_id(&state.db, caller.id)
         .await?
@@ -317,7 +325,7 @@ pub struct ApiKeyView {
         (status = 403, description = "Node tokens have no keys", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_api_keys(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     caller: Caller,
 ) -> Result<Json<Vec<ApiKeyView>>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
@@ -344,7 +352,7 @@ async fn list_api_keys(
         (status = 404, description = "No such key of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn delete_api_key(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     caller: Caller,
     PathId(id): PathId<ApiKeyId>,
 ) -> Result<StatusCode, ApiError> {

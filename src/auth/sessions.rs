@@ -7,12 +7,11 @@
 //! extractor refuses them once it is revoked, so a revocation takes effect on
 //! the next request, not when the access token expires.
 
-use super::{tokens, Role};
-use crate::app::AppState;
+use super::{tokens, AccountsState, AuthState, Role};
 use crate::db::{dispatch, dispatch_tx, execute_tx, Db, Tx};
 use crate::error::{ApiError, Json, Problem};
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -21,7 +20,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    AccountsState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(refresh))
         .routes(routes!(logout))
@@ -64,7 +68,7 @@ impl RevokeReason {
 
 /// Opens a session for `user` and answers its first token pair.
 pub async fn open(
-    state: &AppState,
+    state: &AccountsState,
     user: Uuid,
     role: Role,
     now: DateTime<Utc>,
@@ -86,7 +90,7 @@ pub async fn open(
 
 /// A new refresh token stored in `tx`, with an access token for the session.
 async fn issue_pair(
-    state: &AppState,
+    state: &AccountsState,
     tx: &mut Tx<'_>,
     user: Uuid,
     role: Role,
@@ -159,7 +163,7 @@ impl RefreshRequest {
         (status = 422, description = "Not a refresh token", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn refresh(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     Json(req): Json<RefreshRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
     let hash = req.hash()?;
@@ -210,7 +214,7 @@ async fn refresh(
         (status = 422, description = "Not a refresh token", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn logout(
-    State(state): State<AppState>,
+    State(state): State<AccountsState>,
     Json(req): Json<RefreshRequest>,
 ) -> Result<StatusCode, ApiError> {
     let hash = req.hash()?;

@@ -3,11 +3,11 @@
 //! invoices, cost by tag and FOCUS exports show it next to what it offsets.
 
 use super::lines::{self, Credit};
-use crate::app::AppState;
+use super::BillingState;
 use crate::audit;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::error::{ApiError, FieldError, Json, Problem};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -18,7 +18,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(adjust))
 }
 
@@ -66,7 +71,7 @@ pub struct AdjustmentView {
         (status = 422, description = "Invalid fields or unknown user", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn adjust(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Json(mut req): Json<AdjustmentRequest>,
 ) -> Result<(StatusCode, Json<AdjustmentView>), ApiError> {

@@ -9,17 +9,15 @@
 //! their notice (`FundsExhausted`). Reserved leases are never ended for a budget.
 
 use super::lines::{self, Scope};
-use super::period;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
-use crate::db::Text;
-use crate::db::{dispatch, Db, Money};
+use super::{period, BillingState};
+use crate::auth::{AuthState, Caller, Role};
+use crate::db::{dispatch, Db, Money, Text};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::events::{EventType, NewEvent, Owner};
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -30,7 +28,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(put_budget, list_budgets))
 }
 
@@ -81,7 +84,7 @@ pub struct Budget {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_budget(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Json(mut req): Json<BudgetRequest>,
 ) -> Result<Json<BudgetView>, ApiError> {
@@ -142,7 +145,7 @@ async fn put_budget(
         (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_budgets(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
 ) -> Result<Json<Vec<BudgetView>>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
@@ -154,7 +157,11 @@ async fn list_budgets(
     Ok(Json(out))
 }
 
-async fn view(state: &AppState, b: &Budget, now: DateTime<Utc>) -> Result<BudgetView, ApiError> {
+async fn view(
+    state: &BillingState,
+    b: &Budget,
+    now: DateTime<Utc>,
+) -> Result<BudgetView, ApiError> {
     let spent = spent(
         &state.db,
         b.buyer,
@@ -394,7 +401,7 @@ async fn noticed(db: &Db) -> anyhow::Result<Vec<Uuid>> {
 
 /// One pass of the watcher: gives notice to the leases [`reached`] names.
 /// The first notice a budget causes carries its `budget.notice` event.
-pub async fn enforce(state: &AppState) -> anyhow::Result<usize> {
+pub async fn enforce(state: &BillingState) -> anyhow::Result<usize> {
     let now = state.settings.clock.now();
     let due = reached(&state.db, state.settings.preempt_notice_s, now.timestamp()).await?;
     let already = noticed(&state.db).await?;
@@ -418,7 +425,7 @@ pub async fn enforce(state: &AppState) -> anyhow::Result<usize> {
                 .command_telling(command, std::mem::take(&mut tell))
                 .await
             {
-                Ok(_) => sent += 1,
+                Ok(()) => sent += 1,
                 Err(e) => {
                     tracing::warn!(%lease_id, error = %e, "budget notice refused");
                     // Refused, so the event was not written: the next notice carries it.
@@ -450,7 +457,7 @@ fn budget_notice(reached: &Reached, leases: &[Uuid], now: DateTime<Utc>) -> NewE
 }
 
 /// Checks budgets every `every` until the process ends.
-pub fn spawn_watcher(state: AppState, every: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn_watcher(state: BillingState, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -4,12 +4,11 @@
 
 use super::export::window;
 use super::lines::{self, Scope, Source};
-use super::period;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::{period, BillingState};
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -19,7 +18,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(earnings))
 }
 
@@ -89,7 +93,7 @@ pub struct Earnings {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn earnings(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<EarningsQuery>,
 ) -> Result<Json<Earnings>, ApiError> {

@@ -6,12 +6,12 @@
 use super::cells::{self, DecimalCell, JsonCell, TimeCell};
 use super::focus::{self, invoice_id};
 use super::lines::{self, ChargeLine, Scope};
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::BillingState;
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::Db;
 use crate::error::{ApiError, Problem, Query};
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -22,7 +22,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(export))
 }
 
@@ -125,7 +130,7 @@ impl utoipa::ToSchema for FocusJsonRow {}
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn export(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<ExportQuery>,
 ) -> Result<Response, ApiError> {

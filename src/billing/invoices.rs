@@ -4,14 +4,12 @@
 //! against the ledger entries the lines point at (`ledger_total`).
 
 use super::export::window;
-use super::focus;
 use super::lines::{self, Scope};
-use super::period;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::{focus, period, BillingState};
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::Db;
 use crate::error::{ApiError, Json, Path, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{Html, IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -24,7 +22,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(list_invoices))
         .routes(routes!(get_invoice))
@@ -178,7 +181,7 @@ pub async fn build(
         (status = 403, description = "Node tokens have no invoices", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_invoices(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
 ) -> Result<Json<Vec<InvoiceSummary>>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
@@ -250,7 +253,7 @@ pub struct InvoiceQuery {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_invoice(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     headers: HeaderMap,
     Path(id): Path<String>,

@@ -28,11 +28,51 @@ pub mod usage;
 
 pub use account::Account;
 
-use crate::app::AppState;
+use crate::auth::AuthState;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::engine::Command;
+use crate::error::ApiError;
+use crate::events::NewEvent;
+use axum::extract::FromRef;
+use futures::future::BoxFuture;
+use std::collections::BTreeSet;
+use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
+/// What billing's routes and its budget watcher use.
+#[derive(Clone)]
+pub struct BillingState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub market: Arc<dyn MarketPort>,
+}
+
+/// What billing asks of the market. Billing does not import the market
+/// (ARCHITECTURE.md, "The layers"): the market implements this, and the
+/// server hands it over.
+pub trait MarketPort: Send + Sync {
+    /// The regions where `model` has capacity now (the TCO calculator's).
+    fn supplied_regions(
+        &self,
+        model: &'static str,
+    ) -> BoxFuture<'_, Result<BTreeSet<String>, ApiError>>;
+
+    /// Applies `command`, writing `tell` with its changes (a budget notice).
+    fn command_telling(
+        &self,
+        command: Command,
+        tell: Vec<NewEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<()>>;
+}
+
 /// Every billing route.
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     routes::router()
         .merge(export::router())
         .merge(invoices::router())

@@ -11,13 +11,13 @@
 
 use super::export::window_or_month;
 use super::lines::{self, ChargeLine, Kind, Scope, Unit};
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::BillingState;
+use crate::auth::{AuthState, Caller, Role};
 use crate::bounds::add_stored;
 use crate::db::{dispatch, Db, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(profile))
 }
 
@@ -512,7 +517,7 @@ pub async fn build(
         (status = 422, description = "Invalid query (e.g. `to` not after `from`)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn profile(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<ProfileQuery>,
 ) -> Result<Json<CapacityProfile>, ApiError> {

@@ -1,14 +1,14 @@
 //! `/v1/wallet`, `/v1/ledger`, `/v1/admin/credits`.
 
 use super::ledger::{self, LedgerError};
+use super::BillingState;
 use crate::api::Limit;
-use crate::app::AppState;
 use crate::audit;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::{self, IdempotencyKey};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -19,7 +19,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(wallet))
         .routes(routes!(ledger_page))
@@ -48,7 +53,7 @@ pub struct WalletView {
         (status = 403, description = "Node tokens have no wallet", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn wallet(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
 ) -> Result<Json<WalletView>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
@@ -123,7 +128,7 @@ type LedgerRow = (
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn ledger_page(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<LedgerQuery>,
 ) -> Result<Json<LedgerPage>, ApiError> {
@@ -215,7 +220,7 @@ pub struct CreditView {
         (status = 422, description = "Invalid fields, unknown user, or a reused Idempotency-Key", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn admin_credit(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     headers: HeaderMap,
     Json(mut req): Json<CreditRequest>,

@@ -3,13 +3,12 @@
 
 use super::export::window_or_month;
 use super::lines::{self, ChargeLine, Scope};
-use super::period;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::{period, BillingState};
+use crate::auth::{AuthState, Caller, Role};
 use crate::bounds::{add_stored, sum_stored};
 use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -19,7 +18,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(usage))
 }
 
@@ -141,7 +145,7 @@ pub async fn report(
         (status = 422, description = "Invalid query (e.g. an unknown `group_by`)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn usage(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<UsageQuery>,
 ) -> Result<Json<UsageReport>, ApiError> {

@@ -6,4 +6,4 @@ pub use gpuex_wire::catalog::*;
 
 pub mod regions;
 mod routes;
-pub use routes::router;
+pub use routes::{router, CatalogState};

@@ -2,19 +2,35 @@
 
 use super::regions::{self, Region};
 use super::{all_models, GpuModel, Precision};
-use crate::app::AppState;
 use crate::audit;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
+use crate::config::Settings;
+use crate::db::Db;
 use crate::error::{ApiError, Json, Path, Problem};
-use axum::extract::State;
+use crate::market::MarketHandle;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+/// What the catalog's routes use: a region put is also the engine's.
+#[derive(Clone)]
+pub struct CatalogState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub market: MarketHandle,
+}
+
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    CatalogState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(list_gpus))
         .routes(routes!(list_regions))
@@ -107,7 +123,7 @@ async fn list_gpus() -> Json<Vec<GpuModelView>> {
 /// Every region.
 #[utoipa::path(get, path = "/v1/regions", tag = "catalog",
     responses((status = 200, description = "Regions", body = [Region])))]
-async fn list_regions(State(state): State<AppState>) -> Result<Json<Vec<Region>>, ApiError> {
+async fn list_regions(State(state): State<CatalogState>) -> Result<Json<Vec<Region>>, ApiError> {
     Ok(Json(regions::list(&state.db).await?))
 }
 
@@ -130,7 +146,7 @@ pub struct PutRegionRequest {
         (status = 422, description = "Invalid name or time zone", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_region(
-    State(state): State<AppState>,
+    State(state): State<CatalogState>,
     caller: Caller,
     Path(name): Path<String>,
     Json(req): Json<PutRegionRequest>,

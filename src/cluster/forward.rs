@@ -10,12 +10,11 @@
 //! same `Idempotency-Key` finds the order if it was placed.
 
 use super::internal::{Refused, Stamp};
-use super::{Cluster, Role};
-use crate::app::AppState;
+use super::{Cluster, ClusterState, Role};
 use crate::engine::{Command, EngineError, Event};
 use crate::error::ApiError;
 use crate::market::{MarketError, OrderMeta};
-use axum::extract::{Request, State};
+use axum::extract::{FromRef, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -259,14 +258,14 @@ async fn call(cluster: &Cluster, url: &str, epoch: i64, forwarded: &Forwarded) -
 /// (key, timestamp, nonce, epoch) before a byte of the body is read, so a
 /// stranger's request costs nothing but its headers; then a bounded body
 /// and its MAC; only then the nonce is recorded and the body parsed.
-pub async fn apply(State(state): State<AppState>, request: Request) -> Response {
+pub async fn apply(State(state): State<ClusterState>, request: Request) -> Response {
     match authenticated(&state, request).await {
         Ok(forwarded) => run(&state, forwarded).await,
         Err(e) => e.into_response(),
     }
 }
 
-async fn authenticated(state: &AppState, request: Request) -> Result<Forwarded, ApiError> {
+async fn authenticated(state: &ClusterState, request: Request) -> Result<Forwarded, ApiError> {
     let cluster = &state.cluster;
     let now = Utc::now().timestamp();
     let (parts, body) = request.into_parts();
@@ -343,7 +342,7 @@ fn too_large(limit: usize) -> ApiError {
     }
 }
 
-async fn run(state: &AppState, forwarded: Forwarded) -> Response {
+async fn run(state: &ClusterState, forwarded: Forwarded) -> Response {
     let outcome = state
         .market
         .apply_here(forwarded.command.into(), forwarded.meta, forwarded.tell)
@@ -363,7 +362,11 @@ async fn run(state: &AppState, forwarded: Forwarded) -> Response {
 
 /// The internal routes, outside the public API's rate limits (a follower's
 /// calls all come from one address) and its OpenAPI.
-pub fn router() -> axum::Router<AppState> {
+pub fn router<S>() -> axum::Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    ClusterState: FromRef<S>,
+{
     axum::Router::new().route(PATH, axum::routing::post(apply))
 }
 

@@ -18,7 +18,9 @@ pub mod forward;
 pub mod internal;
 pub mod replicas;
 
+use crate::config::Settings;
 use crate::db::{Db, Pool, Tx, TxInner};
+use crate::market::MarketHandle;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 use std::net::SocketAddr;
@@ -62,6 +64,16 @@ impl Role {
 }
 
 /// This replica's view of the cluster. Cheap to clone.
+/// What the replicas' routes, their standing reports and the leader's side
+/// of forwarded commands use.
+#[derive(Clone)]
+pub struct ClusterState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub cluster: Cluster,
+    pub market: MarketHandle,
+}
+
 #[derive(Clone)]
 pub struct Cluster {
     role: watch::Receiver<Role>,

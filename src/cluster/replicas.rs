@@ -4,11 +4,11 @@
 //! and `GET /v1/admin/replicas` lists those heard from in the last hour,
 //! saying which have gone silent and which one answered.
 
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::ClusterState;
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Db};
 use crate::error::{ApiError, Problem};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -70,12 +70,17 @@ pub struct ReplicaView {
     pub answering: bool,
 }
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    ClusterState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(list_replicas))
 }
 
 /// Writes this replica's row every [`EVERY`] until aborted.
-pub fn spawn(state: AppState) -> JoinHandle<()> {
+pub fn spawn(state: ClusterState) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             if let Err(e) = report(&state).await {
@@ -87,7 +92,7 @@ pub fn spawn(state: AppState) -> JoinHandle<()> {
 }
 
 /// Writes this replica's row as it stands now, and forgets replicas long gone.
-async fn report(state: &AppState) -> anyhow::Result<()> {
+async fn report(state: &ClusterState) -> anyhow::Result<()> {
     let me = state.cluster.me();
     let journal = state.market.journal();
     let now = Utc::now();
@@ -144,7 +149,7 @@ type ReplicaRow = (
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_replicas(
-    State(state): State<AppState>,
+    State(state): State<ClusterState>,
     caller: Caller,
 ) -> Result<Json<Vec<ReplicaView>>, ApiError> {
     caller.require(&[Role::Admin])?;

@@ -2,12 +2,14 @@
 
 use super::hub::Published;
 use super::store::{self, StoredEvent};
+use super::EventHub;
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
+use crate::config::Settings;
 use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use crate::metrics::Metrics;
+use axum::extract::{FromRef, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
@@ -22,7 +24,22 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+/// What the events' routes and the webhook worker use.
+#[derive(Clone)]
+pub struct EventsState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    /// Hands each committed event to its user's open streams.
+    pub events: EventHub,
+    pub metrics: Arc<Metrics>,
+}
+
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EventsState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(events_page))
         .routes(routes!(events_stream))
@@ -76,7 +93,7 @@ fn after_of(after: Option<i64>, field: &str) -> Result<i64, ApiError> {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn events_page(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
     Query(q): Query<EventsQuery>,
 ) -> Result<Json<EventPage>, ApiError> {
@@ -135,7 +152,7 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
         (status = 422, description = "Invalid `after` or `Last-Event-ID`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn events_stream(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
     headers: HeaderMap,
     Query(q): Query<StreamQuery>,

@@ -11,8 +11,11 @@ use chrono::{DateTime, Utc};
 use rust_decimal::prelude::FromPrimitive;
 use rust_decimal::Decimal;
 
-use crate::app::AppState;
+use crate::config::Settings;
+use crate::db::Db;
 use crate::engine::{Command, DemandForecast, ProfileDemand};
+use crate::market::MarketHandle;
+use crate::metrics::Metrics;
 use model::Prediction;
 
 /// One market's latest forecast.
@@ -57,8 +60,19 @@ impl Forecasts {
     }
 }
 
+/// What the refresher uses: it reads the orders, and publishes to the
+/// board, the gauge and the engine.
+#[derive(Clone)]
+pub struct ForecastState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub metrics: Arc<Metrics>,
+    pub forecasts: Forecasts,
+    pub market: MarketHandle,
+}
+
 /// Starts the refresher; it stops when the database closes.
-pub fn spawn(state: AppState) -> Option<tokio::task::JoinHandle<()>> {
+pub fn spawn(state: ForecastState) -> Option<tokio::task::JoinHandle<()>> {
     let every = state.settings.forecast_interval_s;
     if every == 0 {
         return None;
@@ -80,7 +94,7 @@ pub fn spawn(state: AppState) -> Option<tokio::task::JoinHandle<()>> {
 
 /// One refresh: read the series, fit every market off the async threads,
 /// publish the board and the gauge, and hand the engine its holdback.
-pub async fn refresh(state: &AppState) -> anyhow::Result<()> {
+pub async fn refresh(state: &ForecastState) -> anyhow::Result<()> {
     let now = state.settings.clock.now();
     let minutes = state.settings.forecast_history_minutes;
     let series = series::demand_by_minute(&state.db, now, minutes).await?;

@@ -1,10 +1,9 @@
 //! `GET /v1/market/forecast`: the latest demand forecast per market.
 
 use super::model::{Method, LEVEL};
-use super::HORIZON_MINUTES;
-use crate::app::AppState;
+use super::{Forecasts, HORIZON_MINUTES};
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -12,7 +11,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Forecasts: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(forecast))
 }
 
@@ -88,7 +91,7 @@ pub struct ForecastView {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn forecast(
-    State(state): State<AppState>,
+    State(forecasts): State<Forecasts>,
     Query(q): Query<ForecastQuery>,
 ) -> Result<Json<ForecastView>, ApiError> {
     for (field, value) in [
@@ -102,7 +105,7 @@ async fn forecast(
             return Err(ApiError::field(field, "must be 1 to 64 characters"));
         }
     }
-    let board = state.forecasts.latest();
+    let board = forecasts.latest();
     let markets = board
         .markets
         .iter()

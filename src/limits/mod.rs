@@ -7,11 +7,10 @@
 pub mod client;
 pub mod store;
 
-use crate::app::AppState;
 use crate::auth::tokens::{self, JwtKeys};
 use crate::config::Settings;
 use crate::error::ApiError;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRef, FromRequestParts, Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
@@ -26,6 +25,7 @@ use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -47,17 +47,29 @@ const PRUNE_EVERY: u64 = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddr(pub IpAddr);
 
-impl FromRequestParts<AppState> for ClientAddr {
+/// What the limits use: the limiters, and the keys that tell an access
+/// token's user without a database trip.
+#[derive(Clone)]
+pub struct LimitsState {
+    pub limits: Arc<Limits>,
+    pub keys: Arc<JwtKeys>,
+}
+
+impl<S> FromRequestParts<S> for ClientAddr
+where
+    LimitsState: FromRef<S>,
+    S: Send + Sync,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         if let Some(addr) = parts.extensions.get::<ClientAddr>() {
             return Ok(*addr);
         }
         Ok(ClientAddr(client::client_addr(
             client::peer_of(parts),
             &parts.headers,
-            &state.limits.trusted,
+            &LimitsState::from_ref(state).limits.trusted,
         )))
     }
 }
@@ -233,7 +245,7 @@ fn unlimited(path: &str) -> bool {
 }
 
 /// Middleware: counts the request, refuses it with 429 or adds the headers.
-pub async fn limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn limit(State(state): State<LimitsState>, req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
     if unlimited(parts.uri.path()) {
         return next.run(Request::from_parts(parts, body)).await;

@@ -1,12 +1,12 @@
 //! `/v1/market/book` and `/v1/market/stats`: spot bids, resale asks, idle capacity,
 //! utilization and clearing prices, read from the engine's current state.
 
-use crate::app::AppState;
+use super::MarketState;
 use crate::engine::orders::OpenState;
 use crate::engine::placement::model_at;
 use crate::engine::{Engine, LeaseState};
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,7 +14,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(book))
         .routes(routes!(stats))
@@ -253,7 +257,7 @@ pub struct BookQuery {
         (status = 422, description = "Invalid depth", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn book(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     Query(q): Query<BookQuery>,
 ) -> Result<Json<Vec<BookEntry>>, ApiError> {
     let depth = q.depth.unwrap_or(10);
@@ -271,6 +275,6 @@ async fn book(
 /// Utilization, clearing prices, open orders and fragmentation.
 #[utoipa::path(get, path = "/v1/market/stats", tag = "market",
     responses((status = 200, description = "Market figures", body = MarketStats)))]
-async fn stats(State(state): State<AppState>) -> Result<Json<MarketStats>, ApiError> {
+async fn stats(State(state): State<MarketState>) -> Result<Json<MarketStats>, ApiError> {
     Ok(Json(state.market.read(market_stats).await?))
 }

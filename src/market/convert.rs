@@ -2,13 +2,13 @@
 //! (ARCHITECTURE.md §3 "Mode changes"). The engine decides; this checks the body.
 
 use super::views::{self, LeaseView};
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::MarketState;
+use crate::auth::{AuthState, Caller, Role};
 use crate::engine::pricing::RESERVED_LEAD_S;
 use crate::engine::{Command, ConvertTo, Mode};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Timelike, Utc};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -19,7 +19,12 @@ use utoipa_axum::routes;
 /// The longest reserved window a conversion books (as orders: 366 days).
 const MAX_WINDOW_S: i64 = 31_622_400;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(convert_lease))
 }
 
@@ -133,7 +138,7 @@ impl ConvertRequest {
         (status = 422, description = "Invalid fields (`from`, `until`), or refused: `conversion_not_allowed` (not spot → on_demand or on_demand → reserved, or the lease is not running), `invalid_window`, `insufficient_funds`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn convert_lease(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<LeaseId>,
     Json(req): Json<ConvertRequest>,

@@ -5,6 +5,8 @@ use crate::engine::{Command, ConversionRefused, Engine, EngineError, Event};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyError;
 use axum::http::StatusCode;
+use futures::future::BoxFuture;
+use std::collections::BTreeSet;
 use tokio::sync::{mpsc, oneshot};
 
 /// What an order carries besides what the engine needs: stored with the order
@@ -269,5 +271,31 @@ impl MarketHandle {
             .await
             .map_err(|_| MarketError::Unavailable)?;
         rx.await.map_err(|_| MarketError::Unavailable)
+    }
+}
+
+/// Billing's view of the market: the TCO calculator's supply and the budget
+/// watcher's notices.
+impl crate::billing::MarketPort for MarketHandle {
+    fn supplied_regions(
+        &self,
+        model: &'static str,
+    ) -> BoxFuture<'_, Result<BTreeSet<String>, ApiError>> {
+        Box::pin(async move {
+            Ok(self
+                .read(move |engine| engine.supplied_regions(model))
+                .await?)
+        })
+    }
+
+    fn command_telling(
+        &self,
+        command: Command,
+        tell: Vec<crate::events::NewEvent>,
+    ) -> BoxFuture<'_, anyhow::Result<()>> {
+        Box::pin(async move {
+            MarketHandle::command_telling(self, command, tell).await?;
+            Ok(())
+        })
     }
 }

@@ -1,20 +1,25 @@
 //! `/v1/leases`: list, read, release.
 
 use super::views::{self, LeaseView};
+use super::MarketState;
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{LeaseId, PathId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(list_leases))
         .routes(routes!(get_lease))
@@ -51,7 +56,7 @@ pub struct LeasePage {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_leases(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     Query(q): Query<LeaseQuery>,
 ) -> Result<Json<LeasePage>, ApiError> {
@@ -82,7 +87,7 @@ async fn list_leases(
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_lease(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseView>, ApiError> {
@@ -100,7 +105,7 @@ async fn get_lease(
         (status = 409, description = "`lease_ended`: already ended", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn release_lease(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseView>, ApiError> {

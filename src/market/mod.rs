@@ -23,13 +23,40 @@ pub mod stream;
 mod views;
 
 pub use crate::engine::LeaseState;
+
+use crate::auth::AuthState;
+use crate::catalog::regions::KnownRegions;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::metrics::Metrics;
+use axum::extract::FromRef;
 pub use orders::{OrderRequest, Qos};
+use std::sync::Arc;
 pub use stream::MarketFeed;
+use utoipa_axum::router::OpenApiRouter;
 pub use views::OrderState;
 
+/// What the market's routes use.
+#[derive(Clone)]
+pub struct MarketState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub market: MarketHandle,
+    pub metrics: Arc<Metrics>,
+    pub regions: KnownRegions,
+    /// Seals the registry credentials orders carry (ARCHITECTURE.md §21).
+    pub pull_secrets: pull_secrets::PullSecrets,
+    pub market_feed: MarketFeed,
+}
+
 /// The market's routes: orders, leases and market data.
-pub fn router() -> utoipa_axum::router::OpenApiRouter<crate::app::AppState> {
-    utoipa_axum::router::OpenApiRouter::new()
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
+    OpenApiRouter::new()
         .merge(orders::router())
         .merge(leases::router())
         .merge(convert::router())

@@ -1,19 +1,19 @@
 //! `/v1/orders`: place, list, read, fills, cancel.
 
 pub use super::order_request::{OrderRequest, Qos};
+use super::MarketState;
 use crate::ids::{OrderId, PathId};
 
 use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::engine::{Command, Event, PlaceOrder};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
 use crate::pricing::quotes::{self};
 use crate::pricing::Mode;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -24,7 +24,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(place_order, list_orders))
         .routes(routes!(get_order, cancel_order))
@@ -44,7 +49,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, ARCHITECTURE.md §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn place_order(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     headers: HeaderMap,
     Json(mut req): Json<OrderRequest>,
@@ -60,7 +65,13 @@ async fn place_order(
     // Before the market task: an order whose notices could not be sent,
     // or could reach a private address, is refused whole.
     if let Some(url) = &req.webhook_url {
-        crate::events::webhooks::check_order_webhook(&state, caller.id, url).await?;
+        crate::events::webhooks::check_order_webhook(
+            &state.db,
+            state.settings.webhook_allow_private,
+            caller.id,
+            url,
+        )
+        .await?;
     }
     let now = state.settings.clock.now();
     let start_at = match req.mode {
@@ -243,7 +254,7 @@ pub struct OrderPage {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_orders(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     Query(q): Query<OrderQuery>,
 ) -> Result<Json<OrderPage>, ApiError> {
@@ -275,7 +286,7 @@ async fn list_orders(
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_order(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<OrderId>,
 ) -> Result<Json<OrderView>, ApiError> {
@@ -293,7 +304,7 @@ async fn get_order(
         (status = 409, description = "`not_cancellable`: filled, rejected or already ended", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn cancel_order(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<OrderId>,
 ) -> Result<Json<OrderView>, ApiError> {
@@ -336,7 +347,7 @@ pub struct FillView {
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn order_fills(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<OrderId>,
 ) -> Result<Json<Vec<FillView>>, ApiError> {

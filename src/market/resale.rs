@@ -2,15 +2,15 @@
 //! lease's holder lists the tail of its window; every buyer sees the open
 //! listings (never who sells them).
 
+use super::MarketState;
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -20,7 +20,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(create_listing, list_listings))
         .routes(routes!(cancel_listing))
@@ -129,7 +134,7 @@ impl From<&Listing> for ResaleOffer {
         (status = 422, description = "`not_reserved`, `listing_too_soon`, `listing_outside_window`, `ask_too_high` (naming the cap), or invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_listing(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     Json(mut req): Json<ListingRequest>,
 ) -> Result<(StatusCode, Json<ListingView>), ApiError> {
@@ -199,7 +204,7 @@ pub struct ListingPage {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_listings(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     Query(q): Query<ListingQuery>,
 ) -> Result<Json<ListingPage>, ApiError> {
@@ -238,7 +243,7 @@ async fn list_listings(
         (status = 409, description = "`too_late_to_cancel`, or the listing is no longer open (`listing_closed`), also when a sale closed it while this request was under way", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn cancel_listing(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     caller: Caller,
     PathId(id): PathId<ListingId>,
 ) -> Result<Json<ListingView>, ApiError> {
@@ -297,7 +302,7 @@ pub struct OfferQuery {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn open_listings(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     Query(q): Query<OfferQuery>,
 ) -> Result<Json<Vec<ResaleOffer>>, ApiError> {
     for (field, value) in [
@@ -376,7 +381,7 @@ fn view(row: ListingRow) -> ListingView {
     }
 }
 
-async fn listing(state: &AppState, seller: Uuid, id: Uuid) -> Result<ListingView, ApiError> {
+async fn listing(state: &MarketState, seller: Uuid, id: Uuid) -> Result<ListingView, ApiError> {
     let sql = format!("SELECT {COLUMNS} FROM resale_listings WHERE id = $1 AND seller_id = $2");
     let row: Option<ListingRow> = dispatch!(state.db, pool => {
         sqlx::query_as(&sql).bind(id).bind(seller).fetch_optional(pool).await

@@ -4,19 +4,24 @@
 
 use super::store::{self, NodeStatus};
 use super::view::NodeSummary;
-use crate::app::AppState;
+use super::NodesState;
 use crate::audit;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::engine::Command;
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{NodeId, PathId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(put_node))
 }
 
@@ -52,7 +57,7 @@ pub struct AdminNodeRequest {
         (status = 422, description = "Invalid fields, or none given", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_node(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<NodeId>,
     Json(req): Json<AdminNodeRequest>,

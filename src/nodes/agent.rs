@@ -2,11 +2,10 @@
 //! `crates/wire/src/protocol/README.md`). Every request carries a node token; the node id
 //! is the agent id.
 
-use super::inventory;
 use super::store::{self, LeaseRow, NodeStatus, Registration};
 use super::usage_bounds::{self, Held};
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::{inventory, NodesState};
+use crate::auth::{AuthState, Caller, Role};
 use crate::engine::placement::Slot;
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Problem};
@@ -17,7 +16,7 @@ use crate::protocol::{
     HeldUnits, HostLimits, LeaseRunState, Partition, Placement, RefusedUsage, RegisterRequest,
     RegisterResponse, UsageAck, UsageBatch,
 };
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::DateTime;
 use rust_decimal::Decimal;
@@ -26,7 +25,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(register))
         .routes(routes!(heartbeat))
@@ -35,7 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The node behind the agent's token, which must be an agent's.
 pub(crate) async fn agent_node(
-    state: &AppState,
+    state: &NodesState,
     caller: &Caller,
 ) -> Result<store::NodeRow, ApiError> {
     caller.require(&[Role::Agent])?;
@@ -74,7 +78,7 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn register(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Json(req): Json<RegisterRequest>,
 ) -> Result<Json<RegisterResponse>, ApiError> {
@@ -198,7 +202,7 @@ async fn register(
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn heartbeat(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Json(req): Json<HeartbeatRequest>,
 ) -> Result<Json<HeartbeatResponse>, ApiError> {
@@ -351,7 +355,7 @@ fn start_action(row: &LeaseRow, secrets: &PullSecrets) -> Option<AssignmentActio
 
 /// A lease of this node, or 404.
 pub(crate) async fn node_lease(
-    state: &AppState,
+    state: &NodesState,
     node: Uuid,
     id: LeaseId,
 ) -> Result<LeaseRow, ApiError> {
@@ -372,7 +376,7 @@ pub(crate) async fn node_lease(
         (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn usage(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Json(batch): Json<UsageBatch>,
 ) -> Result<Json<UsageAck>, ApiError> {

@@ -2,19 +2,23 @@
 //! reports about one lease it runs.
 
 use super::agent::{agent_node, node_lease};
-use super::store;
-use crate::app::AppState;
-use crate::auth::Caller;
+use super::{store, NodesState};
+use crate::auth::{AuthState, Caller};
 use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use crate::protocol::{AssignmentStatus, EndReason, LogsUpload, StatusReport, LOGS_TAIL_BYTES};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(assignment_status))
         .routes(routes!(upload_logs))
@@ -35,7 +39,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn assignment_status(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(lease_id): PathId<LeaseId>,
     Json(report): Json<StatusReport>,
@@ -116,7 +120,7 @@ fn is_image_id(id: &str) -> bool {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn upload_logs(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(lease_id): PathId<LeaseId>,
     Json(mut logs): Json<LogsUpload>,

@@ -7,14 +7,14 @@
 
 use super::agent::{agent_node, node_lease};
 use super::store::LeaseRow;
-use crate::app::AppState;
-use crate::auth::Caller;
+use super::NodesState;
+use crate::auth::{AuthState, Caller};
 use crate::db::{dispatch, execute_tx, Db};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use anyhow::Context;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -24,7 +24,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(put_checkpoint, get_checkpoint))
 }
 
@@ -117,7 +122,7 @@ fn checkpointed(lease: &LeaseRow) -> Result<(), ApiError> {
         (status = 413, description = "Over `outputs_max_bytes` (`checkpoint_quota`)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_checkpoint(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(lease_id): PathId<LeaseId>,
     body: Body,
@@ -193,7 +198,7 @@ async fn put_checkpoint(
         (status = 422, description = "Invalid lease id", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_checkpoint(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(lease_id): PathId<LeaseId>,
 ) -> Result<Response, ApiError> {

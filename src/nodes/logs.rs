@@ -1,11 +1,10 @@
 //! `GET /v1/leases/{id}/logs`: the latest output tail the agent uploaded.
 
-use super::store;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use super::{store, NodesState};
+use crate::auth::{AuthState, Caller, Role};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -13,7 +12,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(lease_logs))
 }
 
@@ -40,7 +44,7 @@ pub struct LeaseLogs {
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn lease_logs(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseLogs>, ApiError> {

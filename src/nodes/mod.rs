@@ -27,16 +27,41 @@ mod usage_bounds;
 mod view;
 pub mod watchdog;
 
-use crate::app::AppState;
-use crate::auth::Caller;
+use crate::auth::{AuthState, Caller};
+use crate::catalog::regions::KnownRegions;
+use crate::config::Settings;
 use crate::db::Db;
+use crate::market::pull_secrets::PullSecrets;
+use crate::market::MarketHandle;
+use crate::metrics::Metrics;
+use axum::extract::FromRef;
+use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
 pub use assignment_reports::FINAL_LOGS_GRACE_S;
 pub use view::{NodeDetail, NodeSummary};
 
+/// What the nodes' routes, the watchdog and the outputs pruner use.
+#[derive(Clone)]
+pub struct NodesState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub market: MarketHandle,
+    pub metrics: Arc<Metrics>,
+    pub regions: KnownRegions,
+    /// Opens the registry credentials a lease's start action carries.
+    pub pull_secrets: PullSecrets,
+    /// Where leases' outputs and checkpoints go (ARCHITECTURE.md §21).
+    pub outputs: outputs::OutputStore,
+}
+
 /// Every route of this module.
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .merge(routes::router())
         .merge(agent::router())

@@ -9,10 +9,10 @@
 //! is half-changed.
 
 use super::store::NodeStatus;
-use crate::app::AppState;
 use crate::db::{dispatch_tx, execute_tx, Tx};
 use crate::engine::{Command, EngineError};
-use crate::market::MarketError;
+use crate::market::{MarketError, MarketHandle};
+use crate::metrics::Metrics;
 use anyhow::Context;
 use uuid::Uuid;
 
@@ -73,10 +73,14 @@ pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<
 /// Ends `node` in the market as a lost node. A node the engine no longer
 /// holds (already ended by an earlier attempt, or lost) is not an error, so
 /// a repeated request finishes what a failed one left.
-pub async fn end_in_market(state: &AppState, node: Uuid) -> Result<(), MarketError> {
-    match state.market.command(Command::NodeLost { node }).await {
+pub async fn end_in_market(
+    market: &MarketHandle,
+    metrics: &Metrics,
+    node: Uuid,
+) -> Result<(), MarketError> {
+    match market.command(Command::NodeLost { node }).await {
         Ok(_) | Err(MarketError::Engine(EngineError::UnknownNode(_))) => {
-            state.metrics.forget_node(node);
+            metrics.forget_node(node);
             Ok(())
         }
         Err(e) => Err(e),

@@ -2,16 +2,15 @@
 //! them, see each GPU's slices and who holds them, cordon and delete them.
 
 use super::inventory::{self, Declared, DeclaredGpu};
-use super::removal;
 use super::store::{self, NewNode, NodeRow, NodeStatus};
 use super::view::{self, NodeDetail, NodeSummary};
-use crate::app::AppState;
+use super::{removal, NodesState};
 use crate::audit;
-use crate::auth::{tokens, Caller, Role};
+use crate::auth::{tokens, AuthState, Caller, Role};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::ids::{NodeId, PathId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -19,7 +18,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(create_node, list_nodes))
         .routes(routes!(get_node, delete_node))
@@ -72,7 +76,7 @@ pub struct CreatedNode {
         (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_node(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Json(req): Json<CreateNodeRequest>,
 ) -> Result<(StatusCode, Json<CreatedNode>), ApiError> {
@@ -155,7 +159,7 @@ async fn create_node(
         (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_nodes(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
 ) -> Result<Json<Vec<NodeSummary>>, ApiError> {
     caller.require(&[Role::Provider, Role::Admin])?;
@@ -173,7 +177,7 @@ async fn list_nodes(
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_node(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<NodeId>,
 ) -> Result<Json<NodeDetail>, ApiError> {
@@ -204,7 +208,7 @@ pub struct CordonRequest {
         (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn cordon_node(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<NodeId>,
     Json(req): Json<CordonRequest>,
@@ -294,7 +298,7 @@ pub struct DeleteNodeQuery {
         (status = 422, description = "`force` is not a boolean", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn delete_node(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<NodeId>,
     Query(query): Query<DeleteNodeQuery>,
@@ -307,7 +311,7 @@ async fn delete_node(
         .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))?;
     if node.status == NodeStatus::Deleted {
         // A repeat (its answer may have been lost): finish what it began.
-        removal::end_in_market(&state, id).await?;
+        removal::end_in_market(&state.market, &state.metrics, id).await?;
         return Ok(StatusCode::NO_CONTENT);
     }
     let live = store::live_leases(&state.db, id).await?;
@@ -341,12 +345,12 @@ async fn delete_node(
     .await?;
     tx.commit().await?;
     if node.status != NodeStatus::Lost {
-        removal::end_in_market(&state, id).await?;
+        removal::end_in_market(&state.market, &state.metrics, id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn visible_node(state: &AppState, caller: &Caller, id: Uuid) -> Result<NodeRow, ApiError> {
+async fn visible_node(state: &NodesState, caller: &Caller, id: Uuid) -> Result<NodeRow, ApiError> {
     store::visible(&state.db, caller, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))

@@ -7,14 +7,14 @@
 //! server itself was down, its agents could not reach it.
 
 use super::store::{self, NodeRow};
-use crate::app::AppState;
+use super::NodesState;
 use crate::db::dispatch;
 use crate::engine::Command;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
 /// Starts the watchdog; it stops when the database closes.
-pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn(state: NodesState) -> tokio::task::JoinHandle<()> {
     let timeout_s = state.settings.node_timeout_s.max(1);
     // Check a few times per timeout, at most every 5 s.
     let every = Duration::from_millis((timeout_s as u64 * 1000 / 3).clamp(200, 5000));
@@ -37,7 +37,7 @@ pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
     })
 }
 
-fn closed(state: &AppState) -> bool {
+fn closed(state: &NodesState) -> bool {
     dispatch!(state.db, pool => pool.is_closed())
 }
 
@@ -49,7 +49,7 @@ fn last_sign_of_life(node: &NodeRow) -> Option<DateTime<Utc>> {
 /// One pass: marks nodes silent since `started_at` (or longer) lost and tells
 /// the engine; refreshes the node gauges.
 pub async fn check(
-    state: &AppState,
+    state: &NodesState,
     started_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {

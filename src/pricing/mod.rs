@@ -13,4 +13,4 @@ mod routes;
 #[cfg(feature = "server")]
 pub mod store;
 #[cfg(feature = "server")]
-pub use routes::router;
+pub use routes::{router, PricingState};

@@ -4,20 +4,40 @@ use super::quotes::{self, Quote, QuoteRequest};
 use super::rules::DerivedPrices;
 use super::store::{self, HistoryFilter, ListPrice};
 use crate::api::Limit;
-use crate::app::AppState;
 use crate::audit;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
+use crate::catalog::regions::KnownRegions;
 use crate::catalog::{self, regions, Unit};
+use crate::config::Settings;
+use crate::db::Db;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
-use axum::extract::State;
+use crate::market::{MarketFeed, MarketHandle};
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+/// What the price routes use: list prices go to the engine, which answers
+/// quotes, and to the public market stream.
+#[derive(Clone)]
+pub struct PricingState {
+    pub db: Db,
+    pub settings: Arc<Settings>,
+    pub market: MarketHandle,
+    pub market_feed: MarketFeed,
+    pub regions: KnownRegions,
+}
+
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    PricingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(list_prices))
         .routes(routes!(price_history))
@@ -52,7 +72,7 @@ pub struct PriceView {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_prices(
-    State(state): State<AppState>,
+    State(state): State<PricingState>,
     Query(q): Query<PriceQuery>,
 ) -> Result<Json<Vec<PriceView>>, ApiError> {
     let prices = store::list(&state.db, q.region.as_deref(), q.gpu_model.as_deref()).await?;
@@ -110,7 +130,7 @@ pub struct PriceChangeView {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn price_history(
-    State(state): State<AppState>,
+    State(state): State<PricingState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Vec<PriceChangeView>>, ApiError> {
     let limit = q.limit.get();
@@ -148,7 +168,7 @@ async fn price_history(
         (status = 422, description = "Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`; `no_capacity` or `node_cordoned` when no node could serve any priced option (the reason an order would get)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn quote(
-    State(state): State<AppState>,
+    State(state): State<PricingState>,
     Json(mut req): Json<QuoteRequest>,
 ) -> Result<Json<Quote>, ApiError> {
     let mut errors = req.resources.validate("resources");
@@ -357,7 +377,7 @@ pub struct PriceUpdate {
         (status = 422, description = "Invalid entries, named by index", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_prices(
-    State(state): State<AppState>,
+    State(state): State<PricingState>,
     caller: Caller,
     Json(mut updates): Json<Vec<PriceUpdate>>,
 ) -> Result<Json<Vec<PriceView>>, ApiError> {

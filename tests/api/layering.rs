@@ -149,3 +149,24 @@ fn one_module_writes_the_leases_table() {
         "the module writes leases"
     );
 }
+
+/// The server's whole state is assembled in `src/app.rs` and handed to the
+/// router in `src/api`: every other module takes a state of its own, drawn
+/// from the whole by `FromRef`, so no domain depends on every other.
+#[test]
+fn only_the_composition_root_and_the_router_know_the_whole_state() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let knowing: Vec<_> = sources("")
+        .into_iter()
+        .filter(|file| file != &root.join("app.rs") && !file.starts_with(root.join("api")))
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).expect("a source file");
+            text.contains("AppState") || text.contains("crate::app")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        knowing.is_empty(),
+        "these know the whole state: {knowing:?}"
+    );
+}

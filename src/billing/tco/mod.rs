@@ -21,14 +21,14 @@
 
 mod body;
 
+use crate::billing::BillingState;
 use body::{share_ok, UNITS};
 pub use body::{
     GpuexCost, LoadProfile, LoadProfileInput, LoadShape, LoadShapeInput, MixLine, ProfileSource,
     ShareInput, Tco, TcoAssumptions, TcoRequest, TcoSaving, UnitPrices, UnitsInput, WholeNodeCost,
 };
 
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::billing::profile::{self, CapacityProfile};
 use crate::bounds::PRICE_PER_HOUR;
 use crate::catalog::{self, GpuModel, Unit};
@@ -38,7 +38,7 @@ use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::pricing::store as prices;
 use crate::pricing::{round_money, ON_DEMAND_FACTOR, RESERVED_FACTOR};
 use anyhow::Context;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;
@@ -46,7 +46,12 @@ use rust_decimal_macros::dec;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    BillingState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(tco))
 }
 
@@ -362,7 +367,7 @@ pub fn price(
         (status = 422, description = "Invalid fields, an unknown model, a region without its prices, or no history and no `profile`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn tco(
-    State(state): State<AppState>,
+    State(state): State<BillingState>,
     caller: Caller,
     Json(mut req): Json<TcoRequest>,
 ) -> Result<Json<Tco>, ApiError> {
@@ -441,10 +446,7 @@ async fn tco(
             ApiError::Internal(anyhow::anyhow!("the default model is not in the catalog"))
         })?;
     let name = model.name;
-    let supplied = state
-        .market
-        .read(move |engine| engine.supplied_regions(name))
-        .await?;
+    let supplied = state.market.supplied_regions(name).await?;
     let Some((region, tflops_list, vram_list)) =
         list_prices(&state.db, model, req.region.as_deref(), &supplied).await?
     else {

@@ -20,7 +20,7 @@ pub mod store;
 
 pub use routes::{check_order_webhook, router};
 
-use crate::app::AppState;
+use super::EventsState;
 use chrono::Utc;
 use deliver::Deliverer;
 use serde::{Deserialize, Serialize};
@@ -55,7 +55,7 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 const GATHER: Duration = Duration::from_millis(100);
 
 /// Starts the webhook worker; abort the handle to stop it.
-pub fn spawn(state: &AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn(state: &EventsState) -> tokio::task::JoinHandle<()> {
     let db = state.db.clone();
     let latest = state.events.latest();
     let allow_private = state.settings.webhook_allow_private;

@@ -1,17 +1,16 @@
 //! `POST/GET /v1/webhooks`, `DELETE /v1/webhooks/{id}`,
 //! `GET /v1/webhooks/{id}/deliveries` and `POST /v1/webhooks/secret`.
 
-use super::address;
 use super::history::{self, DeliveryView};
-use super::sign;
 use super::store::{self, Webhook};
+use super::{address, sign};
 use crate::api::Limit;
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
+use crate::db::Db;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
-use crate::events::EventType;
+use crate::events::{EventType, EventsState};
 use crate::ids::{PathId, WebhookId};
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -20,7 +19,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EventsState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(create_webhook, list_webhooks))
         .routes(routes!(delete_webhook))
@@ -85,8 +89,8 @@ fn event_types(raw: Option<&[String]>) -> Result<Option<Vec<EventType>>, ApiErro
 }
 
 /// Checks a webhook URL as `field`: http(s), and public unless allowed.
-pub async fn checked_url(state: &AppState, raw: &str, field: &str) -> Result<(), ApiError> {
-    address::check(raw, state.settings.webhook_allow_private)
+pub async fn checked_url(allow_private: bool, raw: &str, field: &str) -> Result<(), ApiError> {
+    address::check(raw, allow_private)
         .await
         .map(|_| ())
         .map_err(|e| ApiError::field(field, e.to_string()))
@@ -108,13 +112,13 @@ pub async fn checked_url(state: &AppState, raw: &str, field: &str) -> Result<(),
         (status = 422, description = "Invalid `url` (not http(s), too long, unresolvable or private) or `events`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_webhook(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
     Json(req): Json<NewWebhook>,
 ) -> Result<(StatusCode, Json<CreatedWebhook>), ApiError> {
     caller.require(OWNERS)?;
     let events = event_types(req.events.as_deref())?;
-    checked_url(&state, &req.url, "url").await?;
+    checked_url(state.settings.webhook_allow_private, &req.url, "url").await?;
     let webhook = Webhook {
         id: Uuid::now_v7(),
         url: req.url,
@@ -142,7 +146,7 @@ async fn create_webhook(
         (status = 403, description = "Node tokens have no webhooks", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_webhooks(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
 ) -> Result<Json<Vec<Webhook>>, ApiError> {
     caller.require(OWNERS)?;
@@ -158,7 +162,7 @@ async fn list_webhooks(
         (status = 404, description = "No such webhook of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn delete_webhook(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
     PathId(id): PathId<WebhookId>,
 ) -> Result<StatusCode, ApiError> {
@@ -201,7 +205,7 @@ pub struct DeliveryPage {
         (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn webhook_deliveries(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
     PathId(id): PathId<WebhookId>,
     Query(q): Query<DeliveriesQuery>,
@@ -241,7 +245,7 @@ pub struct DefaultSecret {
         (status = 403, description = "Node tokens have no webhooks", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn rotate_secret(
-    State(state): State<AppState>,
+    State(state): State<EventsState>,
     caller: Caller,
 ) -> Result<(StatusCode, Json<DefaultSecret>), ApiError> {
     caller.require(OWNERS)?;
@@ -256,9 +260,14 @@ async fn rotate_secret(
 
 /// For `POST /v1/orders`: refuses a `webhook_url` that is private, or that
 /// nothing could sign because the account has no default secret yet.
-pub async fn check_order_webhook(state: &AppState, user: Uuid, url: &str) -> Result<(), ApiError> {
-    checked_url(state, url, "webhook_url").await?;
-    if store::default_secret(&state.db, user).await?.is_none() {
+pub async fn check_order_webhook(
+    db: &Db,
+    allow_private: bool,
+    user: Uuid,
+    url: &str,
+) -> Result<(), ApiError> {
+    checked_url(allow_private, url, "webhook_url").await?;
+    if store::default_secret(db, user).await?.is_none() {
         return Err(ApiError::field(
             "webhook_url",
             "the account has no webhook secret to sign deliveries with: call POST /v1/webhooks/secret first",

@@ -3,9 +3,9 @@
 
 use super::bucket::{Bucket, Interval, Ohlc};
 use super::store;
-use crate::app::AppState;
 use crate::error::{ApiError, Json, Problem, Query};
-use axum::extract::State;
+use crate::market::MarketState;
+use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(history))
 }
 
@@ -170,7 +174,7 @@ impl Span {
         (status = 422, description = "A missing market, an unknown interval, `from` not before `to`, or more than 1,000 intervals", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn history(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Vec<HistoryPoint>>, ApiError> {
     let span = Span::parse(&q, state.settings.clock.now())?;

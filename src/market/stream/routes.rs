@@ -1,9 +1,9 @@
 //! The public market stream route.
 
 use super::feed::FeedEvent;
-use crate::app::AppState;
 use crate::error::{ApiError, Problem, Query};
-use axum::extract::State;
+use crate::market::MarketState;
+use axum::extract::{FromRef, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
 use serde::Deserialize;
@@ -15,7 +15,11 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    MarketState: FromRef<S>,
+{
     OpenApiRouter::new().routes(routes!(market_stream))
 }
 
@@ -59,7 +63,7 @@ impl MarketStreamQuery {
         (status = 422, description = "An invalid filter", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn market_stream(
-    State(state): State<AppState>,
+    State(state): State<MarketState>,
     Query(q): Query<MarketStreamQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     for (field, value) in [

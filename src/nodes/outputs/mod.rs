@@ -10,6 +10,7 @@ mod routes;
 pub mod store;
 
 use crate::db::{dispatch, execute_tx, Db};
+use crate::nodes::NodesState;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -24,7 +25,7 @@ pub const OUTPUTS_GRACE_S: i64 = 3600;
 /// Refuses a node's upload for a lease that ended more than
 /// [`OUTPUTS_GRACE_S`] ago: what it left is final by then.
 pub(crate) async fn check_fresh(
-    state: &crate::app::AppState,
+    state: &NodesState,
     lease: &crate::nodes::store::LeaseRow,
 ) -> Result<(), crate::error::ApiError> {
     if lease.state.live() {
@@ -47,7 +48,7 @@ pub(crate) async fn check_fresh(
 /// a client still sending when the answer comes may otherwise see the
 /// connection reset and lose the answer that says why.
 pub(crate) async fn store_upload(
-    state: &crate::app::AppState,
+    state: &NodesState,
     key: &str,
     body: axum::body::Body,
     cap: u64,
@@ -227,7 +228,7 @@ pub async fn prune(db: &Db, store: &OutputStore, before: DateTime<Utc>) -> anyho
 
 /// The leader's hourly pass over the outputs past their retention (and
 /// the registry credentials of finished orders).
-pub fn spawn_pruner(state: crate::app::AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_pruner(state: NodesState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
         loop {

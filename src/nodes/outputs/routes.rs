@@ -2,14 +2,13 @@
 //! `GET /v1/leases/{id}/outputs[/{name}]` (the lease's owner).
 
 use super::{object_key, OutputRow};
-use crate::app::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::{AuthState, Caller, Role};
 use crate::error::{ApiError, Json, Path, Problem};
 use crate::ids::{self, LeaseId, PathId};
 use crate::nodes::agent::{agent_node, node_lease};
-use crate::nodes::store;
+use crate::nodes::{store, NodesState};
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -20,7 +19,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router() -> OpenApiRouter<AppState> {
+pub fn router<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    NodesState: FromRef<S>,
+    AuthState: FromRef<S>,
+{
     OpenApiRouter::new()
         .routes(routes!(upload_output))
         .routes(routes!(list_outputs))
@@ -102,7 +106,7 @@ pub struct LeaseOutputs {
         (status = 422, description = "Invalid name", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn upload_output(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Path((lease_id, name)): Path<(String, String)>,
     headers: HeaderMap,
@@ -140,7 +144,7 @@ async fn upload_output(
     Ok(Json(view(&state, row)))
 }
 
-fn view(state: &AppState, row: OutputRow) -> LeaseOutput {
+fn view(state: &NodesState, row: OutputRow) -> LeaseOutput {
     let days = i64::from(state.settings.outputs_retention_days);
     LeaseOutput {
         expires_at: row.stored_at + chrono::Duration::days(days),
@@ -153,7 +157,7 @@ fn view(state: &AppState, row: OutputRow) -> LeaseOutput {
 
 /// The caller's own lease `id`; anyone else's is 404 (an admin's too:
 /// outputs are the buyer's data).
-async fn own_lease(state: &AppState, caller: &Caller, id: LeaseId) -> Result<Uuid, ApiError> {
+async fn own_lease(state: &NodesState, caller: &Caller, id: LeaseId) -> Result<Uuid, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = id.uuid();
     store::lease(&state.db, id)
@@ -172,7 +176,7 @@ async fn own_lease(state: &AppState, caller: &Caller, id: LeaseId) -> Result<Uui
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_outputs(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     PathId(id): PathId<LeaseId>,
 ) -> Result<Json<LeaseOutputs>, ApiError> {
@@ -204,7 +208,7 @@ async fn list_outputs(
         (status = 422, description = "Invalid name", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn download_output(
-    State(state): State<AppState>,
+    State(state): State<NodesState>,
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
