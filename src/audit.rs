@@ -2,11 +2,11 @@
 //! roles, and when; recorded in the changing transaction and read back by
 //! `GET /v1/admin/audit`.
 
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::catalog::text_names;
 use crate::db::{dispatch, execute_tx, Db, Tx};
 use crate::error::{ApiError, Json, Problem, Query};
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -60,6 +60,9 @@ pub mod metrics;
 pub mod nodes;
 #[cfg(feature = "server")]
 pub mod owner_only;
+/// The page size list endpoints take (`?limit=`).
+#[cfg(feature = "server")]
+pub mod page;
 
 #[cfg(feature = "server")]
 pub use app::serve;

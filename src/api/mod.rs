@@ -5,12 +5,11 @@ mod contract;
 mod dashboard;
 mod headers;
 mod idempotent;
-mod limit;
 mod ops;
 mod read_your_writes;
 
 pub use idempotent::STALE_CLAIM_S;
-pub use limit::Limit;
+
 pub use ops::OpsState;
 
 use crate::app::AppState;

@@ -2,12 +2,12 @@
 
 use super::ledger::{self, LedgerError};
 use super::BillingState;
-use crate::api::Limit;
 use crate::audit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::{self, IdempotencyKey};
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

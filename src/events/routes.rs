@@ -3,12 +3,12 @@
 use super::hub::Published;
 use super::store::{self, StoredEvent};
 use super::EventHub;
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::config::Settings;
 use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::metrics::Metrics;
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};

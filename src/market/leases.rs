@@ -2,11 +2,11 @@
 
 use super::views::{self, LeaseView};
 use super::MarketState;
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{LeaseId, PathId};
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

@@ -6,11 +6,11 @@ use crate::ids::{OrderId, PathId};
 
 use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::engine::{Command, Event, PlaceOrder};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
+use crate::page::Limit;
 use crate::pricing::quotes::{self};
 use crate::pricing::Mode;
 use axum::extract::{FromRef, State};

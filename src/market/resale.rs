@@ -3,13 +3,13 @@
 //! listings (never who sells them).
 
 use super::MarketState;
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};

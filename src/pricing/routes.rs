@@ -3,7 +3,6 @@
 use super::quotes::{self, Quote, QuoteRequest};
 use super::rules::DerivedPrices;
 use super::store::{self, HistoryFilter, ListPrice};
-use crate::api::Limit;
 use crate::audit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::catalog::regions::KnownRegions;
@@ -12,6 +11,7 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::market::{MarketFeed, MarketHandle};
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;

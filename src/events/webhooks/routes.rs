@@ -4,12 +4,12 @@
 use super::history::{self, DeliveryView};
 use super::store::{self, Webhook};
 use super::{address, sign};
-use crate::api::Limit;
 use crate::auth::{AuthState, Caller, Role};
 use crate::db::Db;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::events::{EventType, EventsState};
 use crate::ids::{PathId, WebhookId};
+use crate::page::Limit;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
