@@ -122,7 +122,7 @@ pub fn order(rng: &mut Rng) -> OrderSpec {
     OrderSpec {
         mode: Mode::OnDemand,
         resources: res,
-        region: None,
+        region: Default::default(),
         node: None,
         start_at: None,
         duration_s: None,

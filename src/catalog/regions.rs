@@ -27,7 +27,9 @@ pub fn parse_name(raw: &str) -> Result<String, &'static str> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !raw.starts_with('-');
     match (ok, raw) {
-        (_, "any") => Err("`any` is reserved for orders that let gpuex choose"),
+        (_, crate::catalog::ANY_REGION) => {
+            Err("`any` is reserved for orders that let gpuex choose")
+        }
         (true, _) => Ok(raw.to_owned()),
         (false, _) => Err("must be 1 to 40 characters of a-z, 0-9 and -"),
     }

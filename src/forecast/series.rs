@@ -4,6 +4,7 @@
 //! found no capacity. Orders for any model or region that were not placed
 //! belong to no one market and are left out.
 
+use crate::catalog::RegionChoice;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -20,7 +21,8 @@ pub type Market = (String, String);
 /// The part of an order's request the series reads.
 #[derive(Deserialize)]
 struct Request {
-    region: Option<String>,
+    #[serde(default)]
+    region: RegionChoice,
     resources: RequestResources,
 }
 
@@ -105,7 +107,7 @@ pub async fn demand_by_minute(
         let market = match (lease_model, lease_region) {
             (Some(model), Some(region)) => (model, region),
             _ => match (request.resources.gpu_model, request.region) {
-                (Some(model), Some(region)) if region != "any" => (model, region),
+                (Some(model), RegionChoice::Named(region)) => (model, region),
                 _ => continue,
             },
         };

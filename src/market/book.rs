@@ -191,7 +191,7 @@ pub fn book_entries(engine: &Engine, depth: usize) -> Vec<BookEntry> {
                 .gpu_model
                 .clone()
                 .unwrap_or_else(|| "any".into()),
-            spec.region.clone().unwrap_or_else(|| "any".into()),
+            spec.region.to_string(),
         );
         let winning = order
             .lease

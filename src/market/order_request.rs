@@ -1,6 +1,7 @@
 //! The body of `POST /v1/orders` and its checks: every field a buyer sends,
 //! refused with the field named before anything reaches the market.
 
+use crate::catalog::RegionChoice;
 use crate::engine::{self};
 use crate::error::FieldError;
 use crate::pricing::quotes::{self, Resources};
@@ -28,7 +29,8 @@ pub struct OrderRequest {
     pub resources: Resources,
     /// A region name, or `any` (default): the engine picks, cheapest first.
     #[serde(default)]
-    pub region: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub region: RegionChoice,
     /// Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
     /// least 1 h ahead; off the hour gets 422 naming `start_at`.
     #[serde(default)]
@@ -384,15 +386,11 @@ impl OrderRequest {
     }
 
     /// What the engine needs of this order.
-    pub(crate) fn spec(
-        &self,
-        start_at: Option<DateTime<Utc>>,
-        region: Option<String>,
-    ) -> engine::OrderSpec {
+    pub(crate) fn spec(&self, start_at: Option<DateTime<Utc>>) -> engine::OrderSpec {
         engine::OrderSpec {
             mode: self.mode,
             resources: self.resources.to_engine(),
-            region,
+            region: self.region.clone(),
             node: None,
             start_at: start_at.map(|t| t.timestamp()),
             duration_s: self.duration_s.and_then(|d| i64::try_from(d).ok()),

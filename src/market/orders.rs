@@ -89,8 +89,7 @@ async fn place_order(
             None
         }
     };
-    let region = req.region.clone().filter(|r| r != "any");
-    if let Some(name) = &region {
+    if let Some(name) = req.region.named() {
         if !state.regions.exists(&state.db, name).await? {
             return Err(ApiError::field(
                 "region",
@@ -122,14 +121,14 @@ async fn place_order(
             &state.db,
             req.mode,
             &req.resources,
-            region.as_deref(),
+            req.region.named(),
             req.duration_s,
             req.max_price,
         )
         .await?;
         crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
     }
-    let mut spec = req.spec(start_at, region.clone());
+    let mut spec = req.spec(start_at);
     // ARCHITECTURE.md §17: the lease's likely duration from the buyer's history, for
     // placement to line up ends; an order's own `duration_s` needs none.
     if spec.duration_s.is_none() {
@@ -150,7 +149,7 @@ async fn place_order(
     });
     let tags = serde_json::value::to_raw_value(req.tags.as_ref().unwrap_or(&BTreeMap::new()))
         .map_err(|e| ApiError::Internal(e.into()))?;
-    let region = region.unwrap_or_else(|| "any".into());
+    let region = req.region.to_string();
     let meta = OrderMeta {
         client_order_id: req.client_order_id.clone(),
         request_json: request.get().to_owned(),

@@ -2,6 +2,7 @@
 
 use super::rules::{round_money, DerivedPrices, Mode};
 use super::store::ListPrice;
+use crate::catalog::RegionChoice;
 use crate::catalog::{self, GpuModel, Precision, Unit, UNIT_VRAM_GB};
 use crate::error::{ApiError, FieldError};
 use chrono::{DateTime, Duration, Utc};
@@ -178,7 +179,8 @@ pub struct QuoteRequest {
     pub resources: Resources,
     /// A region name, or `any` (default) to compare every region.
     #[serde(default)]
-    pub region: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub region: RegionChoice,
     /// Start of a reserved window: a whole hour (e.g. `14:00:00Z`), at least 1 h ahead.
     #[serde(default)]
     pub start_at: Option<DateTime<Utc>>,

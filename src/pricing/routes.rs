@@ -180,7 +180,7 @@ async fn quote(
     }
     let now = state.settings.clock.now();
     let (start_at, duration_s) = quotes::window(req.mode, req.start_at, req.duration_s, now)?;
-    let region = req.region.as_deref().filter(|r| *r != "any");
+    let region = req.region.named();
     if let Some(region) = region {
         if !state.regions.exists(&state.db, region).await? {
             return Err(ApiError::field(
@@ -264,9 +264,8 @@ fn order_spec(
         webhook_url: None,
         client_order_id: None,
     };
-    let region = req.region.clone().filter(|r| r != "any");
     let reserved = req.mode == crate::pricing::Mode::Reserved;
-    order.spec(reserved.then_some(start_at), region)
+    order.spec(reserved.then_some(start_at))
 }
 
 /// The slice the engine says the order would get now, with its held units,

@@ -193,7 +193,7 @@ fn command(engine: &Engine, op: &Op, now: &mut i64, next: &mut u128) -> Option<C
                     cpu_milli: None,
                     memory_mib: None,
                 },
-                region: Some(REGION.into()),
+                region: REGION.into(),
                 node: None,
                 start_at: (mode == Mode::Reserved).then_some(hour),
                 duration_s: Some(3600 * (1 + i64::from(tflops % 3))),

@@ -102,6 +102,6 @@ pub use resale::{ListResale, Listing, ListingRefusal, ResaleSource};
 pub use restore::{ClearingRow, EngineMeta, NodeRow, RegionRow, Snapshot};
 pub use types::{
     DurationPrediction, Isolation, ListingId, Mode, OrderSpec, PredictionBasis, Priority, Qos,
-    Resources, Ts,
+    RegionChoice, Resources, Ts,
 };
 pub use validate::Invariant;

@@ -9,7 +9,7 @@ use chrono_tz::Tz;
 
 use super::core::Engine;
 use super::lease::Lease;
-use super::types::Ts;
+use super::types::{RegionChoice, Ts};
 
 /// Local hour at which off-peak begins.
 pub const OFFPEAK_FROM_HOUR: u32 = 22;
@@ -89,7 +89,7 @@ impl Engine {
     /// off-peak, its local time, and for `region: any` why it was chosen.
     pub(super) fn offpeak_clause(&self, lease: &Lease) -> String {
         let local = self.local_time(&lease.region);
-        let any = lease.spec.region.as_deref().is_none_or(|r| r == "any");
+        let any = lease.spec.region == RegionChoice::Any;
         let why = &lease.placement.why;
         let state = if why.offpeak {
             "off-peak"

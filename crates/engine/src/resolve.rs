@@ -26,13 +26,13 @@ impl Engine {
         if !allowed.clone().any(|m| m.peak(precision).is_some()) {
             return Err(RejectReason::UnknownPrecision);
         }
-        let region = match &spec.region {
-            Some(name) if name != "any" => Some(
+        let region = match spec.region.named() {
+            Some(name) => Some(
                 self.view
                     .region_idx(name)
                     .ok_or(RejectReason::UnknownRegion)?,
             ),
-            _ => None,
+            None => None,
         };
         if let Some(node) = spec.node {
             if !self.nodes.contains_key(&node) {

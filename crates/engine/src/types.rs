@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use gpuex_wire::catalog::RegionChoice;
 use gpuex_wire::catalog::{text_names, Precision};
 
 /// Unix seconds (UTC). Every command carries its own `now`.
@@ -139,9 +140,9 @@ pub struct Resources {
 pub struct OrderSpec {
     pub mode: Mode,
     pub resources: Resources,
-    /// A region name, or `None` for `any`.
+    /// A region, or any (older journal rows wrote `any` as `null`).
     #[serde(default)]
-    pub region: Option<String>,
+    pub region: RegionChoice,
     /// Pin the order to one node (providers testing their own nodes).
     #[serde(default)]
     pub node: Option<NodeId>,

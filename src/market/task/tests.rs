@@ -29,7 +29,7 @@ fn place(buyer: Uuid, order_id: Uuid) -> (Command, OrderMeta) {
             cpu_milli: None,
             memory_mib: None,
         },
-        region: None,
+        region: Default::default(),
         node: None,
         start_at: None,
         duration_s: None,

@@ -129,7 +129,7 @@ fn when_both_regions_are_off_peak_the_cheaper_one_wins() {
 fn a_named_region_is_never_redirected_to_an_off_peak_one() {
     let mut e = two_regions("America/New_York", SLIGHTLY_CHEAPER, T0);
     let mut s = any_whole_a100();
-    s.region = Some("other".into());
+    s.region = "other".into();
     let (lease, text) = explanation(&mut e, T0, 1, s);
     assert_eq!(lease.region, "other");
     assert!(
@@ -218,7 +218,7 @@ fn a_known_region_without_nodes_answers_no_capacity() {
     run(&mut e, T0, prices("ap"));
     for (id, mode) in [(1, Mode::OnDemand), (2, Mode::Pooled), (3, Mode::Spot)] {
         let mut s = spec(mode, whole_a100());
-        s.region = Some("ap".into());
+        s.region = "ap".into();
         s.max_price = Some(dec!(10));
         if mode == Mode::Pooled {
             s.resources = resources(dec!(100), 20);
@@ -230,7 +230,7 @@ fn a_known_region_without_nodes_answers_no_capacity() {
         );
     }
     let mut s = spec(Mode::Reserved, whole_a100());
-    s.region = Some("ap".into());
+    s.region = "ap".into();
     s.start_at = Some(T0 + 7200);
     s.duration_s = Some(3600);
     assert_eq!(e.quote(&s), Err(RejectReason::NoCapacity));
@@ -250,7 +250,7 @@ fn a_region_lacking_a_model_others_have_answers_no_capacity_and_nowhere_stays_un
     );
     let mut h100 = spec(Mode::OnDemand, resources(dec!(100), 40));
     h100.resources.gpu_model = Some(H100.into());
-    h100.region = Some("other".into());
+    h100.region = "other".into();
     assert_eq!(
         rejected(&run(&mut e, T0, place(1, h100.clone()))),
         Some(RejectReason::NoCapacity)
@@ -260,7 +260,7 @@ fn a_region_lacking_a_model_others_have_answers_no_capacity_and_nowhere_stays_un
     h100.resources.isolation = Isolation::Whole;
     for (id, region) in [(2, Some("eu")), (3, Some("other")), (4, None)] {
         let mut s = h100.clone();
-        s.region = region.map(Into::into);
+        s.region = region.map(str::to_owned).into();
         assert_eq!(
             rejected(&run(&mut e, T0, place(id, s))),
             Some(RejectReason::UnsatisfiableResources),

@@ -102,7 +102,7 @@ pub fn spec(mode: Mode, res: Resources) -> OrderSpec {
     OrderSpec {
         mode,
         resources: res,
-        region: None,
+        region: RegionChoice::Any,
         node: None,
         start_at: None,
         duration_s: None,

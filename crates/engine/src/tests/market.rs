@@ -64,10 +64,10 @@ fn region_any_breaks_price_ties_by_local_off_peak_hours() {
 fn a_named_region_is_kept_and_an_unknown_one_rejected() {
     let mut e = two_regions(dec!(0.001));
     let mut s = spec(Mode::OnDemand, whole_a100());
-    s.region = Some("eu".into());
+    s.region = "eu".into();
     assert_eq!(grant(&mut e, T0, place(1, s)).region, "eu");
     let mut s = spec(Mode::OnDemand, whole_a100());
-    s.region = Some("mars".into());
+    s.region = "mars".into();
     assert_eq!(
         rejected(&run(&mut e, T0, place(2, s))),
         Some(RejectReason::UnknownRegion)

@@ -7,9 +7,11 @@
 
 mod mig;
 mod models;
+mod region_choice;
 mod units;
 
 pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
 pub use models::{all_models, lookup, GpuModel};
+pub use region_choice::{RegionChoice, ANY as ANY_REGION};
 pub use units::text_names;
 pub use units::{Precision, Unit, UnknownName, UNIT_VRAM_GB};
