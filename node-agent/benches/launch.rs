@@ -61,7 +61,7 @@ fn start(lease: Uuid, gpu: u32, image: Option<&str>) -> Assignment {
     Assignment {
         lease_id: lease,
         action: AssignmentAction::Start {
-            placement: Placement {
+            placement: AgentPlacement {
                 gpus: vec![gpu],
                 partition: Partition::Whole,
             },

@@ -2,13 +2,13 @@
 //! the environment its workload gets.
 
 use gpuex_wire::catalog::GpuModel;
-use gpuex_wire::protocol::{HeldUnits, Partition, Placement};
+use gpuex_wire::protocol::{AgentPlacement, HeldUnits, Partition};
 use rust_decimal::Decimal;
 use std::collections::BTreeMap;
 
 /// The units a placement holds, from the catalog (ARCHITECTURE.md §2): a MIG profile's
 /// units, exactly the share asked for on a shared GPU, or whole GPUs.
-pub fn held_units(model: &GpuModel, placement: &Placement) -> Result<HeldUnits, String> {
+pub fn held_units(model: &GpuModel, placement: &AgentPlacement) -> Result<HeldUnits, String> {
     let gpus = Decimal::from(placement.gpus.len());
     match &placement.partition {
         Partition::Mig { profile, .. } => {
@@ -35,7 +35,7 @@ pub fn held_units(model: &GpuModel, placement: &Placement) -> Result<HeldUnits, 
 /// The workload's environment: the assignment's own, then what the agent sets
 /// (which wins): `CUDA_VISIBLE_DEVICES`, and for shared slices the MPS limits.
 pub fn workload_env(
-    placement: &Placement,
+    placement: &AgentPlacement,
     device: &str,
     lease_env: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
@@ -63,8 +63,8 @@ mod tests {
     use gpuex_wire::catalog::lookup;
     use rust_decimal_macros::dec;
 
-    fn placement(partition: Partition, gpus: Vec<u32>) -> Placement {
-        Placement { gpus, partition }
+    fn placement(partition: Partition, gpus: Vec<u32>) -> AgentPlacement {
+        AgentPlacement { gpus, partition }
     }
 
     #[test]

@@ -12,9 +12,9 @@ use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::LeaseId;
 use crate::market::pull_secrets::PullSecrets;
 use crate::protocol::{
-    Assignment, AssignmentAction, BackendKind, CheckpointPlan, HeartbeatRequest, HeartbeatResponse,
-    HeldUnits, HostLimits, LeaseRunState, Partition, Placement, RefusedUsage, RegisterRequest,
-    RegisterResponse, UsageAck, UsageBatch,
+    AgentPlacement, Assignment, AssignmentAction, BackendKind, CheckpointPlan, HeartbeatRequest,
+    HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, Partition, RefusedUsage,
+    RegisterRequest, RegisterResponse, UsageAck, UsageBatch,
 };
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
@@ -325,7 +325,7 @@ fn start_action(row: &LeaseRow, secrets: &PullSecrets) -> Option<AssignmentActio
     });
     let units = lease.placement.units;
     Some(AssignmentAction::Start {
-        placement: Placement {
+        placement: AgentPlacement {
             gpus: lease
                 .placement
                 .gpus

@@ -82,7 +82,7 @@ impl NodeState {
 
 /// Where a task went: a node and the GPUs (bitmask) it uses there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placement {
+pub struct Allotment {
     pub node: usize,
     pub gpus: u8,
 }
@@ -134,7 +134,7 @@ impl Cluster {
 
     /// Puts `task` where `at` says. The policy chose a feasible placement;
     /// an infeasible one is a bug, caught here.
-    pub fn place(&mut self, task: &Task, at: Placement) {
+    pub fn place(&mut self, task: &Task, at: Allotment) {
         let n = &mut self.nodes[at.node];
         let free_before = n.free_gpus();
         assert!(
@@ -158,7 +158,7 @@ impl Cluster {
     }
 
     /// Gives back what `task` held at `at`.
-    pub fn release(&mut self, task: &Task, at: Placement) {
+    pub fn release(&mut self, task: &Task, at: Allotment) {
         let n = &mut self.nodes[at.node];
         let free_before = n.free_gpus();
         n.give(task, at.gpus);
@@ -215,7 +215,7 @@ pub(crate) mod tests {
         let (_, mut c) = cluster(&[4], 32000);
         let before = c.nodes[0].clone();
         let t = task(4000, GpuAsk::Whole(2));
-        let at = Placement {
+        let at = Allotment {
             node: 0,
             gpus: c.nodes[0].first_free(2),
         };
@@ -231,7 +231,7 @@ pub(crate) mod tests {
     #[test]
     fn a_share_fits_only_where_one_gpu_has_room() {
         let (_, mut c) = cluster(&[1], 32000);
-        c.place(&task(0, GpuAsk::Share(700)), Placement { node: 0, gpus: 1 });
+        c.place(&task(0, GpuAsk::Share(700)), Allotment { node: 0, gpus: 1 });
         assert!(!c.nodes[0].fits(&task(0, GpuAsk::Share(400))));
         assert!(c.nodes[0].fits(&task(0, GpuAsk::Share(300))));
         assert!(

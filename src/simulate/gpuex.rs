@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
-use super::cluster::{Cluster, Placement};
+use super::cluster::{Allotment, Cluster};
 use super::trace::{GpuAsk, Task, Trace};
 use crate::catalog;
 use crate::engine::placement::{
@@ -138,7 +138,7 @@ impl GpuexPlacer {
         cluster: &Cluster,
         task: &Task,
         ends: Option<EndHint>,
-    ) -> Option<Placement> {
+    ) -> Option<Allotment> {
         self.pending = None;
         if task.gpu == GpuAsk::None {
             let at = cpu_only(cluster, task)?;
@@ -158,7 +158,7 @@ impl GpuexPlacer {
         let node = usize::try_from(p.node.as_u128().checked_sub(1)?).ok()?;
         let gpus = p.gpus.iter().fold(0u8, |m, g| m | 1 << g.index);
         self.pending = Some(Held::Engine(Box::new(p), ends));
-        Some(Placement { node, gpus })
+        Some(Allotment { node, gpus })
     }
 
     /// The harness placed what `choose` answered: book it in the view and the mix.
@@ -210,14 +210,14 @@ impl GpuexPlacer {
 
 /// CPU-only tasks: the feasible node with the least idle GPU milli, then the
 /// most CPU left, then the lowest index.
-fn cpu_only(cluster: &Cluster, task: &Task) -> Option<Placement> {
+fn cpu_only(cluster: &Cluster, task: &Task) -> Option<Allotment> {
     cluster
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.fits(task))
         .min_by_key(|(i, n)| (n.total_left(), std::cmp::Reverse(n.cpu_left), *i))
-        .map(|(node, _)| Placement { node, gpus: 0 })
+        .map(|(node, _)| Allotment { node, gpus: 0 })
 }
 
 #[cfg(test)]
@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn cpu_only_tasks_go_where_the_least_gpu_is_idle() {
         let (_, mut c) = cluster(&[2, 2], 32000);
-        c.place(&task(0, GpuAsk::Whole(1)), Placement { node: 1, gpus: 1 });
+        c.place(&task(0, GpuAsk::Whole(1)), Allotment { node: 1, gpus: 1 });
         assert_eq!(cpu_only(&c, &task(1000, GpuAsk::None)).unwrap().node, 1);
     }
 }

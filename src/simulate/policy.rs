@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::cluster::{Cluster, NodeState, Placement};
+use super::cluster::{Allotment, Cluster, NodeState};
 use super::frag::{FragMemo, TypicalPod};
 use super::gpuex::GpuexPlacer;
 use super::rng::Rng;
@@ -131,7 +131,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Where trace task `idx` goes, or `None` when it fits nowhere.
-    pub fn choose(&mut self, cluster: &Cluster, idx: usize) -> Option<Placement> {
+    pub fn choose(&mut self, cluster: &Cluster, idx: usize) -> Option<Allotment> {
         let task = &self.trace.tasks[idx];
         match self.policy {
             PolicyName::Random => self.random(cluster, task),
@@ -144,7 +144,7 @@ impl<'a> Scheduler<'a> {
 
     /// `RandomScore`: a uniformly random feasible node, then a random GPU
     /// with room (`gpuSelMethod: random`).
-    fn random(&mut self, cluster: &Cluster, task: &Task) -> Option<Placement> {
+    fn random(&mut self, cluster: &Cluster, task: &Task) -> Option<Allotment> {
         let mut seen = 0;
         let mut chosen = None;
         for (i, n) in cluster.nodes.iter().enumerate() {
@@ -173,13 +173,13 @@ impl<'a> Scheduler<'a> {
                 1 << pick
             }
         };
-        Some(Placement { node, gpus })
+        Some(Allotment { node, gpus })
     }
 
     /// `BestFitScore`: least CPU and GPU left after placement, normalised to
     /// 0..=100 like FGD's `NormalizeScore`; the GPU with least room that
     /// fits (`gpuSelMethod: best`).
-    fn best_fit(&mut self, cluster: &Cluster, task: &Task) -> Option<Placement> {
+    fn best_fit(&mut self, cluster: &Cluster, task: &Task) -> Option<Allotment> {
         let mut scored = Vec::new();
         for (i, n) in cluster.nodes.iter().enumerate() {
             if n.fits(task) {
@@ -200,7 +200,7 @@ impl<'a> Scheduler<'a> {
             };
         }
         let node = self.select_host(scored.into_iter())?;
-        Some(Placement {
+        Some(Allotment {
             node,
             gpus: best_fit_gpus(&cluster.nodes[node], task),
         })
@@ -209,7 +209,7 @@ impl<'a> Scheduler<'a> {
     /// `FGDScore`: the node and GPU whose placement most reduces the node's
     /// fragmentation, scored as FGD does, `sigmoid(Δfrag / 1000) × 100`
     /// truncated to an integer.
-    fn fgd(&mut self, cluster: &Cluster, task: &Task, class: usize) -> Option<Placement> {
+    fn fgd(&mut self, cluster: &Cluster, task: &Task, class: usize) -> Option<Allotment> {
         let classes = self.shared.classes;
         let mut scored = Vec::new();
         for (i, n) in cluster.nodes.iter().enumerate() {
@@ -238,7 +238,7 @@ impl<'a> Scheduler<'a> {
         }
         let node = self.select_host(scored.into_iter())?;
         let gpus = self.cache[node * classes + class].gpus;
-        Some(Placement { node, gpus })
+        Some(Allotment { node, gpus })
     }
 
     /// kube-scheduler's `selectHost`: the highest score, ties broken
@@ -331,7 +331,7 @@ pub fn fgd_score(
 /// holds it, no other GPU task on it), so nothing is shared. CPU-only tasks
 /// take CPU wherever it is free, preferring machines already rented, so they
 /// never block a rental on their own.
-fn whole_node(cluster: &Cluster, task: &Task) -> Option<Placement> {
+fn whole_node(cluster: &Cluster, task: &Task) -> Option<Allotment> {
     let mut best: Option<(usize, (bool, u8))> = None;
     for (i, n) in cluster.nodes.iter().enumerate() {
         let ok = n.fits(task) && (task.gpu == GpuAsk::None || n.gpu_tasks == 0);
@@ -351,7 +351,7 @@ fn whole_node(cluster: &Cluster, task: &Task) -> Option<Placement> {
         GpuAsk::Share(_) => 1,
         GpuAsk::Whole(k) => n.first_free(k),
     };
-    Some(Placement { node, gpus })
+    Some(Allotment { node, gpus })
 }
 
 #[cfg(test)]
@@ -382,7 +382,7 @@ mod tests {
         let (t, mut c) = cluster(&[2, 2], 32000);
         c.place(
             &task(0, GpuAsk::Share(600)),
-            Placement {
+            Allotment {
                 node: 1,
                 gpus: 0b10,
             },
@@ -392,14 +392,14 @@ mod tests {
         // Node 1 has less left; on it, GPU 1 (400 left) is the tightest fit.
         assert_eq!(
             s.best_fit(&c, &task(0, GpuAsk::Share(300))),
-            Some(Placement {
+            Some(Allotment {
                 node: 1,
                 gpus: 0b10
             })
         );
         assert_eq!(
             s.best_fit(&c, &task(0, GpuAsk::Share(500))),
-            Some(Placement {
+            Some(Allotment {
                 node: 1,
                 gpus: 0b01
             })
@@ -411,7 +411,7 @@ mod tests {
         let (t, mut c) = cluster(&[2, 2], 32000);
         c.place(
             &task(0, GpuAsk::Share(500)),
-            Placement {
+            Allotment {
                 node: 0,
                 gpus: 0b01,
             },
@@ -424,7 +424,7 @@ mod tests {
         let p = s.fgd(&c, &task(0, GpuAsk::Share(300)), class).unwrap();
         assert_eq!(
             p,
-            Placement {
+            Allotment {
                 node: 0,
                 gpus: 0b01
             }
@@ -434,14 +434,14 @@ mod tests {
     #[test]
     fn random_only_picks_feasible_nodes() {
         let (t, mut c) = cluster(&[1, 1, 1], 32000);
-        c.place(&task(0, GpuAsk::Whole(1)), Placement { node: 0, gpus: 1 });
-        c.place(&task(0, GpuAsk::Whole(1)), Placement { node: 2, gpus: 1 });
+        c.place(&task(0, GpuAsk::Whole(1)), Allotment { node: 0, gpus: 1 });
+        c.place(&task(0, GpuAsk::Whole(1)), Allotment { node: 2, gpus: 1 });
         let mut sh = shared_for(&t, whole_gpu_mix());
         let mut s = Scheduler::new(PolicyName::Random, &t, &mut sh, 9);
         for _ in 0..20 {
             assert_eq!(s.random(&c, &task(0, GpuAsk::Share(100))).unwrap().node, 1);
         }
-        c.place(&task(0, GpuAsk::Whole(1)), Placement { node: 1, gpus: 1 });
+        c.place(&task(0, GpuAsk::Whole(1)), Allotment { node: 1, gpus: 1 });
         assert_eq!(s.random(&c, &task(0, GpuAsk::Share(100))), None);
     }
 
@@ -450,7 +450,7 @@ mod tests {
         let (_, mut c) = cluster(&[8, 2, 4], 32000);
         let small = task(0, GpuAsk::Share(100));
         assert_eq!(whole_node(&c, &small).unwrap().node, 1);
-        c.place(&small, Placement { node: 1, gpus: 1 });
+        c.place(&small, Allotment { node: 1, gpus: 1 });
         // Node 1 is rented even though it has room left.
         assert_eq!(whole_node(&c, &small).unwrap().node, 2);
         assert_eq!(whole_node(&c, &task(0, GpuAsk::Whole(8))).unwrap().node, 0);

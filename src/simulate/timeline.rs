@@ -28,7 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::cluster::{Cluster, Placement};
+use super::cluster::{Allotment, Cluster};
 use super::foresight::{Foresight, Holdback, Predictor};
 use super::policy::{Scheduler, Shared};
 use super::trace::Trace;
@@ -309,7 +309,7 @@ impl Replay<'_, '_> {
         let task = &trace.tasks[idx];
         self.cluster.release(
             task,
-            Placement {
+            Allotment {
                 node: run.node,
                 gpus: run.gpus,
             },

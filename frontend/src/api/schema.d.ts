@@ -1332,6 +1332,17 @@ export interface components {
             simulated?: boolean | null;
         };
         /**
+         * @description The GPUs a lease holds and how, as its agent sets them up: the GPU
+         *     indices and the partition, without the engine's units, scores and catalog
+         *     indices (the engine's `Placement` is the whole of it).
+         */
+        AgentPlacement: {
+            /** @description GPU indices on this node (one for `mig` and `shared`). */
+            gpus: number[];
+            /** @description How the GPUs are cut. */
+            partition: components["schemas"]["Partition"];
+        };
+        /**
          * @description What the agent has to offer. It replaces any inventory declared with
          *     `POST /v1/nodes`; a node whose GPUs changed under live leases is quarantined.
          */
@@ -1485,7 +1496,7 @@ export interface components {
              */
             network?: boolean;
             /** @description Where the lease lives on this node. */
-            placement: components["schemas"]["Placement"];
+            placement: components["schemas"]["AgentPlacement"];
             registry_auth?: null | components["schemas"]["RegistryAuth"];
         };
         /**
@@ -3053,13 +3064,6 @@ export interface components {
         } | {
             /** @enum {string} */
             kind: "whole";
-        };
-        /** @description The GPUs a lease holds and how. */
-        Placement: {
-            /** @description GPU indices on this node (one for `mig` and `shared`). */
-            gpus: number[];
-            /** @description How the GPUs are cut. */
-            partition: components["schemas"]["Partition"];
         };
         /** @description Capacity of one (GPU model, region). */
         PoolStats: {

@@ -226,7 +226,7 @@ impl Agent {
     #[allow(clippy::type_complexity)]
     pub(super) fn provision(
         &mut self,
-        placement: &Placement,
+        placement: &AgentPlacement,
         held: Option<HeldUnits>,
     ) -> Result<(String, Option<(u32, MigSlice)>, HeldUnits, f64), String> {
         let gpus = placement
@@ -321,7 +321,7 @@ impl Agent {
     /// one) until its grace ends, so the next tenant starts only after it:
     /// two tenants never share a slice, and the next one's billing, which
     /// starts at `provisioned`, does not pay for the wait.
-    pub(super) fn handover_pending(&self, placement: &Placement) -> bool {
+    pub(super) fn handover_pending(&self, placement: &AgentPlacement) -> bool {
         self.leases.values().any(|l| {
             l.state == LeaseRunState::Stopping
                 && l.placement.gpus.iter().any(|g| placement.gpus.contains(g))

@@ -180,7 +180,7 @@ impl Agent {
     /// The placement's GPUs as the launchers see them.
     pub(super) fn lease_gpus(
         &self,
-        placement: &Placement,
+        placement: &AgentPlacement,
         mig: Option<&(u32, MigSlice)>,
     ) -> Vec<crate::launcher::LeaseGpu> {
         placement

@@ -25,10 +25,10 @@ use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
 use gpuex_wire::catalog;
 use gpuex_wire::protocol::{
-    paths, Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason,
-    GpuMetrics, HeartbeatRequest, HeartbeatResponse, HeldUnits, HostLimits, LeaseReport,
-    LeaseRunState, LogsUpload, MigMode, Partition, Placement, RegisterRequest, RegisterResponse,
-    ScrubReport, StatusReport, UsageAck, UsageRecord,
+    paths, AgentPlacement, Artifact, Assignment, AssignmentAction, AssignmentStatus,
+    CheckpointPlan, EndReason, GpuMetrics, HeartbeatRequest, HeartbeatResponse, HeldUnits,
+    HostLimits, LeaseReport, LeaseRunState, LogsUpload, MigMode, Partition, RegisterRequest,
+    RegisterResponse, ScrubReport, StatusReport, UsageAck, UsageRecord,
 };
 use nix::sys::signal::Signal;
 use rust_decimal::prelude::FromPrimitive;
@@ -101,7 +101,7 @@ pub struct AgentConfig {
 
 /// A lease this node carries out.
 struct Lease {
-    placement: Placement,
+    placement: AgentPlacement,
     device: String,
     mig: Option<(u32, MigSlice)>,
     held: HeldUnits,
@@ -130,7 +130,7 @@ struct Lease {
 /// previous workload to stop (see [`Agent::handover_pending`]) or for its
 /// artifacts.
 struct WaitingStart {
-    placement: Placement,
+    placement: AgentPlacement,
     command: Option<String>,
     env: BTreeMap<String, String>,
     end_at: Option<DateTime<Utc>>,

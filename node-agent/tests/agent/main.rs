@@ -151,7 +151,7 @@ fn start(lease: Uuid, partition: Partition, gpu: u32, command: &str) -> Assignme
     Assignment {
         lease_id: lease,
         action: AssignmentAction::Start {
-            placement: Placement {
+            placement: AgentPlacement {
                 gpus: vec![gpu],
                 partition,
             },

@@ -6,6 +6,7 @@ from .adjustment_request import AdjustmentRequest
 from .adjustment_request_tags_type_0 import AdjustmentRequestTagsType0
 from .adjustment_view import AdjustmentView
 from .admin_node_request import AdminNodeRequest
+from .agent_placement import AgentPlacement
 from .agent_register_request import AgentRegisterRequest
 from .agent_register_response import AgentRegisterResponse
 from .api_key_created import ApiKeyCreated
@@ -141,7 +142,6 @@ from .partition_type_1 import PartitionType1
 from .partition_type_1_kind import PartitionType1Kind
 from .partition_type_2 import PartitionType2
 from .partition_type_2_kind import PartitionType2Kind
-from .placement import Placement
 from .pool_stats import PoolStats
 from .precision import Precision
 from .price_change_view import PriceChangeView
@@ -215,6 +215,7 @@ __all__ = (
     "AdjustmentRequestTagsType0",
     "AdjustmentView",
     "AdminNodeRequest",
+    "AgentPlacement",
     "AgentRegisterRequest",
     "AgentRegisterResponse",
     "ApiKeyCreated",
@@ -350,7 +351,6 @@ __all__ = (
     "PartitionType1Kind",
     "PartitionType2",
     "PartitionType2Kind",
-    "Placement",
     "PoolStats",
     "Precision",
     "PriceChangeView",

@@ -17,11 +17,11 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.checkpoint_plan import CheckpointPlan
-  from ..models.placement import Placement
   from ..models.registry_auth import RegistryAuth
   from ..models.assignment_start_env import AssignmentStartEnv
   from ..models.held_units import HeldUnits
   from ..models.host_limits import HostLimits
+  from ..models.agent_placement import AgentPlacement
   from ..models.artifact import Artifact
 
 
@@ -40,7 +40,9 @@ class AssignmentStart:
         Attributes:
             action (AssignmentStartAction):
             lease_id (UUID):
-            placement (Placement): The GPUs a lease holds and how.
+            placement (AgentPlacement): The GPUs a lease holds and how, as its agent sets them up: the GPU
+                indices and the partition, without the engine's units, scores and catalog
+                indices (the engine's `Placement` is the whole of it).
             artifacts (list[Artifact] | Unset): Files the agent fetches into the working folder before the workload
                 starts; a failed fetch or a wrong hash fails the lease.
             checkpoint (CheckpointPlan | None | Unset):
@@ -58,7 +60,7 @@ class AssignmentStart:
 
     action: AssignmentStartAction
     lease_id: UUID
-    placement: Placement
+    placement: AgentPlacement
     artifacts: list[Artifact] | Unset = UNSET
     checkpoint: CheckpointPlan | None | Unset = UNSET
     command: None | str | Unset = UNSET
@@ -77,11 +79,11 @@ class AssignmentStart:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.checkpoint_plan import CheckpointPlan
-        from ..models.placement import Placement
         from ..models.registry_auth import RegistryAuth
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
         from ..models.host_limits import HostLimits
+        from ..models.agent_placement import AgentPlacement
         from ..models.artifact import Artifact
         action = self.action.value
 
@@ -192,11 +194,11 @@ class AssignmentStart:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.checkpoint_plan import CheckpointPlan
-        from ..models.placement import Placement
         from ..models.registry_auth import RegistryAuth
         from ..models.assignment_start_env import AssignmentStartEnv
         from ..models.held_units import HeldUnits
         from ..models.host_limits import HostLimits
+        from ..models.agent_placement import AgentPlacement
         from ..models.artifact import Artifact
         d = dict(src_dict)
         action = AssignmentStartAction(d.pop("action"))
@@ -209,7 +211,7 @@ class AssignmentStart:
 
 
 
-        placement = Placement.from_dict(d.pop("placement"))
+        placement = AgentPlacement.from_dict(d.pop("placement"))
 
 
 

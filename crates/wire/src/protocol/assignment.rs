@@ -35,7 +35,7 @@ pub enum AssignmentAction {
     /// already runs is left alone.
     Start {
         /// Where the lease lives on this node.
-        placement: Placement,
+        placement: AgentPlacement,
         /// Shell command run with `sh -c`; `None` provisions the slice only.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         command: Option<String>,
@@ -82,10 +82,12 @@ pub enum AssignmentAction {
     },
 }
 
-/// The GPUs a lease holds and how.
+/// The GPUs a lease holds and how, as its agent sets them up: the GPU
+/// indices and the partition, without the engine's units, scores and catalog
+/// indices (the engine's `Placement` is the whole of it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Placement {
+pub struct AgentPlacement {
     /// GPU indices on this node (one for `mig` and `shared`).
     pub gpus: Vec<u32>,
     /// How the GPUs are cut.

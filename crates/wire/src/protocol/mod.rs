@@ -47,8 +47,8 @@ pub fn path_segment(name: &str) -> String {
 }
 
 pub use assignment::{
-    Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan, EndReason, HeldUnits,
-    HostLimits, LogsUpload, Partition, Placement, RegistryAuth, StatusReport,
+    AgentPlacement, Artifact, Assignment, AssignmentAction, AssignmentStatus, CheckpointPlan,
+    EndReason, HeldUnits, HostLimits, LogsUpload, Partition, RegistryAuth, StatusReport,
     DEFAULT_CHECKPOINT_PATH, LOGS_TAIL_BYTES, MAX_ARTIFACTS,
 };
 pub use metrics::{

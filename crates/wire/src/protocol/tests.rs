@@ -22,7 +22,7 @@ fn a_start_assignment_is_a_flat_object_tagged_by_action() {
     let assignment = Assignment {
         lease_id: lease(),
         action: AssignmentAction::Start {
-            placement: Placement {
+            placement: AgentPlacement {
                 gpus: vec![0],
                 partition: Partition::Mig {
                     profile: "1g.10gb".into(),

@@ -19,13 +19,15 @@ if TYPE_CHECKING:
 
 
 
-T = TypeVar("T", bound="Placement")
+T = TypeVar("T", bound="AgentPlacement")
 
 
 
 @_attrs_define
-class Placement:
-    """ The GPUs a lease holds and how.
+class AgentPlacement:
+    """ The GPUs a lease holds and how, as its agent sets them up: the GPU
+    indices and the partition, without the engine's units, scores and catalog
+    indices (the engine's `Placement` is the whole of it).
 
         Attributes:
             gpus (list[int]): GPU indices on this node (one for `mig` and `shared`).
@@ -113,14 +115,14 @@ class Placement:
         partition = _parse_partition(d.pop("partition"))
 
 
-        placement = cls(
+        agent_placement = cls(
             gpus=gpus,
             partition=partition,
         )
 
 
-        placement.additional_properties = d
-        return placement
+        agent_placement.additional_properties = d
+        return agent_placement
 
     @property
     def additional_keys(self) -> list[str]:
