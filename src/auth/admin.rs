@@ -10,7 +10,7 @@
 
 use super::routes::UserView;
 use super::sessions::{self, RevokeReason};
-use super::{store, AccountsState, AuthState, Caller, Role};
+use super::{store, AccountsState, Caller, Role, RouterState};
 use crate::audit;
 use crate::db::execute_tx;
 use crate::error::{ApiError, Json, Problem};
@@ -25,11 +25,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(set_role))
 }

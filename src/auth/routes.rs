@@ -3,7 +3,7 @@
 
 use super::email::Email;
 use super::sessions::{self, TokenResponse};
-use super::{password, store, tokens, AccountsState, AuthState, Caller, Credential, Role};
+use super::{password, store, tokens, AccountsState, Caller, Credential, Role, RouterState};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::{ApiKeyId, PathId};
 use crate::limits::{ClientAddr, LimitsState};
@@ -16,11 +16,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
     LimitsState: FromRef<S>,
 {
     OpenApiRouter::new()

@@ -7,7 +7,7 @@
 //! extractor refuses them once it is revoked, so a revocation takes effect on
 //! the next request, not when the access token expires.
 
-use super::{tokens, AccountsState, AuthState, Role};
+use super::{tokens, AccountsState, Role, RouterState};
 use crate::db::{dispatch, dispatch_tx, execute_tx, Db, Tx};
 use crate::error::{ApiError, Json, Problem};
 use anyhow::Context;
@@ -20,11 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(refresh))

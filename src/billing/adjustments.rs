@@ -5,7 +5,7 @@
 use super::lines::{self, Credit};
 use super::BillingState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
@@ -18,11 +18,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(adjust))
 }

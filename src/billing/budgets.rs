@@ -10,7 +10,7 @@
 
 use super::lines::{self, Scope};
 use super::{period, BillingState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db, Money, Text};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem};
@@ -28,11 +28,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_budget, list_budgets))
 }

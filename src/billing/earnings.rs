@@ -5,7 +5,7 @@
 use super::export::window;
 use super::lines::{self, Scope, Source};
 use super::{period, BillingState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
@@ -18,11 +18,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(earnings))
 }

@@ -7,7 +7,7 @@ use super::cells::{self, DecimalCell, JsonCell, TimeCell};
 use super::focus::{self, invoice_id};
 use super::lines::{self, ChargeLine, Scope};
 use super::BillingState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::Db;
 use crate::error::{ApiError, Problem, Query};
 use axum::body::{Body, Bytes};
@@ -22,11 +22,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(export))
 }

@@ -3,11 +3,11 @@
 use super::ledger::{self, LedgerError};
 use super::BillingState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::{self, IdempotencyKey};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -19,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(wallet))
@@ -139,7 +137,7 @@ async fn ledger_page(
             return Err(ApiError::field("query.to", "must be after `from`"));
         }
     }
-    let rows: Vec<LedgerRow> = dispatch!(state.db, pool => {
+    let mut rows: Vec<LedgerRow> = dispatch!(state.db, pool => {
         sqlx::query_as(
             "SELECT p.id, p.entry_id, a.kind, e.kind, e.memo, e.reference, p.amount, p.balance_after, p.created_at \
              FROM postings p \
@@ -156,10 +154,9 @@ async fn ledger_page(
         .fetch_all(pool)
         .await
     })?;
-    let has_more = rows.len() > limit as usize;
-    let items: Vec<LedgerLine> = rows
+    let next_cursor = page::next_cursor(&mut rows, limit, |row| row.0);
+    let items = rows
         .into_iter()
-        .take(limit as usize)
         .map(
             |(id, entry_id, account, kind, memo, reference, amount, balance_after, created_at)| {
                 LedgerLine {
@@ -176,11 +173,6 @@ async fn ledger_page(
             },
         )
         .collect();
-    let next_cursor = if has_more {
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
     Ok(Json(LedgerPage { items, next_cursor }))
 }
 

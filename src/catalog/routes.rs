@@ -3,7 +3,7 @@
 use super::regions::{self, Region};
 use super::{all_models, GpuModel, Precision};
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::config::Settings;
 use crate::db::Db;
 use crate::error::{ApiError, Json, Path, Problem};
@@ -25,11 +25,9 @@ pub struct CatalogState {
     pub market: MarketHandle,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     CatalogState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_gpus))

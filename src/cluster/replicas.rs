@@ -5,7 +5,7 @@
 //! saying which have gone silent and which one answered.
 
 use super::ClusterState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db};
 use crate::error::{ApiError, Problem};
 use axum::extract::{FromRef, State};
@@ -70,11 +70,9 @@ pub struct ReplicaView {
     pub answering: bool,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     ClusterState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(list_replicas))
 }

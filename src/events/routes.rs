@@ -3,7 +3,7 @@
 use super::hub::Published;
 use super::store::{self, StoredEvent};
 use super::EventHub;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::config::Settings;
 use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
@@ -34,11 +34,9 @@ pub struct EventsState {
     pub metrics: Arc<Metrics>,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     EventsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(events_page))

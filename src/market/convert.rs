@@ -3,7 +3,7 @@
 
 use super::views::{self, LeaseView};
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::pricing::RESERVED_LEAD_S;
 use crate::engine::{Command, ConvertTo, Mode};
 use crate::error::{ApiError, FieldError, Json, Problem};
@@ -19,11 +19,9 @@ use utoipa_axum::routes;
 /// The longest reserved window a conversion books (as orders: 366 days).
 const MAX_WINDOW_S: i64 = 31_622_400;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(convert_lease))
 }

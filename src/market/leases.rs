@@ -2,11 +2,11 @@
 
 use super::views::{self, LeaseView};
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{LeaseId, PathId};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -14,11 +14,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_leases))
@@ -69,12 +67,7 @@ async fn list_leases(
         limit,
     };
     let mut items = views::leases(&state.db, &filter).await?;
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |l| l.id);
     Ok(Json(LeasePage { items, next_cursor }))
 }
 

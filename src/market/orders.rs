@@ -6,11 +6,11 @@ use crate::ids::{OrderId, PathId};
 
 use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, Event, PlaceOrder};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use crate::pricing::quotes::{self};
 use crate::pricing::Mode;
 use axum::extract::{FromRef, State};
@@ -24,11 +24,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(place_order, list_orders))
@@ -268,12 +266,7 @@ async fn list_orders(
         limit,
     };
     let mut items = views::orders(&state.db, &filter).await?;
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|o| o.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |o| o.id);
     Ok(Json(OrderPage { items, next_cursor }))
 }
 

@@ -3,13 +3,13 @@
 //! listings (never who sells them).
 
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -20,11 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_listing, list_listings))
@@ -223,12 +221,7 @@ async fn list_listings(
             .await
     })?;
     let mut items: Vec<ListingView> = rows.into_iter().map(view).collect();
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |l| l.id);
     Ok(Json(ListingPage { items, next_cursor }))
 }
 

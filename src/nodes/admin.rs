@@ -6,7 +6,7 @@ use super::store::{self, NodeStatus};
 use super::view::NodeSummary;
 use super::NodesState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::Command;
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{NodeId, PathId};
@@ -16,11 +16,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_node))
 }

@@ -5,7 +5,7 @@
 use super::store::{self, LeaseRow, NodeStatus, Registration};
 use super::usage_bounds::{self, Held};
 use super::{inventory, NodesState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::placement::Slot;
 use crate::engine::{Command, LeaseState};
 use crate::error::{ApiError, FieldError, Json, Problem};
@@ -25,11 +25,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(register))

@@ -3,7 +3,7 @@
 
 use super::agent::{agent_node, node_lease};
 use super::{store, NodesState};
-use crate::auth::{AuthState, Caller};
+use crate::auth::{Caller, RouterState};
 use crate::engine::{AgentReport, Command, LeaseState};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
@@ -13,11 +13,9 @@ use axum::http::StatusCode;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(assignment_status))

@@ -8,7 +8,7 @@
 use super::agent::{agent_node, node_lease};
 use super::store::LeaseRow;
 use super::NodesState;
-use crate::auth::{AuthState, Caller};
+use crate::auth::{Caller, RouterState};
 use crate::db::{dispatch, execute_tx, Db};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
@@ -24,11 +24,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_checkpoint, get_checkpoint))
 }

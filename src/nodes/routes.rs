@@ -6,7 +6,7 @@ use super::store::{self, NewNode, NodeRow, NodeStatus};
 use super::view::{self, NodeDetail, NodeSummary};
 use super::{removal, NodesState};
 use crate::audit;
-use crate::auth::{tokens, AuthState, Caller, Role};
+use crate::auth::{tokens, Caller, Role, RouterState};
 use crate::engine::Command;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::ids::{NodeId, PathId};
@@ -18,11 +18,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_node, list_nodes))

@@ -4,7 +4,7 @@ use super::quotes::{self, Quote, QuoteRequest};
 use super::rules::DerivedPrices;
 use super::store::{self, HistoryFilter, ListPrice};
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::catalog::regions::KnownRegions;
 use crate::catalog::{self, regions, Unit};
 use crate::config::Settings;
@@ -32,11 +32,9 @@ pub struct PricingState {
     pub regions: KnownRegions,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     PricingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_prices))

@@ -28,7 +28,7 @@ pub use body::{
     ShareInput, Tco, TcoAssumptions, TcoRequest, TcoSaving, UnitPrices, UnitsInput, WholeNodeCost,
 };
 
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::billing::profile::{self, CapacityProfile};
 use crate::bounds::PRICE_PER_HOUR;
 use crate::catalog::{self, GpuModel, Unit};
@@ -46,11 +46,9 @@ use rust_decimal_macros::dec;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(tco))
 }

@@ -4,12 +4,12 @@
 use super::history::{self, DeliveryView};
 use super::store::{self, Webhook};
 use super::{address, sign};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::Db;
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::events::{EventType, EventsState};
 use crate::ids::{PathId, WebhookId};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -19,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     EventsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_webhook, list_webhooks))
@@ -222,9 +220,7 @@ async fn webhook_deliveries(
     };
     let limit = q.limit.get();
     let mut items = history::deliveries(&state.db, id, before, limit + 1).await?;
-    let more = items.len() > limit as usize;
-    items.truncate(limit as usize);
-    let next_before = more.then(|| items.last().map(|d| d.id)).flatten();
+    let next_before = page::next_cursor(&mut items, limit, |d| d.id);
     Ok(Json(DeliveryPage { items, next_before }))
 }
 

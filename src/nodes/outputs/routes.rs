@@ -2,7 +2,7 @@
 //! `GET /v1/leases/{id}/outputs[/{name}]` (the lease's owner).
 
 use super::{object_key, OutputRow};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::error::{ApiError, Json, Path, Problem};
 use crate::ids::{self, LeaseId, PathId};
 use crate::nodes::agent::{agent_node, node_lease};
@@ -19,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(upload_output))
