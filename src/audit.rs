@@ -5,7 +5,8 @@
 use crate::auth::{Caller, Role, RouterState};
 use crate::catalog::text_names;
 use crate::db::{dispatch, execute_tx, Db, Tx};
-use crate::error::{ApiError, Json, Problem, Query};
+use crate::error::responses::{InvalidQuery, NotAnAdmin};
+use crate::error::{ApiError, Json, Query};
 use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
@@ -143,8 +144,8 @@ type AuditRow = (
     params(AuditQuery),
     responses(
         (status = 200, description = "A page of admin actions", body = AuditPage),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotAnAdmin,
+        InvalidQuery,
     ))]
 async fn audit_page(
     State(db): State<Db>,

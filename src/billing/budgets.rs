@@ -13,7 +13,8 @@ use super::{period, BillingState};
 use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db, Money, Text};
 use crate::engine::Command;
-use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::error::responses::{InvalidFields, MalformedJson, NotABuyer};
+use crate::error::{ApiError, FieldError, Json};
 use crate::events::{EventType, NewEvent, Owner};
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
@@ -77,9 +78,9 @@ pub struct Budget {
     request_body = BudgetRequest,
     responses(
         (status = 200, description = "The budget and what it has counted this month", body = BudgetView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotABuyer,
+        InvalidFields,
     ))]
 async fn put_budget(
     State(state): State<BillingState>,
@@ -140,7 +141,7 @@ async fn put_budget(
 #[utoipa::path(get, path = "/v1/budgets", tag = "billing", security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's budgets", body = [BudgetView]),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
     ))]
 async fn list_budgets(
     State(state): State<BillingState>,

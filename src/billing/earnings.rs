@@ -7,6 +7,7 @@ use super::lines::{self, Scope, Source};
 use super::{period, BillingState};
 use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
+use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
@@ -88,7 +89,7 @@ pub struct Earnings {
     responses(
         (status = 200, description = "Earnings by node, GPU model, mode and period", body = Earnings),
         (status = 403, description = "Not a provider", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn earnings(
     State(state): State<BillingState>,

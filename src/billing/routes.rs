@@ -5,6 +5,7 @@ use super::BillingState;
 use crate::audit;
 use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
+use crate::error::responses::{InvalidQuery, MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::{self, IdempotencyKey};
 use crate::page::{self, Limit};
@@ -123,7 +124,7 @@ type LedgerRow = (
     responses(
         (status = 200, description = "A page of postings", body = LedgerPage),
         (status = 403, description = "Node tokens have no ledger", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn ledger_page(
     State(state): State<BillingState>,
@@ -207,8 +208,8 @@ pub struct CreditView {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes a retry return the first result")),
     responses(
         (status = 201, description = "Credited", body = CreditView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 422, description = "Invalid fields, unknown user, or a reused Idempotency-Key", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn admin_credit(

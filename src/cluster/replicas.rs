@@ -7,7 +7,8 @@
 use super::ClusterState;
 use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db};
-use crate::error::{ApiError, Problem};
+use crate::error::responses::NotAnAdmin;
+use crate::error::ApiError;
 use axum::extract::{FromRef, State};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -144,7 +145,7 @@ type ReplicaRow = (
 #[utoipa::path(get, path = "/v1/admin/replicas", tag = "ops", security(("bearer" = [])),
     responses(
         (status = 200, description = "Every replica's standing, as it last wrote it", body = Vec<ReplicaView>),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        NotAnAdmin,
     ))]
 async fn list_replicas(
     State(state): State<ClusterState>,

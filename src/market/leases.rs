@@ -4,6 +4,7 @@ use super::views::{self, LeaseView};
 use super::MarketState;
 use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, LeaseState};
+use crate::error::responses::{InvalidQuery, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{LeaseId, PathId};
 use crate::page::{self, Limit};
@@ -50,8 +51,8 @@ pub struct LeasePage {
     params(LeaseQuery),
     responses(
         (status = 200, description = "A page of leases", body = LeasePage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_leases(
     State(state): State<MarketState>,
@@ -76,7 +77,7 @@ async fn list_leases(
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "The lease", body = LeaseView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_lease(
@@ -93,7 +94,7 @@ async fn get_lease(
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "Released", body = LeaseView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`lease_ended`: already ended", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -8,6 +8,7 @@ use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
 use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, Event, PlaceOrder};
+use crate::error::responses::{InvalidQuery, MalformedJson, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
 use crate::page::{self, Limit};
@@ -41,8 +42,8 @@ where
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first result")),
     responses(
         (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotABuyer,
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, ARCHITECTURE.md §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -248,8 +249,8 @@ pub struct OrderPage {
     params(OrderQuery),
     responses(
         (status = 200, description = "A page of orders", body = OrderPage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_orders(
     State(state): State<MarketState>,
@@ -275,7 +276,7 @@ async fn list_orders(
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "The order", body = OrderView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_order(
@@ -292,7 +293,7 @@ async fn get_order(
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Cancelled", body = OrderView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`not_cancellable`: filled, rejected or already ended", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -336,7 +337,7 @@ pub struct FillView {
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Fill reports", body = [FillView]),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn order_fills(

@@ -6,6 +6,7 @@ use super::MarketState;
 use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
+use crate::error::responses::{InvalidQuery, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
@@ -126,7 +127,7 @@ impl From<&Listing> for ResaleOffer {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Listed", body = ListingView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`already_listed` (or bought on resale), `lease_ended`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`not_reserved`, `listing_too_soon`, `listing_outside_window`, `ask_too_high` (naming the cap), or invalid fields", body = Problem, content_type = "application/problem+json"),
@@ -198,8 +199,8 @@ pub struct ListingPage {
     params(ListingQuery),
     responses(
         (status = 200, description = "A page of listings", body = ListingPage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_listings(
     State(state): State<MarketState>,
@@ -231,7 +232,7 @@ async fn list_listings(
     params(("id" = Uuid, Path, description = "Listing id")),
     responses(
         (status = 200, description = "Cancelled", body = ListingView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such listing of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`too_late_to_cancel`, or the listing is no longer open (`listing_closed`), also when a sale closed it while this request was under way", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -292,7 +293,7 @@ pub struct OfferQuery {
 #[utoipa::path(get, path = "/v1/market/resale", tag = "market", params(OfferQuery),
     responses(
         (status = 200, description = "Open listings", body = [ResaleOffer]),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn open_listings(
     State(state): State<MarketState>,

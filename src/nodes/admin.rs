@@ -8,6 +8,7 @@ use super::NodesState;
 use crate::audit;
 use crate::auth::{Caller, Role, RouterState};
 use crate::engine::Command;
+use crate::error::responses::{MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{NodeId, PathId};
 use axum::extract::{FromRef, State};
@@ -49,8 +50,8 @@ pub struct AdminNodeRequest {
     request_body = AdminNodeRequest,
     responses(
         (status = 200, description = "The node", body = NodeSummary),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 404, description = "No such node", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, or none given", body = Problem, content_type = "application/problem+json"),
     ))]

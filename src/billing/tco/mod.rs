@@ -43,6 +43,7 @@ use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;
 
+use crate::error::responses::MalformedJson;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -360,7 +361,7 @@ pub fn price(
     request_body = TcoRequest,
     responses(
         (status = 200, description = "Both costs, the saving and every assumption", body = Tco),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, an unknown model, a region without its prices, or no history and no `profile`", body = Problem, content_type = "application/problem+json"),
     ))]
