@@ -2,11 +2,12 @@
 //! roles, and when; recorded in the changing transaction and read back by
 //! `GET /v1/admin/audit`.
 
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::catalog::text_names;
 use crate::db::{dispatch, execute_tx, Db, Tx};
-use crate::error::{ApiError, Json, Problem, Query};
-use crate::page::Limit;
+use crate::error::responses::{InvalidQuery, NotAnAdmin};
+use crate::error::{ApiError, Json, Query};
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -65,11 +66,9 @@ pub async fn record(
     Ok(())
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     Db: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(audit_page))
 }
@@ -145,8 +144,8 @@ type AuditRow = (
     params(AuditQuery),
     responses(
         (status = 200, description = "A page of admin actions", body = AuditPage),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotAnAdmin,
+        InvalidQuery,
     ))]
 async fn audit_page(
     State(db): State<Db>,
@@ -163,7 +162,7 @@ async fn audit_page(
     if q.cursor.is_some_and(|c| c < 1) {
         return Err(ApiError::field("query.cursor", "must be at least 1"));
     }
-    let rows: Vec<AuditRow> = dispatch!(db, pool => {
+    let mut rows: Vec<AuditRow> = dispatch!(db, pool => {
         sqlx::query_as(
             "SELECT a.id, a.actor_id, u.email, a.action, a.target, a.details, a.created_at \
              FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id \
@@ -179,11 +178,9 @@ async fn audit_page(
         .fetch_all(pool)
         .await
     })?;
-    let has_more = rows.len() > limit as usize;
-    let mut items = Vec::with_capacity(rows.len().min(limit as usize));
-    for (id, actor_id, actor_email, action, target, details, created_at) in
-        rows.into_iter().take(limit as usize)
-    {
+    let next_cursor = page::next_cursor(&mut rows, limit, |row| row.0);
+    let mut items = Vec::with_capacity(rows.len());
+    for (id, actor_id, actor_email, action, target, details, created_at) in rows {
         let action = action
             .parse()
             .map_err(|e| anyhow::anyhow!("audit row {id}: {e}"))?;
@@ -202,10 +199,5 @@ async fn audit_page(
             created_at,
         });
     }
-    let next_cursor = if has_more {
-        items.last().map(|e| e.id)
-    } else {
-        None
-    };
     Ok(Json(AuditPage { items, next_cursor }))
 }

@@ -3,6 +3,8 @@
 //! Handlers return `Result<_, ApiError>`; domain outcomes map to HTTP here, once.
 //! 5xx details are logged and never shown to the caller.
 
+pub mod responses;
+
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};

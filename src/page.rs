@@ -32,3 +32,16 @@ impl<'de, const MAX: u32, const DEFAULT: u32> Deserialize<'de> for Limit<MAX, DE
         }
     }
 }
+
+/// Cuts `rows`, read with one more than `limit` to tell whether another page
+/// follows, down to the page, and returns the cursor to the next page: the
+/// key of the last row kept, or `None` on the last page.
+pub fn next_cursor<T, C>(rows: &mut Vec<T>, limit: u32, key: impl FnOnce(&T) -> C) -> Option<C> {
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    if more {
+        rows.last().map(key)
+    } else {
+        None
+    }
+}

@@ -10,9 +10,10 @@
 
 use super::routes::UserView;
 use super::sessions::{self, RevokeReason};
-use super::{store, AccountsState, AuthState, Caller, Role};
+use super::{store, AccountsState, Caller, Role, RouterState};
 use crate::audit;
 use crate::db::execute_tx;
+use crate::error::responses::{MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{PathId, UserId};
 use crate::nodes::removal;
@@ -25,11 +26,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(set_role))
 }
@@ -63,8 +62,8 @@ enum AccountRole {
     request_body = SetRoleRequest,
     responses(
         (status = 200, description = "The account with its role", body = UserView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 404, description = "No such account", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "An admin cannot change their own role", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid role", body = Problem, content_type = "application/problem+json"),

@@ -135,15 +135,28 @@ pub struct AccountsState {
     pub metrics: Arc<Metrics>,
 }
 
-impl<S> FromRequestParts<S> for Caller
+/// What every router asks of the application's state: handlers are given
+/// clones of it across tasks, and [`Caller`] authenticates against the
+/// [`AuthState`] it yields. Any state that gives an `AuthState` is one.
+pub trait RouterState: Clone + Send + Sync + 'static {
+    fn auth(&self) -> AuthState;
+}
+
+impl<S> RouterState for S
 where
+    S: Clone + Send + Sync + 'static,
     AuthState: FromRef<S>,
-    S: Send + Sync,
 {
+    fn auth(&self) -> AuthState {
+        AuthState::from_ref(self)
+    }
+}
+
+impl<S: RouterState> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let state = AuthState::from_ref(state);
+        let state = state.auth();
         let header = parts
             .headers
             .get(AUTHORIZATION)

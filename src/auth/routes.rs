@@ -3,7 +3,8 @@
 
 use super::email::Email;
 use super::sessions::{self, TokenResponse};
-use super::{password, store, tokens, AccountsState, AuthState, Caller, Credential, Role};
+use super::{password, store, tokens, AccountsState, Caller, Credential, Role, RouterState};
+use crate::error::responses::{InvalidFields, MalformedJson};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::{ApiKeyId, PathId};
 use crate::limits::{ClientAddr, LimitsState};
@@ -16,11 +17,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
     LimitsState: FromRef<S>,
 {
     OpenApiRouter::new()
@@ -143,9 +142,9 @@ impl From<store::UserRow> for UserView {
     request_body = RegisterRequest,
     responses(
         (status = 201, description = "Registered", body = UserView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 409, description = "Email already registered", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
         (status = 429, description = "Too many registrations from this address", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn register(
@@ -185,9 +184,9 @@ pub struct LoginRequest {
     request_body = LoginRequest,
     responses(
         (status = 200, description = "Logged in", body = TokenResponse),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 401, description = "Wrong email or password", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
         (status = 429, description = "Too many failed attempts", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn login(
@@ -246,9 +245,9 @@ pub struct ApiKeyCreated {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the key is shown only now", body = ApiKeyCreated),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 403, description = "Node tokens and API keys cannot create keys", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn create_api_key(
     State(state): State<AccountsState>,

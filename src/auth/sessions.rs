@@ -7,8 +7,9 @@
 //! extractor refuses them once it is revoked, so a revocation takes effect on
 //! the next request, not when the access token expires.
 
-use super::{tokens, AccountsState, AuthState, Role};
+use super::{tokens, AccountsState, Role, RouterState};
 use crate::db::{dispatch, dispatch_tx, execute_tx, Db, Tx};
+use crate::error::responses::MalformedJson;
 use crate::error::{ApiError, Json, Problem};
 use anyhow::Context;
 use axum::extract::{FromRef, State};
@@ -20,11 +21,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     AccountsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(refresh))
@@ -158,7 +157,7 @@ impl RefreshRequest {
     request_body = RefreshRequest,
     responses(
         (status = 200, description = "A new pair; the refresh token sent is used up", body = TokenResponse),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 401, description = "Unknown, expired, used or revoked refresh token", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a refresh token", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -210,7 +209,7 @@ async fn refresh(
     request_body = RefreshRequest,
     responses(
         (status = 204, description = "The session is revoked"),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 422, description = "Not a refresh token", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn logout(

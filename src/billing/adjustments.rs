@@ -5,7 +5,8 @@
 use super::lines::{self, Credit};
 use super::BillingState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
+use crate::error::responses::{MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
@@ -18,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(adjust))
 }
@@ -66,8 +65,8 @@ pub struct AdjustmentView {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Credited", body = AdjustmentView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 422, description = "Invalid fields or unknown user", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn adjust(

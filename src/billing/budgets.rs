@@ -10,10 +10,11 @@
 
 use super::lines::{self, Scope};
 use super::{period, BillingState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db, Money, Text};
 use crate::engine::Command;
-use crate::error::{ApiError, FieldError, Json, Problem};
+use crate::error::responses::{InvalidFields, MalformedJson, NotABuyer};
+use crate::error::{ApiError, FieldError, Json};
 use crate::events::{EventType, NewEvent, Owner};
 use crate::pricing::{quotes, round_money, Mode};
 use anyhow::Context;
@@ -28,11 +29,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_budget, list_budgets))
 }
@@ -79,9 +78,9 @@ pub struct Budget {
     request_body = BudgetRequest,
     responses(
         (status = 200, description = "The budget and what it has counted this month", body = BudgetView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotABuyer,
+        InvalidFields,
     ))]
 async fn put_budget(
     State(state): State<BillingState>,
@@ -142,7 +141,7 @@ async fn put_budget(
 #[utoipa::path(get, path = "/v1/budgets", tag = "billing", security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's budgets", body = [BudgetView]),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
     ))]
 async fn list_budgets(
     State(state): State<BillingState>,

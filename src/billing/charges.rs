@@ -240,32 +240,20 @@ pub fn unit_lines(c: &Chargeable, start: Ts, end: Ts) -> Vec<NewLine> {
 /// fee), in the seller's own export and invoice. No provider: the provider
 /// was paid by the seller's reservation, so its earnings never see it.
 pub fn proceeds_line(resold: &Resold, start: Ts, end: Ts, paid: Decimal) -> NewLine {
+    let memo = format!(
+        "resale proceeds of listing {}, less the platform fee",
+        resold.listing
+    );
     NewLine {
-        lease: resold.seller_lease,
-        order: None,
-        buyer: resold.seller,
-        provider: None,
-        node: None,
-        kind: Kind::Credit,
-        mode: None,
-        gpu_model: None,
-        region: None,
-        unit: None,
-        quantity: Decimal::ZERO,
-        unit_price: Decimal::ZERO,
-        list_unit_price: Decimal::ZERO,
-        tags_json: resold.seller_tags_json.clone(),
-        memo: Some(format!(
-            "resale proceeds of listing {}, less the platform fee",
-            resold.listing
-        )),
-        period_start: start,
-        period_end: end,
-        tflops_units: Decimal::ZERO,
-        vram_units: Decimal::ZERO,
-        amount: -paid,
-        fee: Decimal::ZERO,
         resale_listing: Some(resold.listing),
+        ..NewLine::credit(
+            resold.seller,
+            resold.seller_lease,
+            resold.seller_tags_json.clone(),
+            memo,
+            (start, end),
+            paid,
+        )
     }
 }
 

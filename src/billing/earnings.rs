@@ -5,8 +5,9 @@
 use super::export::window;
 use super::lines::{self, Scope, Source};
 use super::{period, BillingState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
+use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
@@ -18,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(earnings))
 }
@@ -90,7 +89,7 @@ pub struct Earnings {
     responses(
         (status = 200, description = "Earnings by node, GPU model, mode and period", body = Earnings),
         (status = 403, description = "Not a provider", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn earnings(
     State(state): State<BillingState>,

@@ -7,8 +7,9 @@ use super::cells::{self, DecimalCell, JsonCell, TimeCell};
 use super::focus::{self, invoice_id};
 use super::lines::{self, ChargeLine, Scope};
 use super::BillingState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::Db;
+use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Problem, Query};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRef, State};
@@ -22,11 +23,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(export))
 }
@@ -127,7 +126,7 @@ impl utoipa::ToSchema for FocusJsonRow {}
     responses(
         (status = 200, description = "The lines, streamed: CSV, or (focus-json) a JSON array of FOCUS rows", content((String = "text/csv"), (Vec<FocusJsonRow> = "application/json"))),
         (status = 403, description = "Node tokens have no charges", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn export(
     State(state): State<BillingState>,

@@ -6,8 +6,9 @@
 use super::export::window;
 use super::lines::{self, Scope};
 use super::{focus, period, BillingState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::Db;
+use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Json, Path, Problem, Query};
 use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap};
@@ -22,11 +23,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_invoices))
@@ -250,7 +249,7 @@ pub struct InvoiceQuery {
          content((Invoice = "application/json"), (String = "text/html"))),
         (status = 403, description = "Node tokens have no invoices", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such invoice id", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn get_invoice(
     State(state): State<BillingState>,

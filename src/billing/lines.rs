@@ -121,6 +121,45 @@ pub struct NewLine {
     pub resale_listing: Option<Uuid>,
 }
 
+impl NewLine {
+    /// A credit of `amount` to `buyer` (stored negative, as credits are),
+    /// for `period = (start, end)`: no usage, so it names no provider, node
+    /// or placement, and every unit and price is zero.
+    pub fn credit(
+        buyer: Uuid,
+        lease: Option<Uuid>,
+        tags_json: String,
+        memo: String,
+        (period_start, period_end): (i64, i64),
+        amount: Decimal,
+    ) -> NewLine {
+        NewLine {
+            lease,
+            order: None,
+            buyer,
+            provider: None,
+            node: None,
+            kind: Kind::Credit,
+            mode: None,
+            gpu_model: None,
+            region: None,
+            unit: None,
+            quantity: Decimal::ZERO,
+            unit_price: Decimal::ZERO,
+            list_unit_price: Decimal::ZERO,
+            tags_json,
+            memo: Some(memo),
+            period_start,
+            period_end,
+            tflops_units: Decimal::ZERO,
+            vram_units: Decimal::ZERO,
+            amount: -amount,
+            fee: Decimal::ZERO,
+            resale_listing: None,
+        }
+    }
+}
+
 /// Writes one line belonging to ledger entry `entry`.
 pub async fn insert(
     tx: &mut Tx<'_>,
@@ -204,30 +243,14 @@ pub async fn credit(
         ],
     };
     let entry_id = ledger::post(tx, &entry, now).await?;
-    let line = NewLine {
-        lease: credit.lease,
-        order: None,
-        buyer: credit.buyer,
-        provider: None,
-        node: None,
-        kind: Kind::Credit,
-        mode: None,
-        gpu_model: None,
-        region: None,
-        unit: None,
-        quantity: Decimal::ZERO,
-        unit_price: Decimal::ZERO,
-        list_unit_price: Decimal::ZERO,
-        tags_json: credit.tags_json.clone(),
-        memo: Some(credit.reason.clone()),
-        period_start: credit.period_start,
-        period_end: credit.period_end,
-        tflops_units: Decimal::ZERO,
-        vram_units: Decimal::ZERO,
-        amount: -credit.amount,
-        fee: Decimal::ZERO,
-        resale_listing: None,
-    };
+    let line = NewLine::credit(
+        credit.buyer,
+        credit.lease,
+        credit.tags_json.clone(),
+        credit.reason.clone(),
+        (credit.period_start, credit.period_end),
+        credit.amount,
+    );
     insert(tx, &line, entry_id, now).await?;
     Ok(entry_id)
 }

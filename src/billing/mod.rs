@@ -28,7 +28,7 @@ pub mod usage;
 
 pub use account::Account;
 
-use crate::auth::AuthState;
+use crate::auth::RouterState;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::engine::Command;
@@ -67,11 +67,9 @@ pub trait MarketPort: Send + Sync {
 }
 
 /// Every billing route.
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     routes::router()
         .merge(export::router())

@@ -12,7 +12,7 @@
 use super::export::window_or_month;
 use super::lines::{self, ChargeLine, Kind, Scope, Unit};
 use super::BillingState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::bounds::add_stored;
 use crate::db::{dispatch, Db, Money};
 use crate::error::{ApiError, Json, Problem, Query};
@@ -27,11 +27,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(profile))
 }

@@ -3,11 +3,12 @@
 use super::ledger::{self, LedgerError};
 use super::BillingState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
+use crate::error::responses::{InvalidQuery, MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::{self, IdempotencyKey};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -19,11 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(wallet))
@@ -125,7 +124,7 @@ type LedgerRow = (
     responses(
         (status = 200, description = "A page of postings", body = LedgerPage),
         (status = 403, description = "Node tokens have no ledger", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn ledger_page(
     State(state): State<BillingState>,
@@ -139,7 +138,7 @@ async fn ledger_page(
             return Err(ApiError::field("query.to", "must be after `from`"));
         }
     }
-    let rows: Vec<LedgerRow> = dispatch!(state.db, pool => {
+    let mut rows: Vec<LedgerRow> = dispatch!(state.db, pool => {
         sqlx::query_as(
             "SELECT p.id, p.entry_id, a.kind, e.kind, e.memo, e.reference, p.amount, p.balance_after, p.created_at \
              FROM postings p \
@@ -156,10 +155,9 @@ async fn ledger_page(
         .fetch_all(pool)
         .await
     })?;
-    let has_more = rows.len() > limit as usize;
-    let items: Vec<LedgerLine> = rows
+    let next_cursor = page::next_cursor(&mut rows, limit, |row| row.0);
+    let items = rows
         .into_iter()
-        .take(limit as usize)
         .map(
             |(id, entry_id, account, kind, memo, reference, amount, balance_after, created_at)| {
                 LedgerLine {
@@ -176,11 +174,6 @@ async fn ledger_page(
             },
         )
         .collect();
-    let next_cursor = if has_more {
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
     Ok(Json(LedgerPage { items, next_cursor }))
 }
 
@@ -215,8 +208,8 @@ pub struct CreditView {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes a retry return the first result")),
     responses(
         (status = 201, description = "Credited", body = CreditView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 422, description = "Invalid fields, unknown user, or a reused Idempotency-Key", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn admin_credit(

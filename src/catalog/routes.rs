@@ -3,9 +3,10 @@
 use super::regions::{self, Region};
 use super::{all_models, GpuModel, Precision};
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::config::Settings;
 use crate::db::Db;
+use crate::error::responses::{MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Path, Problem};
 use crate::market::MarketHandle;
 use axum::extract::{FromRef, State};
@@ -25,11 +26,9 @@ pub struct CatalogState {
     pub market: MarketHandle,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     CatalogState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_gpus))
@@ -141,8 +140,8 @@ pub struct PutRegionRequest {
     responses(
         (status = 200, description = "Updated", body = Region),
         (status = 201, description = "Created", body = Region),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 422, description = "Invalid name or time zone", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_region(

@@ -5,9 +5,10 @@
 //! saying which have gone silent and which one answered.
 
 use super::ClusterState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Db};
-use crate::error::{ApiError, Problem};
+use crate::error::responses::NotAnAdmin;
+use crate::error::ApiError;
 use axum::extract::{FromRef, State};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -70,11 +71,9 @@ pub struct ReplicaView {
     pub answering: bool,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     ClusterState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(list_replicas))
 }
@@ -146,7 +145,7 @@ type ReplicaRow = (
 #[utoipa::path(get, path = "/v1/admin/replicas", tag = "ops", security(("bearer" = [])),
     responses(
         (status = 200, description = "Every replica's standing, as it last wrote it", body = Vec<ReplicaView>),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        NotAnAdmin,
     ))]
 async fn list_replicas(
     State(state): State<ClusterState>,

@@ -3,9 +3,10 @@
 use super::hub::Published;
 use super::store::{self, StoredEvent};
 use super::EventHub;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::config::Settings;
 use crate::db::Db;
+use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::metrics::Metrics;
 use crate::page::Limit;
@@ -34,11 +35,9 @@ pub struct EventsState {
     pub metrics: Arc<Metrics>,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     EventsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(events_page))
@@ -90,7 +89,7 @@ fn after_of(after: Option<i64>, field: &str) -> Result<i64, ApiError> {
     responses(
         (status = 200, description = "A page of the caller's events", body = EventPage),
         (status = 403, description = "Node tokens have no events", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn events_page(
     State(state): State<EventsState>,

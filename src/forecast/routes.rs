@@ -2,7 +2,8 @@
 
 use super::model::{Method, LEVEL};
 use super::{Forecasts, HORIZON_MINUTES};
-use crate::error::{ApiError, Json, Problem, Query};
+use crate::error::responses::InvalidQuery;
+use crate::error::{ApiError, Json, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
@@ -88,7 +89,7 @@ pub struct ForecastView {
     params(ForecastQuery),
     responses(
         (status = 200, description = "The latest forecast", body = ForecastView),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn forecast(
     State(forecasts): State<Forecasts>,

@@ -3,9 +3,10 @@
 
 use super::views::{self, LeaseView};
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::pricing::RESERVED_LEAD_S;
 use crate::engine::{Command, ConvertTo, Mode};
+use crate::error::responses::{MalformedJson, NotABuyer};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use axum::extract::{FromRef, State};
@@ -19,11 +20,9 @@ use utoipa_axum::routes;
 /// The longest reserved window a conversion books (as orders: 366 days).
 const MAX_WINDOW_S: i64 = 31_622_400;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(convert_lease))
 }
@@ -131,8 +130,8 @@ impl ConvertRequest {
     request_body = ConvertRequest,
     responses(
         (status = 200, description = "Converted; `conversions` records it", body = LeaseView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`lease_ended`, `already_noticed` (the lease is on preemption notice), `slice_booked` (another booking claims the slice before the new end), `resale_window` (a lease bought on resale cannot run past the seller's window: order new capacity for the time after it)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields (`from`, `until`), or refused: `conversion_not_allowed` (not spot → on_demand or on_demand → reserved, or the lease is not running), `invalid_window`, `insufficient_funds`", body = Problem, content_type = "application/problem+json"),

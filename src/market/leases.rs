@@ -2,11 +2,12 @@
 
 use super::views::{self, LeaseView};
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, LeaseState};
+use crate::error::responses::{InvalidQuery, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{LeaseId, PathId};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -14,11 +15,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_leases))
@@ -52,8 +51,8 @@ pub struct LeasePage {
     params(LeaseQuery),
     responses(
         (status = 200, description = "A page of leases", body = LeasePage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_leases(
     State(state): State<MarketState>,
@@ -69,12 +68,7 @@ async fn list_leases(
         limit,
     };
     let mut items = views::leases(&state.db, &filter).await?;
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |l| l.id);
     Ok(Json(LeasePage { items, next_cursor }))
 }
 
@@ -83,7 +77,7 @@ async fn list_leases(
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "The lease", body = LeaseView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_lease(
@@ -100,7 +94,7 @@ async fn get_lease(
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "Released", body = LeaseView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`lease_ended`: already ended", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -24,7 +24,7 @@ mod views;
 
 pub use crate::engine::LeaseState;
 
-use crate::auth::AuthState;
+use crate::auth::RouterState;
 use crate::catalog::regions::KnownRegions;
 use crate::config::Settings;
 use crate::db::Db;
@@ -50,11 +50,9 @@ pub struct MarketState {
 }
 
 /// The market's routes: orders, leases and market data.
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .merge(orders::router())

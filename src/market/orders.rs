@@ -6,11 +6,12 @@ use crate::ids::{OrderId, PathId};
 
 use super::handle::{MarketError, OrderMeta};
 use super::views::{self, OrderState, OrderView};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::{Command, Event, PlaceOrder};
+use crate::error::responses::{InvalidQuery, MalformedJson, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::idempotency::IdempotencyKey;
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use crate::pricing::quotes::{self};
 use crate::pricing::Mode;
 use axum::extract::{FromRef, State};
@@ -24,11 +25,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(place_order, list_orders))
@@ -43,8 +42,8 @@ where
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first result")),
     responses(
         (status = 201, description = "Accepted: filled, or waiting for capacity", body = OrderView),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotABuyer,
         (status = 409, description = "`duplicate_client_order_id`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields (`webhook_url` also when it resolves to a private address, or when the account has no webhook secret yet: `POST /v1/webhooks/secret` first), or refused: `insufficient_funds`, `no_capacity`, `below_floor`, `reserved_too_soon`, `unknown_model`, `unknown_precision`, `unsatisfiable_resources`, `node_cordoned`, `idempotency_key_reused`, `budget_exceeded`, `max_price_exceeded` (the price per hour, named in `detail`, is above `max_price`: on every mode, ARCHITECTURE.md §22); `start_at` off the whole hour on a reserved order", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -249,8 +248,8 @@ pub struct OrderPage {
     params(OrderQuery),
     responses(
         (status = 200, description = "A page of orders", body = OrderPage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_orders(
     State(state): State<MarketState>,
@@ -267,12 +266,7 @@ async fn list_orders(
         limit,
     };
     let mut items = views::orders(&state.db, &filter).await?;
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|o| o.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |o| o.id);
     Ok(Json(OrderPage { items, next_cursor }))
 }
 
@@ -281,7 +275,7 @@ async fn list_orders(
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "The order", body = OrderView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_order(
@@ -298,7 +292,7 @@ async fn get_order(
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Cancelled", body = OrderView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`not_cancellable`: filled, rejected or already ended", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -342,7 +336,7 @@ pub struct FillView {
     params(("id" = Uuid, Path, description = "Order id")),
     responses(
         (status = 200, description = "Fill reports", body = [FillView]),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such order of the caller's", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn order_fills(

@@ -3,13 +3,14 @@
 //! listings (never who sells them).
 
 use super::MarketState;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::{dispatch, Money};
 use crate::engine::{Command, Engine, EngineError, ListResale, Listing, ListingRefusal};
+use crate::error::responses::{InvalidQuery, NotABuyer};
 use crate::error::{ApiError, Json, Problem, Query};
 use crate::ids::{ListingId, PathId};
 use crate::market::MarketError;
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -20,11 +21,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     MarketState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_listing, list_listings))
@@ -128,7 +127,7 @@ impl From<&Listing> for ResaleOffer {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Listed", body = ListingView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`already_listed` (or bought on resale), `lease_ended`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`not_reserved`, `listing_too_soon`, `listing_outside_window`, `ask_too_high` (naming the cap), or invalid fields", body = Problem, content_type = "application/problem+json"),
@@ -200,8 +199,8 @@ pub struct ListingPage {
     params(ListingQuery),
     responses(
         (status = 200, description = "A page of listings", body = ListingPage),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
+        InvalidQuery,
     ))]
 async fn list_listings(
     State(state): State<MarketState>,
@@ -223,12 +222,7 @@ async fn list_listings(
             .await
     })?;
     let mut items: Vec<ListingView> = rows.into_iter().map(view).collect();
-    let next_cursor = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|l| l.id)
-    } else {
-        None
-    };
+    let next_cursor = page::next_cursor(&mut items, limit, |l| l.id);
     Ok(Json(ListingPage { items, next_cursor }))
 }
 
@@ -238,7 +232,7 @@ async fn list_listings(
     params(("id" = Uuid, Path, description = "Listing id")),
     responses(
         (status = 200, description = "Cancelled", body = ListingView),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such listing of the caller's", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`too_late_to_cancel`, or the listing is no longer open (`listing_closed`), also when a sale closed it while this request was under way", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -299,7 +293,7 @@ pub struct OfferQuery {
 #[utoipa::path(get, path = "/v1/market/resale", tag = "market", params(OfferQuery),
     responses(
         (status = 200, description = "Open listings", body = [ResaleOffer]),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn open_listings(
     State(state): State<MarketState>,

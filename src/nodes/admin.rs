@@ -6,8 +6,9 @@ use super::store::{self, NodeStatus};
 use super::view::NodeSummary;
 use super::NodesState;
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::Command;
+use crate::error::responses::{MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{NodeId, PathId};
 use axum::extract::{FromRef, State};
@@ -16,11 +17,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_node))
 }
@@ -51,8 +50,8 @@ pub struct AdminNodeRequest {
     request_body = AdminNodeRequest,
     responses(
         (status = 200, description = "The node", body = NodeSummary),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 404, description = "No such node", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, or none given", body = Problem, content_type = "application/problem+json"),
     ))]

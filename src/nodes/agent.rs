@@ -5,9 +5,10 @@
 use super::store::{self, LeaseRow, NodeStatus, Registration};
 use super::usage_bounds::{self, Held};
 use super::{inventory, NodesState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::engine::placement::Slot;
 use crate::engine::{Command, LeaseState};
+use crate::error::responses::{InvalidFields, MalformedJson, NotANodeToken, UnknownNodeToken};
 use crate::error::{ApiError, FieldError, Json, Problem};
 use crate::ids::LeaseId;
 use crate::market::pull_secrets::PullSecrets;
@@ -25,11 +26,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(register))
@@ -72,10 +71,10 @@ fn check_agent_id(caller: &Caller, agent_id: Uuid) -> Result<(), ApiError> {
     request_body(content = RegisterRequest, description = "The node's inventory (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "Registered", body = RegisterResponse),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        UnknownNodeToken,
         (status = 403, description = "Not a node token, or the `simulated` backend on a node not marked simulated (`simulated_backend_refused`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn register(
     State(state): State<NodesState>,
@@ -195,11 +194,11 @@ async fn register(
     request_body(content = HeartbeatRequest, description = "Metrics and the leases the agent runs (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "What to change", body = HeartbeatResponse),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 409, description = "Not registered, or declared lost: register again", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn heartbeat(
     State(state): State<NodesState>,
@@ -370,9 +369,9 @@ pub(crate) async fn node_lease(
     request_body(content = UsageBatch, description = "Metered usage, numbered (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 200, description = "Acknowledged; `duplicate` when applied before. Records beyond what their lease holds times their interval are refused on their own (named in `refused`; the rest is stored) and the node is marked for review", body = UsageAck),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn usage(

@@ -3,8 +3,9 @@
 
 use super::agent::{agent_node, node_lease};
 use super::{store, NodesState};
-use crate::auth::{AuthState, Caller};
+use crate::auth::{Caller, RouterState};
 use crate::engine::{AgentReport, Command, LeaseState};
+use crate::error::responses::{InvalidFields, MalformedJson, NotANodeToken, UnknownNodeToken};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use crate::protocol::{AssignmentStatus, EndReason, LogsUpload, StatusReport, LOGS_TAIL_BYTES};
@@ -13,11 +14,9 @@ use axum::http::StatusCode;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(assignment_status))
@@ -31,12 +30,12 @@ where
     request_body(content = StatusReport, description = "A lease's state change on the node (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 204, description = "Applied (or already applied)"),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The lease cannot take this report in its state", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn assignment_status(
     State(state): State<NodesState>,
@@ -112,12 +111,12 @@ fn is_image_id(id: &str) -> bool {
     request_body(content = LogsUpload, description = "The workload's output tail (crates/wire/src/protocol/README.md)"),
     responses(
         (status = 204, description = "Stored"),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The lease has ended and its logs are final (one complete upload is taken within 60 s of the end)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn upload_logs(
     State(state): State<NodesState>,

@@ -8,8 +8,9 @@
 use super::agent::{agent_node, node_lease};
 use super::store::LeaseRow;
 use super::NodesState;
-use crate::auth::{AuthState, Caller};
+use crate::auth::{Caller, RouterState};
 use crate::db::{dispatch, execute_tx, Db};
+use crate::error::responses::{NotANodeToken, UnknownNodeToken};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use anyhow::Context;
@@ -24,11 +25,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(put_checkpoint, get_checkpoint))
 }
@@ -114,8 +113,8 @@ fn checkpointed(lease: &LeaseRow) -> Result<(), ApiError> {
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The checkpoint folder as a tar archive (regular files and folders only)"),
     responses(
         (status = 200, description = "Stored as the order's latest checkpoint", body = CheckpointView),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The order has no checkpoint (`no_checkpoint`), or the lease ended more than an hour ago", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid lease id", body = Problem, content_type = "application/problem+json"),
@@ -191,8 +190,8 @@ async fn put_checkpoint(
         (status = 200, description = "The tar archive; `Gpuex-Checkpoint-Seq` says which", content_type = "application/octet-stream", body = Vec<u8>,
             headers(("X-Checksum-Sha256" = String, description = "Hex SHA-256 of the body"),
                     ("Gpuex-Checkpoint-Seq" = i64, description = "The checkpoint's number in its order"))),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 404, description = "No such lease on this node, or no checkpoint yet", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The order has no checkpoint (`no_checkpoint`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid lease id", body = Problem, content_type = "application/problem+json"),

@@ -1,7 +1,7 @@
 //! `GET /v1/leases/{id}/logs`: the latest output tail the agent uploaded.
 
 use super::{store, NodesState};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use axum::extract::{FromRef, State};
@@ -12,11 +12,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(lease_logs))
 }

@@ -27,7 +27,7 @@ mod usage_bounds;
 mod view;
 pub mod watchdog;
 
-use crate::auth::{AuthState, Caller};
+use crate::auth::{Caller, RouterState};
 use crate::catalog::regions::KnownRegions;
 use crate::config::Settings;
 use crate::db::Db;
@@ -56,11 +56,9 @@ pub struct NodesState {
 }
 
 /// Every route of this module.
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .merge(routes::router())

@@ -6,8 +6,9 @@ use super::store::{self, NewNode, NodeRow, NodeStatus};
 use super::view::{self, NodeDetail, NodeSummary};
 use super::{removal, NodesState};
 use crate::audit;
-use crate::auth::{tokens, AuthState, Caller, Role};
+use crate::auth::{tokens, Caller, Role, RouterState};
 use crate::engine::Command;
+use crate::error::responses::{InvalidFields, MalformedJson, NotAProviderOrAdmin};
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::ids::{NodeId, PathId};
 use axum::extract::{FromRef, State};
@@ -18,11 +19,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_node, list_nodes))
@@ -71,8 +70,8 @@ pub struct CreatedNode {
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the token is shown only here", body = CreatedNode),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAProviderOrAdmin,
         (status = 422, description = "Invalid fields, each named", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn create_node(
@@ -156,7 +155,7 @@ async fn create_node(
 #[utoipa::path(get, path = "/v1/nodes", tag = "nodes", security(("bearer" = [])),
     responses(
         (status = 200, description = "Nodes, oldest first", body = [NodeSummary]),
-        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        NotAProviderOrAdmin,
     ))]
 async fn list_nodes(
     State(state): State<NodesState>,
@@ -173,7 +172,7 @@ async fn list_nodes(
     params(("id" = Uuid, Path, description = "Node id")),
     responses(
         (status = 200, description = "The node", body = NodeDetail),
-        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        NotAProviderOrAdmin,
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn get_node(
@@ -201,11 +200,11 @@ pub struct CordonRequest {
     request_body = CordonRequest,
     responses(
         (status = 200, description = "The node", body = NodeSummary),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAProviderOrAdmin,
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Uncordoning a node under review (`node_under_review`): an admin ends the review", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid fields", body = Problem, content_type = "application/problem+json"),
+        InvalidFields,
     ))]
 async fn cordon_node(
     State(state): State<NodesState>,
@@ -292,7 +291,7 @@ pub struct DeleteNodeQuery {
     params(("id" = Uuid, Path, description = "Node id"), DeleteNodeQuery),
     responses(
         (status = 204, description = "Deleted; its token no longer works"),
-        (status = 403, description = "Not a provider or admin", body = Problem, content_type = "application/problem+json"),
+        NotAProviderOrAdmin,
         (status = 404, description = "No such node of yours", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The node has live leases and `force` is not set", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`force` is not a boolean", body = Problem, content_type = "application/problem+json"),

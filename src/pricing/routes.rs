@@ -4,11 +4,12 @@ use super::quotes::{self, Quote, QuoteRequest};
 use super::rules::DerivedPrices;
 use super::store::{self, HistoryFilter, ListPrice};
 use crate::audit;
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::catalog::regions::KnownRegions;
 use crate::catalog::{self, regions, Unit};
 use crate::config::Settings;
 use crate::db::Db;
+use crate::error::responses::{InvalidQuery, MalformedJson, NotAnAdmin};
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::market::{MarketFeed, MarketHandle};
 use crate::page::Limit;
@@ -32,11 +33,9 @@ pub struct PricingState {
     pub regions: KnownRegions,
 }
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     PricingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(list_prices))
@@ -69,7 +68,7 @@ pub struct PriceView {
 #[utoipa::path(get, path = "/v1/prices", tag = "prices", params(PriceQuery),
     responses(
         (status = 200, description = "Prices per unit-hour", body = [PriceView]),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn list_prices(
     State(state): State<PricingState>,
@@ -127,7 +126,7 @@ pub struct PriceChangeView {
 #[utoipa::path(get, path = "/v1/prices/history", tag = "prices", params(HistoryQuery),
     responses(
         (status = 200, description = "Price changes", body = [PriceChangeView]),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn price_history(
     State(state): State<PricingState>,
@@ -164,7 +163,7 @@ async fn price_history(
 #[utoipa::path(post, path = "/v1/quotes", tag = "prices", request_body = QuoteRequest,
     responses(
         (status = 200, description = "The quote", body = Quote),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 422, description = "Invalid fields (`start_at` off the whole hour on a reserved quote); `reserved_too_soon`; `unsatisfiable_resources`; `no_price`; `no_capacity` or `node_cordoned` when no node could serve any priced option (the reason an order would get)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn quote(
@@ -371,8 +370,8 @@ pub struct PriceUpdate {
     request_body = PriceList,
     responses(
         (status = 200, description = "The prices now in force", body = [PriceView]),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        NotAnAdmin,
         (status = 422, description = "Invalid entries, named by index", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn put_prices(

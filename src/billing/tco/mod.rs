@@ -28,7 +28,7 @@ pub use body::{
     ShareInput, Tco, TcoAssumptions, TcoRequest, TcoSaving, UnitPrices, UnitsInput, WholeNodeCost,
 };
 
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::billing::profile::{self, CapacityProfile};
 use crate::bounds::PRICE_PER_HOUR;
 use crate::catalog::{self, GpuModel, Unit};
@@ -43,14 +43,13 @@ use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use rust_decimal_macros::dec;
 
+use crate::error::responses::MalformedJson;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     BillingState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(tco))
 }
@@ -362,7 +361,7 @@ pub fn price(
     request_body = TcoRequest,
     responses(
         (status = 200, description = "Both costs, the saving and every assumption", body = Tco),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, an unknown model, a region without its prices, or no history and no `profile`", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -4,12 +4,13 @@
 use super::history::{self, DeliveryView};
 use super::store::{self, Webhook};
 use super::{address, sign};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
 use crate::db::Db;
+use crate::error::responses::{InvalidQuery, MalformedJson};
 use crate::error::{ApiError, FieldError, Json, Problem, Query};
 use crate::events::{EventType, EventsState};
 use crate::ids::{PathId, WebhookId};
-use crate::page::Limit;
+use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
@@ -19,11 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     EventsState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(create_webhook, list_webhooks))
@@ -106,7 +105,7 @@ pub async fn checked_url(allow_private: bool, raw: &str, field: &str) -> Result<
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "The same key and body return the first answer; another body with it is 422 `idempotency_key_reused`; while the first is under way, 409 `idempotency_key_in_use`")),
     responses(
         (status = 201, description = "Created; the secret is shown only now", body = CreatedWebhook),
-        (status = 400, description = "Malformed JSON", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 403, description = "Node tokens have no webhooks", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`too_many_webhooks`: the account has 20 already", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid `url` (not http(s), too long, unresolvable or private) or `events`", body = Problem, content_type = "application/problem+json"),
@@ -202,7 +201,7 @@ pub struct DeliveryPage {
         (status = 200, description = "A page of deliveries", body = DeliveryPage),
         (status = 403, description = "Node tokens have no webhooks", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such webhook of the caller's", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid query", body = Problem, content_type = "application/problem+json"),
+        InvalidQuery,
     ))]
 async fn webhook_deliveries(
     State(state): State<EventsState>,
@@ -222,9 +221,7 @@ async fn webhook_deliveries(
     };
     let limit = q.limit.get();
     let mut items = history::deliveries(&state.db, id, before, limit + 1).await?;
-    let more = items.len() > limit as usize;
-    items.truncate(limit as usize);
-    let next_before = more.then(|| items.last().map(|d| d.id)).flatten();
+    let next_before = page::next_cursor(&mut items, limit, |d| d.id);
     Ok(Json(DeliveryPage { items, next_before }))
 }
 

@@ -67,16 +67,28 @@ fn histogram() -> prometheus::Histogram {
         .expect("histogram")
 }
 
-/// A market whose clock does not tick during a test.
-fn quiet_market() -> MarketConfig {
-    MarketConfig {
+/// A market on `db` whose clock does not tick during a test.
+async fn quiet_market(db: Db) -> MarketHandle {
+    let config = MarketConfig {
         engine: EngineConfig::default(),
         platform_fee: Decimal::new(5, 2),
         billing_interval_s: 60,
         tick: Duration::from_secs(3600),
         journal_snapshot_every: 4096,
         clock: Default::default(),
-    }
+    };
+    let hub = EventHub::start(db.clone()).await.expect("hub");
+    start(
+        db,
+        config,
+        histogram(),
+        histogram(),
+        hub,
+        MarketFeed::default(),
+        Cluster::single(),
+    )
+    .await
+    .expect("market")
 }
 
 #[tokio::test]
@@ -95,18 +107,7 @@ async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_ap
     .expect("user")
     .expect("new user")
     .id;
-    let hub = EventHub::start(db.clone()).await.expect("hub");
-    let market = start(
-        db.clone(),
-        quiet_market(),
-        histogram(),
-        histogram(),
-        hub,
-        MarketFeed::default(),
-        Cluster::single(),
-    )
-    .await
-    .expect("market");
+    let market = quiet_market(db.clone()).await;
     let (doomed, innocent) = (Uuid::now_v7(), Uuid::now_v7());
     DOOMED.lock().expect("lock").push(doomed);
     let (doomed_place, doomed_meta) = place(buyer, doomed);
@@ -150,18 +151,7 @@ async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_ap
 #[tokio::test]
 async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
     let (_dir, db) = fresh_database().await;
-    let hub = EventHub::start(db.clone()).await.expect("hub");
-    let market = start(
-        db,
-        quiet_market(),
-        histogram(),
-        histogram(),
-        hub,
-        MarketFeed::default(),
-        Cluster::single(),
-    )
-    .await
-    .expect("market");
+    let market = quiet_market(db).await;
     assert!(market.command(Command::Tick).await.is_ok());
     market.stop().await;
     assert!(matches!(
@@ -177,18 +167,7 @@ async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
 #[tokio::test]
 async fn a_read_that_panics_costs_only_its_own_answer() {
     let (_dir, db) = fresh_database().await;
-    let hub = EventHub::start(db.clone()).await.expect("hub");
-    let market = start(
-        db,
-        quiet_market(),
-        histogram(),
-        histogram(),
-        hub,
-        MarketFeed::default(),
-        Cluster::single(),
-    )
-    .await
-    .expect("market");
+    let market = quiet_market(db).await;
     let panicked: Result<(), _> = market.read(|_| panic!("a bug in a read")).await;
     assert!(matches!(panicked, Err(MarketError::Unavailable)));
     assert_eq!(market.read(|_| 7).await.expect("the task still answers"), 7);

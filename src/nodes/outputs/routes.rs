@@ -2,7 +2,8 @@
 //! `GET /v1/leases/{id}/outputs[/{name}]` (the lease's owner).
 
 use super::{object_key, OutputRow};
-use crate::auth::{AuthState, Caller, Role};
+use crate::auth::{Caller, Role, RouterState};
+use crate::error::responses::{NotABuyer, NotANodeToken, UnknownNodeToken};
 use crate::error::{ApiError, Json, Path, Problem};
 use crate::ids::{self, LeaseId, PathId};
 use crate::nodes::agent::{agent_node, node_lease};
@@ -19,11 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-pub fn router<S>() -> OpenApiRouter<S>
+pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
-    S: Clone + Send + Sync + 'static,
     NodesState: FromRef<S>,
-    AuthState: FromRef<S>,
 {
     OpenApiRouter::new()
         .routes(routes!(upload_output))
@@ -98,8 +97,8 @@ pub struct LeaseOutputs {
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes"),
     responses(
         (status = 200, description = "Stored", body = LeaseOutput),
-        (status = 401, description = "Unknown node token", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not a node token", body = Problem, content_type = "application/problem+json"),
+        UnknownNodeToken,
+        NotANodeToken,
         (status = 404, description = "No such lease on this node", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The lease ended more than an hour ago", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "The lease's outputs would pass `outputs_max_bytes` (`outputs_quota`)", body = Problem, content_type = "application/problem+json"),
@@ -172,7 +171,7 @@ async fn own_lease(state: &NodesState, caller: &Caller, id: LeaseId) -> Result<U
     params(("id" = Uuid, Path, description = "Lease id")),
     responses(
         (status = 200, description = "Its outputs, by name (none before the first upload)", body = LeaseOutputs),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of yours", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn list_outputs(
@@ -203,7 +202,7 @@ async fn list_outputs(
     responses(
         (status = 200, description = "The file", content_type = "application/octet-stream", body = Vec<u8>,
             headers(("X-Checksum-Sha256" = String, description = "Hex SHA-256 of the body"))),
-        (status = 403, description = "Not a buyer", body = Problem, content_type = "application/problem+json"),
+        NotABuyer,
         (status = 404, description = "No such lease of yours, or no such output", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name", body = Problem, content_type = "application/problem+json"),
     ))]
