@@ -199,7 +199,7 @@ pub struct QuoteRequest {
 }
 
 /// The concrete slice the order would get if placed now.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SliceQuote {
     pub node_id: uuid::Uuid,
     pub region: String,
@@ -242,7 +242,7 @@ pub struct SliceQuote {
 }
 
 /// One line of a quote: one unit for the window.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct QuoteLine {
     pub unit: Unit,
     /// Units held.
@@ -261,7 +261,7 @@ pub struct QuoteLine {
 }
 
 /// What the request would cost on one model in one region.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct QuoteOption {
     pub region: String,
     pub gpu_model: String,
@@ -275,7 +275,7 @@ pub struct QuoteOption {
     pub breakdown: Vec<QuoteLine>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Quote {
     pub mode: Mode,
     pub currency: String,
