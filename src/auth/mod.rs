@@ -11,7 +11,7 @@ pub(crate) mod store;
 pub mod tokens;
 
 pub use rate_limit::LoginLimiter;
-pub use routes::router;
+pub use routes::{router, ApiKeyCreated, UserView};
 pub use store::{bootstrap_admin, create_user, load_or_create_jwt_secret, UserRow};
 
 use crate::config::Settings;

@@ -116,7 +116,7 @@ impl TryFrom<RegisterRequest> for NewUser {
 }
 
 /// A user, as the API shows it.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct UserView {
     pub id: Uuid,
     pub email: String,
@@ -227,7 +227,7 @@ pub struct CreateApiKeyRequest {
     pub name: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ApiKeyCreated {
     pub id: Uuid,
     pub name: String,

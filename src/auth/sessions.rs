@@ -31,7 +31,7 @@ where
 }
 
 /// A token pair: what login and refresh answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TokenResponse {
     pub access_token: String,
     /// Always `Bearer`.

@@ -49,7 +49,7 @@ enum EarningsPeriod {
 }
 
 /// Earnings of one (node, GPU model, mode, period).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct EarningsGroup {
     pub node_id: Option<Uuid>,
     pub gpu_model: Option<String>,
@@ -68,7 +68,7 @@ pub struct EarningsGroup {
     pub lines: u64,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Earnings {
     pub currency: String,
     pub groups: Vec<EarningsGroup>,

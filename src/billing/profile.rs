@@ -69,7 +69,7 @@ pub struct Concurrency {
 
 /// How long leases ran in the window, in seconds (nearest-rank percentiles).
 /// A lease cut by the window's edges counts the part inside it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LeaseDurations {
     pub leases: u64,
     /// To 3 decimals; absent with no lease.
@@ -82,7 +82,7 @@ pub struct LeaseDurations {
 }
 
 /// What was used of what was held, from the agents' usage reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct HeldUtilization {
     /// TFLOPS-hours held over the intervals whose utilization an agent
     /// measured, to 6 decimals.
@@ -98,7 +98,7 @@ pub struct HeldUtilization {
 }
 
 /// The profile of one group (or of everything, in `total`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct GroupProfile {
     /// A mode, a GPU model, `KEY=VALUE` of a tag, `(untagged)`, or `all`.
     pub key: String,
@@ -108,7 +108,7 @@ pub struct GroupProfile {
     pub utilization: HeldUtilization,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct CapacityProfile {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,

@@ -82,7 +82,7 @@ pub struct UsageQuery {
 }
 
 /// Cost and units of one group.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct UsageGroup {
     pub key: String,
     /// What the lines cost (credits net it).
@@ -94,7 +94,7 @@ pub struct UsageGroup {
     pub lines: u64,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct UsageReport {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,

@@ -2,8 +2,11 @@
 //! run the simulated backend) or ends a review (`PUT /v1/admin/nodes/{id}`);
 //! `gpuex admin replicas` lists the replicas (`GET /v1/admin/replicas`).
 
-use super::{kv_table, show, show_list, text, usage, Ctx, Result};
+use super::render::cell;
+use super::{kv_table, show, show_list, usage, Ctx, Result};
 use clap::Args;
+use gpuex::cluster::replicas::ReplicaView;
+use gpuex::nodes::NodeSummary;
 use reqwest::Method;
 use serde_json::{Map, Value};
 
@@ -45,18 +48,17 @@ pub async fn node(ctx: &Ctx, args: &AdminNodeArgs) -> Result<()> {
                 .json(&Value::Object(body)),
         )
         .await?;
-    show(ctx, &node, |n| {
+    show(ctx, &node, |n: &NodeSummary| {
         kv_table(&[
-            ("id", text(&n["id"])),
-            ("name", text(&n["name"])),
-            ("status", text(&n["status"])),
-            ("cordoned", text(&n["cordoned"])),
-            ("simulated", text(&n["simulated"])),
-            ("under_review", text(&n["under_review"])),
-            ("review_reason", text(&n["review_reason"])),
+            ("id", cell(&n.id)),
+            ("name", n.name.clone()),
+            ("status", cell(&n.status)),
+            ("cordoned", cell(&n.cordoned)),
+            ("simulated", cell(&n.simulated)),
+            ("under_review", cell(&n.under_review)),
+            ("review_reason", cell(&n.review_reason)),
         ])
-    });
-    Ok(())
+    })
 }
 
 pub async fn replicas(ctx: &Ctx) -> Result<()> {
@@ -75,6 +77,17 @@ pub async fn replicas(ctx: &Ctx) -> Result<()> {
             "silent",
             "answering",
         ],
-    );
-    Ok(())
+        |r: &ReplicaView| {
+            vec![
+                r.url.clone(),
+                r.role.clone(),
+                cell(&r.epoch),
+                cell(&r.applied_seq),
+                cell(&r.lag_ms),
+                cell(&r.seen_at),
+                cell(&r.silent),
+                cell(&r.answering),
+            ]
+        },
+    )
 }

@@ -1,9 +1,11 @@
 //! The commands that follow a stream: a lease's logs, the events, an export.
 
 use super::outputs;
-use super::render::{compact, print_json, print_json_line, table, text};
+use super::render::{cell, compact, print_json, print_json_line, read, show, table};
 use super::{Ctx, Exit, ExportFormat, Result};
 use futures::StreamExt;
+use gpuex::events::EventPage;
+use gpuex::nodes::LeaseLogs;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::time::Duration;
@@ -15,14 +17,14 @@ pub(super) async fn logs(ctx: &Ctx, id: &str, follow: bool) -> Result<()> {
     let mut seen: u64 = 0;
     let mut stdout = std::io::stdout();
     loop {
-        let logs = ctx.api.get(&path, &[]).await?;
-        let total = logs["total_bytes"].as_u64().unwrap_or(0);
-        let tail = logs["tail"].as_str().unwrap_or("");
-        let complete = logs["complete"].as_bool().unwrap_or(false);
+        let raw = ctx.api.get(&path, &[]).await?;
         if ctx.json() && !follow {
-            print_json(&logs);
+            print_json(&raw);
             return Ok(());
         }
+        let logs: LeaseLogs = read(&raw)?;
+        let total = u64::try_from(logs.total_bytes).unwrap_or(0);
+        let tail = logs.tail.as_str();
         if total > seen {
             let new = usize::try_from(total - seen).unwrap_or(usize::MAX);
             // The server keeps a tail: what scrolled out of it is gone.
@@ -39,7 +41,7 @@ pub(super) async fn logs(ctx: &Ctx, id: &str, follow: bool) -> Result<()> {
             }
             seen = total;
         }
-        if !follow || complete {
+        if !follow || logs.complete {
             return Ok(());
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -56,23 +58,22 @@ pub(super) async fn events(
     if !follow {
         let mut q = vec![("limit", limit.clamp(1, 500).to_string())];
         q.extend(after.map(|a| ("after", a.to_string())));
-        let page = ctx.api.get("/v1/events", &q).await?;
-        let items = page["items"].as_array().cloned().unwrap_or_default();
-        if ctx.json() {
-            print_json(&page);
-        } else {
+        let raw = ctx.api.get("/v1/events", &q).await?;
+        return show(ctx, &raw, |page: &EventPage| {
             let mut t = table(&["id", "type", "at", "data"]);
-            for e in &items {
+            for e in &page.items {
+                // `data` is free-form (its fields depend on `type`): shown
+                // as the JSON it is, cut short.
+                let data = serde_json::from_str(e.data.get()).unwrap_or(Value::Null);
                 t.add_row(vec![
-                    text(&e["id"]),
-                    text(&e["type"]),
-                    text(&e["at"]),
-                    compact(&e["data"]),
+                    cell(&e.id),
+                    cell(&e.kind),
+                    cell(&e.at),
+                    compact(&data),
                 ]);
             }
-            println!("{t}");
-        }
-        return Ok(());
+            t.to_string()
+        });
     }
     use eventsource_stream::Eventsource;
     let mut last = after;
@@ -106,6 +107,8 @@ pub(super) async fn events(
             if let Ok(id) = event.id.parse::<i64>() {
                 last = Some(id);
             }
+            // Printed as it came: a stream's events are passed through, and
+            // one that is not JSON is shown as its text.
             if ctx.json() {
                 print_json_line(&data);
             } else {

@@ -3,9 +3,19 @@
 
 use super::{CliError, Exit};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde::Deserialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
+
+/// The envelope every cursor-paged list shares (`OrderPage`, `LeasePage`,
+/// `ListingPage`, …). Its items stay as the server sent them, for
+/// `--output json`; the commands read each as the server's item type.
+#[derive(Deserialize)]
+struct Page {
+    items: Vec<Value>,
+    next_cursor: Option<uuid::Uuid>,
+}
 
 pub struct Api {
     pub server: String,
@@ -146,11 +156,11 @@ impl Api {
             if let Some(c) = &cursor {
                 q.push(("cursor", c.clone()));
             }
-            let page = self.get(path, &q).await?;
-            if let Some(list) = page["items"].as_array() {
-                items.extend(list.iter().cloned());
-            }
-            cursor = page["next_cursor"].as_str().map(str::to_owned);
+            let page: Page = serde_json::from_value(self.get(path, &q).await?).map_err(|e| {
+                CliError::new(Exit::Other, format!("unexpected page from the server: {e}"))
+            })?;
+            items.extend(page.items);
+            cursor = page.next_cursor.map(|c| c.to_string());
             if cursor.is_none() || max.is_some_and(|m| items.len() >= m) {
                 break;
             }

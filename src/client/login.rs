@@ -4,6 +4,8 @@ use super::http::Api;
 use super::render::print_json;
 use super::{session, Output};
 use super::{store, usage, CliError, Exit, Result};
+use gpuex::auth::sessions::TokenResponse;
+use gpuex::auth::ApiKeyCreated;
 use reqwest::Method;
 use serde_json::json;
 use std::io::{BufRead, IsTerminal, Write};
@@ -47,10 +49,13 @@ pub(super) async fn login(
             &json!({"email": email, "password": password}),
         )
         .await?;
-    let access = tokens["access_token"]
-        .as_str()
-        .ok_or_else(|| CliError::new(Exit::Server, "the login answer has no access_token"))?
-        .to_owned();
+    let tokens: TokenResponse = serde_json::from_value(tokens).map_err(|e| {
+        CliError::new(
+            Exit::Server,
+            format!("the login answer is not a token pair: {e}"),
+        )
+    })?;
+    let access = tokens.access_token.clone();
     let mut credential = store::Credential {
         email: email.clone(),
         api_key: None,
@@ -66,7 +71,7 @@ pub(super) async fn login(
     }
     if session {
         stored.servers.insert(server.to_owned(), credential);
-        session::keep_pair(server, &mut stored, &tokens)?;
+        session::keep_pair(server, &mut stored, &tokens);
     } else {
         // A key named for this machine lasts until `gpuex logout` revokes
         // it; the login's own session is not kept, so it is ended now.
@@ -77,11 +82,15 @@ pub(super) async fn login(
             .unwrap_or_else(|| "this machine".into());
         let name: String = format!("gpuex CLI on {host}").chars().take(100).collect();
         let key = api.post("/v1/api-keys", &json!({"name": name})).await?;
-        credential.api_key = key["key"].as_str().map(str::to_owned);
-        credential.api_key_id = key["id"].as_str().map(str::to_owned);
-        if let Some(refresh) = tokens["refresh_token"].as_str() {
-            session::log_out(server, refresh).await;
-        }
+        let key: ApiKeyCreated = serde_json::from_value(key).map_err(|e| {
+            CliError::new(
+                Exit::Server,
+                format!("the API key answer is not a key: {e}"),
+            )
+        })?;
+        credential.api_key = Some(key.key);
+        credential.api_key_id = Some(key.id.to_string());
+        session::log_out(server, &tokens.refresh_token).await;
         stored.servers.insert(server.to_owned(), credential);
     }
     stored.default_server = Some(server.to_owned());

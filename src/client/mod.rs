@@ -24,7 +24,14 @@ use args::{artifact, key_value, put};
 pub use args::{AdminCommand, ClientCommand, ExportFormat, Global, NodesCommand, Output, Request};
 use follow::{events, export, logs};
 use login::{login, logout, read_line};
-use render::{kv_table, lease_table, order_table, print_json, show, show_list, table, text};
+use render::{cell, kv_table, lease_table, order_table, print_json, show, show_list, table};
+
+use gpuex::auth::UserView;
+use gpuex::billing::earnings::Earnings;
+use gpuex::billing::usage::UsageReport;
+use gpuex::market::resale::{ListingView, ResaleOffer};
+use gpuex::market::{LeaseView, OrderView};
+use gpuex::nodes::NodeSummary;
 
 use http::Api;
 use reqwest::Method;
@@ -176,22 +183,20 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
         ClientCommand::Login { .. } | ClientCommand::Logout => Ok(()),
         ClientCommand::Whoami => {
             let me = api.get("/v1/me", &[]).await?;
-            show(ctx, &me, |me| {
+            show(ctx, &me, |me: &UserView| {
                 kv_table(&[
-                    ("email", text(&me["email"])),
-                    ("role", text(&me["role"])),
-                    ("id", text(&me["id"])),
+                    ("email", me.email.clone()),
+                    ("role", cell(&me.role)),
+                    ("id", cell(&me.id)),
                     ("server", api.server.clone()),
                 ])
-            });
-            Ok(())
+            })
         }
         ClientCommand::Quote(request) => {
             let quote = api
                 .post("/v1/quotes", &Value::Object(request.body()))
                 .await?;
-            show(ctx, &quote, quote::quote_text);
-            Ok(())
+            show(ctx, &quote, quote::quote_text)
         }
         ClientCommand::Order(args) => order::place(ctx, args).await,
         ClientCommand::Orders {
@@ -202,8 +207,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
         } => {
             if let Some(id) = id {
                 let order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
-                show(ctx, &order, order_table);
-                return Ok(());
+                return show(ctx, &order, order_table);
             }
             let mut q = Vec::new();
             if let Some(s) = state {
@@ -217,21 +221,29 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                 ctx,
                 &items,
                 &["id", "mode", "state", "region", "lease_id", "created_at"],
-            );
-            Ok(())
+                |o: &OrderView| {
+                    vec![
+                        cell(&o.id),
+                        cell(&o.mode),
+                        cell(&o.state),
+                        o.region.clone(),
+                        cell(&o.lease_id),
+                        cell(&o.created_at),
+                    ]
+                },
+            )
         }
         ClientCommand::Leases { id, state, limit } => {
             if let Some(id) = id {
                 let lease = api.get(&format!("/v1/leases/{id}"), &[]).await?;
-                show(ctx, &lease, lease_table);
-                return Ok(());
+                return show(ctx, &lease, lease_table);
             }
             let q: Vec<_> = state.into_iter().map(|s| ("state", s)).collect();
             let items = api.pages("/v1/leases", &q, Some(limit)).await?;
-            if ctx.json() {
-                print_json(&Value::Array(items));
-            } else {
-                let mut t = table(&[
+            show_list(
+                ctx,
+                &items,
+                &[
                     "id",
                     "mode",
                     "state",
@@ -240,22 +252,20 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     "charged",
                     "ends_at",
                     "vacate_at",
-                ]);
-                for l in &items {
-                    t.add_row(vec![
-                        text(&l["id"]),
-                        text(&l["mode"]),
-                        text(&l["state"]),
-                        text(&l["gpu_model"]),
-                        text(&l["region"]),
-                        text(&l["usage"]["charged"]),
-                        text(&l["ends_at"]),
-                        text(&l["vacate_at"]),
-                    ]);
-                }
-                println!("{t}");
-            }
-            Ok(())
+                ],
+                |l: &LeaseView| {
+                    vec![
+                        cell(&l.id),
+                        cell(&l.mode),
+                        cell(&l.state),
+                        l.gpu_model.clone(),
+                        l.region.clone(),
+                        cell(&l.usage.charged),
+                        cell(&l.ends_at),
+                        cell(&l.vacate_at),
+                    ]
+                },
+            )
         }
         ClientCommand::Logs { id, follow } => logs(ctx, &id, follow).await,
         ClientCommand::Outputs { id, get, out } => outputs::outputs(ctx, &id, get, out).await,
@@ -263,8 +273,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             let lease = api
                 .post(&format!("/v1/leases/{id}/release"), &json!({}))
                 .await?;
-            show(ctx, &lease, lease_table);
-            Ok(())
+            show(ctx, &lease, lease_table)
         }
         ClientCommand::Convert {
             id,
@@ -279,8 +288,7 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             let lease = api
                 .post(&format!("/v1/leases/{id}/convert"), &Value::Object(body))
                 .await?;
-            show(ctx, &lease, lease_table);
-            Ok(())
+            show(ctx, &lease, lease_table)
         }
         ClientCommand::Resell {
             id,
@@ -293,18 +301,17 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     &json!({"lease_id": id, "from": from, "ask_per_hour": ask_per_hour}),
                 )
                 .await?;
-            show(ctx, &listing, |l| {
+            show(ctx, &listing, |l: &ListingView| {
                 kv_table(&[
-                    ("listing", text(&l["id"])),
-                    ("lease", text(&l["lease_id"])),
-                    ("state", text(&l["state"])),
-                    ("gpu_model", text(&l["gpu_model"])),
-                    ("from", text(&l["from"])),
-                    ("until", text(&l["until"])),
-                    ("ask/h", text(&l["ask_per_hour"])),
+                    ("listing", cell(&l.id)),
+                    ("lease", cell(&l.lease_id)),
+                    ("state", l.state.clone()),
+                    ("gpu_model", l.gpu_model.clone()),
+                    ("from", cell(&l.from)),
+                    ("until", cell(&l.until)),
+                    ("ask/h", cell(&l.ask_per_hour)),
                 ])
-            });
-            Ok(())
+            })
         }
         ClientCommand::Listings { open, limit } => {
             if open {
@@ -314,7 +321,17 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     ctx,
                     &items,
                     &["id", "gpu_model", "region", "from", "until", "ask_per_hour"],
-                );
+                    |o: &ResaleOffer| {
+                        vec![
+                            cell(&o.id),
+                            o.gpu_model.clone(),
+                            o.region.clone(),
+                            cell(&o.from),
+                            cell(&o.until),
+                            cell(&o.ask_per_hour),
+                        ]
+                    },
+                )
             } else {
                 let items = api.pages("/v1/resale-listings", &[], Some(limit)).await?;
                 show_list(
@@ -329,9 +346,19 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                         "until",
                         "ask_per_hour",
                     ],
-                );
+                    |l: &ListingView| {
+                        vec![
+                            cell(&l.id),
+                            cell(&l.lease_id),
+                            l.state.clone(),
+                            l.gpu_model.clone(),
+                            cell(&l.from),
+                            cell(&l.until),
+                            cell(&l.ask_per_hour),
+                        ]
+                    },
+                )
             }
-            Ok(())
         }
         ClientCommand::Events {
             follow,
@@ -343,19 +370,18 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             q.extend(from.map(|f| ("from", f)));
             q.extend(to.map(|t| ("to", t)));
             let report = api.get("/v1/billing/usage", &q).await?;
-            show(ctx, &report, |r| {
-                let mut t = table(&[&text(&r["group_by"]), "lines", "cost"]);
-                for g in r["groups"].as_array().into_iter().flatten() {
-                    t.add_row(vec![text(&g["key"]), text(&g["lines"]), text(&g["cost"])]);
+            show(ctx, &report, |r: &UsageReport| {
+                let mut t = table(&[r.group_by.as_str(), "lines", "cost"]);
+                for g in &r.groups {
+                    t.add_row(vec![g.key.clone(), cell(&g.lines), cell(&g.cost)]);
                 }
                 t.add_row(vec![
                     "total".into(),
                     String::new(),
-                    format!("{} {}", text(&r["total"]), text(&r["currency"])),
+                    format!("{} {}", cell(&r.total), r.currency),
                 ]);
-                format!("{} to {}\n{t}", text(&r["from"]), text(&r["to"]))
-            });
-            Ok(())
+                format!("{} to {}\n{t}", cell(&r.from), cell(&r.to))
+            })
         }
         ClientCommand::Export {
             format,
@@ -386,14 +412,13 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                         .json(&json!({ "role": role })),
                 )
                 .await?;
-            show(ctx, &account, |a| {
+            show(ctx, &account, |a: &UserView| {
                 kv_table(&[
-                    ("id", text(&a["id"])),
-                    ("email", text(&a["email"])),
-                    ("role", text(&a["role"])),
+                    ("id", cell(&a.id)),
+                    ("email", a.email.clone()),
+                    ("role", cell(&a.role)),
                 ])
-            });
-            Ok(())
+            })
         }
         ClientCommand::Admin(AdminCommand::Node(args)) => admin::node(ctx, &args).await,
         ClientCommand::Admin(AdminCommand::Replicas) => admin::replicas(ctx).await,
@@ -414,8 +439,20 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
                     "under_review",
                     "last_heartbeat_at",
                 ],
-            );
-            Ok(())
+                |n: &NodeSummary| {
+                    vec![
+                        cell(&n.id),
+                        n.name.clone(),
+                        n.region.clone(),
+                        cell(&n.zone),
+                        cell(&n.status),
+                        cell(&n.gpu_count),
+                        cell(&n.cordoned),
+                        cell(&n.under_review),
+                        cell(&n.last_heartbeat_at),
+                    ]
+                },
+            )
         }
         ClientCommand::Earnings { period, from, to } => {
             let mut q = Vec::new();
@@ -423,29 +460,28 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             q.extend(from.map(|f| ("from", f)));
             q.extend(to.map(|t| ("to", t)));
             let e = api.get("/v1/provider/earnings", &q).await?;
-            show(ctx, &e, |e| {
+            show(ctx, &e, |e: &Earnings| {
                 let mut t = table(&["period", "node", "gpu_model", "mode", "gross", "fee", "net"]);
-                for g in e["groups"].as_array().into_iter().flatten() {
+                for g in &e.groups {
                     t.add_row(vec![
-                        text(&g["period"]),
-                        text(&g["node_id"]),
-                        text(&g["gpu_model"]),
-                        text(&g["mode"]),
-                        text(&g["gross"]),
-                        text(&g["platform_fee"]),
-                        text(&g["net"]),
+                        g.period.clone(),
+                        cell(&g.node_id),
+                        cell(&g.gpu_model),
+                        cell(&g.mode),
+                        cell(&g.gross),
+                        cell(&g.platform_fee),
+                        cell(&g.net),
                     ]);
                 }
                 format!(
                     "{t}\ngross {} fee {} net {} payable {} {}",
-                    text(&e["gross"]),
-                    text(&e["platform_fee"]),
-                    text(&e["net"]),
-                    text(&e["payable_balance"]),
-                    text(&e["currency"])
+                    cell(&e.gross),
+                    cell(&e.platform_fee),
+                    cell(&e.net),
+                    cell(&e.payable_balance),
+                    e.currency
                 )
-            });
-            Ok(())
+            })
         }
     }
 }

@@ -1,12 +1,13 @@
 //! `gpuex order`: the request a buyer places, and `--wait`, which follows
 //! it until its lease runs.
 
+use super::render::{cell, read};
 use super::{artifact, key_value, CliError, Exit};
 use super::{
-    lease_table, order_table, pairs, print_json, put, read_line, show, text, usage, Ctx, Request,
-    Result,
+    lease_table, order_table, pairs, print_json, put, read_line, show, usage, Ctx, Request, Result,
 };
 use clap::Args;
+use gpuex::market::{LeaseState, LeaseView, OrderState, OrderView};
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 
@@ -138,61 +139,67 @@ pub async fn place(ctx: &Ctx, args: OrderArgs) -> Result<()> {
         .post_idempotent("/v1/orders", &Value::Object(body))
         .await?;
     if !wait {
-        show(ctx, &order, order_table);
-        return Ok(());
+        return show(ctx, &order, order_table);
     }
     let (order, lease) = follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
     if ctx.json() {
         print_json(&json!({"order": order, "lease": lease}));
     } else {
-        println!("{}", order_table(&order));
-        println!("{}", lease_table(&lease));
+        println!("{}", order_table(&read(&order)?));
+        println!("{}", lease_table(&read(&lease)?));
     }
     Ok(())
 }
 
 /// Polls the order until filled, then its lease until running, with a
-/// spinner on stderr when it is a terminal.
-async fn follow_order(ctx: &Ctx, mut order: Value, timeout: Duration) -> Result<(Value, Value)> {
+/// spinner on stderr when it is a terminal. Returns both as the server
+/// sent them, for `--output json`.
+async fn follow_order(ctx: &Ctx, mut raw: Value, timeout: Duration) -> Result<(Value, Value)> {
     let api = &ctx.api;
     let deadline = Instant::now() + timeout;
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.enable_steady_tick(Duration::from_millis(120));
-    let id = text(&order["id"]);
+    let mut order: OrderView = read(&raw)?;
+    let id = order.id;
     let result = async {
         loop {
-            let state = text(&order["state"]);
+            let state = cell(&order.state);
             spinner.set_message(format!("order {id}: {state}"));
-            match state.as_str() {
-                "filled" => break,
-                "open" => {}
-                _ => {
-                    let why = order["reject_message"]
-                        .as_str()
-                        .or(order["reject_reason"].as_str())
+            match order.state {
+                OrderState::Filled => break,
+                OrderState::Open => {}
+                OrderState::Cancelled | OrderState::Rejected | OrderState::Expired => {
+                    let why = order
+                        .reject_message
+                        .as_deref()
+                        .or(order.reject_reason.as_deref())
                         .unwrap_or("");
                     let mut e =
                         CliError::new(Exit::Conflict, format!("order {id} is {state}: {why}"));
-                    e.code = order["reject_reason"].as_str().map(str::to_owned);
+                    e.code = order.reject_reason.clone();
                     return Err(e);
                 }
             }
             wait_a_bit(deadline, &format!("order {id} to fill")).await?;
-            order = api.get(&format!("/v1/orders/{id}"), &[]).await?;
+            raw = api.get(&format!("/v1/orders/{id}"), &[]).await?;
+            order = read(&raw)?;
         }
-        let lease_id = text(&order["lease_id"]);
+        // A filled order names its lease; were it missing, the lookup
+        // below fails as the untyped CLI's did (a 404 for an empty id).
+        let lease_id = cell(&order.lease_id);
         loop {
-            let lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
-            let state = text(&lease["state"]);
-            spinner.set_message(format!("lease {lease_id}: {state}"));
-            match state.as_str() {
-                "running" => return Ok((order.clone(), lease)),
-                "ended" | "failed" => {
+            let raw_lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
+            let lease: LeaseView = read(&raw_lease)?;
+            spinner.set_message(format!("lease {lease_id}: {}", cell(&lease.state)));
+            match lease.state {
+                LeaseState::Running => return Ok((raw.clone(), raw_lease)),
+                LeaseState::Ended | LeaseState::Failed => {
                     return Err(CliError::new(
                         Exit::Conflict,
                         format!(
-                            "lease {lease_id} {state} before it ran: {}",
-                            lease["end_reason"].as_str().unwrap_or("no reason given")
+                            "lease {lease_id} {} before it ran: {}",
+                            cell(&lease.state),
+                            lease.end_reason.as_deref().unwrap_or("no reason given")
                         ),
                     ))
                 }

@@ -1,8 +1,10 @@
 //! `gpuex outputs LEASE [--get NAME] [--out PATH|-]`, and the streamed
 //! download into a file that `gpuex export` shares.
 
-use super::{print_json, show_list, CliError, Ctx, Exit};
+use super::render::{cell, read};
+use super::{print_json, table, CliError, Ctx, Exit};
 use futures::StreamExt;
+use gpuex::nodes::outputs::LeaseOutputs;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -26,17 +28,23 @@ pub(super) async fn outputs(
         if ctx.json() {
             print_json(&listed);
         } else {
-            let items = listed["outputs"].as_array().cloned().unwrap_or_default();
-            show_list(
-                ctx,
-                &items,
-                &["name", "size", "sha256", "stored_at", "expires_at"],
-            );
+            let listed: LeaseOutputs = read(&listed)?;
+            let mut t = table(&["name", "size", "sha256", "stored_at", "expires_at"]);
+            for o in &listed.outputs {
+                t.add_row(vec![
+                    o.name.clone(),
+                    cell(&o.size),
+                    o.sha256.clone(),
+                    cell(&o.stored_at),
+                    cell(&o.expires_at),
+                ]);
+            }
+            println!("{t}");
             eprintln!(
                 "{} files, {} bytes; kept {} days",
-                items.len(),
-                listed["total_bytes"],
-                listed["retention_days"]
+                listed.outputs.len(),
+                listed.total_bytes,
+                listed.retention_days
             );
         }
         return Ok(());

@@ -1,46 +1,49 @@
 //! `gpuex quote` as text.
 
-use super::{table, text};
-use serde_json::Value;
+use super::render::cell;
+use super::table;
+use gpuex::pricing::quotes::Quote;
 
 /// A quote as text. The headline is the slice the order would hold, priced
 /// on its held units, as the order is charged; the options below price the
 /// units asked on each model (issue 34 item 6: showing only those understated
 /// a MIG slice's price by a third).
-pub(super) fn quote_text(q: &Value) -> String {
-    let currency = text(&q["currency"]);
+pub(super) fn quote_text(q: &Quote) -> String {
+    let currency = &q.currency;
     let mut out = format!(
         "{} for {} s from {} ({})",
-        text(&q["mode"]),
-        text(&q["duration_s"]),
-        text(&q["start_at"]),
-        text(&q["rule"])
+        cell(&q.mode),
+        q.duration_s,
+        cell(&q.start_at),
+        q.rule
     );
-    let slice = &q["slice"];
-    if slice.is_object() {
-        let held = &slice["units"]["held"];
+    if let Some(slice) = &q.slice {
+        // `units` is a free-form object on the wire (what is held and what
+        // was asked); only `held` is shown.
+        let held = slice.units.get("held");
+        let unit = |name: &str| cell(&held.and_then(|h| h.get(name)));
         out.push_str(&format!(
             "\nthe order would hold {} in {}: {} tflops_h + {} vram_h per hour at {} {currency}/h, {} {currency} in all",
-            text(&slice["gpu_model"]),
-            text(&slice["region"]),
-            text(&held["tflops_h"]),
-            text(&held["vram_h"]),
-            text(&slice["price_per_hour"]),
-            text(&slice["total"]),
+            slice.gpu_model,
+            slice.region,
+            unit("tflops_h"),
+            unit("vram_h"),
+            cell(&slice.price_per_hour),
+            cell(&slice.total),
         ));
-        if slice["max_price_binds"] == Value::Bool(true) {
+        if slice.max_price_binds {
             out.push_str("\nmax_price is below this price: the order would be refused (or wait, with --max-wait-s)");
         }
-    } else if let Some(why) = q["slice_unavailable"].as_str() {
+    } else if let Some(why) = &q.slice_unavailable {
         out.push_str(&format!("\nno slice: {why}"));
     }
     let mut t = table(&["region", "gpu_model", "price/h (units asked)", "total"]);
-    for o in q["options"].as_array().into_iter().flatten() {
+    for o in &q.options {
         t.add_row(vec![
-            text(&o["region"]),
-            text(&o["gpu_model"]),
-            text(&o["price_per_hour"]),
-            format!("{} {currency}", text(&o["total"])),
+            o.region.clone(),
+            o.gpu_model.clone(),
+            cell(&o.price_per_hour),
+            format!("{} {currency}", cell(&o.total)),
         ]);
     }
     out.push_str(&format!("\n{t}"));

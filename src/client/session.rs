@@ -5,7 +5,8 @@
 
 use super::http::Api;
 use super::{store, CliError, Exit, Result};
-use serde_json::{json, Value};
+use gpuex::auth::sessions::TokenResponse;
+use serde_json::json;
 
 /// Refresh this long before the access token expires, so that it does not
 /// expire on its way to the server.
@@ -52,26 +53,22 @@ pub async fn token_for(server: &str, stored: &mut store::Credentials) -> Result<
         }
         Err(e) => return Err(e),
     };
-    let access = keep_pair(server, stored, &pair)?;
+    let pair: TokenResponse = serde_json::from_value(pair)
+        .map_err(|e| CliError::new(Exit::Server, format!("the answer is not a token pair: {e}")))?;
+    let access = keep_pair(server, stored, &pair);
     store::save(stored)?;
     Ok(access)
 }
 
 /// Stores a token pair from login or refresh in `server`'s credential.
-pub fn keep_pair(server: &str, stored: &mut store::Credentials, pair: &Value) -> Result<String> {
-    let access = pair["access_token"]
-        .as_str()
-        .ok_or_else(|| CliError::new(Exit::Server, "the answer has no access_token"))?
-        .to_owned();
+pub fn keep_pair(server: &str, stored: &mut store::Credentials, pair: &TokenResponse) -> String {
     if let Some(cred) = stored.servers.get_mut(server) {
-        cred.access_token = Some(access.clone());
-        cred.expires_at = pair["expires_at"].as_str().and_then(|s| s.parse().ok());
-        cred.refresh_token = pair["refresh_token"].as_str().map(str::to_owned);
-        cred.refresh_expires_at = pair["refresh_expires_at"]
-            .as_str()
-            .and_then(|s| s.parse().ok());
+        cred.access_token = Some(pair.access_token.clone());
+        cred.expires_at = Some(pair.expires_at);
+        cred.refresh_token = Some(pair.refresh_token.clone());
+        cred.refresh_expires_at = Some(pair.refresh_expires_at);
     }
-    Ok(access)
+    pair.access_token.clone()
 }
 
 /// Ends the session a refresh token belongs to; best effort (it may be over).

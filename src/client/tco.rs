@@ -2,8 +2,11 @@
 //! whole nodes against gpuex units (`POST /v1/tco`), and the capacity
 //! profile it is sized from (`GET /v1/billing/profile`).
 
-use super::{kv_table, put, show, table, text, Ctx, Result};
+use super::render::cell;
+use super::{kv_table, put, show, table, Ctx, Result};
 use clap::Args;
+use gpuex::billing::profile::{CapacityProfile, GroupProfile};
+use gpuex::billing::tco::{LoadShape, Tco};
 use serde_json::{Map, Value};
 
 /// The body of `POST /v1/tco`, as flags named like its fields.
@@ -102,95 +105,77 @@ impl TcoArgs {
 }
 
 /// The answer as people read it: both costs, the saving, the mix and the assumptions.
-pub fn render_tco(t: &Value) -> String {
-    let a = &t["assumptions"];
-    let currency = text(&t["currency"]);
+pub fn render_tco(t: &Tco) -> String {
+    let a = &t.assumptions;
+    let currency = &t.currency;
     let mut costs = table(&["", "per hour", "per month", "total"]);
     costs.add_row(vec![
         format!(
             "whole nodes ({} × {} GPUs)",
-            text(&t["whole_node"]["nodes"]),
-            text(&a["node_gpus"])
+            t.whole_node.nodes, a.node_gpus
         ),
-        text(&t["whole_node"]["per_hour"]),
-        text(&t["whole_node"]["per_month"]),
-        text(&t["whole_node"]["total"]),
+        cell(&t.whole_node.per_hour),
+        cell(&t.whole_node.per_month),
+        cell(&t.whole_node.total),
     ]);
     costs.add_row(vec![
         "gpuex units".into(),
-        text(&t["gpuex"]["per_hour"]),
-        text(&t["gpuex"]["per_month"]),
-        text(&t["gpuex"]["total"]),
+        cell(&t.gpuex.per_hour),
+        cell(&t.gpuex.per_month),
+        cell(&t.gpuex.total),
     ]);
     let mut mix = table(&["unit", "mode", "units/h", "price/unit-h", "per hour"]);
-    for l in t["gpuex"]["mix"].as_array().into_iter().flatten() {
+    for l in &t.gpuex.mix {
         mix.add_row(vec![
-            text(&l["unit"]),
-            text(&l["mode"]),
-            text(&l["units"]),
-            text(&l["price_per_unit_hour"]),
-            text(&l["per_hour"]),
+            cell(&l.unit),
+            cell(&l.mode),
+            cell(&l.units),
+            cell(&l.price_per_unit_hour),
+            cell(&l.per_hour),
         ]);
     }
-    let shape = |u: &str| {
-        let s = &a["profile"][u];
+    let shape = |s: &LoadShape| {
         format!(
             "peak {} mean {} baseline {} above baseline {}",
-            text(&s["peak"]),
-            text(&s["mean"]),
-            text(&s["baseline"]),
-            text(&s["mean_above_baseline"])
+            cell(&s.peak),
+            cell(&s.mean),
+            cell(&s.baseline),
+            cell(&s.mean_above_baseline)
         )
     };
     let assumptions = kv_table(&[
-        ("gpu model", text(&a["gpu_model"])),
-        ("region", text(&a["region"])),
-        (
-            "months",
-            format!(
-                "{} of {} h",
-                text(&a["months"]),
-                text(&a["hours_per_month"])
-            ),
-        ),
-        ("profile from", text(&a["profile_source"])),
-        ("tflops units", shape("tflops_units")),
-        ("vram units", shape("vram_units")),
-        ("spot share", text(&a["profile"]["spot_share"])),
+        ("gpu model", a.gpu_model.clone()),
+        ("region", a.region.clone()),
+        ("months", format!("{} of {} h", a.months, a.hours_per_month)),
+        ("profile from", cell(&a.profile_source)),
+        ("tflops units", shape(&a.profile.tflops_units)),
+        ("vram units", shape(&a.profile.vram_units)),
+        ("spot share", cell(&a.profile.spot_share)),
         (
             "spot index",
-            format!(
-                "{} ({})",
-                text(&a["spot_index"]),
-                text(&a["spot_index_source"])
-            ),
+            format!("{} ({})", cell(&a.spot_index), a.spot_index_source),
         ),
-        ("preemption overhead", text(&a["spot_preemption_overhead"])),
+        ("preemption overhead", cell(&a.spot_preemption_overhead)),
         (
             "node utilization",
-            format!(
-                "{} ({})",
-                text(&a["utilization"]),
-                text(&a["utilization_source"])
-            ),
+            format!("{} ({})", cell(&a.utilization), a.utilization_source),
         ),
-        ("node price/h", text(&a["node_price_per_hour"])),
+        ("node price/h", cell(&a.node_price_per_hour)),
     ]);
     format!(
         "{costs}\nsaving {} {currency} ({} of the whole-node cost)\n{mix}\n{assumptions}\n{}",
-        text(&t["saving"]["amount"]),
-        text(&t["saving"]["fraction"]),
-        text(&a["mix_rule"]),
+        cell(&t.saving.amount),
+        cell(&t.saving.fraction),
+        a.mix_rule,
     )
 }
 
 pub async fn tco(ctx: &Ctx, args: &TcoArgs) -> Result<()> {
     let answer = ctx.api.post("/v1/tco", &args.body()).await?;
-    show(ctx, &answer, render_tco);
-    Ok(())
+    show(ctx, &answer, render_tco)
 }
 
-pub fn render_profile(p: &Value) -> String {
+pub fn render_profile(p: &CapacityProfile) -> String {
     let mut t = table(&[
         "group",
         "peak tflops",
@@ -204,34 +189,32 @@ pub fn render_profile(p: &Value) -> String {
         "max s",
         "used",
     ]);
-    let mut row = |g: &Value| {
-        let c = &g["tflops_units"];
+    let mut row = |g: &GroupProfile| {
+        let c = &g.tflops_units;
         t.add_row(vec![
-            text(&g["key"]),
-            text(&c["peak"]),
-            text(&c["mean"]),
-            text(&c["baseline"]),
-            text(&g["vram_units"]["peak"]),
-            text(&g["vram_units"]["mean"]),
-            text(&g["durations"]["leases"]),
-            text(&g["durations"]["p50_s"]),
-            text(&g["durations"]["p90_s"]),
-            text(&g["durations"]["max_s"]),
-            text(&g["utilization"]["fraction"]),
+            g.key.clone(),
+            cell(&c.peak),
+            cell(&c.mean),
+            cell(&c.baseline),
+            cell(&g.vram_units.peak),
+            cell(&g.vram_units.mean),
+            cell(&g.durations.leases),
+            cell(&g.durations.p50_s),
+            cell(&g.durations.p90_s),
+            cell(&g.durations.max_s),
+            cell(&g.utilization.fraction),
         ]);
     };
-    row(&p["total"]);
-    for list in ["by_mode", "by_gpu_model", "by_tag"] {
-        for g in p[list].as_array().into_iter().flatten() {
-            row(g);
-        }
+    row(&p.total);
+    for g in p.by_mode.iter().chain(&p.by_gpu_model).chain(&p.by_tag) {
+        row(g);
     }
     format!(
         "{} to {} ({} s elapsed, spot share {})\n{t}",
-        text(&p["from"]),
-        text(&p["to"]),
-        text(&p["elapsed_s"]),
-        text(&p["spot_share"])
+        cell(&p.from),
+        cell(&p.to),
+        p.elapsed_s,
+        cell(&p.spot_share)
     )
 }
 
@@ -240,8 +223,7 @@ pub async fn profile(ctx: &Ctx, from: Option<String>, to: Option<String>) -> Res
     q.extend(from.map(|f| ("from", f)));
     q.extend(to.map(|t| ("to", t)));
     let p = ctx.api.get("/v1/billing/profile", &q).await?;
-    show(ctx, &p, render_profile);
-    Ok(())
+    show(ctx, &p, render_profile)
 }
 
 #[cfg(test)]

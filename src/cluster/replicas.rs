@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use axum::extract::{FromRef, State};
 use axum::Json;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use utoipa::ToSchema;
@@ -49,7 +49,7 @@ impl Me {
 }
 
 /// One replica as it last said it stood.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ReplicaView {
     pub id: Uuid,
     /// Where the other replicas reach it (`--advertise-url`).

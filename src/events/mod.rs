@@ -11,7 +11,7 @@ pub mod store;
 pub mod webhooks;
 
 pub use hub::EventHub;
-pub use routes::{router, EventsState};
+pub use routes::{router, EventPage, EventsState};
 pub use store::{NewEvent, Owner, StoredEvent};
 
 use serde::{Deserialize, Serialize};

@@ -64,7 +64,7 @@ pub struct EventsQuery {
     pub limit: Limit<500, 100>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct EventPage {
     /// Oldest first.
     pub items: Vec<StoredEvent>,

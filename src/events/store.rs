@@ -39,7 +39,7 @@ impl NewEvent {
 }
 
 /// An event as stored and as every channel shows it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct StoredEvent {
     /// Grows with every event; resume after it with `after` or `Last-Event-ID`.
     pub id: i64,

@@ -40,7 +40,7 @@ pub struct LeaseQuery {
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LeasePage {
     pub items: Vec<LeaseView>,
     pub next_cursor: Option<Uuid>,

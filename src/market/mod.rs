@@ -30,11 +30,14 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::metrics::Metrics;
 use axum::extract::FromRef;
-pub use orders::{OrderRequest, Qos};
+pub use leases::LeasePage;
+pub use orders::{OrderPage, OrderRequest, Qos};
 use std::sync::Arc;
 pub use stream::MarketFeed;
 use utoipa_axum::router::OpenApiRouter;
-pub use views::OrderState;
+pub use views::{
+    ConversionView, LeaseView, OrderState, OrderView, ResumedFrom, UnitsView, UsageView,
+};
 
 /// What the market's routes use.
 #[derive(Clone)]

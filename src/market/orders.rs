@@ -237,7 +237,7 @@ pub struct OrderQuery {
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct OrderPage {
     pub items: Vec<OrderView>,
     pub next_cursor: Option<Uuid>,

@@ -47,7 +47,7 @@ pub struct ListingRequest {
 }
 
 /// A listing as its seller sees it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ListingView {
     pub id: Uuid,
     pub lease_id: Uuid,
@@ -71,7 +71,7 @@ pub struct ListingView {
 }
 
 /// An open listing as the market shows it: the slice, never the seller.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ResaleOffer {
     pub id: Uuid,
     pub gpu_model: String,
@@ -188,7 +188,7 @@ pub struct ListingQuery {
     pub cursor: Option<Uuid>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ListingPage {
     pub items: Vec<ListingView>,
     pub next_cursor: Option<Uuid>,

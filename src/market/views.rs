@@ -39,7 +39,7 @@ text_names!(OrderState {
 });
 
 /// An order and where it stands.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct OrderView {
     pub id: Uuid,
     pub client_order_id: Option<String>,
@@ -70,7 +70,7 @@ pub struct OrderView {
 }
 
 /// Where a resumed lease started from.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ResumedFrom {
     /// The lease that resumed.
     pub lease_id: Uuid,
@@ -246,7 +246,7 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
 }
 
 /// One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes").
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ConversionView {
     /// When the buyer converted.
     pub at: DateTime<Utc>,
@@ -276,7 +276,7 @@ pub fn conversion_views(lease: &LeaseRecord) -> Vec<ConversionView> {
 }
 
 /// Units a lease holds.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct UnitsView {
     #[schema(value_type = String)]
     pub tflops_h: Decimal,
@@ -285,7 +285,7 @@ pub struct UnitsView {
 }
 
 /// What a lease has used and been charged so far.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct UsageView {
     /// Charged so far.
     #[schema(schema_with = crate::bounds::money_out)]
@@ -300,7 +300,7 @@ pub struct UsageView {
 }
 
 /// A lease: a slice of one node's GPUs for a window, at a price.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LeaseView {
     pub id: Uuid,
     pub order_id: Uuid,

@@ -6,7 +6,7 @@ use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -20,7 +20,7 @@ where
 }
 
 /// A workload's output tail.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LeaseLogs {
     pub lease_id: Uuid,
     /// The last at most 64 KiB of stdout and stderr, interleaved.

@@ -39,6 +39,7 @@ use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
 pub use assignment_reports::FINAL_LOGS_GRACE_S;
+pub use logs::LeaseLogs;
 pub use view::{NodeDetail, NodeSummary};
 
 /// What the nodes' routes, the watchdog and the outputs pruner use.

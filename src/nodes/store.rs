@@ -6,7 +6,7 @@ use crate::db::{dispatch, execute_tx, Db, Tx};
 use crate::engine::NodeSpec;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ pub use lease_rows::{
 
 /// Where a node stands; rows keep the name as text (the market's restore
 /// skips `lost` and `deleted`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeStatus {
     /// Created; no agent has registered yet.

@@ -6,7 +6,7 @@ use crate::engine::placement::{PartitionMode, Slot};
 use crate::engine::LeaseState;
 use crate::protocol::{GpuMetrics, RegisterRequest};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -21,7 +21,7 @@ pub enum GpuMode {
 }
 
 /// A node as listed.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct NodeSummary {
     pub id: Uuid,
     pub provider_id: Uuid,

@@ -201,7 +201,7 @@ pub struct QuoteRequest {
 }
 
 /// The concrete slice the order would get if placed now.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SliceQuote {
     pub node_id: uuid::Uuid,
     pub region: String,
@@ -244,7 +244,7 @@ pub struct SliceQuote {
 }
 
 /// One line of a quote: one unit for the window.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct QuoteLine {
     pub unit: Unit,
     /// Units held.
@@ -263,7 +263,7 @@ pub struct QuoteLine {
 }
 
 /// What the request would cost on one model in one region.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct QuoteOption {
     pub region: String,
     pub gpu_model: String,
@@ -277,7 +277,7 @@ pub struct QuoteOption {
     pub breakdown: Vec<QuoteLine>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Quote {
     pub mode: Mode,
     pub currency: String,

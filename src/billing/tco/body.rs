@@ -123,7 +123,7 @@ pub struct TcoRequest {
 }
 
 /// A load shape as priced.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LoadShape {
     #[schema(value_type = String)]
     pub peak: Decimal,
@@ -135,7 +135,7 @@ pub struct LoadShape {
     pub mean_above_baseline: Decimal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct LoadProfile {
     pub tflops_units: LoadShape,
     pub vram_units: LoadShape,
@@ -144,7 +144,7 @@ pub struct LoadProfile {
 }
 
 /// Where the priced work came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileSource {
     /// The caller's capacity profile over `history_from`–`history_to`.
@@ -154,7 +154,7 @@ pub enum ProfileSource {
 }
 
 /// A unit's prices per unit-hour.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct UnitPrices {
     pub unit: Unit,
     #[schema(value_type = String)]
@@ -169,7 +169,7 @@ pub struct UnitPrices {
 }
 
 /// One part of the gpuex mix.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MixLine {
     pub unit: Unit,
     pub mode: Mode,
@@ -183,7 +183,7 @@ pub struct MixLine {
     pub per_hour: Decimal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WholeNodeCost {
     pub nodes: u64,
     #[schema(value_type = String)]
@@ -194,7 +194,7 @@ pub struct WholeNodeCost {
     pub total: Decimal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct GpuexCost {
     #[schema(value_type = String)]
     pub per_hour: Decimal,
@@ -205,7 +205,7 @@ pub struct GpuexCost {
     pub mix: Vec<MixLine>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TcoSaving {
     /// `whole_node.total − gpuex.total`; negative when whole nodes cost less.
     #[schema(value_type = String)]
@@ -216,7 +216,7 @@ pub struct TcoSaving {
 }
 
 /// Everything the figures were computed from.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TcoAssumptions {
     pub gpu_model: String,
     pub region: String,
@@ -257,7 +257,7 @@ pub struct TcoAssumptions {
     pub mix_rule: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Tco {
     pub currency: String,
     pub whole_node: WholeNodeCost,

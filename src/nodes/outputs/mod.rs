@@ -15,7 +15,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-pub use routes::router;
+pub use routes::{router, LeaseOutput, LeaseOutputs};
 pub use store::OutputStore;
 
 /// How long after its lease ends a node may still send outputs: the final

@@ -14,7 +14,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -53,7 +53,7 @@ fn check_name(name: &str) -> Result<(), ApiError> {
 }
 
 /// One file a lease's workload left in `/outputs`.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LeaseOutput {
     /// Its path under `/outputs`, e.g. `model/weights.bin`.
     pub name: String,
@@ -69,7 +69,7 @@ pub struct LeaseOutput {
 }
 
 /// A lease's outputs and the terms they are kept on.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LeaseOutputs {
     pub lease_id: Uuid,
     pub outputs: Vec<LeaseOutput>,
