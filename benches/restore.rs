@@ -22,7 +22,7 @@ use uuid::Uuid;
 use gpuex::db::{push_rows, Db, Money, Writes};
 use gpuex::engine::*;
 
-#[path = "common/fleet.rs"]
+#[path = "../crates/engine/benches/common/fleet.rs"]
 mod fleet;
 use fleet::{fill, fleet_of, order, place_cmd, Rng};
 use gpuex::market::journal::{self, Append, Step};

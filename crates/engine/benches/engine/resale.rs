@@ -2,7 +2,7 @@
 //! without them.
 
 use super::*;
-use gpuex::engine::resale;
+use gpuex_engine::resale;
 
 /// The listings' lease windows start here (a whole hour, past the lead time).
 const LISTED_LEASES_START: Ts = (T0 / 3600 + 2) * 3600;

@@ -2,7 +2,7 @@
 //! (1,250 nodes × 8, mixed models and modes) at 80 % full, and engine
 //! commands per second on a mixed place/cancel/release/tick stream.
 //!
-//! `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3`
+//! `cargo bench -p gpuex-engine --bench engine -- --warm-up-time 1 --measurement-time 3`
 //!
 //! Last, a buyer's `Engine::apply(Place)` with 1,000 open resale listings
 //! against the same engine without them (issue 17). Placement alone is the
@@ -21,9 +21,9 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use gpuex::engine::placement::{self, PlacementRequest};
+use gpuex_engine::placement::{self, PlacementRequest};
 
-use gpuex::engine::*;
+use gpuex_engine::*;
 
 #[path = "common/fleet.rs"]
 mod fleet;
@@ -38,7 +38,7 @@ fn request_of(e: &Engine, spec: &OrderSpec) -> PlacementRequest {
     PlacementRequest {
         compute: placement::Compute::Tflops {
             tflops: spec.resources.tflops,
-            precision: gpuex::catalog::Precision::Fp16,
+            precision: gpuex_wire::catalog::Precision::Fp16,
         },
         memory_mb: u64::from(spec.resources.vram_gb) * 1000,
         gpus: u8::try_from(spec.resources.gpus.unwrap_or(1)).unwrap_or(1),

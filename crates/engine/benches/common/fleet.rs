@@ -1,4 +1,4 @@
-//! The engine benchmarks' fleet and order mix, shared by `benches/engine.rs`
+//! The engine benchmarks' fleet and order mix, shared by `crates/engine/benches/engine.rs`
 //! and `benches/restore.rs` so both measure the same market: nodes of 8
 //! GPUs cycling through 6 models, 3 modes and 3 regions, filled with a mix
 //! of one- and two-GPU on-demand orders.
@@ -8,9 +8,9 @@
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
-use gpuex::catalog::Unit;
-use gpuex::engine::placement::PartitionMode;
-use gpuex::engine::*;
+use gpuex_engine::placement::PartitionMode;
+use gpuex_engine::*;
+use gpuex_wire::catalog::Unit;
 
 pub const T0: Ts = 1_700_000_000;
 pub const REGIONS: [&str; 3] = ["eu", "us", "ap"];
