@@ -59,6 +59,7 @@
 //!    NVLink links, on the node left with the fewest idle GPUs.
 //! 5. Node id and GPU index, so the choice is deterministic.
 
+mod bound;
 mod fast;
 mod host;
 pub mod naive;
@@ -70,6 +71,8 @@ pub mod score;
 mod states;
 mod view;
 
+#[cfg(test)]
+mod bound_tests;
 #[cfg(test)]
 mod tests;
 

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::bound::Card;
 use super::view::{GpuFree, NodeView, RegionIdx};
 
 /// What makes two nodes interchangeable to placement. Predicted ends are left
@@ -48,6 +49,9 @@ pub struct State {
     pub members: BTreeSet<u32>,
     /// The buckets the state's nodes are in, and the room it is filed under there.
     filed: Vec<(u32, u32)>,
+    /// What a scan reads to bound the state's candidates without reading
+    /// its nodes (`None` for nodes too large for a card).
+    pub card: Option<Card>,
 }
 
 /// Every uncordoned node filed under its state, and each bucket's states
@@ -98,6 +102,7 @@ impl StateIndex {
                     key: Some(key.clone()),
                     members: BTreeSet::new(),
                     filed: buckets.iter().map(|&b| (b, room)).collect(),
+                    card: Card::of(node),
                 };
                 let id = match self.spare.pop() {
                     Some(id) => {
@@ -145,11 +150,12 @@ impl StateIndex {
             self.by_key.remove(&key);
         }
         state.filed.clear();
+        state.card = None;
         self.spare.push(id);
     }
 
     /// The states of bucket `bucket` with at least `room` free milli-GPU on
-    /// one GPU, each with its nodes.
+    /// one GPU, each with its nodes, least room first.
     pub fn with_room(&self, bucket: u32, room: u32) -> impl Iterator<Item = &State> + '_ {
         self.by_room
             .get(bucket as usize)
@@ -163,23 +169,31 @@ impl StateIndex {
         self.by_key.len()
     }
 
-    /// Each bucket's states as (room, member positions), in a canonical
-    /// order: two indexes of the same nodes compare equal whatever ids
-    /// their states got.
-    pub fn canonical(&self) -> Vec<Vec<(u32, Vec<u32>)>> {
-        self.by_room
+    /// Each bucket's states by room, in a canonical order: two indexes of the same nodes compare equal
+    /// whatever ids their states got.
+    pub fn canonical(&self) -> Canonical {
+        let by_room = self
+            .by_room
             .iter()
             .map(|set| {
-                let mut states: Vec<(u32, Vec<u32>)> = set
+                let mut states: Vec<CanonicalState> = set
                     .iter()
                     .map(|&(room, id)| {
-                        let members = self.states[id as usize].members.iter().copied().collect();
-                        (room, members)
+                        let state = &self.states[id as usize];
+                        let members = state.members.iter().copied().collect();
+                        (room, members, state.card.clone())
                     })
                     .collect();
-                states.sort();
+                states.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
                 states
             })
-            .collect()
+            .collect();
+        by_room
     }
 }
+
+/// A state as [`StateIndex::canonical`] lists it: room, members, card.
+pub type CanonicalState = (u32, Vec<u32>, Option<Card>);
+
+/// [`StateIndex::canonical`]: each bucket's states by room.
+pub type Canonical = Vec<Vec<CanonicalState>>;
