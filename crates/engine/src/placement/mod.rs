@@ -68,6 +68,7 @@ mod nvlink;
 mod request;
 mod scan;
 pub mod score;
+mod shares;
 mod states;
 mod view;
 

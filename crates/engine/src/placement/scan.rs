@@ -107,9 +107,16 @@ impl<'a, 'v> Scan<'a, 'v> {
         let view = self.view;
         let bound = OptBound::new(opt, scorer, total_weight, self.policy);
         let b = opt.bucket;
-        for state in view
-            .states()
-            .with_room(b.position, opt.held_milli.min(1000))
+        let states = view.states();
+        let room = opt.held_milli.min(1000);
+        let (by_room, by_share) = match share_memory(opt) {
+            0 => (Some(states.with_room(b.position, room)), None),
+            memory => (None, Some(states.with_share_room(b.position, room, memory))),
+        };
+        for state in by_room
+            .into_iter()
+            .flatten()
+            .chain(by_share.into_iter().flatten())
         {
             let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
             let at = (opt, scorer, self.req, self.policy);
@@ -276,6 +283,15 @@ impl<'a, 'v> Scan<'a, 'v> {
                 extends_s: None,
             },
         );
+    }
+}
+
+/// The memory a share needs on one GPU (0 for other kinds: a MIG instance's
+/// memory is its slices', a whole GPU is idle).
+fn share_memory(opt: &Opt) -> u64 {
+    match opt.kind {
+        Kind::Share => opt.need.memory_mb,
+        _ => 0,
     }
 }
 

@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::bound::Card;
+use super::shares::{points_of, Point, SharePoints};
 use super::view::{GpuFree, NodeView, RegionIdx};
 
 /// What makes two nodes interchangeable to placement. Predicted ends are left
@@ -49,6 +50,8 @@ pub struct State {
     pub members: BTreeSet<u32>,
     /// The buckets the state's nodes are in, and the room it is filed under there.
     filed: Vec<(u32, u32)>,
+    /// The distinct free (milli-GPU, memory) of its GPUs, filed for shares.
+    points: Vec<Point>,
     /// What a scan reads to bound the state's candidates without reading
     /// its nodes (`None` for nodes too large for a card).
     pub card: Option<Card>,
@@ -66,6 +69,8 @@ pub struct StateIndex {
     /// Per bucket, (room, state): room is the most free milli-GPU on one GPU
     /// of the node, what every kind of request needs at least.
     by_room: Vec<BTreeSet<(u32, u32)>>,
+    /// Per bucket, the states by the free compute and memory of their GPUs.
+    shares: SharePoints,
 }
 
 impl StateIndex {
@@ -78,6 +83,7 @@ impl StateIndex {
         let mut index = StateIndex {
             of_node: vec![None; nodes.len()],
             by_room: vec![BTreeSet::new(); bucket_count],
+            shares: SharePoints::new(bucket_count),
             ..StateIndex::default()
         };
         for (pos, node) in nodes.iter().enumerate() {
@@ -99,6 +105,7 @@ impl StateIndex {
             None => {
                 let room = node.summary.max_free_milli;
                 let state = State {
+                    points: points_of(node),
                     key: Some(key.clone()),
                     members: BTreeSet::new(),
                     filed: buckets.iter().map(|&b| (b, room)).collect(),
@@ -118,6 +125,10 @@ impl StateIndex {
                     if let Some(set) = self.by_room.get_mut(b as usize) {
                         set.insert((room, id));
                     }
+                }
+                for &b in buckets {
+                    self.shares
+                        .file(b, id, &self.states[id as usize].points, true);
                 }
                 self.by_key.insert(key, id);
                 id
@@ -145,11 +156,13 @@ impl StateIndex {
             if let Some(set) = self.by_room.get_mut(b as usize) {
                 set.remove(&(room, id));
             }
+            self.shares.file(b, id, &state.points, false);
         }
         if let Some(key) = state.key.take() {
             self.by_key.remove(&key);
         }
         state.filed.clear();
+        state.points.clear();
         state.card = None;
         self.spare.push(id);
     }
@@ -164,12 +177,27 @@ impl StateIndex {
             .map(|&(_, id)| &self.states[id as usize])
     }
 
+    /// The states of bucket `bucket` with a GPU that has `milli` and
+    /// `memory` free, each once, tightest GPU first.
+    pub fn with_share_room(
+        &self,
+        bucket: u32,
+        milli: u32,
+        memory: u64,
+    ) -> impl Iterator<Item = &State> + '_ {
+        let points =
+            |id: u32| -> &[Point] { self.states.get(id as usize).map_or(&[], |s| &s.points) };
+        self.shares
+            .fitting(bucket, milli, memory, points)
+            .map(|id| &self.states[id as usize])
+    }
+
     /// How many distinct states hold at least one node.
     pub fn count(&self) -> usize {
         self.by_key.len()
     }
 
-    /// Each bucket's states by room, in a canonical order: two indexes of the same nodes compare equal
+    /// Each bucket's states by room and its share points, in a canonical order: two indexes of the same nodes compare equal
     /// whatever ids their states got.
     pub fn canonical(&self) -> Canonical {
         let by_room = self
@@ -188,12 +216,17 @@ impl StateIndex {
                 states
             })
             .collect();
-        by_room
+        let first = |id: u32| {
+            self.states
+                .get(id as usize)
+                .and_then(|s| s.members.first().copied())
+        };
+        (by_room, self.shares.canonical(first))
     }
 }
 
 /// A state as [`StateIndex::canonical`] lists it: room, members, card.
 pub type CanonicalState = (u32, Vec<u32>, Option<Card>);
 
-/// [`StateIndex::canonical`]: each bucket's states by room.
-pub type Canonical = Vec<Vec<CanonicalState>>;
+/// [`StateIndex::canonical`]: each bucket's states by room, and its share points.
+pub type Canonical = (Vec<Vec<CanonicalState>>, Vec<Vec<(u32, u64, Option<u32>)>>);
