@@ -7,7 +7,11 @@
 //!
 //! Each bucket keeps its states ordered by the most free compute on one of
 //! their GPUs, so a request walks only the states with room for it: a full
-//! or nearly full node is never visited.
+//! or nearly full node is never visited. Shares, which need compute and
+//! memory on one GPU, walk the states' GPU points instead
+//! ([`super::shares`]). Each state keeps a card of its host and GPUs, so a
+//! scan can count and bound its candidates without reading its nodes
+//! ([`super::bound`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -229,4 +233,4 @@ impl StateIndex {
 pub type CanonicalState = (u32, Vec<u32>, Option<Card>);
 
 /// [`StateIndex::canonical`]: each bucket's states by room, and its share points.
-pub type Canonical = (Vec<Vec<CanonicalState>>, Vec<Vec<(u32, u64, Option<u32>)>>);
+pub type Canonical = (Vec<Vec<CanonicalState>>, Vec<Vec<(u64, u32, Option<u32>)>>);
