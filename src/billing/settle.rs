@@ -173,21 +173,42 @@ async fn settle_reserved_ahead(
 pub async fn running_due(
     flushed: &mut Flushed<'_, '_>,
     ts: i64,
+    slice: &BillingSlice,
 ) -> anyhow::Result<Vec<(Uuid, i64)>> {
+    let after = if slice.after.is_some() {
+        "AND l.id > $2 "
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
+         WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
+         AND l.billed_until IS NOT NULL AND l.billed_until < $1 {after}\
+         ORDER BY l.id LIMIT {}",
+        slice.limit
+    );
     let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
-        sqlx::query_as(
-            "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
-             WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
-             AND l.billed_until IS NOT NULL AND l.billed_until < $1",
-        )
-        .bind(ts)
-        .fetch_all(conn)
-        .await
+        let mut query = sqlx::query_as(&sql).bind(ts);
+        if let Some(after) = slice.after {
+            query = query.bind(after);
+        }
+        query.fetch_all(conn).await
     })?;
     Ok(rows
         .into_iter()
         .map(|(id, heartbeat)| (id, heartbeat.map_or(ts, |hb| hb.timestamp().min(ts))))
         .collect())
+}
+
+/// Which running leases one batch bills: at most `limit`, in id order after
+/// `after` (ARCHITECTURE.md §8). A pass over every lease due goes on over as
+/// many batches as it takes, so billing a large fleet holds the market for
+/// one slice at a time, never for the whole fleet; and each lease is visited
+/// once a pass even when a silent node keeps it due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BillingSlice {
+    pub after: Option<Uuid>,
+    pub limit: u32,
 }
 
 /// Tops a hold up when it covers less than the notice period (`notice_s`)

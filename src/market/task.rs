@@ -19,6 +19,7 @@ use crate::db::Db;
 use crate::engine::{Command, Engine, EngineConfig};
 use crate::events::{EventHub, NewEvent};
 
+use billing_passes::BillingPasses;
 use queue_clock::QueueClock;
 use rust_decimal::Decimal;
 use std::panic::AssertUnwindSafe;
@@ -75,7 +76,7 @@ pub async fn start(
         demand,
         db,
         config: Arc::new(config.clone()),
-        last_billing: 0,
+        billing: BillingPasses::default(),
         balances: BalanceCache::default(),
         queue,
         events,
@@ -119,7 +120,7 @@ struct MarketTask {
     demand: DemandCursor,
     db: Db,
     config: Arc<MarketConfig>,
-    last_billing: i64,
+    billing: BillingPasses,
     /// The balances the last batch left, so the next one admits its
     /// orders without reading them when nothing has written since.
     balances: BalanceCache,
@@ -310,7 +311,7 @@ impl MarketTask {
         self.duty = duty;
         if let Duty::Leading { .. } = duty {
             // Bill at the first batch, as after a restart.
-            self.last_billing = 0;
+            self.billing.restart();
             if rebuild {
                 let started = std::time::Instant::now();
                 self.promote().await;
@@ -374,6 +375,7 @@ impl MarketTask {
 }
 
 mod batch;
+mod billing_passes;
 mod journaling;
 mod owed;
 mod queue_clock;

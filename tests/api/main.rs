@@ -15,6 +15,7 @@ mod agent_security;
 mod audit;
 mod auth;
 mod billing;
+mod billing_slices;
 mod bounds;
 mod capacity;
 mod catalog;

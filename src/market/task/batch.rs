@@ -165,7 +165,7 @@ impl MarketTask {
             && self.engine.changed_leases().next().is_none()
             && self.engine.changed_orders().next().is_none();
         self.record(&mut out, &mut tx, due.clone()).await?;
-        let billing_due = ts - self.last_billing >= self.config.billing_interval_s;
+        let billing_due = self.billing.due(ts, self.config.billing_interval_s);
         // A clock tick that changed nothing writes nothing: no transaction per second at rest.
         let committed = |events| Committed {
             events,
@@ -226,8 +226,9 @@ impl MarketTask {
             }
         }
         if billing_due {
-            out.bill_running(&mut tx).await?;
-            self.last_billing = ts;
+            let slice = self.billing.next_slice(ts);
+            let rest = out.bill_running(&mut tx, slice).await?;
+            self.billing.billed(rest);
         }
         if let Duty::Leading { fence: Some(epoch) } = self.duty {
             crate::cluster::fence(&mut tx, epoch).await?;

@@ -22,6 +22,7 @@ pub use admission::Admission;
 pub use demand::DemandCursor;
 pub use rows::WrittenOrder;
 
+use crate::billing::settle::BillingSlice;
 use crate::db::leases;
 use crate::db::{Tx, Writes};
 use crate::engine::Engine;
@@ -106,14 +107,22 @@ impl Batch {
         self.touched_leases.extend(engine.changed_leases());
     }
 
-    /// Charges every running lease up to now (or its node's last
-    /// heartbeat) and renews holds running low.
-    pub async fn bill_running(&mut self, tx: &mut Tx<'_>) -> anyhow::Result<()> {
+    /// Charges one slice of the running leases up to now (or their node's
+    /// last heartbeat) and renews holds running low. Returns where the pass
+    /// goes on, or `None` when this slice was its last.
+    pub async fn bill_running(
+        &mut self,
+        tx: &mut Tx<'_>,
+        slice: BillingSlice,
+    ) -> anyhow::Result<Option<BillingSlice>> {
         use crate::billing::settle;
         let (ts, now, terms) = (self.ts(), self.now, self.terms);
         let mut flushed = self.rows.flush(tx, now).await?;
         let followups = &mut self.owed;
-        for (lease_id, until) in settle::running_due(&mut flushed, ts).await? {
+        let due = settle::running_due(&mut flushed, ts, &slice).await?;
+        let more = due.len() >= slice.limit as usize;
+        let last = due.last().map(|(id, _)| *id);
+        for (lease_id, until) in due {
             let settled = settle::settle(&mut flushed, lease_id, until, terms.platform_fee, now);
             if let Some(unpaid) = settled.await?.and_then(|s| unpaid(lease_id, s)) {
                 followups.push(unpaid);
@@ -126,7 +135,10 @@ impl Batch {
                 });
             }
         }
-        Ok(())
+        Ok(more.then_some(BillingSlice {
+            after: last,
+            limit: slice.limit,
+        }))
     }
 
     /// A lease the last batch could not fund, released in this one: its
