@@ -26,7 +26,8 @@ struct Fit {
     won: Vec<(OrderId, Placement, Decimal)>,
     /// Every bid that did not win, with its request.
     losers: Vec<(OrderId, PlacementRequest)>,
-    /// Bids that found no room at all (not merely lost on price).
+    /// Bids that found no room at a price they could win at (not merely
+    /// lost on price where there was such room, nor to the holdback).
     no_room: BTreeSet<OrderId>,
 }
 
@@ -93,8 +94,8 @@ impl Engine {
                 return false;
             };
             let (req, max_price) = (&resolved.req, &resolved.max_price);
-            let mut lose = |no_room_at_all: bool| {
-                if no_room_at_all {
+            let mut lose = |no_winning_room: bool| {
+                if no_winning_room {
                     found_no_room.insert(bid.order);
                 }
                 losers.push((bid.order, req.clone()));
@@ -126,7 +127,13 @@ impl Engine {
                 .list_value
                 .and_then(|v| pricing::price_index(*max_price, v));
             let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
-                return lose(false);
+                // Cheapest first, and not moved to an off-peak region: every
+                // option that would price it at the floor is cheaper than
+                // where it landed (the index falls as the list value rises),
+                // and none had room. For the memo it found no room at a price
+                // it could win at, which only freed capacity can change.
+                let priced_out = policy.cheapest_first && p.why.offpeak_over.is_none();
+                return lose(priced_out && index.is_some());
             };
             // Capacity the forecast keeps for primary orders: lost for lack of it.
             if !spot_room.take(&p) {

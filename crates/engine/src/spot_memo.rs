@@ -75,16 +75,22 @@ impl Engine {
     /// What the last clearing learned that still holds (see [`Known`]).
     pub(super) fn known(&mut self) -> Known {
         let memo = std::mem::take(&mut self.spot.memo);
-        // Nothing freed since: a bid that found no room finds none. Only a
-        // few nodes freed: it can find room only on those.
+        // Nothing freed since: a bid that found no room (at a price it could
+        // win at) finds none. Only a few nodes freed: it can find room only
+        // on those.
         let grown = memo
             .growth
             .and_then(|g| self.view.grown_since(g))
             .map(|nodes| nodes.into_iter().collect::<Vec<_>>());
+        // A pinned placement per grown node costs about what one placement
+        // over the fleet does for a few nodes: past that, place as usual.
+        const MAX_PINNED: usize = 4;
         let (no_room, no_room_but) = match grown {
             Some(nodes) if nodes.is_empty() => (memo.no_room, None),
-            Some(nodes) => (BTreeSet::new(), Some((memo.no_room, nodes))),
-            None => (BTreeSet::new(), None),
+            Some(nodes) if nodes.len() <= MAX_PINNED => {
+                (BTreeSet::new(), Some((memo.no_room, nodes)))
+            }
+            _ => (BTreeSet::new(), None),
         };
         // While nothing placement reads has changed either, every bid lands
         // where it did and loses the same way, until a bid of this clearing
@@ -130,10 +136,11 @@ impl Engine {
 
 /// What the last clearing's memo still says when this one starts.
 pub(super) struct Known {
-    /// Bids that found no room, with nothing freed since: they find none.
+    /// Bids that found no room at a winning price, with nothing freed
+    /// since: they find none.
     pub no_room: BTreeSet<OrderId>,
-    /// Bids that found no room, and the only nodes freed since: they can
-    /// find room only there.
+    /// Bids that found no room at a winning price, and the only nodes freed
+    /// since: they can find room only there.
     pub no_room_but: Option<(BTreeSet<OrderId>, Vec<NodeId>)>,
     /// Bids that lost, with nothing placement reads changed since.
     pub lost: BTreeSet<OrderId>,
@@ -164,7 +171,8 @@ pub(super) fn no_room_on(
 pub(super) struct ClearingMemo {
     /// The view's growth count after the clearing.
     pub growth: Option<u64>,
-    /// Bids that found no room.
+    /// Bids that found no room at a price they could win at (none at all,
+    /// or only where the list value prices them under the floor).
     pub no_room: BTreeSet<OrderId>,
     /// What placement read, after the clearing.
     pub seen: Option<PlacementInputs>,
