@@ -2,7 +2,7 @@
 //! (never inside a booked window), the clearing index is set per
 //! (model, region), live spot leases are repriced and warned.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 
 use rust_decimal::Decimal;
 
@@ -24,11 +24,11 @@ struct Fit {
     outcome: auction::Outcome,
     /// Winners with their placement (taken provisionally in the view) and index.
     won: Vec<(OrderId, Placement, Decimal)>,
-    /// Every bid that did not win, with its request.
-    losers: Vec<(OrderId, PlacementRequest)>,
+    /// Every bid that did not win: the models and region it asked, its index.
+    losers: Vec<(ModelSet, Option<RegionIdx>, Decimal)>,
     /// Bids that found no room at a price they could win at (not merely
     /// lost on price where there was such room, nor to the holdback).
-    no_room: BTreeSet<OrderId>,
+    no_room: HashSet<OrderId>,
 }
 
 /// Each market's clearing index and list prices, by (model, region) names.
@@ -82,7 +82,7 @@ impl Engine {
     fn fit_bids(&mut self, bids: &mut [Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
         let known = self.known();
-        let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), BTreeSet::new());
+        let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), HashSet::new());
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
         // one that found no room (anywhere, or on the nodes that grew) finds
@@ -98,7 +98,7 @@ impl Engine {
                 if no_winning_room {
                     found_no_room.insert(bid.order);
                 }
-                losers.push((bid.order, req.clone()));
+                losers.push((req.models, req.region, bid.index));
                 false
             };
             if known.no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
@@ -158,15 +158,10 @@ impl Engine {
     /// then per market the highest of the kinds that can use it. Emits
     /// `PriceChanged` where an index moved.
     fn set_clearing_indexes(&mut self, fit: &Fit, events: &mut Vec<Event>) -> Markets {
-        let losing: BTreeMap<OrderId, Decimal> = fit.outcome.losers.iter().copied().collect();
         let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
-        for (id, req) in &fit.losers {
-            if let Some(&index) = losing.get(id) {
-                let top = highest_by_kind
-                    .entry((req.models, req.region))
-                    .or_insert(index);
-                *top = (*top).max(index);
-            }
+        for &(models, region, index) in &fit.losers {
+            let top = highest_by_kind.entry((models, region)).or_insert(index);
+            *top = (*top).max(index);
         }
         let mut markets = Markets {
             index: BTreeMap::new(),

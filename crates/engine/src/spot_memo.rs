@@ -5,7 +5,7 @@
 //! redoes the work once and finds the same (`tests/auction_memo.rs` checks
 //! that forgetting all of it before every command changes no event).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rust_decimal::Decimal;
 
@@ -18,7 +18,7 @@ use super::placement::{
 use super::types::{NodeId, OrderId};
 
 /// Queued bids' parsed requests by order (see [`Resolved`]).
-pub(super) type Prepared = BTreeMap<OrderId, Resolved>;
+pub(super) type Prepared = HashMap<OrderId, Resolved>;
 
 /// A queued bid's parsed request and its max price per hour.
 #[derive(Debug, Clone)]
@@ -88,9 +88,9 @@ impl Engine {
         let (no_room, no_room_but) = match grown {
             Some(nodes) if nodes.is_empty() => (memo.no_room, None),
             Some(nodes) if nodes.len() <= MAX_PINNED => {
-                (BTreeSet::new(), Some((memo.no_room, nodes)))
+                (HashSet::new(), Some((memo.no_room, nodes)))
             }
-            _ => (BTreeSet::new(), None),
+            _ => (HashSet::new(), None),
         };
         // While nothing placement reads has changed either, every bid lands
         // where it did and loses the same way, until a bid of this clearing
@@ -99,7 +99,7 @@ impl Engine {
         let lost = if memo.seen.as_ref() == Some(&self.placement_inputs()) {
             memo.lost
         } else {
-            BTreeSet::new()
+            HashSet::new()
         };
         Known {
             no_room,
@@ -138,12 +138,12 @@ impl Engine {
 pub(super) struct Known {
     /// Bids that found no room at a winning price, with nothing freed
     /// since: they find none.
-    pub no_room: BTreeSet<OrderId>,
+    pub no_room: HashSet<OrderId>,
     /// Bids that found no room at a winning price, and the only nodes freed
     /// since: they can find room only there.
-    pub no_room_but: Option<(BTreeSet<OrderId>, Vec<NodeId>)>,
+    pub no_room_but: Option<(HashSet<OrderId>, Vec<NodeId>)>,
     /// Bids that lost, with nothing placement reads changed since.
-    pub lost: BTreeSet<OrderId>,
+    pub lost: HashSet<OrderId>,
 }
 
 /// Whether `req` finds no room on any of `nodes` (pinned to each in turn:
@@ -173,11 +173,11 @@ pub(super) struct ClearingMemo {
     pub growth: Option<u64>,
     /// Bids that found no room at a price they could win at (none at all,
     /// or only where the list value prices them under the floor).
-    pub no_room: BTreeSet<OrderId>,
+    pub no_room: HashSet<OrderId>,
     /// What placement read, after the clearing.
     pub seen: Option<PlacementInputs>,
     /// Bids that lost, for any reason (none with a predicted end).
-    pub lost: BTreeSet<OrderId>,
+    pub lost: HashSet<OrderId>,
 }
 
 /// What placement and the spot holdback read besides the bids.
