@@ -339,7 +339,7 @@ async fn measure(
     let database = Database::create(deployment.backend, postgres_base).await;
     // Started at once: they take turns on migrations and the bootstrap.
     let mut replicas: Vec<Replica> = (0..deployment.replicas)
-        .map(|_| Replica::start(&database.url))
+        .map(|_| Replica::start(&database.url, &[]))
         .collect();
     wait_ready(client, &replicas).await;
     let mut leader = None;

@@ -10,7 +10,9 @@ pub(super) struct Replica {
 }
 
 impl Replica {
-    pub(super) fn start(database_url: &str) -> Replica {
+    /// Starts `gpuex serve` on `database_url`; `settings` add to (or
+    /// override) the bench's environment.
+    pub(super) fn start(database_url: &str, settings: &[(&str, String)]) -> Replica {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -32,6 +34,7 @@ impl Replica {
             .env("GPUEX_MAX_CONNECTIONS_PER_ADDRESS", "1000000")
             .env("GPUEX_REGISTER_PER_HOUR", "1000000")
             .env("RUST_LOG", "warn")
+            .envs(settings.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)

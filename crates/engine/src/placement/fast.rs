@@ -90,7 +90,11 @@ fn mig_fits(p: &MigProfile, need: Need) -> bool {
 }
 
 /// Every priced option, cheapest first.
-fn options<'v>(view: &'v CapacityView, req: &PlacementRequest, policy: &Policy) -> Vec<Opt<'v>> {
+pub(super) fn options<'v>(
+    view: &'v CapacityView,
+    req: &PlacementRequest,
+    policy: &Policy,
+) -> Vec<Opt<'v>> {
     let mut out = Vec::new();
     let mut per_model: PerModel = Vec::new();
     for b in view.buckets() {

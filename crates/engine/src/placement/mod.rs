@@ -28,8 +28,11 @@
 //!   Within a bucket, uncordoned nodes are filed by state (region, hardware,
 //!   free host and free GPUs): interchangeable nodes are scored once, at
 //!   their lowest id, and a request visits only the states with room for
-//!   it, so a scan costs the number of distinct free shapes, not of GPUs
-//!   ([`Walk::EveryNode`] is the reference walk that must agree).
+//!   it (for a share: a GPU with both the compute and the memory), so a
+//!   scan costs the number of distinct free shapes, not of GPUs. A state
+//!   whose lower bound on the ranking key is behind the best candidate
+//!   found is counted from its card, not scored ([`Walk::EveryNode`] is
+//!   the reference walk that must agree).
 //! - [`PlacementRequest`]: compute (TFLOPS at a precision, or milli-GPU),
 //!   memory, GPU count, allowed models, NVLink, isolation, region, node, host CPU/memory.
 //! - [`Policy`]: the hard rules and the ranking ([`ScoreKind`]); the simulator
@@ -59,6 +62,7 @@
 //!    NVLink links, on the node left with the fewest idle GPUs.
 //! 5. Node id and GPU index, so the choice is deterministic.
 
+mod bound;
 mod fast;
 mod host;
 pub mod naive;
@@ -67,9 +71,12 @@ mod nvlink;
 mod request;
 mod scan;
 pub mod score;
+mod shares;
 mod states;
 mod view;
 
+#[cfg(test)]
+mod bound_tests;
 #[cfg(test)]
 mod tests;
 

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
+use super::bound::{skip, OptBound};
 use super::fast::{Kind, Opt};
 use super::host::host_take;
 use super::nvlink::{idle_gpus, pick_gpu_set};
@@ -93,14 +94,39 @@ impl<'a, 'v> Scan<'a, 'v> {
             self.walk(opt, opt_idx, scorer, b.nodes.iter().copied());
             return;
         }
+        self.states(opt, opt_idx, scorer);
+    }
+
+    /// Visits the states of `opt`'s bucket with room for the request, least
+    /// room first: tight states, which pack best, set a good best candidate
+    /// early, and a state whose bound is behind it is counted, not scored.
+    fn states(&mut self, opt: &Opt<'v>, opt_idx: usize, scorer: &Scorer) {
         let total_weight = self.mix.total_weight();
         let multi_gpu = matches!(opt.kind, Kind::Whole) && opt.need.gpus > 1;
         let hint = self.req.ends;
         let view = self.view;
-        for state in view
-            .states()
-            .with_room(b.position, opt.held_milli.min(1000))
+        let bound = OptBound::new(opt, scorer, total_weight, self.policy);
+        let b = opt.bucket;
+        let states = view.states();
+        let room = opt.held_milli.min(1000);
+        let (by_room, by_share) = match share_memory(opt) {
+            0 => (Some(states.with_room(b.position, room)), None),
+            memory => (None, Some(states.with_share_room(b.position, room, memory))),
+        };
+        for state in by_room
+            .into_iter()
+            .flatten()
+            .chain(by_share.into_iter().flatten())
         {
+            let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
+            let at = (opt, scorer, self.req, self.policy);
+            if let Some(per_node) =
+                skip(bound.as_ref(), self.best.as_ref(), state.card.as_ref(), at)
+            {
+                self.scored = self.scored.saturating_add(per_node.saturating_mul(twins));
+                continue;
+            }
+
             let Some(&first) = state.members.first() else {
                 continue;
             };
@@ -127,7 +153,6 @@ impl<'a, 'v> Scan<'a, 'v> {
                 cpu,
                 mem,
             };
-            let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
             if multi_gpu {
                 let before = self.scored;
                 self.gpu_set(&at);
@@ -258,6 +283,15 @@ impl<'a, 'v> Scan<'a, 'v> {
                 extends_s: None,
             },
         );
+    }
+}
+
+/// The memory a share needs on one GPU (0 for other kinds: a MIG instance's
+/// memory is its slices', a whole GPU is idle).
+fn share_memory(opt: &Opt) -> u64 {
+    match opt.kind {
+        Kind::Share => opt.need.memory_mb,
+        _ => 0,
     }
 }
 

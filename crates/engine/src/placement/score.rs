@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::view::{model_at, GpuFree, ModelIdx, PartitionMode};
 use gpuex_wire::catalog::{GpuModel, MigLayout, COMPUTE_SLICES};
 
+mod bound;
 mod measures;
 pub use measures::{frag_ratio, internal_waste};
 

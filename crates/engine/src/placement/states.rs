@@ -7,10 +7,16 @@
 //!
 //! Each bucket keeps its states ordered by the most free compute on one of
 //! their GPUs, so a request walks only the states with room for it: a full
-//! or nearly full node is never visited.
+//! or nearly full node is never visited. Shares, which need compute and
+//! memory on one GPU, walk the states' GPU points instead
+//! ([`super::shares`]). Each state keeps a card of its host and GPUs, so a
+//! scan can count and bound its candidates without reading its nodes
+//! ([`super::bound`]).
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::bound::Card;
+use super::shares::{points_of, Point, SharePoints};
 use super::view::{GpuFree, NodeView, RegionIdx};
 
 /// What makes two nodes interchangeable to placement. Predicted ends are left
@@ -48,6 +54,11 @@ pub struct State {
     pub members: BTreeSet<u32>,
     /// The buckets the state's nodes are in, and the room it is filed under there.
     filed: Vec<(u32, u32)>,
+    /// The distinct free (milli-GPU, memory) of its GPUs, filed for shares.
+    points: Vec<Point>,
+    /// What a scan reads to bound the state's candidates without reading
+    /// its nodes (`None` for nodes too large for a card).
+    pub card: Option<Card>,
 }
 
 /// Every uncordoned node filed under its state, and each bucket's states
@@ -62,6 +73,8 @@ pub struct StateIndex {
     /// Per bucket, (room, state): room is the most free milli-GPU on one GPU
     /// of the node, what every kind of request needs at least.
     by_room: Vec<BTreeSet<(u32, u32)>>,
+    /// Per bucket, the states by the free compute and memory of their GPUs.
+    shares: SharePoints,
 }
 
 impl StateIndex {
@@ -74,6 +87,7 @@ impl StateIndex {
         let mut index = StateIndex {
             of_node: vec![None; nodes.len()],
             by_room: vec![BTreeSet::new(); bucket_count],
+            shares: SharePoints::new(bucket_count),
             ..StateIndex::default()
         };
         for (pos, node) in nodes.iter().enumerate() {
@@ -95,9 +109,11 @@ impl StateIndex {
             None => {
                 let room = node.summary.max_free_milli;
                 let state = State {
+                    points: points_of(node),
                     key: Some(key.clone()),
                     members: BTreeSet::new(),
                     filed: buckets.iter().map(|&b| (b, room)).collect(),
+                    card: Card::of(node),
                 };
                 let id = match self.spare.pop() {
                     Some(id) => {
@@ -113,6 +129,10 @@ impl StateIndex {
                     if let Some(set) = self.by_room.get_mut(b as usize) {
                         set.insert((room, id));
                     }
+                }
+                for &b in buckets {
+                    self.shares
+                        .file(b, id, &self.states[id as usize].points, true);
                 }
                 self.by_key.insert(key, id);
                 id
@@ -140,16 +160,19 @@ impl StateIndex {
             if let Some(set) = self.by_room.get_mut(b as usize) {
                 set.remove(&(room, id));
             }
+            self.shares.file(b, id, &state.points, false);
         }
         if let Some(key) = state.key.take() {
             self.by_key.remove(&key);
         }
         state.filed.clear();
+        state.points.clear();
+        state.card = None;
         self.spare.push(id);
     }
 
     /// The states of bucket `bucket` with at least `room` free milli-GPU on
-    /// one GPU, each with its nodes.
+    /// one GPU, each with its nodes, least room first.
     pub fn with_room(&self, bucket: u32, room: u32) -> impl Iterator<Item = &State> + '_ {
         self.by_room
             .get(bucket as usize)
@@ -158,28 +181,56 @@ impl StateIndex {
             .map(|&(_, id)| &self.states[id as usize])
     }
 
+    /// The states of bucket `bucket` with a GPU that has `milli` and
+    /// `memory` free, each once, tightest GPU first.
+    pub fn with_share_room(
+        &self,
+        bucket: u32,
+        milli: u32,
+        memory: u64,
+    ) -> impl Iterator<Item = &State> + '_ {
+        let points =
+            |id: u32| -> &[Point] { self.states.get(id as usize).map_or(&[], |s| &s.points) };
+        self.shares
+            .fitting(bucket, milli, memory, points)
+            .map(|id| &self.states[id as usize])
+    }
+
     /// How many distinct states hold at least one node.
     pub fn count(&self) -> usize {
         self.by_key.len()
     }
 
-    /// Each bucket's states as (room, member positions), in a canonical
-    /// order: two indexes of the same nodes compare equal whatever ids
-    /// their states got.
-    pub fn canonical(&self) -> Vec<Vec<(u32, Vec<u32>)>> {
-        self.by_room
+    /// Each bucket's states by room and its share points, in a canonical order: two indexes of the same nodes compare equal
+    /// whatever ids their states got.
+    pub fn canonical(&self) -> Canonical {
+        let by_room = self
+            .by_room
             .iter()
             .map(|set| {
-                let mut states: Vec<(u32, Vec<u32>)> = set
+                let mut states: Vec<CanonicalState> = set
                     .iter()
                     .map(|&(room, id)| {
-                        let members = self.states[id as usize].members.iter().copied().collect();
-                        (room, members)
+                        let state = &self.states[id as usize];
+                        let members = state.members.iter().copied().collect();
+                        (room, members, state.card.clone())
                     })
                     .collect();
-                states.sort();
+                states.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
                 states
             })
-            .collect()
+            .collect();
+        let first = |id: u32| {
+            self.states
+                .get(id as usize)
+                .and_then(|s| s.members.first().copied())
+        };
+        (by_room, self.shares.canonical(first))
     }
 }
+
+/// A state as [`StateIndex::canonical`] lists it: room, members, card.
+pub type CanonicalState = (u32, Vec<u32>, Option<Card>);
+
+/// [`StateIndex::canonical`]: each bucket's states by room, and its share points.
+pub type Canonical = (Vec<Vec<CanonicalState>>, Vec<Vec<(u64, u32, Option<u32>)>>);
