@@ -242,7 +242,9 @@ impl Stream {
 /// the same placements, so both fleets end up identical and every figure
 /// compares like with like. `GPUEX_BENCH_SCALE_ONLY=1` runs this part alone.
 fn bench_scale(_c: &mut Criterion) {
-    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
+    if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some()
+        || std::env::var_os("GPUEX_BENCH_AUCTION_ONLY").is_some()
+    {
         return;
     }
     let sizes: Vec<u32> = std::env::var("GPUEX_BENCH_SCALE_GPUS")
@@ -322,7 +324,11 @@ fn bench_scale(_c: &mut Criterion) {
 /// clearing, which places every bid and grants what fits; then clearings
 /// with nothing freed in between, where the bids that found no room lose
 /// without a placement; then one after a lease ends, which places them all
-/// again. Run with `GPUEX_BENCH_SCALE_ONLY=1` too.
+/// again. Run with `GPUEX_BENCH_SCALE_ONLY=1` too; add
+/// `GPUEX_BENCH_AUCTION_ONLY=1` to skip the fleet-size curve
+/// (`GPUEX_BENCH_AUCTION_STEADY`: how many clearings with nothing freed, for
+/// a profile of those alone). Last, order latency with and without
+/// clearings (see [`order_latency`]).
 fn bench_auction(_c: &mut Criterion) {
     if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
         return;
@@ -365,8 +371,12 @@ fn bench_auction(_c: &mut Criterion) {
     };
     let (first, granted) = clear(&mut e, &mut now);
     let queued = e.open_orders().count();
+    let rounds: usize = std::env::var("GPUEX_BENCH_AUCTION_STEADY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
     let mut steady = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..rounds {
         steady.push(clear(&mut e, &mut now).0);
     }
     let (steady_p50, _, steady_max) = percentiles(steady);
@@ -385,6 +395,61 @@ fn bench_auction(_c: &mut Criterion) {
     println!(
         "spot auction, {bids} bids on {gpus} GPUs at 80 %: first clearing {first:.1?} ({granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?}; after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?}"
     );
+    let every: usize = std::env::var("GPUEX_BENCH_TICK_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    for (name, tick_every) in [("no clearing", None), ("a clearing due", Some(every))] {
+        let (p50, p99, max) = percentiles(order_latency(
+            &mut e,
+            &mut rng,
+            &mut next_id,
+            &mut now,
+            tick_every,
+        ));
+        let name = match tick_every {
+            Some(n) => format!("{name} every {n} orders"),
+            None => name.to_owned(),
+        };
+        println!("order latency with the bids queued, {name}: p50 {p50:.1?}, p99 {p99:.1?}, max {max:.1?}");
+    }
+}
+
+/// Issue 38: what an order waits while auctions run. 2,000 on-demand
+/// `apply(Place)`s back to back on the auction's engine (each lease released
+/// again, so the fleet stays at 80 % and every clearing has something
+/// freed); with `tick_every`, a tick with a clearing due runs before every
+/// n-th order. An order's latency is its own apply plus the tick it queued
+/// behind: the market task applies one command at a time.
+fn order_latency(
+    e: &mut Engine,
+    rng: &mut Rng,
+    next_id: &mut u128,
+    now: &mut Ts,
+    tick_every: Option<usize>,
+) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(2000);
+    for k in 0..2000 {
+        let mut waited = Duration::ZERO;
+        if tick_every.is_some_and(|n| k % n == 0) {
+            *now += e.config().spot_interval_s;
+            let t = Instant::now();
+            e.apply(*now, Command::Tick).unwrap();
+            waited = t.elapsed();
+        }
+        *next_id += 1;
+        let spec = order(rng);
+        let t = Instant::now();
+        let ev = e.apply(*now, place_cmd(*next_id, spec)).unwrap();
+        samples.push(waited + t.elapsed());
+        for x in ev {
+            if let Event::LeaseGranted { lease, .. } = x {
+                e.apply(*now, Command::Release { lease_id: lease.id })
+                    .unwrap();
+            }
+        }
+    }
+    samples
 }
 
 criterion_group!(benches, bench, bench_resale, bench_scale, bench_auction);

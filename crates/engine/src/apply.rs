@@ -64,6 +64,9 @@ impl Engine {
                 self.refresh_node(node);
             }
         }
+        // The spot ranking is brought in step here too, so that between
+        // commands it is whole (as `validate` checks) and not only when read.
+        self.book.sync_ranked();
         #[cfg(debug_assertions)]
         if self.leases.len() < 64 {
             debug_assert_eq!(self.validate(), Ok(()));

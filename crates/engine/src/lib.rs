@@ -82,6 +82,7 @@ pub mod resale;
 mod resolve;
 pub mod restore;
 mod spot;
+mod spot_memo;
 mod spot_state;
 mod timers;
 pub mod types;

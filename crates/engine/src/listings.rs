@@ -20,6 +20,8 @@ pub(super) struct OpenListings {
     asks: BTreeMap<u8, BTreeMap<(Decimal, ListingId), ListingFit>>,
     /// Listings the current command opened or closed.
     changed: BTreeSet<ListingId>,
+    /// Counts every listing opened or closed: equal values, the same listings.
+    revision: u64,
 }
 
 impl OpenListings {
@@ -47,6 +49,7 @@ impl OpenListings {
             .or_default()
             .insert((listing.ask_per_hour, listing.id), ListingFit::of(&listing));
         self.changed.insert(listing.id);
+        self.revision += 1;
         self.by_id.insert(listing.id, listing);
     }
 
@@ -54,6 +57,7 @@ impl OpenListings {
     pub fn unfile(&mut self, id: ListingId) -> Option<Listing> {
         let listing = self.by_id.remove(&id)?;
         self.changed.insert(id);
+        self.revision += 1;
         let gpus = listing.gpu_count();
         if let Some(asks) = self.asks.get_mut(&gpus) {
             asks.remove(&(listing.ask_per_hour, id));
@@ -81,6 +85,11 @@ impl OpenListings {
     }
 
     /// Listings opened or closed since [`OpenListings::clear_changed`].
+    /// See the field: equal values mean no listing opened or closed in between.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     pub fn changed(&self) -> impl Iterator<Item = ListingId> + '_ {
         self.changed.iter().copied()
     }

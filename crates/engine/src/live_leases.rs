@@ -24,6 +24,8 @@ pub(super) struct LiveLeases {
     per_order: BTreeMap<OrderId, u32>,
     /// Leases whose rows the current command changed (granted, updated or ended).
     changed: BTreeSet<LeaseId>,
+    /// Counts every change to any lease: equal values, the same leases.
+    revision: u64,
 }
 
 impl LiveLeases {
@@ -49,6 +51,7 @@ impl LiveLeases {
     pub fn get_mut(&mut self, id: LeaseId) -> Option<&mut Lease> {
         let lease = self.by_id.get_mut(&id)?;
         self.changed.insert(id);
+        self.revision += 1;
         Some(lease)
     }
 
@@ -69,6 +72,7 @@ impl LiveLeases {
         }
         *self.per_order.entry(lease.order_id).or_insert(0) += 1;
         self.changed.insert(lease.id);
+        self.revision += 1;
         if let Some(old) = self.by_id.insert(lease.id, lease) {
             self.forget(&old);
         }
@@ -78,6 +82,7 @@ impl LiveLeases {
     pub fn remove(&mut self, id: LeaseId) -> Option<Lease> {
         let lease = self.by_id.remove(&id)?;
         self.changed.insert(id);
+        self.revision += 1;
         self.forget(&lease);
         Some(lease)
     }
@@ -93,6 +98,11 @@ impl LiveLeases {
                 self.per_order.remove(&lease.order_id);
             }
         }
+    }
+
+    /// See the field: equal values mean no lease changed in between.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Whether any live lease could be preempted.

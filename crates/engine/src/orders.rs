@@ -1,6 +1,7 @@
 //! The book of open orders: on-demand and pooled orders waiting for capacity,
 //! and persistent spot bids (queued, or holding a live lease).
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rust_decimal::Decimal;
@@ -40,6 +41,10 @@ pub struct OpenOrder {
     pub lease: Option<LeaseId>,
 }
 
+/// A queued bid's place in the auction: highest index first, then earliest.
+/// The index is kept as the order holds it (its scale shows in events).
+type RankKey = (Reverse<Decimal>, u64);
+
 /// Open orders by id, with the acceptance order kept for FIFO retries.
 #[derive(Debug, Clone, Default)]
 pub struct Book {
@@ -47,11 +52,20 @@ pub struct Book {
     by_seq: BTreeMap<u64, OrderId>,
     /// Orders added, changed or removed since [`Book::clear_changed`].
     changed: BTreeSet<OrderId>,
+    /// Queued spot bids in the auction's order, so a clearing does not sort
+    /// every bid again; kept in step from `unranked` (see [`Book::sync_ranked`]).
+    ranked: BTreeMap<RankKey, OrderId>,
+    /// Each ranked bid's key, to find it again when it changes.
+    rank_of: BTreeMap<OrderId, RankKey>,
+    /// Orders touched since the ranking was last brought in step: `get_mut`
+    /// hands out the order itself, so its new state is read afterwards.
+    unranked: BTreeSet<OrderId>,
 }
 
 impl Book {
     pub fn insert(&mut self, o: OpenOrder) {
         self.changed.insert(o.id);
+        self.unranked.insert(o.id);
         self.by_seq.insert(o.seq, o.id);
         self.orders.insert(o.id, o);
     }
@@ -59,6 +73,7 @@ impl Book {
     pub fn remove(&mut self, id: OrderId) -> Option<OpenOrder> {
         let o = self.orders.remove(&id)?;
         self.changed.insert(id);
+        self.unranked.insert(id);
         self.by_seq.remove(&o.seq);
         Some(o)
     }
@@ -70,7 +85,55 @@ impl Book {
     pub fn get_mut(&mut self, id: OrderId) -> Option<&mut OpenOrder> {
         let o = self.orders.get_mut(&id)?;
         self.changed.insert(id);
+        self.unranked.insert(id);
         Some(o)
+    }
+
+    /// Files every touched order again under its rank, or out of the
+    /// ranking when it is no longer a queued bid. O(touched · log n).
+    pub fn sync_ranked(&mut self) {
+        for id in std::mem::take(&mut self.unranked) {
+            if let Some(key) = self.rank_of.remove(&id) {
+                self.ranked.remove(&key);
+            }
+            if let Some(key) = self.orders.get(&id).and_then(rank_key) {
+                self.ranked.insert(key, id);
+                self.rank_of.insert(id, key);
+            }
+        }
+    }
+
+    /// Queued spot bids as (order, index, seq), highest index first, then
+    /// earliest: the order `auction::rank` sorts them into.
+    pub fn ranked_bids(&mut self) -> impl Iterator<Item = (OrderId, Decimal, u64)> + '_ {
+        self.sync_ranked();
+        self.ranked
+            .iter()
+            .map(|((Reverse(index), seq), id)| (*id, *index, *seq))
+    }
+
+    /// Drops the ranking, to be rebuilt from every order on the next read
+    /// (tests compare a clearing with and without it).
+    #[cfg(test)]
+    pub fn forget_ranking(&mut self) {
+        self.ranked.clear();
+        self.rank_of.clear();
+        self.unranked = self.orders.keys().copied().collect();
+    }
+
+    /// Whether the ranking holds exactly the queued bids under their keys.
+    pub fn ranked_in_step(&self) -> bool {
+        let fresh: BTreeMap<RankKey, OrderId> = self
+            .orders
+            .values()
+            .filter_map(|o| rank_key(o).map(|k| (k, o.id)))
+            .collect();
+        let same = |(a, x): (&RankKey, &OrderId), (b, y): (&RankKey, &OrderId)| {
+            x == y && a.1 == b.1 && a.0 .0.serialize() == b.0 .0.serialize()
+        };
+        self.unranked.is_empty()
+            && fresh.len() == self.ranked.len()
+            && fresh.iter().zip(&self.ranked).all(|(f, r)| same(f, r))
     }
 
     /// Orders added, changed or removed since the last [`Book::clear_changed`].
@@ -107,4 +170,12 @@ impl Book {
     pub fn is_empty(&self) -> bool {
         self.orders.is_empty()
     }
+}
+
+/// Where a queued bid ranks; `None` for any other order.
+fn rank_key(o: &OpenOrder) -> Option<RankKey> {
+    (o.state == OpenState::SpotQueued)
+        .then_some(o.bid_index)
+        .flatten()
+        .map(|index| (Reverse(index), o.seq))
 }

@@ -167,6 +167,7 @@ impl Engine {
             }
             e.book.insert(o);
         }
+        e.book.sync_ranked();
         for c in snap.clearing {
             e.spot.set_index((c.gpu_model, c.region), c.clearing_index);
         }

@@ -2,7 +2,7 @@
 //! (never inside a booked window), the clearing index is set per
 //! (model, region), live spot leases are repriced and warned.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 
 use rust_decimal::Decimal;
 
@@ -12,26 +12,23 @@ use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{
-    model_at, place, Compute, ForecastClass, ModelSet, Placement, PlacementRequest, RegionIdx,
-    UnitPrices, Units,
+    model_at, place, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
 };
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, SPOT_FLOOR};
-use super::types::OrderId;
-use super::types::Priority;
-
-/// A queued bid's parsed request and its max price per hour.
-type Prepared = BTreeMap<OrderId, (PlacementRequest, Decimal)>;
+use super::spot_memo::{at_least, no_room_on, ClearingMemo, Prepared, Resolved};
+use super::types::{LeaseId, OrderId, Priority};
 
 /// What the greedy fit of one clearing decided.
 struct Fit {
     outcome: auction::Outcome,
     /// Winners with their placement (taken provisionally in the view) and index.
     won: Vec<(OrderId, Placement, Decimal)>,
-    /// Every bid that did not win, with its request.
-    losers: Vec<(OrderId, PlacementRequest)>,
-    /// Bids that found no room at all (not merely lost on price).
-    no_room: BTreeSet<OrderId>,
+    /// Every bid that did not win: the models and region it asked, its index.
+    losers: Vec<(ModelSet, Option<RegionIdx>, Decimal)>,
+    /// Bids that found no room at a price they could win at (not merely
+    /// lost on price where there was such room, nor to the holdback).
+    no_room: HashSet<OrderId>,
 }
 
 /// Each market's clearing index and list prices, by (model, region) names.
@@ -46,7 +43,8 @@ impl Engine {
     /// at min(own index, clearing) × list value.
     pub(super) fn clear_spot(&mut self, events: &mut Vec<Event>) {
         self.refresh_offpeak();
-        let (mut bids, prepared) = self.queued_bids();
+        let mut bids = self.queued_bids();
+        let prepared = self.resolve_bids(&bids);
         let fit = self.fit_bids(&mut bids, &prepared);
         let markets = self.set_clearing_indexes(&fit, events);
         let mut granted = self.grant_winners(fit.won, events);
@@ -58,7 +56,7 @@ impl Engine {
             .losers
             .iter()
             .map(|(id, _)| *id)
-            .filter(|id| prepared.get(id).is_some_and(|(req, _)| req.ends.is_none()))
+            .filter(|id| prepared.get(id).is_some_and(|r| r.req.ends.is_none()))
             .collect();
         self.spot.memo = ClearingMemo {
             growth: Some(self.view.growth()),
@@ -66,32 +64,16 @@ impl Engine {
             seen: Some(self.placement_inputs()),
             lost,
         };
+        self.spot.resolved = prepared;
     }
 
-    /// The queued bids, and the request and max price of each that resolves.
-    fn queued_bids(&self) -> (Vec<Bid>, Prepared) {
-        let bids: Vec<Bid> = self
-            .book
-            .ids_in(OpenState::SpotQueued)
-            .into_iter()
-            .filter_map(|id| {
-                let o = self.book.get(id)?;
-                Some(Bid {
-                    order: id,
-                    index: o.bid_index?,
-                    seq: o.seq,
-                })
-            })
-            .collect();
-        let prepared = bids
-            .iter()
-            .filter_map(|b| {
-                let o = self.book.get(b.order)?;
-                let req = self.resolve(&o.spec).ok()?;
-                Some((b.order, (req, o.spec.max_price.unwrap_or_default())))
-            })
-            .collect();
-        (bids, prepared)
+    /// The queued bids, already in the auction's order (the book keeps them
+    /// ranked as bids come and go, so nothing is sorted here).
+    fn queued_bids(&mut self) -> Vec<Bid> {
+        self.book
+            .ranked_bids()
+            .map(|(order, index, seq)| Bid { order, index, seq })
+            .collect()
     }
 
     /// Phase 1: greedy fit by index then time, taking capacity in the view
@@ -99,44 +81,41 @@ impl Engine {
     /// cannot have changed.
     fn fit_bids(&mut self, bids: &mut [Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
-        let memo = std::mem::take(&mut self.spot.memo);
-        // A bid that found no room at the last clearing finds none while
-        // nothing has been freed since: it loses without a placement.
-        let known_no_room = if memo.growth == Some(self.view.growth()) {
-            memo.no_room
-        } else {
-            BTreeSet::new()
-        };
-        // While nothing placement reads has changed either, every bid lands
-        // where it did and loses the same way, until a bid of this clearing
-        // wins and takes capacity (a bid with a predicted end reads the
-        // clock, so it is always placed).
-        let seen = self.placement_inputs();
-        let known_lost = if memo.seen.as_ref() == Some(&seen) {
-            memo.lost
-        } else {
-            BTreeSet::new()
-        };
-        let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), BTreeSet::new());
+        let known = self.known();
+        let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), HashSet::new());
         let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
         // Capacity only shrinks during a clearing, so a bid at least as large as
-        // one that found no room finds none either: skip its placement.
+        // one that found no room (anywhere, or on the nodes that grew) finds
+        // none either: skip its placement.
         let mut no_room: Vec<&PlacementRequest> = Vec::new();
+        let mut none_on_grown: Vec<&PlacementRequest> = Vec::new();
         let outcome = auction::run(bids, |bid| {
-            let Some((req, max_price)) = prepared.get(&bid.order) else {
+            let Some(resolved) = prepared.get(&bid.order) else {
                 return false;
             };
-            let mut lose = |no_room_at_all: bool| {
-                if no_room_at_all {
+            let (req, max_price) = (&resolved.req, &resolved.max_price);
+            let mut lose = |no_winning_room: bool| {
+                if no_winning_room {
                     found_no_room.insert(bid.order);
                 }
-                losers.push((bid.order, req.clone()));
+                losers.push((req.models, req.region, bid.index));
                 false
             };
-            if known_no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
+            if known.no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
                 return lose(true);
             }
-            if won.is_empty() && req.ends.is_none() && known_lost.contains(&bid.order) {
+            if let Some((was_no_room, grown)) = &known.no_room_but {
+                if was_no_room.contains(&bid.order) {
+                    if none_on_grown.iter().any(|f| at_least(req, f)) {
+                        return lose(true);
+                    }
+                    if no_room_on(grown, view, req, mix, policy) {
+                        none_on_grown.push(req);
+                        return lose(true);
+                    }
+                }
+            }
+            if won.is_empty() && req.ends.is_none() && known.lost.contains(&bid.order) {
                 return lose(false);
             }
             let Some(p) = place(view, req, mix, policy) else {
@@ -148,7 +127,13 @@ impl Engine {
                 .list_value
                 .and_then(|v| pricing::price_index(*max_price, v));
             let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
-                return lose(false);
+                // Cheapest first, and not moved to an off-peak region: every
+                // option that would price it at the floor is cheaper than
+                // where it landed (the index falls as the list value rises),
+                // and none had room. For the memo it found no room at a price
+                // it could win at, which only freed capacity can change.
+                let priced_out = policy.cheapest_first && p.why.offpeak_over.is_none();
+                return lose(priced_out && index.is_some());
             };
             // Capacity the forecast keeps for primary orders: lost for lack of it.
             if !spot_room.take(&p) {
@@ -173,15 +158,10 @@ impl Engine {
     /// then per market the highest of the kinds that can use it. Emits
     /// `PriceChanged` where an index moved.
     fn set_clearing_indexes(&mut self, fit: &Fit, events: &mut Vec<Event>) -> Markets {
-        let losing: BTreeMap<OrderId, Decimal> = fit.outcome.losers.iter().copied().collect();
         let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
-        for (id, req) in &fit.losers {
-            if let Some(&index) = losing.get(id) {
-                let top = highest_by_kind
-                    .entry((req.models, req.region))
-                    .or_insert(index);
-                *top = (*top).max(index);
-            }
+        for &(models, region, index) in &fit.losers {
+            let top = highest_by_kind.entry((models, region)).or_insert(index);
+            *top = (*top).max(index);
         }
         let mut markets = Markets {
             index: BTreeMap::new(),
@@ -296,90 +276,110 @@ impl Engine {
         }
     }
 
-    /// What placement and the spot holdback read besides the bids: equal
-    /// values, the same placements.
-    fn placement_inputs(&self) -> PlacementInputs {
-        PlacementInputs {
-            view_changes: self.view.changes(),
-            demand_recorded: self.mix.recorded(),
-            mix_forecast: self.mix.forecast().to_vec(),
-            holdback: self.spot.holdback.clone(),
-        }
-    }
-
     /// Bids that found no idle capacity may displace running spot leases with
     /// a lower index, lowest first, after notice; the new lease waits
     /// `pending`. At most a few per clearing, since each plan walks the fleet.
     fn displace(
         &mut self,
         losers: &[(OrderId, Decimal)],
-        prepared: &BTreeMap<OrderId, (PlacementRequest, Decimal)>,
+        prepared: &Prepared,
         granted: &mut BTreeMap<(String, String), Units>,
         events: &mut Vec<Event>,
     ) {
         const MAX_PER_CLEARING: usize = 2;
-        let now = self.now;
         for (tried, (order_id, index)) in losers.iter().enumerate() {
             let lowest = self.leases.spot().filter_map(|l| l.bid_index).min();
             if tried >= MAX_PER_CLEARING || lowest.is_none_or(|low| low >= *index) {
                 break;
             }
-            let Some((req, max_price)) = prepared.get(order_id) else {
+            let Some(bid) = prepared.get(order_id) else {
                 continue;
             };
-            let claim = Claim {
-                priority: Priority::Spot,
-                bid_index: Some(*index),
-            };
-            let Some((p, victims)) = self.plan_preemption(req, claim, now, None) else {
+            // A plan that failed fails again while nothing it reads has
+            // changed (a bid with a predicted end reads the clock: always tried).
+            let seen = self.displace_inputs();
+            let lasting = bid.req.ends.is_none();
+            if lasting && self.spot.displaced.failed(&seen, *order_id, bid.seq) {
                 continue;
-            };
-            let Some(placed_index) = p
-                .list_value
-                .and_then(|v| pricing::price_index(*max_price, v))
-                .filter(|i| *i >= SPOT_FLOOR)
-            else {
-                continue;
-            };
-            let Some(o) = self.book.get(*order_id).cloned() else {
-                continue;
-            };
-            let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
-            let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
-            add_units(granted.entry(market).or_default(), p.units);
-            let rule = PriceRule::Spot {
-                bid_index: placed_index,
-                clearing_index: clearing,
-            };
-            let ready_at = now + self.cfg.notice_s;
-            let lease = self.build_lease(
-                *order_id,
-                o.buyer,
-                &o.spec,
-                o.fills,
-                p,
-                rule,
-                LeaseState::Pending,
-                ready_at,
-            );
-            for v in &victims {
-                self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
             }
-            let report = self.report(&lease, victims, Some(clearing));
-            let lease_id = lease.id;
-            if let Some(open) = self.book.get_mut(*order_id) {
-                open.state = OpenState::SpotLive;
-                open.fills += 1;
-                open.lease = Some(lease_id);
+            match self.plan_displacement(bid, *index) {
+                Some((p, victims, placed_index)) => {
+                    let won = (*order_id, p, placed_index);
+                    self.grant_displacement(won, victims, granted, events);
+                }
+                None if lasting => self.spot.displaced.record(seen, *order_id, bid.seq),
+                None => {}
             }
-            self.grant(lease, events);
-            events.push(Event::OrderFilled {
-                order_id: *order_id,
-                lease_id,
-                report: Box::new(report),
-                at: now,
-            });
         }
+    }
+
+    /// Where a bid would land by displacing lower spot bids, the leases it
+    /// displaces and its index there; `None` without a plan or below the floor.
+    fn plan_displacement(
+        &self,
+        bid: &Resolved,
+        index: Decimal,
+    ) -> Option<(Placement, Vec<LeaseId>, Decimal)> {
+        let claim = Claim {
+            priority: Priority::Spot,
+            bid_index: Some(index),
+        };
+        let (p, victims) = self.plan_preemption(&bid.req, claim, self.now, None)?;
+        let placed_index = p
+            .list_value
+            .and_then(|v| pricing::price_index(bid.max_price, v))
+            .filter(|i| *i >= SPOT_FLOOR)?;
+        Some((p, victims, placed_index))
+    }
+
+    /// Grants a displacement: notice to its victims, a pending lease ready
+    /// when their notice runs out.
+    fn grant_displacement(
+        &mut self,
+        (order_id, p, placed_index): (OrderId, Placement, Decimal),
+        victims: Vec<LeaseId>,
+        granted: &mut BTreeMap<(String, String), Units>,
+        events: &mut Vec<Event>,
+    ) {
+        let now = self.now;
+        let Some(o) = self.book.get(order_id).cloned() else {
+            return;
+        };
+        let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
+        let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
+        add_units(granted.entry(market).or_default(), p.units);
+        let rule = PriceRule::Spot {
+            bid_index: placed_index,
+            clearing_index: clearing,
+        };
+        let ready_at = now + self.cfg.notice_s;
+        let lease = self.build_lease(
+            order_id,
+            o.buyer,
+            &o.spec,
+            o.fills,
+            p,
+            rule,
+            LeaseState::Pending,
+            ready_at,
+        );
+        for v in &victims {
+            self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
+        }
+        let report = self.report(&lease, victims, Some(clearing));
+        let lease_id = lease.id;
+        if let Some(open) = self.book.get_mut(order_id) {
+            open.state = OpenState::SpotLive;
+            open.fills += 1;
+            open.lease = Some(lease_id);
+        }
+        self.grant(lease, events);
+        events.push(Event::OrderFilled {
+            order_id,
+            lease_id,
+            report: Box::new(report),
+            at: now,
+        });
     }
 
     /// Reprices live spot leases at their market's clearing index and warns
@@ -404,6 +404,11 @@ impl Engine {
             };
             let unit_prices = pricing::unit_prices(list, &rule);
             let price = pricing::per_hour(l.placement.units, unit_prices);
+            // Only a lease whose rule or price moves is touched: the server
+            // rewrites the row of every lease a command touches.
+            if same_rule(&l.rule, &rule) && price == l.price_per_hour {
+                continue;
+            }
             let Some(l) = self.lease_mut(id) else {
                 continue;
             };
@@ -422,27 +427,26 @@ impl Engine {
     }
 }
 
-/// What the last spot clearing learned of the bids that lost, so the next
-/// one skips placements whose outcome cannot have changed. Derived, so not
-/// in a snapshot: a restored engine places those bids once and finds the same.
-#[derive(Debug, Clone, Default)]
-pub(super) struct ClearingMemo {
-    /// The view's growth count after the clearing.
-    growth: Option<u64>,
-    /// Bids that found no room.
-    no_room: BTreeSet<OrderId>,
-    /// What placement read, after the clearing.
-    seen: Option<PlacementInputs>,
-    /// Bids that lost, for any reason (none with a predicted end).
-    lost: BTreeSet<OrderId>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct PlacementInputs {
-    view_changes: u64,
-    demand_recorded: u64,
-    mix_forecast: Vec<ForecastClass>,
-    holdback: BTreeMap<(String, String), Decimal>,
+/// Whether two rules are the same down to each figure's scale (assigning
+/// an equal rule of another scale would still change the lease's row).
+fn same_rule(a: &PriceRule, b: &PriceRule) -> bool {
+    let same = |x: &Decimal, y: &Decimal| x.serialize() == y.serialize();
+    match (a, b) {
+        (
+            PriceRule::Spot {
+                bid_index: a1,
+                clearing_index: a2,
+            },
+            PriceRule::Spot {
+                bid_index: b1,
+                clearing_index: b2,
+            },
+        ) => same(a1, b1) && same(a2, b2),
+        (PriceRule::ListMultiple { multiplier: x }, PriceRule::ListMultiple { multiplier: y }) => {
+            same(x, y)
+        }
+        _ => false,
+    }
 }
 
 /// Adds a grant's units to its market's total. Units are bounded by the
@@ -450,35 +454,4 @@ struct PlacementInputs {
 fn add_units(total: &mut Units, more: Units) {
     total.tflops_h += more.tflops_h;
     total.vram_h += more.vram_h;
-}
-
-/// Whether `a` asks for at least what `b` asks, with the same constraints
-/// (host CPU and memory left to the default share, which grows with size).
-fn at_least(a: &PlacementRequest, b: &PlacementRequest) -> bool {
-    let compute = match (a.compute, b.compute) {
-        (Compute::Milli(x), Compute::Milli(y)) => x >= y,
-        (
-            Compute::Tflops {
-                tflops: x,
-                precision: px,
-            },
-            Compute::Tflops {
-                tflops: y,
-                precision: py,
-            },
-        ) => px == py && x >= y,
-        _ => false,
-    };
-    compute
-        && a.memory_mb >= b.memory_mb
-        && a.gpus == b.gpus
-        && a.models == b.models
-        && a.nvlink == b.nvlink
-        && a.isolation == b.isolation
-        && a.region == b.region
-        && a.node == b.node
-        && a.cpu_milli.is_none()
-        && b.cpu_milli.is_none()
-        && a.memory_mib.is_none()
-        && b.memory_mib.is_none()
 }

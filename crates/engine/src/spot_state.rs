@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 
-use super::spot::ClearingMemo;
+use super::spot_memo::{ClearingMemo, DisplaceMemo, Prepared};
 use super::types::Ts;
 
 /// A spot market by (GPU model, region) names.
@@ -19,6 +19,11 @@ pub(super) struct SpotState {
     dirty: bool,
     /// What the last clearing learned of its losers (see [`ClearingMemo`]).
     pub memo: ClearingMemo,
+    /// Queued bids' parsed requests, kept between clearings so a clearing
+    /// parses only new bids. Derived, so not in a snapshot.
+    pub resolved: Prepared,
+    /// Displacements that found no plan (see [`DisplaceMemo`]).
+    pub displaced: DisplaceMemo,
     /// Standard TFLOPS primary orders are expected to ask for within the
     /// notice period, per market: not sold to spot.
     pub holdback: BTreeMap<Market, Decimal>,
@@ -62,6 +67,15 @@ impl SpotState {
             self.last_clear = Some(now);
         }
         due
+    }
+
+    /// Forgets everything derived that clearings keep (tests check that it
+    /// changes no outcome).
+    #[cfg(test)]
+    pub fn forget_derived(&mut self) {
+        self.memo = ClearingMemo::default();
+        self.resolved = Prepared::default();
+        self.displaced = DisplaceMemo::default();
     }
 
     /// The auction clock as a snapshot kept it.

@@ -33,6 +33,8 @@ pub enum Invariant {
     ListingAsks,
     #[error("placement's index of node states is out of step with the nodes")]
     NodeStates,
+    #[error("the ranking of queued spot bids is out of step with the book")]
+    SpotRanking,
 }
 
 impl Engine {
@@ -56,6 +58,9 @@ impl Engine {
         }
         if !self.listings.asks_in_step() {
             return Err(Invariant::ListingAsks);
+        }
+        if !self.book.ranked_in_step() {
+            return Err(Invariant::SpotRanking);
         }
         for r in &self.preempted {
             if !r.priority.preemptible() {

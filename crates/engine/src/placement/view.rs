@@ -6,7 +6,7 @@
 //! Nodes are kept sorted by id so that ties break the same way however the view
 //! was built (a restored engine must choose what the original would have).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -62,6 +62,13 @@ pub struct CapacityView {
     /// added, replaced or uncordoned, a price set. While it stands still,
     /// a request that found no room finds none.
     growth: u64,
+    /// The nodes that grew, by the growth count each grew at, since
+    /// `wide_growth`: what a memo of requests that found no room needs to
+    /// look at again (see [`CapacityView::grown_since`]).
+    grew: Vec<(u64, Uuid)>,
+    /// The last growth that was not one node's (a price, a node added or
+    /// replaced) or that the log above had no room for.
+    wide_growth: u64,
     /// Counts every change placement could see (free state, nodes, cordons,
     /// prices, off-peak flags): equal values, the same placements.
     changes: u64,
@@ -107,7 +114,7 @@ impl CapacityView {
     /// Sets the list prices of one (region, model).
     pub fn set_price(&mut self, region: RegionIdx, model: ModelIdx, prices: UnitPrices) {
         if self.prices.insert((region, model), prices) != Some(prices) {
-            self.growth += 1;
+            self.grow(None);
             self.changes += 1;
         }
     }
@@ -115,6 +122,35 @@ impl CapacityView {
     /// See [`CapacityView::growth`]'s field: equal values mean nothing was freed in between.
     pub fn growth(&self) -> u64 {
         self.growth
+    }
+
+    /// Counts a growth: of one node, or of anything else (`None`).
+    fn grow(&mut self, node: Option<Uuid>) {
+        /// Enough for the releases between two clearings; past it, a memo
+        /// simply looks at everything again.
+        const LOG: usize = 256;
+        self.growth += 1;
+        match node {
+            Some(id) if self.grew.len() < LOG => self.grew.push((self.growth, id)),
+            _ => {
+                self.grew.clear();
+                self.wide_growth = self.growth;
+            }
+        }
+    }
+
+    /// The nodes that grew since the growth count was `since`, or `None`
+    /// when something else grew too or the log no longer reaches back that
+    /// far. Every other node has only lost room since: a request that found
+    /// no room then can find it only on these.
+    pub fn grown_since(&self, since: u64) -> Option<BTreeSet<Uuid>> {
+        (self.wide_growth <= since).then(|| {
+            self.grew
+                .iter()
+                .filter(|(at, _)| *at > since)
+                .map(|(_, id)| *id)
+                .collect()
+        })
     }
 
     /// See [`CapacityView::changes`]'s field: equal values mean nothing placement reads changed.
@@ -133,7 +169,7 @@ impl CapacityView {
     /// indexes.
     pub fn upsert_node(&mut self, mut node: NodeView) {
         node.refresh_summary();
-        self.growth += 1;
+        self.grow(None);
         self.changes += 1;
         match self.nodes.binary_search_by(|n| n.id.cmp(&node.id)) {
             Ok(i) => {
@@ -185,7 +221,7 @@ impl CapacityView {
 
     /// Adds many nodes at once (one index rebuild).
     pub fn extend_nodes(&mut self, nodes: impl IntoIterator<Item = NodeView>) {
-        self.growth += 1;
+        self.grow(None);
         self.changes += 1;
         for mut n in nodes {
             n.refresh_summary();
@@ -287,10 +323,11 @@ impl CapacityView {
         if after != before {
             self.changes += 1;
         }
-        if after.exceeds(&before) {
-            self.growth += 1;
-        }
+        let grew = after.exceeds(&before);
         self.states.insert(pos, node, &buckets);
+        if grew {
+            self.grow(Some(id));
+        }
         Some(out)
     }
 

@@ -1,6 +1,7 @@
 //! Engine tests: one per rule (names read as sentences), property tests over
 //! random command sequences, determinism and restore.
 
+mod auction_memo;
 mod bounds;
 mod convert;
 mod follow_the_sun;
