@@ -13,20 +13,20 @@ use uuid::Uuid;
 struct Node {
     id: Uuid,
     token: String,
+    /// What it registers with, again when the server asks it to.
+    registration: Value,
 }
 
 pub(super) struct Fleet {
     base: String,
     client: reqwest::Client,
+    connections: usize,
     nodes: Vec<Node>,
 }
 
 /// The heartbeats running, and what they saw.
 pub(super) struct Beating {
-    paused: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-    pub(super) sent: Arc<AtomicU64>,
-    errors: Arc<AtomicU64>,
+    pub(super) shared: Arc<Shared>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -129,7 +129,11 @@ async fn enroll(
         &registration(index, kind),
     )
     .await;
-    Node { id, token }
+    Node {
+        id,
+        token,
+        registration: registration(index, kind),
+    }
 }
 
 impl Fleet {
@@ -163,6 +167,7 @@ impl Fleet {
         Fleet {
             base: base.to_owned(),
             client,
+            connections: connections as usize,
             nodes: enrolled,
         }
     }
@@ -170,10 +175,15 @@ impl Fleet {
     /// One task per node, each beating every `interval` from a phase of its
     /// own, so the fleet's beats spread evenly as real agents' do.
     pub(super) fn start(self, interval: Duration) -> Beating {
-        let paused = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let sent = Arc::new(AtomicU64::new(0));
-        let errors = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared {
+            paused: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            sent: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            // As many beats in flight as the pool has connections: when the
+            // server falls behind, beats wait here, not in ever more sockets.
+            lanes: tokio::sync::Semaphore::new(self.connections),
+        });
         let count = self.nodes.len().max(1) as u32;
         let base: Arc<str> = self.base.into();
         let tasks = self
@@ -188,21 +198,21 @@ impl Fleet {
                     url: format!("{base}/v1/agent/heartbeat"),
                     leases: BTreeMap::new(),
                 };
-                let (paused, stop, sent, errors) =
-                    (paused.clone(), stop.clone(), sent.clone(), errors.clone());
-                tokio::spawn(
-                    async move { agent.run(interval, phase, paused, stop, sent, errors).await },
-                )
+                let shared = shared.clone();
+                tokio::spawn(async move { agent.run(interval, phase, &shared).await })
             })
             .collect();
-        Beating {
-            paused,
-            stop,
-            sent,
-            errors,
-            tasks,
-        }
+        Beating { shared, tasks }
     }
+}
+
+/// What every node's task shares: the switches and the counts.
+pub(super) struct Shared {
+    paused: AtomicBool,
+    stop: AtomicBool,
+    pub(super) sent: AtomicU64,
+    errors: AtomicU64,
+    lanes: tokio::sync::Semaphore,
 }
 
 struct Agent {
@@ -214,27 +224,22 @@ struct Agent {
 }
 
 impl Agent {
-    async fn run(
-        mut self,
-        interval: Duration,
-        phase: Duration,
-        paused: Arc<AtomicBool>,
-        stop: Arc<AtomicBool>,
-        sent: Arc<AtomicU64>,
-        errors: Arc<AtomicU64>,
-    ) {
+    async fn run(mut self, interval: Duration, phase: Duration, shared: &Shared) {
         let start = tokio::time::Instant::now() + phase;
         let mut ticker = tokio::time::interval_at(start, interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        while !stop.load(Ordering::Relaxed) {
+        while !shared.stop.load(Ordering::Relaxed) {
             ticker.tick().await;
-            if paused.load(Ordering::Relaxed) {
+            if shared.paused.load(Ordering::Relaxed) {
                 continue;
             }
+            let Ok(_lane) = shared.lanes.acquire().await else {
+                return;
+            };
             match self.beat().await {
-                Ok(()) => sent.fetch_add(1, Ordering::Relaxed),
+                Ok(()) => shared.sent.fetch_add(1, Ordering::Relaxed),
                 Err(e) => {
-                    if errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                    if shared.errors.fetch_add(1, Ordering::Relaxed) == 0 {
                         eprintln!("  a heartbeat failed: {e}");
                     }
                     0
@@ -268,6 +273,11 @@ impl Agent {
             .map_err(|e| e.to_string())?;
         let status = response.status();
         let answer: Value = response.json().await.map_err(|e| e.to_string())?;
+        if status == reqwest::StatusCode::CONFLICT && answer["code"] == "register_again" {
+            // Declared lost (the fleet's first nodes wait out the enrolment
+            // of the rest): a real agent registers again and carries on.
+            return self.register_again().await;
+        }
         if !status.is_success() {
             return Err(format!("{status} {answer}"));
         }
@@ -289,6 +299,24 @@ impl Agent {
 }
 
 impl Agent {
+    async fn register_again(&mut self) -> Result<(), String> {
+        let url = self.url.replace("/heartbeat", "/register");
+        let response = self
+            .client
+            .post(url)
+            .bearer_auth(&self.node.token)
+            .json(&self.node.registration)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!("register again: {}", response.status()));
+        }
+        // A lost node's leases ended; the server starts what it places anew.
+        self.leases.clear();
+        Ok(())
+    }
+
     async fn provisioned(&self, lease: Uuid) -> Result<(), String> {
         let url = self
             .url
@@ -313,12 +341,12 @@ impl Agent {
 
 impl Beating {
     pub(super) async fn stop(self) -> Beats {
-        self.stop.store(true, Ordering::Relaxed);
+        self.shared.stop.store(true, Ordering::Relaxed);
         for task in self.tasks {
             task.abort();
         }
         Beats {
-            errors: self.errors.load(Ordering::Relaxed),
+            errors: self.shared.errors.load(Ordering::Relaxed),
         }
     }
 }
@@ -350,16 +378,17 @@ pub(super) async fn heartbeat_cost(beating: &Beating, pid: u32, heartbeat_s: u64
         "  server CPU: {}s with every node beating",
         window.as_secs()
     );
-    let sent0 = beating.sent.load(Ordering::Relaxed);
+    let sent0 = beating.shared.sent.load(Ordering::Relaxed);
     let (beating_cores, elapsed) = cores_over(window).await;
-    let per_s = (beating.sent.load(Ordering::Relaxed) - sent0) as f64 / elapsed.as_secs_f64();
+    let per_s =
+        (beating.shared.sent.load(Ordering::Relaxed) - sent0) as f64 / elapsed.as_secs_f64();
     eprintln!(
         "  server CPU: {}s with the heartbeats paused",
         quiet.as_secs()
     );
-    beating.paused.store(true, Ordering::Relaxed);
+    beating.shared.paused.store(true, Ordering::Relaxed);
     let (quiet_cores, _) = cores_over(quiet).await;
-    beating.paused.store(false, Ordering::Relaxed);
+    beating.shared.paused.store(false, Ordering::Relaxed);
     // One interval for the paused beats to come round again.
     tokio::time::sleep(Duration::from_secs(heartbeat_s)).await;
     HeartbeatCost {
