@@ -61,7 +61,7 @@ mod deploy;
 #[path = "market_scale/report.rs"]
 mod report;
 
-use deploy::{Database, Replica};
+use deploy::{knob, postgres_base_url, Database, Replica};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Backend {
@@ -70,25 +70,11 @@ enum Backend {
     Sqlite,
 }
 
-fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn knob_f64(name: &str, default: f64) -> f64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn postgres_base_url() -> Option<String> {
-    ["GPUEX_BENCH_POSTGRES_URL", "GPUEX_TEST_POSTGRES_URL"]
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .find(|url| !url.is_empty())
 }
 
 /// Sends `body` with `method`, asserting a 2xx answer; returns its JSON.

@@ -54,21 +54,7 @@ mod deploy;
 mod follower;
 
 use cpu::{ticks, Cores, TICKS_PER_S};
-use deploy::{Database, Replica};
-
-fn knob(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn postgres_base_url() -> Option<String> {
-    ["GPUEX_BENCH_POSTGRES_URL", "GPUEX_TEST_POSTGRES_URL"]
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .find(|url| !url.is_empty())
-}
+use deploy::{knob, postgres_base_url, Database, Replica};
 
 /// The order every deployment places: the one `benches/http.rs` places.
 fn order() -> Value {

@@ -1,7 +1,24 @@
 //! The processes and databases a deployment runs on: `gpuex serve` replicas,
-//! and a fresh database for each.
+//! and a fresh database for each; shared by the scale-out and market-scale
+//! benches, with their knobs.
 
 use super::*;
+
+/// A bench's knob: the environment variable `name` as a number, else `default`.
+pub(super) fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The PostgreSQL server to make the bench's databases on, if one is given.
+pub(super) fn postgres_base_url() -> Option<String> {
+    ["GPUEX_BENCH_POSTGRES_URL", "GPUEX_TEST_POSTGRES_URL"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|url| !url.is_empty())
+}
 
 /// One `gpuex serve` process.
 pub(super) struct Replica {

@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use super::auction::{self, Bid};
 use super::core::Engine;
 use super::events::Event;
-use super::lease::{LeaseState, NoticeReason};
+use super::lease::{Lease, LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{
     model_at, place, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
@@ -230,20 +230,7 @@ impl Engine {
                 LeaseState::Provisioning,
                 self.now,
             );
-            let report = self.report(&lease, Vec::new(), Some(clearing));
-            let lease_id = lease.id;
-            if let Some(open) = self.book.get_mut(order_id) {
-                open.state = OpenState::SpotLive;
-                open.fills += 1;
-                open.lease = Some(lease_id);
-            }
-            self.grant(lease, events);
-            events.push(Event::OrderFilled {
-                order_id,
-                lease_id,
-                report: Box::new(report),
-                at: self.now,
-            });
+            self.grant_bid(order_id, lease, Vec::new(), clearing, events);
         }
         granted
     }
@@ -366,6 +353,19 @@ impl Engine {
         for v in &victims {
             self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
         }
+        self.grant_bid(order_id, lease, victims, clearing, events);
+    }
+
+    /// Grants a winning bid its lease (waiting on `victims`' notice, if any)
+    /// and tells the buyer at what clearing index it won.
+    fn grant_bid(
+        &mut self,
+        order_id: OrderId,
+        lease: Lease,
+        victims: Vec<LeaseId>,
+        clearing: Decimal,
+        events: &mut Vec<Event>,
+    ) {
         let report = self.report(&lease, victims, Some(clearing));
         let lease_id = lease.id;
         if let Some(open) = self.book.get_mut(order_id) {
@@ -378,7 +378,7 @@ impl Engine {
             order_id,
             lease_id,
             report: Box::new(report),
-            at: now,
+            at: self.now,
         });
     }
 
