@@ -60,6 +60,9 @@ pub struct Book {
     /// Orders touched since the ranking was last brought in step: `get_mut`
     /// hands out the order itself, so its new state is read afterwards.
     unranked: BTreeSet<OrderId>,
+    /// Waiting orders by acceptance sequence, kept in step with the ranking,
+    /// so a release retries them without walking every open bid.
+    waiting: BTreeMap<u64, OrderId>,
 }
 
 impl Book {
@@ -75,6 +78,7 @@ impl Book {
         self.changed.insert(id);
         self.unranked.insert(id);
         self.by_seq.remove(&o.seq);
+        self.waiting.remove(&o.seq);
         Some(o)
     }
 
@@ -89,18 +93,33 @@ impl Book {
         Some(o)
     }
 
-    /// Files every touched order again under its rank, or out of the
-    /// ranking when it is no longer a queued bid. O(touched · log n).
+    /// Files every touched order again under its rank (or out of the
+    /// ranking when it is no longer a queued bid) and in or out of the
+    /// waiting list. O(touched · log n).
     pub fn sync_ranked(&mut self) {
         for id in std::mem::take(&mut self.unranked) {
             if let Some(key) = self.rank_of.remove(&id) {
                 self.ranked.remove(&key);
             }
-            if let Some(key) = self.orders.get(&id).and_then(rank_key) {
+            let Some(o) = self.orders.get(&id) else {
+                continue;
+            };
+            if o.state == OpenState::Waiting {
+                self.waiting.insert(o.seq, id);
+            } else {
+                self.waiting.remove(&o.seq);
+            }
+            if let Some(key) = rank_key(o) {
                 self.ranked.insert(key, id);
                 self.rank_of.insert(id, key);
             }
         }
+    }
+
+    /// Waiting orders, in acceptance order.
+    pub fn waiting_ids(&mut self) -> Vec<OrderId> {
+        self.sync_ranked();
+        self.waiting.values().copied().collect()
     }
 
     /// Queued spot bids as (order, index, seq), highest index first, then
@@ -118,6 +137,7 @@ impl Book {
     pub fn forget_ranking(&mut self) {
         self.ranked.clear();
         self.rank_of.clear();
+        self.waiting.clear();
         self.unranked = self.orders.keys().copied().collect();
     }
 
@@ -134,6 +154,17 @@ impl Book {
         self.unranked.is_empty()
             && fresh.len() == self.ranked.len()
             && fresh.iter().zip(&self.ranked).all(|(f, r)| same(f, r))
+    }
+
+    /// Whether the waiting list holds exactly the waiting orders.
+    pub fn waiting_in_step(&self) -> bool {
+        let fresh: BTreeMap<u64, OrderId> = self
+            .orders
+            .values()
+            .filter(|o| o.state == OpenState::Waiting)
+            .map(|o| (o.seq, o.id))
+            .collect();
+        self.unranked.is_empty() && fresh == self.waiting
     }
 
     /// Orders added, changed or removed since the last [`Book::clear_changed`].

@@ -507,7 +507,7 @@ impl Engine {
 
     /// Retries waiting orders, oldest first, on capacity that freed.
     pub(super) fn retry_waiting(&mut self, events: &mut Vec<Event>) {
-        for id in self.book.ids_in(OpenState::Waiting) {
+        for id in self.book.waiting_ids() {
             let Some(o) = self.book.get(id).cloned() else {
                 continue;
             };

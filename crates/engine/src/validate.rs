@@ -35,6 +35,8 @@ pub enum Invariant {
     NodeStates,
     #[error("the ranking of queued spot bids is out of step with the book")]
     SpotRanking,
+    #[error("the list of waiting orders is out of step with the book")]
+    WaitingList,
 }
 
 impl Engine {
@@ -61,6 +63,9 @@ impl Engine {
         }
         if !self.book.ranked_in_step() {
             return Err(Invariant::SpotRanking);
+        }
+        if !self.book.waiting_in_step() {
+            return Err(Invariant::WaitingList);
         }
         for r in &self.preempted {
             if !r.priority.preemptible() {
