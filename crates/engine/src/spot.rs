@@ -9,7 +9,7 @@ use rust_decimal::Decimal;
 use super::auction::{self, Bid};
 use super::core::Engine;
 use super::events::Event;
-use super::lease::{Lease, LeaseState, NoticeReason};
+use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
 use super::placement::{
     model_at, place, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
@@ -29,6 +29,14 @@ struct Fit {
     /// Bids that found no room at a price they could win at (not merely
     /// lost on price where there was such room, nor to the holdback).
     no_room: HashSet<OrderId>,
+}
+
+/// How a winning bid's lease starts.
+enum Start {
+    /// On idle capacity: provisioning now.
+    Now,
+    /// On capacity these leases hold: pending until their notice runs out.
+    AfterNotice(Vec<LeaseId>),
 }
 
 /// Each market's clearing index and list prices, by (model, region) names.
@@ -208,29 +216,9 @@ impl Engine {
         events: &mut Vec<Event>,
     ) -> BTreeMap<(String, String), Units> {
         let mut granted: BTreeMap<(String, String), Units> = BTreeMap::new();
-        for (order_id, p, index) in won {
-            let _ = self.view.release(&p);
-            let Some(o) = self.book.get(order_id).cloned() else {
-                continue;
-            };
-            let market = (model_at(p.model).name.to_owned(), self.region_name(&p));
-            let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
-            add_units(granted.entry(market).or_default(), p.units);
-            let rule = PriceRule::Spot {
-                bid_index: index,
-                clearing_index: clearing,
-            };
-            let lease = self.build_lease(
-                order_id,
-                o.buyer,
-                &o.spec,
-                o.fills,
-                p,
-                rule,
-                LeaseState::Provisioning,
-                self.now,
-            );
-            self.grant_bid(order_id, lease, Vec::new(), clearing, events);
+        for won in won {
+            let _ = self.view.release(&won.1);
+            self.grant_bid(won, Start::Now, &mut granted, events);
         }
         granted
     }
@@ -292,7 +280,7 @@ impl Engine {
             match self.plan_displacement(bid, *index) {
                 Some((p, victims, placed_index)) => {
                     let won = (*order_id, p, placed_index);
-                    self.grant_displacement(won, victims, granted, events);
+                    self.grant_bid(won, Start::AfterNotice(victims), granted, events);
                 }
                 None if lasting => self.spot.displaced.record(seen, *order_id, bid.seq),
                 None => {}
@@ -319,12 +307,13 @@ impl Engine {
         Some((p, victims, placed_index))
     }
 
-    /// Grants a displacement: notice to its victims, a pending lease ready
-    /// when their notice runs out.
-    fn grant_displacement(
+    /// Grants a winning bid its lease at its market's clearing index, and
+    /// tells the buyer: running at once, or displacing `victims`, who get
+    /// their notice, with the lease pending until it runs out.
+    fn grant_bid(
         &mut self,
-        (order_id, p, placed_index): (OrderId, Placement, Decimal),
-        victims: Vec<LeaseId>,
+        (order_id, p, index): (OrderId, Placement, Decimal),
+        start: Start,
         granted: &mut BTreeMap<(String, String), Units>,
         events: &mut Vec<Event>,
     ) {
@@ -336,36 +325,19 @@ impl Engine {
         let clearing = self.spot.index(&market).unwrap_or(SPOT_FLOOR);
         add_units(granted.entry(market).or_default(), p.units);
         let rule = PriceRule::Spot {
-            bid_index: placed_index,
+            bid_index: index,
             clearing_index: clearing,
         };
-        let ready_at = now + self.cfg.notice_s;
+        let (state, ready_at, victims) = match start {
+            Start::Now => (LeaseState::Provisioning, now, Vec::new()),
+            Start::AfterNotice(victims) => (LeaseState::Pending, now + self.cfg.notice_s, victims),
+        };
         let lease = self.build_lease(
-            order_id,
-            o.buyer,
-            &o.spec,
-            o.fills,
-            p,
-            rule,
-            LeaseState::Pending,
-            ready_at,
+            order_id, o.buyer, &o.spec, o.fills, p, rule, state, ready_at,
         );
         for v in &victims {
             self.give_notice(*v, now, ready_at, NoticeReason::Priority, events);
         }
-        self.grant_bid(order_id, lease, victims, clearing, events);
-    }
-
-    /// Grants a winning bid its lease (waiting on `victims`' notice, if any)
-    /// and tells the buyer at what clearing index it won.
-    fn grant_bid(
-        &mut self,
-        order_id: OrderId,
-        lease: Lease,
-        victims: Vec<LeaseId>,
-        clearing: Decimal,
-        events: &mut Vec<Event>,
-    ) {
         let report = self.report(&lease, victims, Some(clearing));
         let lease_id = lease.id;
         if let Some(open) = self.book.get_mut(order_id) {
@@ -378,7 +350,7 @@ impl Engine {
             order_id,
             lease_id,
             report: Box::new(report),
-            at: self.now,
+            at: now,
         });
     }
 
