@@ -70,13 +70,6 @@ enum Backend {
     Sqlite,
 }
 
-fn knob_f64(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// Sends `body` with `method`, asserting a 2xx answer; returns its JSON.
 async fn send(
     client: &reqwest::Client,
@@ -250,22 +243,36 @@ async fn run_fleet(client: &reqwest::Client, postgres_base: &str, gpus: u64) -> 
         phase.elapsed().as_secs_f64()
     );
     let beating = fleet.start(Duration::from_secs(heartbeat_s));
-    let leases_wanted = (gpus as f64 * knob_f64("GPUEX_BENCH_LEASES_PER_GPU", 1.5)) as usize;
+    let leases_wanted = (gpus as f64 * knob("GPUEX_BENCH_LEASES_PER_GPU", 1.5)) as usize;
     let phase = Instant::now();
-    let filled = buyers::fill(client, &base, &parties.buyer, leases_wanted).await;
+    let buyer = &parties.buyer;
+    let filled = buyers::place_many(
+        client,
+        &base,
+        buyer,
+        leases_wanted,
+        "fill leases",
+        buyers::fill_order,
+    )
+    .await
+    .filled;
     eprintln!(
         "  {filled} of {leases_wanted} fill orders filled in {:.1}s",
         phase.elapsed().as_secs_f64()
     );
     let phase = Instant::now();
     buyers::occupy_standing_model(client, &base, &parties.buyer).await;
-    let bids = buyers::standing_bids(
+    let bids_wanted = knob("GPUEX_BENCH_SPOT_BIDS", 10_000) as usize;
+    let bids = buyers::place_many(
         client,
         &base,
-        &parties.buyer,
-        knob("GPUEX_BENCH_SPOT_BIDS", 10_000) as usize,
+        buyer,
+        bids_wanted,
+        "spot bids",
+        buyers::standing_bid,
     )
-    .await;
+    .await
+    .accepted;
 
     eprintln!(
         "  {bids} spot bids placed in {:.1}s",

@@ -20,7 +20,7 @@ pub(super) struct OrderFigures {
 
 /// A long-running lease of a fifth of an H100 (50 TFLOPS, 16 GB): at 1.5 a
 /// GPU the fleet keeps room for the measured load.
-fn fill_order() -> Value {
+pub(super) fn fill_order() -> Value {
     json!({"mode": "on_demand", "region": REGION, "resources": {"tflops": 50, "vram_gb": 16}})
 }
 
@@ -28,7 +28,7 @@ fn fill_order() -> Value {
 /// floor and cap): the fleet's one A100 is held by
 /// [`occupy_standing_model`], so the bid stands in the auction at every
 /// clearing and never wins, and the H100s stay the load's.
-fn standing_bid() -> Value {
+pub(super) fn standing_bid() -> Value {
     json!({"mode": "spot", "region": REGION, "max_price": "1.1",
            "resources": {"tflops": 100, "vram_gb": 80, "gpu_model": STANDING_MODEL,
                          "isolation": "whole"}})
@@ -71,27 +71,30 @@ fn mixed_order(n: usize) -> Value {
     }
 }
 
-/// Places `count` orders made by `body`, 32 at a time; returns how many
-/// were accepted and how many filled. A refused or failed one is counted
-/// and the first is printed: at scale they are a finding, not the end.
-async fn place_many(
+/// What [`place_many`] placed.
+pub(super) struct Placed {
+    pub(super) accepted: usize,
+    pub(super) filled: usize,
+}
+
+/// Places `count` orders made by `body`, 32 at a time. A refused or failed
+/// one is counted out and the first is printed: at scale they are a
+/// finding, not the end of the run.
+pub(super) async fn place_many(
     client: &reqwest::Client,
     base: &str,
     buyer: &str,
     count: usize,
     what: &str,
     body: fn() -> Value,
-) -> (usize, usize) {
+) -> Placed {
     let bar = agents::progress(count as u64, what);
     let url = format!("{base}/v1/orders");
-    let (accepted, filled, refused) = (
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-    );
+    let (accepted, filled) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let told = std::sync::atomic::AtomicBool::new(false);
     futures::stream::iter(0..count)
         .for_each_concurrent(32, |_| {
-            let (url, bar, accepted, filled, refused) = (&url, &bar, &accepted, &filled, &refused);
+            let (url, bar, accepted, filled, told) = (&url, &bar, &accepted, &filled, &told);
             async move {
                 let answer = client
                     .post(url)
@@ -99,57 +102,34 @@ async fn place_many(
                     .json(&body())
                     .send()
                     .await;
-                match answer {
+                let problem = match answer {
                     Ok(r) if r.status().is_success() => {
                         accepted.fetch_add(1, Ordering::Relaxed);
                         let r: Value = r.json().await.unwrap_or(Value::Null);
                         if r["lease_id"].is_string() {
                             filled.fetch_add(1, Ordering::Relaxed);
                         }
+                        None
                     }
-                    Ok(r) => {
-                        let status = r.status();
-                        let detail = r.text().await.unwrap_or_default();
-                        if refused.fetch_add(1, Ordering::Relaxed) == 0 {
-                            eprintln!("  an order was refused: {status} {detail}");
-                        }
-                    }
-                    Err(e) => {
-                        if refused.fetch_add(1, Ordering::Relaxed) == 0 {
-                            eprintln!("  an order failed: {e}");
-                        }
-                    }
+                    Ok(r) => Some(format!(
+                        "refused: {} {}",
+                        r.status(),
+                        r.text().await.unwrap_or_default()
+                    )),
+                    Err(e) => Some(format!("failed: {e}")),
+                };
+                if let Some(problem) = problem.filter(|_| !told.swap(true, Ordering::Relaxed)) {
+                    eprintln!("  an order was {problem}");
                 }
                 bar.inc(1);
             }
         })
         .await;
     bar.finish();
-    (accepted.into_inner(), filled.into_inner())
-}
-
-/// Returns how many of the fill orders were filled.
-pub(super) async fn fill(
-    client: &reqwest::Client,
-    base: &str,
-    buyer: &str,
-    leases: usize,
-) -> usize {
-    place_many(client, base, buyer, leases, "fill leases", fill_order)
-        .await
-        .1
-}
-
-/// Returns how many bids were accepted.
-pub(super) async fn standing_bids(
-    client: &reqwest::Client,
-    base: &str,
-    buyer: &str,
-    bids: usize,
-) -> usize {
-    place_many(client, base, buyer, bids, "spot bids", standing_bid)
-        .await
-        .0
+    Placed {
+        accepted: accepted.into_inner(),
+        filled: filled.into_inner(),
+    }
 }
 
 /// Keeps `in_flight` mixed orders in flight for `wall`.

@@ -5,7 +5,7 @@
 use super::*;
 
 /// A bench's knob: the environment variable `name` as a number, else `default`.
-pub(super) fn knob(name: &str, default: u64) -> u64 {
+pub(super) fn knob<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())

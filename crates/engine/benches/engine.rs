@@ -114,20 +114,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     // A whole Place command (placement + pricing + funds + booking), then its release.
-    let mut samples = Vec::new();
-    for _ in 0..3000 {
-        next_id += 1;
-        let spec = order(&mut rng);
-        let t = Instant::now();
-        let ev = e.apply(T0, place_cmd(next_id, spec)).unwrap();
-        samples.push(t.elapsed());
-        for x in ev {
-            if let Event::LeaseGranted { lease, .. } = x {
-                e.apply(T0, Command::Release { lease_id: lease.id })
-                    .unwrap();
-            }
-        }
-    }
+    let samples = timed_places(&mut e, &mut rng, &mut next_id, 3000);
     let (p50, p99, max) = percentiles(samples);
     println!("Engine::apply(Place) at 80 %: p50 {p50:?}, p99 {p99:?}, max {max:?}");
 
@@ -290,20 +277,7 @@ fn bench_scale(_c: &mut Criterion) {
             let per_s = reqs.len() as f64 / spent.as_secs_f64();
             let (p50, p99, _) = percentiles(samples);
 
-            let mut applied = Vec::new();
-            for _ in 0..3000 {
-                next_id += 1;
-                let spec = order(&mut rng);
-                let t = Instant::now();
-                let ev = e.apply(T0, place_cmd(next_id, spec)).unwrap();
-                applied.push(t.elapsed());
-                for x in ev {
-                    if let Event::LeaseGranted { lease, .. } = x {
-                        e.apply(T0, Command::Release { lease_id: lease.id })
-                            .unwrap();
-                    }
-                }
-            }
+            let applied = timed_places(&mut e, &mut rng, &mut next_id, 3000);
             let (_, apply_p99, _) = percentiles(applied);
             println!(
                 "| {gpus} | {walk:?} | {p50:.1?} | {p99:.1?} | {per_s:.0} | {apply_p99:.1?} | {:.1} s | {} | {} |",
@@ -325,7 +299,7 @@ fn bench_scale(_c: &mut Criterion) {
 /// with nothing freed in between, where the bids that found no room lose
 /// without a placement; then one after a lease ends, which places them all
 /// again. Run with `GPUEX_BENCH_SCALE_ONLY=1` too; add
-/// `GPUEX_BENCH_AUCTION_ONLY=1` to skip the fleet-size curve
+/// `GPUEX_BENCH_AUCTION_ONLY=1` to run the auction without the fleet-size curve
 /// (`GPUEX_BENCH_AUCTION_STEADY`: how many clearings with nothing freed, for
 /// a profile of those alone). Last, order latency with and without
 /// clearings (see [`order_latency`]).
@@ -454,3 +428,23 @@ fn order_latency(
 
 criterion_group!(benches, bench, bench_resale, bench_scale, bench_auction);
 criterion_main!(benches);
+
+/// `count` whole Place commands (placement, pricing, funds, booking), each
+/// timed, and each lease granted released again so occupancy stays put.
+fn timed_places(e: &mut Engine, rng: &mut Rng, next_id: &mut u128, count: usize) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(count);
+    for _ in 0..count {
+        *next_id += 1;
+        let spec = order(rng);
+        let t = Instant::now();
+        let ev = e.apply(T0, place_cmd(*next_id, spec)).unwrap();
+        samples.push(t.elapsed());
+        for x in ev {
+            if let Event::LeaseGranted { lease, .. } = x {
+                e.apply(T0, Command::Release { lease_id: lease.id })
+                    .unwrap();
+            }
+        }
+    }
+    samples
+}

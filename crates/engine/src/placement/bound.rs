@@ -184,7 +184,7 @@ pub(super) fn candidates(card: &Card, opt: &Opt, req: &PlacementRequest, policy:
 /// The candidates per node of a state of `card` when they need not be
 /// scored: there are none (most states with compute to spare on a full
 /// fleet lack GPU memory or host room), or the state's bound is behind `best`.
-pub(super) fn skip(
+pub(super) fn count_unscored(
     bound: Option<&OptBound>,
     best: Option<&Best>,
     card: Option<&Card>,

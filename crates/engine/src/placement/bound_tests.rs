@@ -1,6 +1,6 @@
 //! The scan's bound is admissible: on any node, in any free state, under any
 //! demand mix, no candidate ranks ahead of the bound of the node's state,
-//! and the candidates counted for a skipped state are those the scan scores.
+//! and the candidates counted for a state left unscored are those the scan scores.
 
 use proptest::prelude::*;
 use uuid::Uuid;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
-use super::bound::{skip, OptBound};
+use super::bound::{count_unscored, OptBound};
 use super::fast::{Kind, Opt};
 use super::host::host_take;
 use super::nvlink::{idle_gpus, pick_gpu_set};
@@ -121,7 +121,7 @@ impl<'a, 'v> Scan<'a, 'v> {
             let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
             let at = (opt, scorer, self.req, self.policy);
             if let Some(per_node) =
-                skip(bound.as_ref(), self.best.as_ref(), state.card.as_ref(), at)
+                count_unscored(bound.as_ref(), self.best.as_ref(), state.card.as_ref(), at)
             {
                 self.scored = self.scored.saturating_add(per_node.saturating_mul(twins));
                 continue;
