@@ -15,23 +15,7 @@ use utoipa::openapi::schema::{
 };
 use utoipa::openapi::RefOr;
 
-/// The schema of money a response carries: a decimal string with at most
-/// [`crate::pricing::MONEY_SCALE`] decimals, as the ledger posts it (rounded
-/// once, half-even; views never re-round). Unit prices are not money: they
-/// are a list price times its mode's factor, exact.
-pub fn money_out() -> Schema {
-    let scale = crate::pricing::MONEY_SCALE;
-    ObjectBuilder::new()
-        .schema_type(SchemaType::Type(Type::String))
-        .pattern(Some(format!("^-?[0-9]+(\\.[0-9]{{1,{scale}}})?$")))
-        .description(Some(format!(
-            "Money: a decimal string with at most {scale} decimals, rounded once, \
-             half-even, when posted or billed; the ledger's `platform:rounding` \
-             account takes any residue, so the books balance exactly."
-        )))
-        .examples([serde_json::Value::String("12.500000".to_owned())])
-        .into()
-}
+pub use gpuex_api::money_out;
 
 /// What one kind of decimal input may hold.
 #[derive(Debug, Clone, Copy)]

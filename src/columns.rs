@@ -60,9 +60,6 @@ macro_rules! text_column {
 }
 
 text_column!(
-    crate::market::OrderState,
-    crate::nodes::store::NodeStatus,
     crate::billing::Account,
-    crate::events::EventType,
     crate::events::webhooks::DeliveryState,
 );

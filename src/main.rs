@@ -1,8 +1,9 @@
 //! The `gpuex` binary: the server's `serve`, `migrate`, `openapi`, `simulate`,
 //! `demo`, and the client subcommands (`login`, `quote`, `order`, ...).
 
-mod client;
 mod demo;
+
+use gpuex_cli as client;
 
 use clap::{Parser, Subcommand};
 use gpuex::config::ServeArgs;

@@ -23,50 +23,10 @@ use crate::metrics::Metrics;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use serde::{Deserialize, Serialize};
-use std::fmt;
+pub use gpuex_api::auth::Role;
 use std::sync::Arc;
 use tokens::JwtKeys;
-use utoipa::ToSchema;
 use uuid::Uuid;
-
-/// What a caller may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Buyer,
-    Provider,
-    Admin,
-    /// A node agent, authenticated by its node token.
-    Agent,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Buyer => "buyer",
-            Role::Provider => "provider",
-            Role::Admin => "admin",
-            Role::Agent => "agent",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "buyer" => Some(Role::Buyer),
-            "provider" => Some(Role::Provider),
-            "admin" => Some(Role::Admin),
-            "agent" => Some(Role::Agent),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The paths node tokens may call (ARCHITECTURE.md §7).
 const AGENT_PATH_PREFIX: &str = "/v1/agent/";

@@ -11,6 +11,7 @@ use crate::limits::{ClientAddr, LimitsState};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+pub use gpuex_api::auth::{ApiKeyCreated, UserView};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -115,16 +116,6 @@ impl TryFrom<RegisterRequest> for NewUser {
     }
 }
 
-/// A user, as the API shows it.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct UserView {
-    pub id: Uuid,
-    pub email: String,
-    pub name: String,
-    pub role: Role,
-    pub created_at: DateTime<Utc>,
-}
-
 impl From<store::UserRow> for UserView {
     fn from(u: store::UserRow) -> Self {
         UserView {
@@ -225,17 +216,6 @@ pub struct CreateApiKeyRequest {
     /// A label for the key, e.g. `ci`.
     #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub name: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ApiKeyCreated {
-    pub id: Uuid,
-    pub name: String,
-    /// The key itself. Shown once: only its hash is stored.
-    pub key: String,
-    /// The key's first characters, to recognise it later.
-    pub prefix: String,
-    pub created_at: DateTime<Utc>,
 }
 
 /// Create an API key for the caller (usable as `Authorization: Bearer gpx_…`).

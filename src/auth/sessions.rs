@@ -15,7 +15,8 @@ use anyhow::Context;
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+pub use gpuex_api::auth::TokenResponse;
+use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -28,21 +29,6 @@ where
     OpenApiRouter::new()
         .routes(routes!(refresh))
         .routes(routes!(logout))
-}
-
-/// A token pair: what login and refresh answer.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct TokenResponse {
-    pub access_token: String,
-    /// Always `Bearer`.
-    pub token_type: String,
-    /// Seconds until the access token expires.
-    pub expires_in: u64,
-    pub expires_at: DateTime<Utc>,
-    /// Swaps for a new pair at `POST /v1/auth/refresh`, once; stored hashed.
-    pub refresh_token: String,
-    /// When the refresh token stops working if it is not used.
-    pub refresh_expires_at: DateTime<Utc>,
 }
 
 /// Why a session was revoked, kept with it.

@@ -11,8 +11,9 @@ use crate::error::responses::InvalidQuery;
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
+pub use gpuex_api::billing::{Earnings, EarningsGroup};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -46,41 +47,6 @@ pub struct EarningsQuery {
 enum EarningsPeriod {
     Month,
     Day,
-}
-
-/// Earnings of one (node, GPU model, mode, period).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct EarningsGroup {
-    pub node_id: Option<Uuid>,
-    pub gpu_model: Option<String>,
-    pub mode: Option<String>,
-    /// `YYYY-MM` or `YYYY-MM-DD`.
-    pub period: String,
-    /// What buyers paid.
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub gross: Decimal,
-    /// The platform's fee out of it.
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub platform_fee: Decimal,
-    /// What the provider earns: gross − fee.
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub net: Decimal,
-    pub lines: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct Earnings {
-    pub currency: String,
-    pub groups: Vec<EarningsGroup>,
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub gross: Decimal,
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub platform_fee: Decimal,
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub net: Decimal,
-    /// The provider's payable account now: earned and not paid out.
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub payable_balance: Decimal,
 }
 
 /// The caller's earnings as a provider (an admin's: every provider's).

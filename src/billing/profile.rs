@@ -19,10 +19,13 @@ use crate::error::{ApiError, Json, Problem, Query};
 use anyhow::Context;
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
+pub use gpuex_api::billing::{
+    CapacityProfile, Concurrency, GroupProfile, HeldUtilization, LeaseDurations,
+};
 use rust_decimal::{Decimal, RoundingStrategy};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -42,86 +45,6 @@ pub struct ProfileQuery {
     pub from: Option<DateTime<Utc>>,
     /// Capacity held before this time (RFC 3339; default: next month's start).
     pub to: Option<DateTime<Utc>>,
-}
-
-/// How many units of one kind were held at once. Means are over the elapsed
-/// part of the window (`elapsed_s`), idle time included.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Concurrency {
-    /// The most held at any second.
-    #[schema(value_type = String, example = "400")]
-    pub peak: Decimal,
-    /// Unit-seconds held ÷ elapsed seconds, to 6 decimals.
-    #[schema(value_type = String, example = "150.5")]
-    pub mean: Decimal,
-    /// The highest level held for at least half of the elapsed time: what a
-    /// reservation would keep busy at least half the time.
-    #[schema(value_type = String, example = "100")]
-    pub baseline: Decimal,
-    /// The mean of what was held above `baseline` (0 when below it), to 6
-    /// decimals: the work a reservation at `baseline` leaves to other modes.
-    #[schema(value_type = String, example = "60.5")]
-    pub mean_above_baseline: Decimal,
-    /// Unit-hours held, to 6 decimals.
-    #[schema(value_type = String, example = "3612")]
-    pub unit_hours: Decimal,
-}
-
-/// How long leases ran in the window, in seconds (nearest-rank percentiles).
-/// A lease cut by the window's edges counts the part inside it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct LeaseDurations {
-    pub leases: u64,
-    /// To 3 decimals; absent with no lease.
-    #[schema(value_type = Option<String>, example = "5400")]
-    pub mean_s: Option<Decimal>,
-    pub p50_s: Option<i64>,
-    pub p90_s: Option<i64>,
-    pub p99_s: Option<i64>,
-    pub max_s: Option<i64>,
-}
-
-/// What was used of what was held, from the agents' usage reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct HeldUtilization {
-    /// TFLOPS-hours held over the intervals whose utilization an agent
-    /// measured, to 6 decimals.
-    #[schema(value_type = String, example = "200")]
-    pub measured_tflops_h: Decimal,
-    /// Of those, the TFLOPS-hours used (held × mean utilization), to 6 decimals.
-    #[schema(value_type = String, example = "150")]
-    pub used_tflops_h: Decimal,
-    /// `used_tflops_h ÷ measured_tflops_h`, to 6 decimals; null when no
-    /// agent reported a utilization.
-    #[schema(value_type = Option<String>, example = "0.75")]
-    pub fraction: Option<Decimal>,
-}
-
-/// The profile of one group (or of everything, in `total`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct GroupProfile {
-    /// A mode, a GPU model, `KEY=VALUE` of a tag, `(untagged)`, or `all`.
-    pub key: String,
-    pub tflops_units: Concurrency,
-    pub vram_units: Concurrency,
-    pub durations: LeaseDurations,
-    pub utilization: HeldUtilization,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct CapacityProfile {
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
-    /// The part of the window already passed, over which means are taken.
-    pub elapsed_s: i64,
-    /// Share of the TFLOPS-hours held that ran as spot, to 6 decimals.
-    #[schema(value_type = String, example = "0.25")]
-    pub spot_share: Decimal,
-    pub total: GroupProfile,
-    pub by_mode: Vec<GroupProfile>,
-    pub by_gpu_model: Vec<GroupProfile>,
-    /// One group per tag key and value; a lease with two tags is in two groups.
-    pub by_tag: Vec<GroupProfile>,
 }
 
 /// One span of held units.

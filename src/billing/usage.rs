@@ -10,10 +10,10 @@ use crate::db::Db;
 use crate::error::{ApiError, Json, Problem, Query};
 use axum::extract::{FromRef, State};
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+pub use gpuex_api::billing::{UsageGroup, UsageReport};
+use serde::Deserialize;
 use std::collections::BTreeMap;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -79,30 +79,6 @@ pub struct UsageQuery {
     /// `tag:KEY`, `mode`, `gpu_model`, `region` or `day`.
     #[param(pattern = r"^(mode|gpu_model|region|day|tag:[\s\S]+)$")]
     pub group_by: String,
-}
-
-/// Cost and units of one group.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct UsageGroup {
-    pub key: String,
-    /// What the lines cost (credits net it).
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub cost: Decimal,
-    /// Unit-hours per unit (`tflops_h`, `vram_h`).
-    #[schema(value_type = BTreeMap<String, String>)]
-    pub units: BTreeMap<String, Decimal>,
-    pub lines: u64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct UsageReport {
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
-    pub group_by: String,
-    pub currency: String,
-    pub groups: Vec<UsageGroup>,
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub total: Decimal,
 }
 
 /// Groups a buyer's lines in `[from, to)`.

@@ -12,10 +12,9 @@ use crate::error::ApiError;
 use axum::extract::{FromRef, State};
 use axum::Json;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+pub use gpuex_api::cluster::ReplicaView;
 use std::time::Duration;
 use tokio::task::JoinHandle;
-use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -46,29 +45,6 @@ impl Me {
             started_at: Utc::now(),
         }
     }
-}
-
-/// One replica as it last said it stood.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ReplicaView {
-    pub id: Uuid,
-    /// Where the other replicas reach it (`--advertise-url`).
-    pub url: String,
-    /// `leader`, `follower` or `detached`.
-    pub role: String,
-    /// The leader's term it last saw in the journal.
-    pub epoch: i64,
-    /// The last journal row its engine includes.
-    pub applied_seq: i64,
-    /// How long it had been behind rows the leader announced, in milliseconds.
-    pub lag_ms: i64,
-    pub started_at: DateTime<Utc>,
-    /// When it last wrote its row.
-    pub seen_at: DateTime<Utc>,
-    /// Not heard from for more than 10 s: stopped, or cut off from the database.
-    pub silent: bool,
-    /// The replica that answered this request.
-    pub answering: bool,
 }
 
 pub fn router<S: RouterState>() -> OpenApiRouter<S>

@@ -7,8 +7,9 @@
 //! falls [`PER_USER`] events behind is dropped, and its client resumes with
 //! `Last-Event-ID`, losing nothing.
 
-use super::store::{self, StoredEvent};
+use super::store;
 use super::EventType;
+use super::StoredEvent;
 use crate::db::Db;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};

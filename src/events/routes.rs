@@ -1,8 +1,9 @@
 //! `GET /v1/events` (a page) and `GET /v1/events/stream` (Server-Sent Events).
 
 use super::hub::Published;
-use super::store::{self, StoredEvent};
+use super::store;
 use super::EventHub;
+use super::EventPage;
 use crate::auth::{Caller, Role, RouterState};
 use crate::config::Settings;
 use crate::db::Db;
@@ -14,13 +15,13 @@ use axum::extract::{FromRef, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -62,17 +63,6 @@ pub struct EventsQuery {
     #[serde(default)]
     #[param(value_type = Option<u32>, minimum = 1, maximum = 500)]
     pub limit: Limit<500, 100>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct EventPage {
-    /// Oldest first.
-    pub items: Vec<StoredEvent>,
-    /// Pass as `after` for the next page (the last id here, or the `after`
-    /// given when the page is empty).
-    pub next_after: i64,
-    /// Whether more events follow at once.
-    pub has_more: bool,
 }
 
 fn after_of(after: Option<i64>, field: &str) -> Result<i64, ApiError> {

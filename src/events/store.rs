@@ -1,11 +1,10 @@
 //! The `events` table: written with the change it reports, read by id.
 
-use super::EventType;
-use crate::db::{dispatch, execute_tx, push_statement, Db, Statements, Writes};
+use super::{EventType, StoredEvent};
+use crate::db::{dispatch, execute_tx, push_statement, Db, Statements, Text, Writes};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// Whose event it is. An order's or a lease's buyer is read in the same
@@ -38,24 +37,6 @@ impl NewEvent {
     }
 }
 
-/// An event as stored and as every channel shows it.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct StoredEvent {
-    /// Grows with every event; resume after it with `after` or `Last-Event-ID`.
-    pub id: i64,
-    #[serde(rename = "type")]
-    pub kind: EventType,
-    pub at: DateTime<Utc>,
-    /// The order it concerns (for a lease's event, the lease's order).
-    pub order_id: Option<Uuid>,
-    pub lease_id: Option<Uuid>,
-    /// What happened; its fields depend on `type` (README, "Events").
-    #[schema(value_type = Object)]
-    pub data: Box<RawValue>,
-    #[serde(skip)]
-    pub user_id: Uuid,
-}
-
 /// PostgreSQL hands out identity values before commit, so two writers could
 /// commit ids out of order and a reader resuming after the larger would
 /// skip the smaller. Writers of events take this lock until they commit,
@@ -85,7 +66,7 @@ pub fn push<'a>(writes: &mut Writes<'a>, events: &'a [NewEvent]) {
                 match event.owner {
                     Owner::User(user) => {
                         insert.push("(").push_bind(user);
-                        insert.push(", ").push_bind(event.kind);
+                        insert.push(", ").push_bind(Text(event.kind));
                         insert.push(", ").push_bind(event.at);
                         insert.push(", NULL, NULL, ");
                     }
@@ -93,7 +74,7 @@ pub fn push<'a>(writes: &mut Writes<'a>, events: &'a [NewEvent]) {
                         insert
                             .push("((SELECT buyer_id FROM orders WHERE id = ")
                             .push_bind(order);
-                        insert.push("), ").push_bind(event.kind);
+                        insert.push("), ").push_bind(Text(event.kind));
                         insert.push(", ").push_bind(event.at);
                         insert.push(", ").push_bind(order);
                         insert.push(", NULL, ");
@@ -102,7 +83,7 @@ pub fn push<'a>(writes: &mut Writes<'a>, events: &'a [NewEvent]) {
                         insert
                             .push("((SELECT buyer_id FROM leases WHERE id = ")
                             .push_bind(lease);
-                        insert.push("), ").push_bind(event.kind);
+                        insert.push("), ").push_bind(Text(event.kind));
                         insert.push(", ").push_bind(event.at);
                         insert
                             .push(", (SELECT order_id FROM leases WHERE id = ")
@@ -120,7 +101,7 @@ pub fn push<'a>(writes: &mut Writes<'a>, events: &'a [NewEvent]) {
 type EventRow = (
     i64,
     Uuid,
-    EventType,
+    Text<EventType>,
     DateTime<Utc>,
     Option<Uuid>,
     Option<Uuid>,
@@ -131,7 +112,7 @@ fn from_row(row: EventRow) -> anyhow::Result<StoredEvent> {
     let (id, user_id, kind, at, order_id, lease_id, data) = row;
     Ok(StoredEvent {
         id,
-        kind,
+        kind: kind.0,
         at,
         order_id,
         lease_id,

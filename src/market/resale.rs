@@ -14,6 +14,7 @@ use crate::page::{self, Limit};
 use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
+pub use gpuex_api::market::{ListingView, ResaleOffer};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -46,77 +47,29 @@ pub struct ListingRequest {
     pub ask_per_hour: Decimal,
 }
 
-/// A listing as its seller sees it.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ListingView {
-    pub id: Uuid,
-    pub lease_id: Uuid,
-    /// The listing a sale left this one of.
-    pub parent_id: Option<Uuid>,
-    /// `open`, `sold`, `cancelled`, `expired` or `withdrawn` (its node left the market).
-    pub state: String,
-    pub gpu_model: String,
-    pub region: String,
-    pub from: DateTime<Utc>,
-    pub until: DateTime<Utc>,
-    #[schema(value_type = String)]
-    pub ask_per_hour: Decimal,
-    /// Sold: the part sold.
-    pub sold_from: Option<DateTime<Utc>>,
-    pub sold_until: Option<DateTime<Utc>>,
-    /// Sold: the ask for that part (each charge pays it, less the platform fee).
-    #[schema(value_type = Option<String>)]
-    pub sold_amount: Option<Decimal>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// An open listing as the market shows it: the slice, never the seller.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ResaleOffer {
-    pub id: Uuid,
-    pub gpu_model: String,
-    pub region: String,
-    /// What each GPU holds: `{"kind": "whole"}`, a MIG instance or a share.
-    #[schema(value_type = Vec<Object>)]
-    pub slots: Vec<serde_json::Value>,
-    pub gpus: u32,
-    #[schema(value_type = String)]
-    pub tflops_h: Decimal,
-    #[schema(value_type = String)]
-    pub vram_h: Decimal,
-    pub from: DateTime<Utc>,
-    pub until: DateTime<Utc>,
-    #[schema(value_type = String)]
-    pub ask_per_hour: Decimal,
-    /// What the seller pays per hour for the slice: the ask saves at least 10 % on it.
-    #[schema(value_type = String)]
-    pub reserved_price_per_hour: Decimal,
-}
-
 fn at(ts: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(ts, 0).unwrap_or_default()
 }
 
-impl From<&Listing> for ResaleOffer {
-    fn from(l: &Listing) -> ResaleOffer {
-        ResaleOffer {
-            id: l.id,
-            gpu_model: l.model.clone(),
-            region: l.region.clone(),
-            slots: l
-                .placement
-                .gpus
-                .iter()
-                .map(|g| serde_json::to_value(&g.slot).unwrap_or_default())
-                .collect(),
-            gpus: u32::try_from(l.placement.gpus.len()).unwrap_or(0),
-            tflops_h: l.placement.units.tflops_h,
-            vram_h: l.placement.units.vram_h,
-            from: at(l.from),
-            until: at(l.until),
-            ask_per_hour: l.ask_per_hour,
-            reserved_price_per_hour: l.reserved_price_per_hour,
-        }
+/// A listing as buyers see it on offer.
+fn offer(l: &Listing) -> ResaleOffer {
+    ResaleOffer {
+        id: l.id,
+        gpu_model: l.model.clone(),
+        region: l.region.clone(),
+        slots: l
+            .placement
+            .gpus
+            .iter()
+            .map(|g| serde_json::to_value(&g.slot).unwrap_or_default())
+            .collect(),
+        gpus: u32::try_from(l.placement.gpus.len()).unwrap_or(0),
+        tflops_h: l.placement.units.tflops_h,
+        vram_h: l.placement.units.vram_h,
+        from: at(l.from),
+        until: at(l.until),
+        ask_per_hour: l.ask_per_hour,
+        reserved_price_per_hour: l.reserved_price_per_hour,
     }
 }
 
@@ -320,7 +273,7 @@ pub fn offers(engine: &Engine, q: &OfferQuery) -> Vec<ResaleOffer> {
         .filter(|l| q.region.as_ref().is_none_or(|r| *r == l.region))
         .collect();
     open.sort_by_key(|l| (l.ask_per_hour, l.from, l.id));
-    open.into_iter().map(ResaleOffer::from).collect()
+    open.into_iter().map(offer).collect()
 }
 
 const COLUMNS: &str = "id, lease_id, parent_id, state, gpu_model, region, from_ts, until_ts, \

@@ -1,7 +1,6 @@
 //! What the API shows of orders and leases, read from their rows.
 
 use crate::bounds::sum_stored;
-use crate::catalog::text_names;
 use crate::db::leases::LeaseRecord;
 use crate::db::Text;
 use crate::db::{dispatch, Db, Money};
@@ -9,82 +8,17 @@ use crate::engine::{LeaseState, Mode};
 use crate::error::ApiError;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+pub use gpuex_api::market::{
+    ConversionView, LeaseView, OrderState, OrderView, ResumedFrom, UnitsView, UsageView,
+};
 use serde_json::value::RawValue;
-use utoipa::ToSchema;
 use uuid::Uuid;
-
-/// Where an order stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-#[schema(
-    description = "Where an order stands. Rows keep the name as text; this names the values\nfor the API's schema."
-)]
-#[serde(rename_all = "snake_case")]
-pub enum OrderState {
-    /// Waiting for capacity, or in the spot auction.
-    Open,
-    Filled,
-    Cancelled,
-    Rejected,
-    Expired,
-}
-
-text_names!(OrderState {
-    Open => "open",
-    Filled => "filled",
-    Cancelled => "cancelled",
-    Rejected => "rejected",
-    Expired => "expired",
-});
-
-/// An order and where it stands.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct OrderView {
-    pub id: Uuid,
-    pub client_order_id: Option<String>,
-    /// `on_demand`, `reserved`, `spot` or `pooled`.
-    pub mode: Mode,
-    /// `open` (waiting or in the spot auction), `filled`, `cancelled`, `rejected` or `expired`.
-    pub state: OrderState,
-    /// The region asked for (`any` lets the engine choose).
-    pub region: String,
-    /// The order as placed.
-    #[schema(value_type = Object)]
-    pub request: Box<RawValue>,
-    #[schema(value_type = Object)]
-    pub tags: Box<RawValue>,
-    /// The reason code of a rejection, e.g. `no_capacity`.
-    pub reject_reason: Option<String>,
-    pub reject_message: Option<String>,
-    /// The order's current lease, once filled.
-    pub lease_id: Option<Uuid>,
-    /// Every lease the order has had, oldest first: more than one when a
-    /// lease was preempted or its node lost and the order placed again.
-    pub attempts: Vec<Uuid>,
-    /// The checkpoint its latest resumed lease started from
-    /// (`on_interrupt: resume`); absent when none resumed.
-    pub resumed_from: Option<ResumedFrom>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// Where a resumed lease started from.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ResumedFrom {
-    /// The lease that resumed.
-    pub lease_id: Uuid,
-    /// The checkpoint's number within the order.
-    pub seq: i64,
-    /// When that checkpoint was stored.
-    pub stored_at: DateTime<Utc>,
-}
 
 type OrderRow = (
     Uuid,
     Option<String>,
     Text<Mode>,
-    OrderState,
+    Text<OrderState>,
     String,
     String,
     String,
@@ -111,7 +45,7 @@ fn order_view(row: OrderRow) -> OrderView {
         id,
         client_order_id,
         mode: mode.0,
-        state,
+        state: state.0,
         region,
         request: raw_json(request),
         tags: raw_json(tags),
@@ -207,7 +141,7 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
     let rows: Vec<OrderRow> = dispatch!(db, pool => {
         sqlx::query_as(&sql)
             .bind(f.buyer)
-            .bind(f.state)
+            .bind(f.state.map(Text))
             .bind(f.mode.map(Text))
             .bind(f.cursor)
             .bind(i64::from(f.limit) + 1)
@@ -245,21 +179,6 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
         .map_err(ApiError::Internal)
 }
 
-/// One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes").
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ConversionView {
-    /// When the buyer converted.
-    pub at: DateTime<Utc>,
-    /// When the new price applies: `at`, or a reserved window's `from`.
-    pub effective_at: DateTime<Utc>,
-    pub from_mode: Mode,
-    pub to_mode: Mode,
-    #[schema(value_type = String)]
-    pub price_per_hour_before: Decimal,
-    #[schema(value_type = String)]
-    pub price_per_hour_after: Decimal,
-}
-
 pub fn conversion_views(lease: &LeaseRecord) -> Vec<ConversionView> {
     lease
         .conversions
@@ -273,85 +192,6 @@ pub fn conversion_views(lease: &LeaseRecord) -> Vec<ConversionView> {
             price_per_hour_after: c.price_per_hour_after,
         })
         .collect()
-}
-
-/// Units a lease holds.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct UnitsView {
-    #[schema(value_type = String)]
-    pub tflops_h: Decimal,
-    #[schema(value_type = String)]
-    pub vram_h: Decimal,
-}
-
-/// What a lease has used and been charged so far.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct UsageView {
-    /// Charged so far.
-    #[schema(schema_with = crate::bounds::money_out)]
-    pub charged: Decimal,
-    /// Charged up to here.
-    pub billed_until: Option<DateTime<Utc>>,
-    /// Metered by the agent (standard TFLOPS × seconds, GB × seconds).
-    #[schema(value_type = String)]
-    pub tflops_s: Decimal,
-    #[schema(value_type = String)]
-    pub vram_gb_s: Decimal,
-}
-
-/// A lease: a slice of one node's GPUs for a window, at a price.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaseView {
-    pub id: Uuid,
-    pub order_id: Uuid,
-    /// `pending`, `provisioning`, `running`, `preempting`, `ended` or `failed`.
-    pub state: LeaseState,
-    pub mode: Mode,
-    pub node_id: Uuid,
-    pub region: String,
-    pub gpu_model: String,
-    /// GPU indices with their slot: whole, MIG profile and start, or shared milli/memory.
-    #[schema(value_type = Object)]
-    pub placement: serde_json::Value,
-    /// Units held (charged for).
-    pub units: UnitsView,
-    #[schema(value_type = String)]
-    pub price_per_hour: Decimal,
-    /// Price per unit-hour.
-    pub unit_prices: UnitsView,
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: Option<DateTime<Utc>>,
-    /// Listed for resale: the lease gives its slice up here (the listing's
-    /// `from`) and its workload is stopped then, whether or not the listing
-    /// sells (ARCHITECTURE.md §6); `ends_at` stays the end of the window it still
-    /// owes. Set from the moment it is listed; cleared when the listing is
-    /// cancelled and the lease runs on to `ends_at` again.
-    pub vacate_at: Option<DateTime<Utc>>,
-    /// A pending lease waiting on a preemption notice starts here.
-    pub ready_at: Option<DateTime<Utc>>,
-    /// A preempting lease ends here.
-    pub preempt_at: Option<DateTime<Utc>>,
-    /// Spot: when the clearing index came within 10 % of this lease's own
-    /// index (the `lease.rebalance` warning; a moment to convert or move).
-    /// Cleared when the index moves away again.
-    pub rebalance_at: Option<DateTime<Utc>>,
-    /// The device handle the agent reported (e.g. a MIG UUID).
-    pub device: Option<String>,
-    /// The order's image by the ID the agent resolved it to when the lease
-    /// started (`sha256:` and 64 hex digits): what ran, even after its tag
-    /// moves. `null` for a lease without an image.
-    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
-    pub image_id: Option<String>,
-    pub end_reason: Option<String>,
-    pub exit_code: Option<i32>,
-    /// Why the agent could not run the lease (`end_reason` `agent_failed`),
-    /// as it reported: a bad artifact hash, a failed fetch, a slice it could
-    /// not make. At most 1,000 characters; the logs have the rest.
-    #[schema(max_length = 1000)]
-    pub failure: Option<String>,
-    pub usage: UsageView,
-    /// Mode conversions, oldest first (`POST /v1/leases/{id}/convert`).
-    pub conversions: Vec<ConversionView>,
 }
 
 fn at(ts: i64) -> DateTime<Utc> {

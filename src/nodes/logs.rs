@@ -5,32 +5,15 @@ use crate::auth::{Caller, Role, RouterState};
 use crate::error::{ApiError, Json, Problem};
 use crate::ids::{LeaseId, PathId};
 use axum::extract::{FromRef, State};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+pub use gpuex_api::nodes::LeaseLogs;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 pub fn router<S: RouterState>() -> OpenApiRouter<S>
 where
     NodesState: FromRef<S>,
 {
     OpenApiRouter::new().routes(routes!(lease_logs))
-}
-
-/// A workload's output tail.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaseLogs {
-    pub lease_id: Uuid,
-    /// The last at most 64 KiB of stdout and stderr, interleaved.
-    pub tail: String,
-    /// Bytes the workload wrote in all (more than the tail when output was dropped).
-    pub total_bytes: i64,
-    /// Whether the workload finished, so this tail is final.
-    pub complete: bool,
-    /// When the agent took the tail; absent before the first upload.
-    pub updated_at: Option<DateTime<Utc>>,
 }
 
 /// The lease's latest output tail (the buyer's own leases; admins see all).

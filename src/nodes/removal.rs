@@ -9,7 +9,7 @@
 //! is half-changed.
 
 use super::store::NodeStatus;
-use crate::db::{dispatch_tx, execute_tx, Tx};
+use crate::db::{dispatch_tx, execute_tx, Text, Tx};
 use crate::engine::{Command, EngineError};
 use crate::market::{MarketError, MarketHandle};
 use crate::metrics::Metrics;
@@ -27,7 +27,7 @@ pub async fn delete(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<()> {
     execute_tx!(
         tx,
         "UPDATE nodes SET status = $1, cordoned = $2, token_hash = $3 WHERE id = $4",
-        NodeStatus::Deleted,
+        Text(NodeStatus::Deleted),
         true,
         revoked_token(node),
         node,
@@ -41,7 +41,7 @@ pub async fn delete(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<()> {
 /// leases cannot go on. Answers the lost ones, for the engine to end (those
 /// it ended before it no longer knows).
 pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<Vec<Uuid>> {
-    let nodes: Vec<(Uuid, NodeStatus)> = dispatch_tx!(tx, conn => {
+    let nodes: Vec<(Uuid, Text<NodeStatus>)> = dispatch_tx!(tx, conn => {
         sqlx::query_as("SELECT id, status FROM nodes WHERE provider_id = $1")
             .bind(provider)
             .fetch_all(conn)
@@ -49,7 +49,7 @@ pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<
     })
     .context("failed to list a provider's nodes")?;
     let mut to_end = Vec::new();
-    for (node, was) in nodes {
+    for (node, Text(was)) in nodes {
         let now_status = match was {
             NodeStatus::Deleted => NodeStatus::Deleted,
             _ => {
@@ -60,7 +60,7 @@ pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<
         execute_tx!(
             tx,
             "UPDATE nodes SET status = $1, cordoned = $2, token_hash = $3 WHERE id = $4",
-            now_status,
+            Text(now_status),
             true,
             revoked_token(node),
             node,

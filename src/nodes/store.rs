@@ -1,13 +1,11 @@
 //! The `nodes`, `usage_*` and `lease_logs` queries, written once for both databases.
 
 use crate::auth::{Caller, Role};
-use crate::catalog::text_names;
-use crate::db::{dispatch, execute_tx, Db, Tx};
+use crate::db::{dispatch, execute_tx, Db, Text, Tx};
 use crate::engine::NodeSpec;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+pub use gpuex_api::nodes::NodeStatus;
 use uuid::Uuid;
 
 mod lease_rows;
@@ -15,34 +13,6 @@ pub use lease_rows::{
     apply_usage, last_usage_seq, lease, lease_ended_at, leases_on_node, live_leases, logs,
     put_logs, set_exit_code, set_failure, set_provisioned, LeaseRow, FAILURE_CHARS,
 };
-
-/// Where a node stands; rows keep the name as text (the market's restore
-/// skips `lost` and `deleted`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum NodeStatus {
-    /// Created; no agent has registered yet.
-    Declared,
-    /// Its agent registered and heartbeats.
-    Online,
-    /// Silent for `node_timeout_s`; its leases were ended or moved.
-    Lost,
-    /// Its GPUs changed under live leases; cordoned until a person looks.
-    Quarantined,
-    /// Deleted by its provider or an admin (`DELETE /v1/nodes/{id}`): its
-    /// token is revoked and no view shows it (so it is never serialized);
-    /// the row stays for its leases' history.
-    #[serde(skip)]
-    Deleted,
-}
-
-text_names!(NodeStatus {
-    Declared => "declared",
-    Online => "online",
-    Lost => "lost",
-    Quarantined => "quarantined",
-    Deleted => "deleted",
-});
 
 /// A node row.
 #[derive(Debug, Clone)]
@@ -76,7 +46,7 @@ type RawNode = (
     String,
     bool,
     bool,
-    NodeStatus,
+    Text<NodeStatus>,
     String,
     Option<String>,
     Option<String>,
@@ -119,7 +89,7 @@ fn node_row(raw: RawNode) -> anyhow::Result<NodeRow> {
         region,
         cordoned,
         quarantined,
-        status,
+        status: status.0,
         spec: serde_json::from_str(&spec).context("corrupt node spec")?,
         inventory_json: inv,
         metrics_json: metrics,
@@ -153,7 +123,7 @@ pub async fn insert(tx: &mut Tx<'_>, node: &NewNode<'_>, now: DateTime<Utc>) -> 
         node.name,
         node.region,
         node.token_hash,
-        NodeStatus::Declared,
+        Text(NodeStatus::Declared),
         spec,
         now,
     )
@@ -194,14 +164,14 @@ pub async fn list(db: &Db, provider: Option<Uuid>) -> anyhow::Result<Vec<NodeRow
                  ORDER BY created_at, id"
             );
             dispatch!(db, pool => {
-                sqlx::query_as(&sql).bind(p).bind(NodeStatus::Deleted).fetch_all(pool).await
+                sqlx::query_as(&sql).bind(p).bind(Text(NodeStatus::Deleted)).fetch_all(pool).await
             })
         }
         None => {
             let sql = format!(
                 "SELECT {NODE_COLUMNS} FROM nodes WHERE status <> $1 ORDER BY created_at, id"
             );
-            dispatch!(db, pool => sqlx::query_as(&sql).bind(NodeStatus::Deleted).fetch_all(pool).await)
+            dispatch!(db, pool => sqlx::query_as(&sql).bind(Text(NodeStatus::Deleted)).fetch_all(pool).await)
         }
     }
     .context("failed to list nodes")?;
@@ -217,8 +187,8 @@ pub async fn watched(db: &Db) -> anyhow::Result<Vec<NodeRow>> {
     );
     let raw: Vec<RawNode> = dispatch!(db, pool => {
         sqlx::query_as(&sql)
-            .bind(NodeStatus::Lost)
-            .bind(NodeStatus::Deleted)
+            .bind(Text(NodeStatus::Lost))
+            .bind(Text(NodeStatus::Deleted))
             .fetch_all(pool)
             .await
     })
@@ -230,7 +200,7 @@ pub async fn watched(db: &Db) -> anyhow::Result<Vec<NodeRow>> {
 pub async fn count_by_status(db: &Db) -> anyhow::Result<Vec<(String, i64)>> {
     Ok(dispatch!(db, pool => {
         sqlx::query_as("SELECT status, COUNT(*) FROM nodes WHERE status <> $1 GROUP BY status")
-            .bind(NodeStatus::Deleted)
+            .bind(Text(NodeStatus::Deleted))
             .fetch_all(pool)
             .await
     })?)
@@ -265,7 +235,7 @@ pub async fn set_cordon(
         "UPDATE nodes SET cordoned = $1, quarantined = $2, status = $3 WHERE id = $4",
         cordoned,
         quarantined,
-        status,
+        Text(status),
         id,
     )?;
     Ok(())
@@ -319,7 +289,7 @@ pub async fn register(
              quarantined = $5, registered_at = $6 WHERE id = $7",
         spec,
         reg.inventory_json,
-        reg.status,
+        Text(reg.status),
         reg.cordoned,
         reg.quarantined,
         now,
@@ -364,9 +334,9 @@ pub async fn mark_lost(db: &Db, id: Uuid) -> anyhow::Result<bool> {
     let changed = execute_tx!(
         tx,
         "UPDATE nodes SET status = $1 WHERE id = $2 AND status <> $1 AND status <> $3",
-        NodeStatus::Lost,
+        Text(NodeStatus::Lost),
         id,
-        NodeStatus::Deleted,
+        Text(NodeStatus::Deleted),
     )?;
     tx.commit().await?;
     Ok(changed > 0)

@@ -1,12 +1,12 @@
 //! What `/v1/nodes` shows: a node's summary, and its GPUs with the slices
 //! live leases hold and the latest heartbeat's metrics.
 
-use super::store::{LeaseRow, NodeRow, NodeStatus};
+use super::store::{LeaseRow, NodeRow};
 use crate::engine::placement::{PartitionMode, Slot};
 use crate::engine::LeaseState;
 use crate::protocol::{GpuMetrics, RegisterRequest};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+pub use gpuex_api::nodes::NodeSummary;
+use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -18,39 +18,6 @@ pub enum GpuMode {
     Mig,
     Shared,
     Whole,
-}
-
-/// A node as listed.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct NodeSummary {
-    pub id: Uuid,
-    pub provider_id: Uuid,
-    pub name: String,
-    pub region: String,
-    /// Its failure domain within the region, if the provider named one.
-    pub zone: Option<String>,
-    /// `declared` (no agent yet), `online`, `lost` or `quarantined`.
-    pub status: NodeStatus,
-    /// No new placements while cordoned.
-    pub cordoned: bool,
-    /// The GPUs changed under live leases; cleared by uncordoning.
-    pub quarantined: bool,
-    /// An admin allowed this node the `simulated` agent backend.
-    pub simulated: bool,
-    /// For a person to look at: a re-inventory changed its models or GPU
-    /// count (cordoned until an admin accepts with `PUT /v1/admin/nodes/{id}`),
-    /// or its agent reported usage beyond what a lease holds times the
-    /// interval (ARCHITECTURE.md §19; those records were refused).
-    pub under_review: bool,
-    /// What put the node under review first.
-    pub review_reason: Option<String>,
-    /// GPUs gpuex sells on this node.
-    pub gpu_count: usize,
-    /// The host name the agent registered with.
-    pub hostname: Option<String>,
-    pub last_heartbeat_at: Option<DateTime<Utc>>,
-    pub registered_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
 }
 
 impl From<&NodeRow> for NodeSummary {

@@ -66,9 +66,7 @@ impl DerivedPrices {
     }
 }
 
-/// Decimals of every amount of money posted, charged or billed (ARCHITECTURE.md §3,
-/// §19 "Money out"). OpenAPI's money schemas say the same.
-pub const MONEY_SCALE: u32 = 6;
+pub use gpuex_api::MONEY_SCALE;
 
 /// Rounds a money amount once, half-even to [`MONEY_SCALE`] decimals, and
 /// always shows that many so amounts line up.

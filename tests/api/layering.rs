@@ -88,6 +88,49 @@ fn the_engine_depends_on_nothing_but_the_wire_types_and_pure_libraries() {
     assert!(impure.is_empty(), "the wire types depend on {impure:?}");
 }
 
+/// The API's answers are data: their crate builds on the wire types and the
+/// engine's vocabulary, with no runtime, database or HTTP.
+#[test]
+fn the_api_bodies_are_pure_data() {
+    let api = dependencies("crates/api/Cargo.toml");
+    let allowed = [
+        "gpuex-wire",
+        "gpuex-engine",
+        "serde",
+        "serde_json",
+        "rust_decimal",
+        "uuid",
+        "chrono",
+        "utoipa",
+    ];
+    let impure: Vec<_> = api
+        .iter()
+        .filter(|d| !allowed.contains(&d.as_str()))
+        .collect();
+    assert!(impure.is_empty(), "the API bodies depend on {impure:?}");
+}
+
+/// The CLI speaks HTTP to a server and reads the API's own bodies: it never
+/// builds the server, its database or its router.
+#[test]
+fn the_cli_does_not_build_the_server() {
+    let cli = dependencies("crates/cli/Cargo.toml");
+    assert!(cli.contains(&"gpuex-api".to_owned()), "{cli:?}");
+    let server_side = [
+        "gpuex",
+        "sqlx",
+        "axum",
+        "tower",
+        "tower-http",
+        "utoipa-axum",
+    ];
+    let found: Vec<_> = cli
+        .iter()
+        .filter(|d| server_side.contains(&d.as_str()))
+        .collect();
+    assert!(found.is_empty(), "the CLI depends on {found:?}");
+}
+
 /// The agent shares the wire types, never the server crate.
 #[test]
 fn the_agent_does_not_build_the_server() {

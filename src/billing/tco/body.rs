@@ -1,11 +1,12 @@
 //! The TCO request and its answer, and how their decimals are bounded.
 
 use crate::bounds::Bounds;
-use crate::catalog::Unit;
-use crate::engine::Mode;
-use chrono::{DateTime, Utc};
+pub use gpuex_api::billing::{
+    GpuexCost, LoadProfile, LoadShape, MixLine, ProfileSource, Tco, TcoAssumptions, TcoSaving,
+    UnitPrices, WholeNodeCost,
+};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
@@ -120,148 +121,4 @@ pub struct TcoRequest {
     pub utilization: Option<Decimal>,
     /// The work to price (default: the caller's profile of the last 30 days).
     pub profile: Option<LoadProfileInput>,
-}
-
-/// A load shape as priced.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct LoadShape {
-    #[schema(value_type = String)]
-    pub peak: Decimal,
-    #[schema(value_type = String)]
-    pub mean: Decimal,
-    #[schema(value_type = String)]
-    pub baseline: Decimal,
-    #[schema(value_type = String)]
-    pub mean_above_baseline: Decimal,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct LoadProfile {
-    pub tflops_units: LoadShape,
-    pub vram_units: LoadShape,
-    #[schema(value_type = String)]
-    pub spot_share: Decimal,
-}
-
-/// Where the priced work came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProfileSource {
-    /// The caller's capacity profile over `history_from`–`history_to`.
-    History,
-    /// The request's `profile`.
-    Body,
-}
-
-/// A unit's prices per unit-hour.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct UnitPrices {
-    pub unit: Unit,
-    #[schema(value_type = String)]
-    pub list: Decimal,
-    #[schema(value_type = String)]
-    pub reserved: Decimal,
-    #[schema(value_type = String)]
-    pub on_demand: Decimal,
-    /// `spot_index` × list.
-    #[schema(value_type = String)]
-    pub spot: Decimal,
-}
-
-/// One part of the gpuex mix.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct MixLine {
-    pub unit: Unit,
-    pub mode: Mode,
-    /// Units bought on average each hour (unit-hours per hour).
-    #[schema(value_type = String)]
-    pub units: Decimal,
-    #[schema(value_type = String)]
-    pub price_per_unit_hour: Decimal,
-    /// `units × price_per_unit_hour`, to 6 decimals.
-    #[schema(value_type = String)]
-    pub per_hour: Decimal,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct WholeNodeCost {
-    pub nodes: u64,
-    #[schema(value_type = String)]
-    pub per_hour: Decimal,
-    #[schema(value_type = String)]
-    pub per_month: Decimal,
-    #[schema(value_type = String)]
-    pub total: Decimal,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct GpuexCost {
-    #[schema(value_type = String)]
-    pub per_hour: Decimal,
-    #[schema(value_type = String)]
-    pub per_month: Decimal,
-    #[schema(value_type = String)]
-    pub total: Decimal,
-    pub mix: Vec<MixLine>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct TcoSaving {
-    /// `whole_node.total − gpuex.total`; negative when whole nodes cost less.
-    #[schema(value_type = String)]
-    pub amount: Decimal,
-    /// `amount ÷ whole_node.total`, to 4 decimals.
-    #[schema(value_type = String)]
-    pub fraction: Decimal,
-}
-
-/// Everything the figures were computed from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct TcoAssumptions {
-    pub gpu_model: String,
-    pub region: String,
-    pub months: u32,
-    pub hours_per_month: u32,
-    pub profile_source: ProfileSource,
-    /// The history window (source `history`).
-    pub history_from: Option<DateTime<Utc>>,
-    pub history_to: Option<DateTime<Utc>>,
-    pub profile: LoadProfile,
-    pub prices: Vec<UnitPrices>,
-    #[schema(value_type = String)]
-    pub reserved_factor: Decimal,
-    #[schema(value_type = String)]
-    pub on_demand_factor: Decimal,
-    /// Spot price ÷ list.
-    #[schema(value_type = String)]
-    pub spot_index: Decimal,
-    /// `market_clearing` (the auction's current index) or `default_discount`.
-    pub spot_index_source: String,
-    /// Extra spot work for preemptions, as a share of it.
-    #[schema(value_type = String)]
-    pub spot_preemption_overhead: Decimal,
-    pub node_gpus: u32,
-    #[schema(value_type = String)]
-    pub node_price_per_hour: Decimal,
-    /// The share of the nodes' hours doing the work, to 6 decimals.
-    #[schema(value_type = String)]
-    pub utilization: Decimal,
-    /// `given`, or `sized_to_peak` (nodes for the peak; utilization = mean ÷ capacity).
-    pub utilization_source: String,
-    /// What one GPU of the model holds.
-    #[schema(value_type = String)]
-    pub gpu_tflops_units: Decimal,
-    #[schema(value_type = String)]
-    pub gpu_vram_units: Decimal,
-    /// How the mix was chosen, in words.
-    pub mix_rule: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Tco {
-    pub currency: String,
-    pub whole_node: WholeNodeCost,
-    pub gpuex: GpuexCost,
-    pub saving: TcoSaving,
-    pub assumptions: TcoAssumptions,
 }

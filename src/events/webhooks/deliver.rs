@@ -130,7 +130,7 @@ impl Deliverer {
             .post(url)
             .header("Gpuex-Signature", sign::signature(&secret, t, &due.body))
             .header("Gpuex-Event-Id", due.event_id.to_string())
-            .header("Gpuex-Event-Type", due.event_type.as_str())
+            .header("Gpuex-Event-Type", due.event_type.0.as_str())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(due.body.clone())
             .send()

@@ -1,7 +1,7 @@
 //! What an endpoint's owner reads back: its deliveries and their attempts.
 
 use super::DeliveryState;
-use crate::db::{dispatch, Db};
+use crate::db::{dispatch, Db, Text};
 use crate::events::EventType;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -39,7 +39,7 @@ type AttemptRow = (i64, DateTime<Utc>, Option<i32>, Option<String>, i64);
 type DeliveryRow = (
     i64,
     i64,
-    EventType,
+    Text<EventType>,
     DeliveryState,
     DateTime<Utc>,
     DateTime<Utc>,
@@ -93,7 +93,7 @@ pub async fn deliveries(
             |(id, event_id, event_type, state, created_at, next_at)| DeliveryView {
                 id,
                 event_id,
-                event_type,
+                event_type: event_type.0,
                 state,
                 created_at,
                 next_attempt_at: (state == DeliveryState::Pending).then_some(next_at),

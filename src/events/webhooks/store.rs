@@ -2,7 +2,7 @@
 //! dispatcher's cursor, deliveries and their attempts.
 
 use super::DeliveryState;
-use crate::db::{dispatch, dispatch_tx, execute_tx, Db};
+use crate::db::{dispatch, dispatch_tx, execute_tx, Db, Text};
 use crate::events::EventType;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -277,7 +277,7 @@ pub async fn enqueue(
             d.user_id,
             d.url.as_str(),
             d.event_id,
-            d.event_type,
+            Text(d.event_type),
             d.event_at,
             d.body.as_str(),
             DeliveryState::Pending,
@@ -298,7 +298,8 @@ pub struct Due {
     pub user_id: Uuid,
     pub url: String,
     pub event_id: i64,
-    pub event_type: EventType,
+    /// Read as its text name (see `db::Text`).
+    pub event_type: Text<EventType>,
     pub event_at: DateTime<Utc>,
     pub body: String,
     pub attempts: i32,

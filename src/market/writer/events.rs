@@ -5,7 +5,7 @@ use super::{unpaid, Batch, Followup};
 use crate::billing::ledger::LedgerError;
 use crate::billing::settle;
 use crate::db::leases::{self, NewLease};
-use crate::db::{execute_tx, Money, Tx};
+use crate::db::{execute_tx, Money, Text, Tx};
 use crate::engine::{EndReason, Event, FillReport, Lease, LeaseState, Mode, RejectReason};
 use crate::events::{EventType, NewEvent, Owner};
 use crate::market::history::Clearing;
@@ -249,7 +249,7 @@ impl Batch {
                 execute_tx!(
                     tx,
                     "UPDATE orders SET state = $1, lease_id = $2, updated_at = $3 WHERE id = $4",
-                    OrderState::Filled,
+                    Text(OrderState::Filled),
                     lease_id,
                     self.now,
                     order_id,
@@ -278,7 +278,7 @@ impl Batch {
         execute_tx!(
             tx,
             "UPDATE orders SET state = $1, updated_at = $2 WHERE id = $3",
-            state,
+            Text(state),
             self.now,
             order,
         )?;
@@ -304,7 +304,7 @@ impl Batch {
             tx,
             "UPDATE orders SET state = $1, reject_reason = $2, reject_message = $3, \
              updated_at = $4 WHERE id = $5",
-            OrderState::Rejected,
+            Text(OrderState::Rejected),
             reason,
             message,
             self.now,

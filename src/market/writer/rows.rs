@@ -141,7 +141,7 @@ impl Rows {
                 .push_bind(o.buyer)
                 .push_bind(&o.client_order_id)
                 .push_bind(Text(o.mode))
-                .push_bind(o.state)
+                .push_bind(Text(o.state))
                 .push_bind(&o.region)
                 .push_bind(&o.reject_reason)
                 .push_bind(&o.reject_message)

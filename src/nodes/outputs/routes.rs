@@ -12,10 +12,7 @@ use axum::body::Body;
 use axum::extract::{FromRef, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+pub use gpuex_api::nodes::{LeaseOutput, LeaseOutputs};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -50,39 +47,6 @@ fn check_name(name: &str) -> Result<(), ApiError> {
         return bad("must be a relative path without empty, `.` or `..` parts");
     }
     Ok(())
-}
-
-/// One file a lease's workload left in `/outputs`.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaseOutput {
-    /// Its path under `/outputs`, e.g. `model/weights.bin`.
-    pub name: String,
-    /// Bytes.
-    pub size: i64,
-    /// Hex SHA-256 of its bytes (also sent as `X-Checksum-Sha256` on download).
-    #[schema(pattern = "^[0-9a-f]{64}$")]
-    pub sha256: String,
-    /// When its node last uploaded it.
-    pub stored_at: DateTime<Utc>,
-    /// When it is removed (`stored_at` plus the retention).
-    pub expires_at: DateTime<Utc>,
-}
-
-/// A lease's outputs and the terms they are kept on.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct LeaseOutputs {
-    pub lease_id: Uuid,
-    pub outputs: Vec<LeaseOutput>,
-    /// Bytes in all.
-    pub total_bytes: i64,
-    /// The most a lease's outputs may weigh in all, in bytes.
-    pub max_bytes: u64,
-    /// Days each output is kept after it was stored.
-    pub retention_days: u32,
-    /// What keeping them costs per GB-month (money string); `0`: included
-    /// in the lease's price.
-    #[schema(value_type = String, example = "0")]
-    pub storage_price_per_gb_month: Decimal,
 }
 
 /// Store one file of the lease's `/outputs`, replacing an earlier upload of

@@ -2,7 +2,7 @@
 
 use super::render::cell;
 use super::table;
-use gpuex::pricing::quotes::Quote;
+use gpuex_api::pricing::Quote;
 
 /// A quote as text. The headline is the slice the order would hold, priced
 /// on its held units, as the order is charged; the options below price the

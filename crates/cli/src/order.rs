@@ -7,7 +7,7 @@ use super::{
     lease_table, order_table, pairs, print_json, put, read_line, show, usage, Ctx, Request, Result,
 };
 use clap::Args;
-use gpuex::market::{LeaseState, LeaseView, OrderState, OrderView};
+use gpuex_api::market::{LeaseState, LeaseView, OrderState, OrderView};
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 
 use super::http::Api;
 use super::{store, CliError, Exit, Result};
-use gpuex::auth::sessions::TokenResponse;
+use gpuex_api::auth::TokenResponse;
 use serde_json::json;
 
 /// Refresh this long before the access token expires, so that it does not

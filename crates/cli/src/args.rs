@@ -4,7 +4,7 @@ use super::order::OrderArgs;
 use super::{admin, tco};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand, ValueEnum};
-use gpuex::engine::Mode;
+use gpuex_api::market::Mode;
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 

@@ -26,12 +26,12 @@ use follow::{events, export, logs};
 use login::{login, logout, read_line};
 use render::{cell, kv_table, lease_table, order_table, print_json, show, show_list, table};
 
-use gpuex::auth::UserView;
-use gpuex::billing::earnings::Earnings;
-use gpuex::billing::usage::UsageReport;
-use gpuex::market::resale::{ListingView, ResaleOffer};
-use gpuex::market::{LeaseView, OrderView};
-use gpuex::nodes::NodeSummary;
+use gpuex_api::auth::UserView;
+use gpuex_api::billing::Earnings;
+use gpuex_api::billing::UsageReport;
+use gpuex_api::market::{LeaseView, OrderView};
+use gpuex_api::market::{ListingView, ResaleOffer};
+use gpuex_api::nodes::NodeSummary;
 
 use http::Api;
 use reqwest::Method;

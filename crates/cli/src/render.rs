@@ -2,7 +2,7 @@
 
 use super::{CliError, Ctx, Exit, Result};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-use gpuex::market::{LeaseView, OrderView};
+use gpuex_api::market::{LeaseView, OrderView};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -164,7 +164,7 @@ pub(super) fn print_json_line(v: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuex::market::UsageView;
+    use gpuex_api::market::UsageView;
     use serde_json::json;
 
     /// A table shows a typed field as the untyped CLI showed the JSON: the

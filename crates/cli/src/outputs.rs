@@ -4,7 +4,7 @@
 use super::render::{cell, read};
 use super::{print_json, table, CliError, Ctx, Exit};
 use futures::StreamExt;
-use gpuex::nodes::outputs::LeaseOutputs;
+use gpuex_api::nodes::LeaseOutputs;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -53,7 +53,7 @@ pub(super) async fn outputs(
         out.unwrap_or_else(|| PathBuf::from(name.rsplit('/').next().unwrap_or(name.as_str())));
     let path = format!(
         "/v1/leases/{lease}/outputs/{}",
-        gpuex::protocol::path_segment(&name)
+        gpuex_wire::protocol::path_segment(&name)
     );
     let response = ctx.api.execute(ctx.api.stream_request(&path)).await?;
     let expected = response

@@ -5,8 +5,8 @@
 use super::render::cell;
 use super::{kv_table, put, show, table, Ctx, Result};
 use clap::Args;
-use gpuex::billing::profile::{CapacityProfile, GroupProfile};
-use gpuex::billing::tco::{LoadShape, Tco};
+use gpuex_api::billing::{CapacityProfile, GroupProfile};
+use gpuex_api::billing::{LoadShape, Tco};
 use serde_json::{Map, Value};
 
 /// The body of `POST /v1/tco`, as flags named like its fields.

@@ -5,8 +5,8 @@
 use super::render::cell;
 use super::{kv_table, show, show_list, usage, Ctx, Result};
 use clap::Args;
-use gpuex::cluster::replicas::ReplicaView;
-use gpuex::nodes::NodeSummary;
+use gpuex_api::cluster::ReplicaView;
+use gpuex_api::nodes::NodeSummary;
 use reqwest::Method;
 use serde_json::{Map, Value};
 
