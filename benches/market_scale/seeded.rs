@@ -66,7 +66,16 @@ const HOLD_PER_LEASE: i64 = 100;
 /// The restore bench's filled fleet with every lease running: its agents
 /// reported them started before the server restarted.
 fn running_engine(gpus: u32) -> Engine {
-    let mut snap = rows::filled_engine(gpus).snapshot();
+    // What the engine itself holds, seen in this process's own memory: a
+    // rough share of the server's, which holds the same engine.
+    let before = memory_mib(std::process::id()).0;
+    let filled = rows::filled_engine(gpus);
+    eprintln!(
+        "  the filled engine: {:.0} MiB of this process's RSS",
+        memory_mib(std::process::id()).0 - before
+    );
+    let mut snap = filled.snapshot();
+    drop(filled);
     for lease in &mut snap.leases {
         lease.state = LeaseState::Running;
     }
@@ -177,12 +186,20 @@ fn seeded_nodes(engine: &Engine) -> Vec<agents::Seeded> {
         .collect()
 }
 
-/// Samples the server's resident memory every second for `over`; the highest.
+/// Samples the server's resident memory every second for `over`; the
+/// highest. Every tenth sample is shown, so a run tells whether the memory
+/// levels off or keeps growing.
 async fn highest_rss(pid: u32, over: Duration) -> f64 {
-    let until = Instant::now() + over;
+    let started = Instant::now();
     let mut highest: f64 = 0.0;
-    while Instant::now() < until {
-        highest = highest.max(memory_mib(pid).0);
+    let mut samples = 0u32;
+    while started.elapsed() < over {
+        let rss = memory_mib(pid).0;
+        highest = highest.max(rss);
+        if samples % 10 == 0 {
+            eprintln!("    {:>4}s RSS {rss:.0} MiB", started.elapsed().as_secs());
+        }
+        samples += 1;
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     highest
