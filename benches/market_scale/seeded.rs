@@ -6,10 +6,15 @@
 //! funded and billable as the server leaves one whose agent reported it
 //! started (a hold each, billed from the seeding on), the buyer credited
 //! through the ledger, and a release `gpuex serve` restores the market from
-//! them: its billing passes charge every lease, 200 a batch. Then every seeded node heartbeats as its agent would
-//! after a server restart, reporting the leases it runs, while buyers
+//! them: its billing passes charge every lease, 200 a batch. Then every
+//! seeded node heartbeats as its agent would after a server restart,
+//! reporting the leases it runs, while buyers
 //! place a modest stream of orders; the server's resident memory is read
 //! after the restore and throughout, with the live leases counted.
+//!
+//! Knobs: `GPUEX_BENCH_SECONDS` (60) for the heartbeats alone, then again
+//! with `GPUEX_BENCH_IN_FLIGHT` (8) orders in flight;
+//! `GPUEX_BENCH_HEARTBEAT_S` (5); `GPUEX_BENCH_AGENT_CONNECTIONS` (256).
 
 use super::*;
 use gpuex::billing::{ledger, Account};
