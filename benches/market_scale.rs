@@ -26,6 +26,10 @@
 //!    (on-demand, reserved an hour ahead, spot) for `GPUEX_BENCH_SECONDS`;
 //! 6. the server's resident memory is read, with the live leases counted.
 //!
+//! With `GPUEX_BENCH_SEEDED=1` it measures memory at fleet scale instead
+//! (`market_scale/seeded.rs`): the restore bench's filled fleet written as
+//! rows, restored by the server, heartbeating and taking orders.
+//!
 //! Progress shows in the terminal; a table of every fleet and the ratios
 //! against the first close the run. `GPUEX_TEST_POSTGRES_URL` serves too;
 //! with neither, the bench says so and measures nothing. Open files: the
@@ -44,7 +48,9 @@ const ADMIN_PASSWORD: &str = "bench-password-1";
 const JWT_SECRET: &str = "bench-secret-known-to-the-bench";
 const METRICS_TOKEN: &str = "bench-metrics-token";
 const MODEL: &str = "H100-SXM5-80GB";
-const REGION: &str = "eu-west";
+/// The first region of the restore bench's fleet, which the seeded run
+/// serves (`crates/engine/benches/common/fleet.rs`).
+const REGION: &str = "eu";
 /// What the standing spot bids ask for: one node has one, held whole.
 const STANDING_MODEL: &str = "A100-SXM4-80GB";
 
@@ -60,6 +66,13 @@ mod cpu;
 mod deploy;
 #[path = "market_scale/report.rs"]
 mod report;
+// The restore bench's fleet and rows, for the seeded run.
+#[path = "../crates/engine/benches/common/fleet.rs"]
+mod fleet;
+#[path = "restore/rows.rs"]
+mod rows;
+#[path = "market_scale/seeded.rs"]
+mod seeded;
 
 use deploy::{knob, postgres_base_url, Database, Replica};
 
@@ -312,15 +325,20 @@ async fn main() {
         );
         return;
     };
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .build()
+        .expect("an HTTP client");
+    if std::env::var("GPUEX_BENCH_SEEDED").is_ok_and(|v| v == "1") {
+        let figures = seeded::run(&client, &postgres_base).await;
+        println!("{}", seeded::report(&figures));
+        return;
+    }
     let fleets: Vec<u64> = std::env::var("GPUEX_BENCH_FLEETS")
         .unwrap_or_else(|_| "1000,100000".into())
         .split(',')
         .filter_map(|g| g.trim().parse().ok())
         .collect();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .build()
-        .expect("an HTTP client");
     let mut figures = Vec::new();
     for gpus in fleets {
         eprintln!("\n== {gpus} GPUs ==");

@@ -15,6 +15,9 @@ struct Node {
     token: String,
     /// What it registers with, again when the server asks it to.
     registration: Value,
+    /// The leases it already runs: a seeded node's, as an agent still
+    /// running its workloads reports them to a server that restarted.
+    running: Vec<Uuid>,
 }
 
 pub(super) struct Fleet {
@@ -73,9 +76,13 @@ const STANDING_NODE: Kind = Kind {
 };
 
 fn registration(index: usize, kind: Kind) -> Value {
-    let gpus: Vec<Value> = (0..kind.gpus)
+    registration_of(index, kind.model, kind.gpus)
+}
+
+fn registration_of(index: usize, model: &str, gpus: u32) -> Value {
+    let gpus: Vec<Value> = (0..gpus)
         .map(|i| {
-            json!({"index": i, "model": kind.model, "product_name": kind.model,
+            json!({"index": i, "model": model, "product_name": model,
                    "uuid": format!("GPU-{index:08x}-{i:04x}-0000-0000-000000000000"),
                    "memory_mib": 81559, "mig_capable": false, "mig_mode": null,
                    "driver_version": "550.54.15", "cuda_version": "12.4"})
@@ -133,7 +140,18 @@ async fn enroll(
         id,
         token,
         registration: registration(index, kind),
+        running: Vec::new(),
     }
+}
+
+/// A node already in the database (the seeded run's): its id, token, model,
+/// GPU count and the leases it runs.
+pub(super) struct Seeded {
+    pub(super) id: Uuid,
+    pub(super) token: String,
+    pub(super) model: String,
+    pub(super) gpus: u32,
+    pub(super) running: Vec<Uuid>,
 }
 
 impl Fleet {
@@ -172,6 +190,31 @@ impl Fleet {
         }
     }
 
+    /// A fleet of nodes already registered, enrolling none.
+    pub(super) fn seeded(base: &str, nodes: Vec<Seeded>, connections: u64) -> Fleet {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(connections as usize)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("an HTTP client");
+        let nodes = nodes
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| Node {
+                id: n.id,
+                token: n.token,
+                registration: registration_of(i, &n.model, n.gpus),
+                running: n.running,
+            })
+            .collect();
+        Fleet {
+            base: base.to_owned(),
+            client,
+            connections: connections as usize,
+            nodes,
+        }
+    }
+
     /// One task per node, each beating every `interval` from a phase of its
     /// own, so the fleet's beats spread evenly as real agents' do.
     pub(super) fn start(self, interval: Duration) -> Beating {
@@ -192,11 +235,12 @@ impl Fleet {
             .enumerate()
             .map(|(i, node)| {
                 let phase = interval / count * i as u32;
+                let leases = node.running.iter().map(|id| (*id, "running")).collect();
                 let agent = Agent {
                     node,
                     client: self.client.clone(),
                     url: format!("{base}/v1/agent/heartbeat"),
-                    leases: BTreeMap::new(),
+                    leases,
                 };
                 let shared = shared.clone();
                 tokio::spawn(async move { agent.run(interval, phase, &shared).await })
