@@ -15,6 +15,7 @@ use super::stream::MarketFeed;
 use super::writer::{Batch, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
 use crate::cluster::{forward, Cluster, Role};
+use crate::db::heartbeats::Heartbeats;
 use crate::db::Db;
 use crate::engine::{Command, Engine, EngineConfig};
 use crate::events::{EventHub, NewEvent};
@@ -59,6 +60,7 @@ pub async fn start(
     events: EventHub,
     feed: MarketFeed,
     cluster: Cluster,
+    heartbeats: Heartbeats,
 ) -> anyhow::Result<MarketHandle> {
     let (engine, seq) = restore::load_at(&db, config.engine).await?;
     let owed = journal::owed_at(&db, seq).await?;
@@ -85,6 +87,7 @@ pub async fn start(
         // Until the first look at the role: the engine was just loaded.
         duty: Duty::Following,
         cluster,
+        heartbeats,
         journal: JournalCursor {
             seq,
             unwritten: Vec::new(),
@@ -135,6 +138,9 @@ struct MarketTask {
     /// them to the leader and keeps its engine as a mirror for reads).
     duty: Duty,
     cluster: Cluster,
+    /// The nodes' beats not yet written: billing and node loss read
+    /// `last_heartbeat_at`, so a batch that does either writes them first.
+    heartbeats: Heartbeats,
     journal: JournalCursor,
     /// What the last committed batch's events call for from the engine (a
     /// release, a funds notice): the next batch applies it first, so no

@@ -147,6 +147,7 @@ async fn register(
         now,
     )
     .await?;
+    state.cache.forget(node.id);
     if cordoned {
         // Cordon first, so nothing lands on the new inventory in between.
         let _ = state
@@ -205,9 +206,16 @@ async fn heartbeat(
     caller: Caller,
     Json(req): Json<HeartbeatRequest>,
 ) -> Result<Json<HeartbeatResponse>, ApiError> {
-    let node = agent_node(&state, &caller).await?;
+    caller.require(&[Role::Agent])?;
+    let node = caller.id;
+    // From memory: every beat asks, and every change to it forgets it (`cache`).
+    let standing = state
+        .cache
+        .standing(&state.db, node)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("this node no longer exists".into()))?;
     check_agent_id(&caller, req.agent_id)?;
-    if node.registered_at.is_none() || node.status == NodeStatus::Lost {
+    if !standing.registered || standing.status == NodeStatus::Lost {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "register_again",
@@ -216,9 +224,16 @@ async fn heartbeat(
     }
     let now = state.settings.clock.now();
     let metrics_json = serde_json::to_string(&req.gpus).map_err(anyhow::Error::from)?;
-    store::heartbeat(&state.db, node.id, &metrics_json, now).await?;
-    state.metrics.observe_heartbeat(node.id, &req.gpus);
-    let live = store::live_leases(&state.db, node.id).await?;
+    if state.cluster.is_leader() {
+        // Written behind, with every other node's beats (`db::heartbeats`).
+        state.heartbeats.record(node, metrics_json, now);
+    } else {
+        // The leader's billing and watchdog read the row: a follower's
+        // memory would be out of their sight.
+        store::heartbeat(&state.db, node, &metrics_json, now).await?;
+    }
+    state.metrics.observe_heartbeat(node, &req.gpus);
+    let live = store::live_leases(&state.db, node).await?;
     let mut assignments = Vec::new();
     let listed: BTreeMap<Uuid, LeaseRunState> =
         req.leases.iter().map(|l| (l.lease_id, l.state)).collect();

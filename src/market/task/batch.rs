@@ -140,6 +140,17 @@ impl MarketTask {
         let ts = now.timestamp();
         // Its own handle, so the transaction does not borrow the task.
         let db = self.db.clone();
+        // Charges stop at a node's last heartbeat, and a lost node's leases
+        // are settled at it: the beats kept in memory are written first, in
+        // their own transaction (the batch's must not wait on theirs). A
+        // pass's later slices read what the flusher wrote since.
+        let reads_beats = self.billing.begins(ts, self.config.billing_interval_s)
+            || batch
+                .iter()
+                .any(|p| matches!(*p.command, Command::NodeLost { .. }));
+        if reads_beats {
+            self.heartbeats.flush(&db).await?;
+        }
         let mut tx = db.begin().await?;
         let terms = BillingTerms {
             platform_fee: self.config.platform_fee,
