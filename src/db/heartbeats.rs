@@ -17,7 +17,7 @@
 
 use super::{Db, Tx, TxInner, INSERT_CHUNK};
 use anyhow::Context;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -47,6 +47,9 @@ impl Heartbeats {
     /// Keeps `node`'s beat for the next flush; an older one than what is
     /// kept (a late request) changes nothing.
     pub fn record(&self, node: Uuid, metrics_json: String, at: DateTime<Utc>) {
+        // What PostgreSQL keeps: a view shows the same time before the
+        // flush and after it.
+        let at = at.trunc_subsecs(6);
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         match pending.get_mut(&node) {
             Some(kept) if kept.at > at => {}

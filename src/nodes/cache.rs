@@ -214,7 +214,7 @@ impl NodeCache {
         self.trusted.store(true, Ordering::Release);
         let outcome = loop {
             match listener.try_recv().await {
-                Ok(Some(note)) => match note.payload().parse::<Uuid>() {
+                Ok(Some(note)) => match { note.payload().parse::<Uuid>() } {
                     Ok(node) => self.forget(node),
                     Err(_) => self.forget_all(),
                 },
