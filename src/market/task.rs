@@ -10,6 +10,7 @@
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
 use super::history::MarketHistory;
 use super::journal::{self, JournalStatus, Step};
+use super::live_leases::LiveLeases;
 use super::restore;
 use super::stream::MarketFeed;
 use super::writer::{Batch, DemandCursor, Followup};
@@ -69,9 +70,11 @@ pub async fn start(
     let (tx, rx) = mpsc::channel(1024);
     let status = Arc::new(JournalStatus::default());
     status.restored(seq);
+    let live = LiveLeases::default();
     let handle = MarketHandle {
         tx,
         journal: status.clone(),
+        live: live.clone(),
     };
     let task = MarketTask {
         engine,
@@ -88,6 +91,7 @@ pub async fn start(
         duty: Duty::Following,
         cluster,
         heartbeats,
+        live,
         journal: JournalCursor {
             seq,
             unwritten: Vec::new(),
@@ -141,6 +145,8 @@ struct MarketTask {
     /// The nodes' beats not yet written: billing and node loss read
     /// `last_heartbeat_at`, so a batch that does either writes them first.
     heartbeats: Heartbeats,
+    /// What heartbeats read of each node's leases (kept while leading).
+    live: LiveLeases,
     journal: JournalCursor,
     /// What the last committed batch's events call for from the engine (a
     /// release, a funds notice): the next batch applies it first, so no
@@ -327,7 +333,9 @@ impl MarketTask {
                     "this replica leads the market"
                 );
             }
+            self.live.rebuild(&self.engine);
         } else if was_leading {
+            self.live.forget();
             self.rebuild().await;
         }
     }

@@ -104,6 +104,7 @@ impl MarketTask {
 
     /// Memory back in step with disk, after a failed or panicked batch.
     pub(super) async fn rebuild(&mut self) {
+        self.live.forget();
         self.balances.forget();
         self.history.forget();
         self.journal.unwritten.clear();
@@ -116,6 +117,9 @@ impl MarketTask {
                 self.engine = engine;
                 self.journal.seq = seq;
                 self.journal.status.restored(seq);
+                if let Duty::Leading { .. } = self.duty {
+                    self.live.rebuild(&self.engine);
+                }
             }
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
         }
@@ -250,6 +254,8 @@ impl MarketTask {
         history.push(&mut writes);
         let written = self.journal_row(&mut writes, out.owed())?;
         let mark = tx.commit_with(writes).await?;
+        // Before any command is answered: see `live_leases`.
+        self.live.update(&self.engine, out.touched_leases());
         self.owed = out.owed().to_vec();
         self.journal.seq = written.seq;
         self.journal.status.applied(written.seq, written.epoch);
