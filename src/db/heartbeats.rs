@@ -93,8 +93,14 @@ impl Heartbeats {
         // The same order in every flush, so two writers of the same rows
         // on PostgreSQL lock them in one order.
         beats.sort_unstable_by_key(|(node, _)| *node);
+        // PostgreSQL takes every beat in one statement (three arrays);
+        // SQLite binds each value, within its limit on binds.
+        let rows_per_statement = match db.pool {
+            super::Pool::Postgres(_) => beats.len(),
+            super::Pool::Sqlite(_) => INSERT_CHUNK,
+        };
         let mut tx = db.begin().await?;
-        for chunk in beats.chunks(INSERT_CHUNK) {
+        for chunk in beats.chunks(rows_per_statement) {
             write(&mut tx, chunk).await?;
         }
         tx.commit().await?;
@@ -171,4 +177,29 @@ async fn write(tx: &mut Tx<'_>, beats: &[(Uuid, Beat)]) -> anyhow::Result<()> {
     }
     .context("failed to write nodes' heartbeats")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_beat_does_not_replace_a_newer_one_and_times_keep_microseconds() {
+        let beats = Heartbeats::default();
+        let node = Uuid::now_v7();
+        let at = DateTime::from_timestamp(1_800_000_000, 123_456_789).expect("a time");
+        beats.record(node, "[1]".into(), at);
+        let kept = beats.latest(node).expect("kept");
+        assert_eq!(kept.at.timestamp_subsec_nanos(), 123_456_000);
+        // A request that took longer arrives after a newer one.
+        beats.record(node, "[0]".into(), at - chrono::Duration::seconds(1));
+        assert_eq!(beats.latest(node), Some(kept.clone()));
+        beats.record(node, "[2]".into(), at + chrono::Duration::seconds(5));
+        assert_eq!(
+            beats.latest(node).map(|b| b.metrics_json),
+            Some("[2]".into())
+        );
+        assert_eq!(beats.unwritten(), 1);
+        assert_eq!(beats.latest(Uuid::now_v7()), None);
+    }
 }

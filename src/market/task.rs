@@ -53,6 +53,9 @@ const OWED_ROUNDS: usize = 8;
 /// Rebuilds the engine from the database, starts its task and its clock.
 /// `queue_wait` observes how long each filled order waited; `row_lag`, on a
 /// follower, how long after the leader's batch each journal row was applied.
+// Each argument is a handle the task shares with one other part of the
+// server, passed where `AppState` is built.
+#[allow(clippy::too_many_arguments)]
 pub async fn start(
     db: Db,
     config: MarketConfig,

@@ -57,11 +57,11 @@ struct Known {
     /// Moves on with every forget; see the module documentation.
     generation: u64,
     tokens: HashMap<String, Uuid>,
-    nodes: HashMap<Uuid, Known1>,
+    nodes: HashMap<Uuid, Remembered>,
 }
 
 /// One node as remembered.
-struct Known1 {
+struct Remembered {
     standing: Standing,
     /// Its token's hash, when it was looked up by its token.
     token_hash: Option<String>,
@@ -107,7 +107,7 @@ impl NodeCache {
                 known.tokens.insert(token_hash.to_owned(), node);
                 known.nodes.insert(
                     node,
-                    Known1 {
+                    Remembered {
                         standing,
                         token_hash: Some(token_hash.to_owned()),
                     },
@@ -135,7 +135,7 @@ impl NodeCache {
             if known.generation == generation && self.trusted() {
                 known.nodes.insert(
                     node,
-                    Known1 {
+                    Remembered {
                         standing,
                         token_hash: None,
                     },
@@ -149,7 +149,7 @@ impl NodeCache {
     pub fn forget(&self, node: Uuid) {
         let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
         known.generation += 1;
-        if let Some(Known1 {
+        if let Some(Remembered {
             token_hash: Some(hash),
             ..
         }) = known.nodes.remove(&node)
@@ -167,20 +167,6 @@ impl NodeCache {
         known.generation += 1;
         known.tokens.clear();
         known.nodes.clear();
-    }
-
-    /// How many nodes are remembered.
-    pub fn len(&self) -> usize {
-        self.known
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .nodes
-            .len()
-    }
-
-    /// Whether no node is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// On PostgreSQL: listens for the changes other replicas announce, and
@@ -214,7 +200,7 @@ impl NodeCache {
         self.trusted.store(true, Ordering::Release);
         let outcome = loop {
             match listener.try_recv().await {
-                Ok(Some(note)) => match { note.payload().parse::<Uuid>() } {
+                Ok(Some(note)) => match note.payload().parse::<Uuid>() {
                     Ok(node) => self.forget(node),
                     Err(_) => self.forget_all(),
                 },
