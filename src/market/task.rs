@@ -54,7 +54,7 @@ const OWED_ROUNDS: usize = 8;
 /// `queue_wait` observes how long each filled order waited; `row_lag`, on a
 /// follower, how long after the leader's batch each journal row was applied.
 // Each argument is a handle the task shares with one other part of the
-// server, passed where `AppState` is built.
+// server, passed by the composition root.
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     db: Db,
