@@ -48,6 +48,10 @@ pub struct AppState {
     pub outputs: crate::nodes::outputs::OutputStore,
     /// Seals and opens buyers' registry credentials (ARCHITECTURE.md §21).
     pub pull_secrets: crate::market::pull_secrets::PullSecrets,
+    /// Node tokens and standings from memory (issue 38).
+    pub node_cache: crate::nodes::NodeCache,
+    /// Heartbeats written behind, once a second (issue 38).
+    pub heartbeats: crate::db::heartbeats::Heartbeats,
 }
 
 impl AppState {
@@ -84,6 +88,7 @@ impl AppState {
         let metrics = Arc::new(Metrics::new()?);
         let events = crate::events::EventHub::start(db.clone()).await?;
         let market_feed = crate::market::MarketFeed::default();
+        let heartbeats = crate::db::heartbeats::Heartbeats::default();
         let market = crate::market::start(
             db.clone(),
             settings.market(),
@@ -92,6 +97,7 @@ impl AppState {
             events.clone(),
             market_feed.clone(),
             cluster.clone(),
+            heartbeats.clone(),
         )
         .await?;
         let outputs = crate::nodes::outputs::OutputStore::open(
@@ -100,6 +106,8 @@ impl AppState {
         )?;
         tracing::info!(store = %outputs.location, "leases' outputs go to the outputs store");
         Ok(AppState {
+            node_cache: crate::nodes::NodeCache::new(&db),
+            heartbeats,
             outputs,
             pull_secrets,
             market,
@@ -126,6 +134,7 @@ impl FromRef<AppState> for AuthState {
         AuthState {
             db: app.db.clone(),
             keys: app.keys.clone(),
+            node_tokens: app.node_cache.clone(),
         }
     }
 }
@@ -140,6 +149,7 @@ impl FromRef<AppState> for AccountsState {
             login_limiter: app.login_limiter.clone(),
             market: app.market.clone(),
             metrics: app.metrics.clone(),
+            node_cache: app.node_cache.clone(),
         }
     }
 }
@@ -220,6 +230,9 @@ impl FromRef<AppState> for NodesState {
             regions: app.regions.clone(),
             pull_secrets: app.pull_secrets.clone(),
             outputs: app.outputs.clone(),
+            cache: app.node_cache.clone(),
+            heartbeats: app.heartbeats.clone(),
+            cluster: app.cluster.clone(),
         }
     }
 }
@@ -309,6 +322,11 @@ pub async fn serve(
     // Every replica fits the forecast: its board answers that replica's
     // reads, and the engine's holdback it sends is the same from each.
     let forecast = crate::forecast::spawn(ForecastState::from_ref(&state));
+    // Every replica: the leader records beats, and one that stopped leading
+    // still writes what it recorded. The listener keeps the node cache in
+    // step with the other replicas' changes (PostgreSQL).
+    let flusher = state.heartbeats.spawn_flusher(state.db.clone());
+    let node_listener = state.node_cache.spawn_listener(&state.db);
     // Every replica says where it stands, for the admin's list.
     let standing = crate::cluster::replicas::spawn(ClusterState::from_ref(&state));
     // Streams never end on their own: close them when shutdown begins, or
@@ -329,6 +347,14 @@ pub async fn serve(
         forecast.abort();
     }
     standing.abort();
+    flusher.abort();
+    if let Some(listener) = node_listener {
+        listener.abort();
+    }
+    // The beats the last second recorded, once no request adds any.
+    if let Err(e) = state.heartbeats.flush(&state.db).await {
+        tracing::warn!(error = ?e, "failed to write the last heartbeats");
+    }
     crate::cluster::replicas::forget(&state.db, state.cluster.me()).await;
     state.market.stop().await;
     // After the market: the next leader must not find this one writing.

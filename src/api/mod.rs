@@ -22,7 +22,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use std::time::Duration;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
 use tower_http::compression::CompressionLayer;
+
+/// Answers smaller than this are not compressed: under about a kilobyte
+/// gzip saves a few hundred bytes at the price of a deflate stream.
+const COMPRESS_ABOVE_BYTES: u16 = 1024;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
@@ -161,7 +166,12 @@ pub fn router(state: AppState) -> Router {
         ))
         // Outside the timeout, so that its bare 408 gets a problem body too.
         .layer(middleware::from_fn(problem_for_bare_errors))
-        .layer(CompressionLayer::new())
+        // Small answers go as they are: gzip of a heartbeat's few hundred
+        // bytes cost more CPU than the bytes it saved (issue 38).
+        .layer(
+            CompressionLayer::new()
+                .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_ABOVE_BYTES))),
+        )
         .layer(cors(&settings.cors_origins))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {

@@ -144,7 +144,8 @@ mod tests {
         assert!(
             !market_answers(&MarketHandle {
                 tx,
-                journal: Default::default()
+                journal: Default::default(),
+                live: Default::default(),
             })
             .await
         );
@@ -157,7 +158,8 @@ mod tests {
         assert!(
             !market_answers(&MarketHandle {
                 tx,
-                journal: Default::default()
+                journal: Default::default(),
+                live: Default::default(),
             })
             .await
         );

@@ -127,6 +127,10 @@ async fn set_role(
         .await?;
     }
     tx.commit().await?;
+    if role == Role::Buyer {
+        // Every token of the provider was revoked, deleted nodes' included.
+        state.node_cache.forget_all();
+    }
     for node in lost_nodes {
         removal::end_in_market(&state.market, &state.metrics, node).await?;
     }

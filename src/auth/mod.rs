@@ -79,6 +79,8 @@ impl Caller {
 pub struct AuthState {
     pub db: Db,
     pub keys: Arc<JwtKeys>,
+    /// Node tokens, answered from memory.
+    pub node_tokens: crate::nodes::NodeCache,
 }
 
 /// What the account routes use: sessions are signed with `keys`,
@@ -93,6 +95,8 @@ pub struct AccountsState {
     pub login_limiter: Arc<LoginLimiter>,
     pub market: MarketHandle,
     pub metrics: Arc<Metrics>,
+    /// Forgets the nodes a provider's role change revokes.
+    pub node_cache: crate::nodes::NodeCache,
 }
 
 /// What every router asks of the application's state: handlers are given
@@ -131,7 +135,7 @@ impl<S: RouterState> FromRequestParts<S> for Caller {
             })?;
         if token.starts_with(tokens::NODE_TOKEN_PREFIX) {
             let hash = tokens::hash_secret(token);
-            let caller = crate::nodes::caller_by_node_token(&state.db, &hash)
+            let caller = crate::nodes::caller_by_node_token(&state.db, &state.node_tokens, &hash)
                 .await?
                 .ok_or_else(|| ApiError::Unauthorized("unknown node token".into()))?;
             // A node token is good for the agent protocol and nothing else.

@@ -6,6 +6,7 @@
 //! PostgreSQL). SQL uses `$1`-style parameters in ascending order, which both
 //! drivers bind by position.
 
+pub mod heartbeats;
 pub mod leases;
 mod money;
 mod text;

@@ -175,9 +175,16 @@ pub struct MarketHandle {
     pub(crate) tx: mpsc::Sender<Request>,
     /// Where the task's engine stands in the journal.
     pub(crate) journal: std::sync::Arc<super::journal::JournalStatus>,
+    /// Each node's live leases, while this replica leads.
+    pub(crate) live: super::live_leases::LiveLeases,
 }
 
 impl MarketHandle {
+    /// Each node's live leases as the leading engine last committed them.
+    pub fn live_leases(&self) -> &super::live_leases::LiveLeases {
+        &self.live
+    }
+
     /// Where this replica's engine stands in the journal (ARCHITECTURE.md §20).
     pub fn journal(&self) -> &super::journal::JournalStatus {
         &self.journal

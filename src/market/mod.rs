@@ -3,6 +3,7 @@
 
 mod handle;
 pub mod journal;
+pub mod live_leases;
 pub mod restore;
 mod task;
 mod writer;

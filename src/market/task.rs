@@ -10,11 +10,13 @@
 use super::handle::{Committed, MarketError, MarketHandle, OrderMeta, Reply, Request};
 use super::history::MarketHistory;
 use super::journal::{self, JournalStatus, Step};
+use super::live_leases::LiveLeases;
 use super::restore;
 use super::stream::MarketFeed;
 use super::writer::{Batch, DemandCursor, Followup};
 use crate::billing::balances::BalanceCache;
 use crate::cluster::{forward, Cluster, Role};
+use crate::db::heartbeats::Heartbeats;
 use crate::db::Db;
 use crate::engine::{Command, Engine, EngineConfig};
 use crate::events::{EventHub, NewEvent};
@@ -51,6 +53,9 @@ const OWED_ROUNDS: usize = 8;
 /// Rebuilds the engine from the database, starts its task and its clock.
 /// `queue_wait` observes how long each filled order waited; `row_lag`, on a
 /// follower, how long after the leader's batch each journal row was applied.
+// Each argument is a handle the task shares with one other part of the
+// server, passed by the composition root.
+#[allow(clippy::too_many_arguments)]
 pub async fn start(
     db: Db,
     config: MarketConfig,
@@ -59,6 +64,7 @@ pub async fn start(
     events: EventHub,
     feed: MarketFeed,
     cluster: Cluster,
+    heartbeats: Heartbeats,
 ) -> anyhow::Result<MarketHandle> {
     let (engine, seq) = restore::load_at(&db, config.engine).await?;
     let owed = journal::owed_at(&db, seq).await?;
@@ -67,9 +73,11 @@ pub async fn start(
     let (tx, rx) = mpsc::channel(1024);
     let status = Arc::new(JournalStatus::default());
     status.restored(seq);
+    let live = LiveLeases::default();
     let handle = MarketHandle {
         tx,
         journal: status.clone(),
+        live: live.clone(),
     };
     let task = MarketTask {
         engine,
@@ -85,6 +93,8 @@ pub async fn start(
         // Until the first look at the role: the engine was just loaded.
         duty: Duty::Following,
         cluster,
+        heartbeats,
+        live,
         journal: JournalCursor {
             seq,
             unwritten: Vec::new(),
@@ -135,6 +145,11 @@ struct MarketTask {
     /// them to the leader and keeps its engine as a mirror for reads).
     duty: Duty,
     cluster: Cluster,
+    /// The nodes' beats not yet written: billing and node loss read
+    /// `last_heartbeat_at`, so a batch that does either writes them first.
+    heartbeats: Heartbeats,
+    /// What heartbeats read of each node's leases (kept while leading).
+    live: LiveLeases,
     journal: JournalCursor,
     /// What the last committed batch's events call for from the engine (a
     /// release, a funds notice): the next batch applies it first, so no
@@ -321,7 +336,9 @@ impl MarketTask {
                     "this replica leads the market"
                 );
             }
+            self.live.rebuild(&self.engine);
         } else if was_leading {
+            self.live.forget();
             self.rebuild().await;
         }
     }

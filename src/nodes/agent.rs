@@ -14,7 +14,7 @@ use crate::ids::LeaseId;
 use crate::market::pull_secrets::PullSecrets;
 use crate::protocol::{
     AgentPlacement, Assignment, AssignmentAction, BackendKind, CheckpointPlan, HeartbeatRequest,
-    HeartbeatResponse, HeldUnits, HostLimits, LeaseRunState, Partition, RefusedUsage,
+    HeartbeatResponse, HeldUnits, HostLimits, LeaseReport, LeaseRunState, Partition, RefusedUsage,
     RegisterRequest, RegisterResponse, UsageAck, UsageBatch,
 };
 use axum::extract::{FromRef, State};
@@ -147,6 +147,7 @@ async fn register(
         now,
     )
     .await?;
+    state.cache.forget(node.id);
     if cordoned {
         // Cordon first, so nothing lands on the new inventory in between.
         let _ = state
@@ -205,9 +206,16 @@ async fn heartbeat(
     caller: Caller,
     Json(req): Json<HeartbeatRequest>,
 ) -> Result<Json<HeartbeatResponse>, ApiError> {
-    let node = agent_node(&state, &caller).await?;
+    caller.require(&[Role::Agent])?;
+    let node = caller.id;
+    // From memory: every beat asks, and every change to it forgets it (`cache`).
+    let standing = state
+        .cache
+        .standing(&state.db, node)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("this node no longer exists".into()))?;
     check_agent_id(&caller, req.agent_id)?;
-    if node.registered_at.is_none() || node.status == NodeStatus::Lost {
+    if !standing.registered || standing.status == NodeStatus::Lost {
         return Err(ApiError::Refused {
             status: StatusCode::CONFLICT,
             code: "register_again",
@@ -216,56 +224,117 @@ async fn heartbeat(
     }
     let now = state.settings.clock.now();
     let metrics_json = serde_json::to_string(&req.gpus).map_err(anyhow::Error::from)?;
-    store::heartbeat(&state.db, node.id, &metrics_json, now).await?;
-    state.metrics.observe_heartbeat(node.id, &req.gpus);
-    let live = store::live_leases(&state.db, node.id).await?;
-    let mut assignments = Vec::new();
+    if state.cluster.is_leader() {
+        // Written behind, with every other node's beats (`db::heartbeats`).
+        state.heartbeats.record(node, metrics_json, now);
+    } else {
+        // The leader's billing and watchdog read the row: a follower's
+        // memory would be out of their sight.
+        store::heartbeat(&state.db, node, &metrics_json, now).await?;
+    }
+    state.metrics.observe_heartbeat(node, &req.gpus);
     let listed: BTreeMap<Uuid, LeaseRunState> =
         req.leases.iter().map(|l| (l.lease_id, l.state)).collect();
-    let live_ids: BTreeSet<Uuid> = live.iter().map(|l| l.id).collect();
-    for lease in &live {
-        let on_agent = listed.get(&lease.id).copied();
-        match (lease.state, on_agent) {
-            (LeaseState::Provisioning | LeaseState::Running, None) => {
-                if let Some(action) = start_action(lease, &state.pull_secrets) {
-                    assignments.push(Assignment {
-                        lease_id: lease.id,
-                        action,
-                    });
-                }
-            }
-            (
-                LeaseState::Preempting,
-                Some(LeaseRunState::Provisioning | LeaseRunState::Running),
-            ) => {
+    // The usual beat changes nothing: the leading engine's leases say so
+    // without reading their rows (`market::live_leases`).
+    let settled = state
+        .market
+        .live_leases()
+        .of_node(node)
+        .is_some_and(|live| nothing_to_change(&live, &listed, &req.leases));
+    let assignments = if settled {
+        Vec::new()
+    } else {
+        let live = store::live_leases(&state.db, node).await?;
+        assignments(&live, &listed, &req.leases, &state.pull_secrets, now)
+    };
+    Ok(Json(HeartbeatResponse {
+        server_time: now,
+        heartbeat_interval_s: u32::try_from(state.settings.heartbeat_interval_s).unwrap_or(5),
+        assignments,
+    }))
+}
+
+/// What a live lease in `state` needs of an agent that runs it as
+/// `on_agent` (`None`: it does not run it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    Start,
+    Preempt,
+}
+
+fn needs(state: LeaseState, on_agent: Option<LeaseRunState>) -> Option<Needs> {
+    match (state, on_agent) {
+        (LeaseState::Provisioning | LeaseState::Running, None) => Some(Needs::Start),
+        (LeaseState::Preempting, Some(LeaseRunState::Provisioning | LeaseRunState::Running)) => {
+            Some(Needs::Preempt)
+        }
+        _ => None,
+    }
+}
+
+/// Whether the agent must stop a lease it reports as `state` that is not
+/// live (any more, or on this node).
+fn stops(state: LeaseRunState) -> bool {
+    !matches!(state, LeaseRunState::Ended | LeaseRunState::Stopping)
+}
+
+/// Whether an agent that reports `reports` (`listed` by id) has nothing to
+/// change, with `live` the node's live leases and their states: what
+/// [`assignments`] would answer empty for.
+fn nothing_to_change(
+    live: &[(Uuid, LeaseState)],
+    listed: &BTreeMap<Uuid, LeaseRunState>,
+    reports: &[LeaseReport],
+) -> bool {
+    let live_ids: BTreeSet<Uuid> = live.iter().map(|(id, _)| *id).collect();
+    live.iter()
+        .all(|(id, state)| needs(*state, listed.get(id).copied()).is_none())
+        && reports
+            .iter()
+            .all(|r| live_ids.contains(&r.lease_id) || !stops(r.state))
+}
+
+/// The assignments for an agent that reports `reports` (`listed` by id),
+/// with `live` the node's live leases.
+fn assignments(
+    live: &[LeaseRow],
+    listed: &BTreeMap<Uuid, LeaseRunState>,
+    reports: &[LeaseReport],
+    secrets: &PullSecrets,
+    now: DateTime<chrono::Utc>,
+) -> Vec<Assignment> {
+    let mut assignments = Vec::new();
+    for lease in live {
+        let action = match needs(lease.state, listed.get(&lease.id).copied()) {
+            Some(Needs::Start) => start_action(lease, secrets),
+            Some(Needs::Preempt) => {
                 let preempt_at = lease
                     .record
                     .preempt_at
                     .and_then(|t| DateTime::from_timestamp(t, 0))
                     .unwrap_or(now);
-                assignments.push(Assignment {
-                    lease_id: lease.id,
-                    action: AssignmentAction::Preempt { preempt_at },
-                });
+                Some(AssignmentAction::Preempt { preempt_at })
             }
-            _ => {}
+            None => None,
+        };
+        if let Some(action) = action {
+            assignments.push(Assignment {
+                lease_id: lease.id,
+                action,
+            });
         }
     }
-    for report in &req.leases {
-        let wanted = live_ids.contains(&report.lease_id);
-        let over = matches!(report.state, LeaseRunState::Ended | LeaseRunState::Stopping);
-        if !wanted && !over {
+    let live_ids: BTreeSet<Uuid> = live.iter().map(|l| l.id).collect();
+    for report in reports {
+        if !live_ids.contains(&report.lease_id) && stops(report.state) {
             assignments.push(Assignment {
                 lease_id: report.lease_id,
                 action: AssignmentAction::Stop,
             });
         }
     }
-    Ok(Json(HeartbeatResponse {
-        server_time: now,
-        heartbeat_interval_s: u32::try_from(state.settings.heartbeat_interval_s).unwrap_or(5),
-        assignments,
-    }))
+    assignments
 }
 
 /// The `start` for a lease: its placement, the order's command and env, its end.

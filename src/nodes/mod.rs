@@ -9,6 +9,7 @@
 //! - [`checkpoints`]: orders' checkpoints, sent and fetched by agents.
 //! - [`outputs`]: what workloads leave in `/outputs`, uploaded by agents, downloaded by buyers.
 //! - [`inventory`]: declared and registered inventories into the engine's `NodeSpec`.
+//! - [`cache`]: node tokens and standings from memory, kept in step by their writers.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
 //! - [`usage_bounds`]: what an agent may report as used, per record.
 //! - [`removal`]: deleted nodes and demoted providers' nodes: tokens revoked, leases ended as on loss.
@@ -16,6 +17,7 @@
 mod admin;
 mod agent;
 mod assignment_reports;
+pub mod cache;
 pub mod checkpoints;
 pub mod inventory;
 mod logs;
@@ -27,9 +29,10 @@ mod usage_bounds;
 mod view;
 pub mod watchdog;
 
-use crate::auth::{Caller, RouterState};
+use crate::auth::{Caller, Credential, Role, RouterState};
 use crate::catalog::regions::KnownRegions;
 use crate::config::Settings;
+use crate::db::heartbeats::Heartbeats;
 use crate::db::Db;
 use crate::market::pull_secrets::PullSecrets;
 use crate::market::MarketHandle;
@@ -39,6 +42,7 @@ use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 
 pub use assignment_reports::FINAL_LOGS_GRACE_S;
+pub use cache::NodeCache;
 pub use logs::LeaseLogs;
 pub use view::{NodeDetail, NodeSummary};
 
@@ -54,6 +58,12 @@ pub struct NodesState {
     pub pull_secrets: PullSecrets,
     /// Where leases' outputs and checkpoints go (ARCHITECTURE.md §21).
     pub outputs: outputs::OutputStore,
+    /// Node tokens and standings, answered from memory.
+    pub cache: NodeCache,
+    /// Heartbeats not yet written (the leader writes them behind).
+    pub heartbeats: Heartbeats,
+    /// Whether this replica leads: only the leader writes beats behind.
+    pub cluster: crate::cluster::Cluster,
 }
 
 /// Every route of this module.
@@ -72,6 +82,15 @@ where
 }
 
 /// The agent a node token (its hash) belongs to.
-pub async fn caller_by_node_token(db: &Db, token_hash: &str) -> anyhow::Result<Option<Caller>> {
-    store::caller_by_token(db, token_hash).await
+pub async fn caller_by_node_token(
+    db: &Db,
+    cache: &NodeCache,
+    token_hash: &str,
+) -> anyhow::Result<Option<Caller>> {
+    Ok(cache.node_of_token(db, token_hash).await?.map(|id| Caller {
+        id,
+        role: Role::Agent,
+        via: Credential::NodeToken,
+        expires_at: None,
+    }))
 }

@@ -8,6 +8,7 @@
 //! reversing those charges, and the buyer's holds are released. Nothing else
 //! is half-changed.
 
+use super::cache::announce;
 use super::store::NodeStatus;
 use crate::db::{dispatch_tx, execute_tx, Text, Tx};
 use crate::engine::{Command, EngineError};
@@ -33,7 +34,7 @@ pub async fn delete(tx: &mut Tx<'_>, node: Uuid) -> anyhow::Result<()> {
         node,
     )
     .context("failed to delete a node")?;
-    Ok(())
+    announce(tx, node).await
 }
 
 /// Revokes the tokens of every node of `provider`, in `tx`, and marks those
@@ -66,6 +67,7 @@ pub async fn revoke_provider(tx: &mut Tx<'_>, provider: Uuid) -> anyhow::Result<
             node,
         )
         .context("failed to revoke a node token")?;
+        announce(tx, node).await?;
     }
     Ok(to_end)
 }

@@ -163,7 +163,10 @@ async fn list_nodes(
 ) -> Result<Json<Vec<NodeSummary>>, ApiError> {
     caller.require(&[Role::Provider, Role::Admin])?;
     let owner = (!caller.is_admin()).then_some(caller.id);
-    let nodes = store::list(&state.db, owner).await?;
+    let mut nodes = store::list(&state.db, owner).await?;
+    for node in &mut nodes {
+        view::latest_beat(node, &state.heartbeats);
+    }
     Ok(Json(nodes.iter().map(NodeSummary::from).collect()))
 }
 
@@ -256,6 +259,7 @@ async fn cordon_node(
     )
     .await?;
     tx.commit().await?;
+    state.cache.forget(id);
     if node.status != NodeStatus::Lost {
         state
             .market
@@ -343,6 +347,8 @@ async fn delete_node(
     )
     .await?;
     tx.commit().await?;
+    // Refused from the next request on, before the provider hears it is done.
+    state.cache.forget(id);
     if node.status != NodeStatus::Lost {
         removal::end_in_market(&state.market, &state.metrics, id).await?;
     }
@@ -350,7 +356,9 @@ async fn delete_node(
 }
 
 async fn visible_node(state: &NodesState, caller: &Caller, id: Uuid) -> Result<NodeRow, ApiError> {
-    store::visible(&state.db, caller, id)
+    let mut node = store::visible(&state.db, caller, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))
+        .ok_or_else(|| ApiError::NotFound(format!("no node {id}")))?;
+    view::latest_beat(&mut node, &state.heartbeats);
+    Ok(node)
 }

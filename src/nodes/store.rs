@@ -1,6 +1,7 @@
 //! The `nodes`, `usage_*` and `lease_logs` queries, written once for both databases.
 
-use crate::auth::{Caller, Role};
+use super::cache::{announce, Standing};
+use crate::auth::Caller;
 use crate::db::{dispatch, execute_tx, Db, Text, Tx};
 use crate::engine::NodeSpec;
 use anyhow::Context;
@@ -206,20 +207,41 @@ pub async fn count_by_status(db: &Db) -> anyhow::Result<Vec<(String, i64)>> {
     })?)
 }
 
-/// The agent of a node token, if the token is known.
-pub async fn caller_by_token(db: &Db, token_hash: &str) -> anyhow::Result<Option<Caller>> {
-    let id: Option<Uuid> = dispatch!(db, pool => {
-        sqlx::query_scalar("SELECT id FROM nodes WHERE token_hash = $1")
+/// A node's token hash is `token_hash`: the node and where it stands.
+pub async fn standing_by_token(
+    db: &Db,
+    token_hash: &str,
+) -> anyhow::Result<Option<(Uuid, Standing)>> {
+    let row: Option<(Uuid, Text<NodeStatus>, Option<DateTime<Utc>>)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT id, status, registered_at FROM nodes WHERE token_hash = $1")
             .bind(token_hash)
             .fetch_optional(pool)
             .await
     })
     .context("failed to look up a node token")?;
-    Ok(id.map(|id| Caller {
-        id,
-        role: Role::Agent,
-        via: crate::auth::Credential::NodeToken,
-        expires_at: None,
+    Ok(row.map(|(id, Text(status), registered)| {
+        (
+            id,
+            Standing {
+                status,
+                registered: registered.is_some(),
+            },
+        )
+    }))
+}
+
+/// Where a node stands, deleted or not.
+pub async fn standing(db: &Db, id: Uuid) -> anyhow::Result<Option<Standing>> {
+    let row: Option<(Text<NodeStatus>, Option<DateTime<Utc>>)> = dispatch!(db, pool => {
+        sqlx::query_as("SELECT status, registered_at FROM nodes WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+    })
+    .context("failed to read a node's standing")?;
+    Ok(row.map(|(Text(status), registered)| Standing {
+        status,
+        registered: registered.is_some(),
     }))
 }
 
@@ -238,7 +260,7 @@ pub async fn set_cordon(
         Text(status),
         id,
     )?;
-    Ok(())
+    announce(tx, id).await
 }
 
 /// Marks a node simulated or not (an admin's call).
@@ -306,6 +328,7 @@ pub async fn register(
         )
         .context("failed to put a node under review")?;
     }
+    announce(&mut tx, id).await?;
     tx.commit().await
 }
 
@@ -338,6 +361,9 @@ pub async fn mark_lost(db: &Db, id: Uuid) -> anyhow::Result<bool> {
         id,
         Text(NodeStatus::Deleted),
     )?;
+    if changed > 0 {
+        announce(&mut tx, id).await?;
+    }
     tx.commit().await?;
     Ok(changed > 0)
 }

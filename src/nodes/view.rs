@@ -2,6 +2,7 @@
 //! live leases hold and the latest heartbeat's metrics.
 
 use super::store::{LeaseRow, NodeRow};
+use crate::db::heartbeats::Heartbeats;
 use crate::engine::placement::{PartitionMode, Slot};
 use crate::engine::LeaseState;
 use crate::protocol::{GpuMetrics, RegisterRequest};
@@ -39,6 +40,20 @@ impl From<&NodeRow> for NodeSummary {
             last_heartbeat_at: n.last_heartbeat_at,
             registered_at: n.registered_at,
             created_at: n.created_at,
+        }
+    }
+}
+
+/// Shows `node`'s latest beat where it is not written yet (the leader
+/// writes beats behind, `db::heartbeats`).
+pub(super) fn latest_beat(node: &mut NodeRow, heartbeats: &Heartbeats) {
+    if let Some(beat) = heartbeats.latest(node.id) {
+        if node
+            .last_heartbeat_at
+            .is_none_or(|written| written <= beat.at)
+        {
+            node.last_heartbeat_at = Some(beat.at);
+            node.metrics_json = Some(beat.metrics_json);
         }
     }
 }

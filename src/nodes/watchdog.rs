@@ -54,6 +54,9 @@ pub async fn check(
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
     let timeout = chrono::Duration::seconds(state.settings.node_timeout_s.max(1));
+    // The rows must say the latest beats: the leader keeps them in memory
+    // for up to a second (`db::heartbeats`).
+    state.heartbeats.flush(&state.db).await?;
     for node in store::watched(&state.db).await? {
         let Some(seen) = last_sign_of_life(&node).map(|t| t.max(started_at)) else {
             continue;
@@ -62,6 +65,7 @@ pub async fn check(
             continue;
         }
         if store::mark_lost(&state.db, node.id).await? {
+            state.cache.forget(node.id);
             tracing::warn!(node = %node.id, last_seen = %seen, "node lost: no heartbeat within the timeout");
             if let Err(e) = state
                 .market

@@ -33,6 +33,7 @@ mod file_modes;
 mod final_logs;
 mod follow_the_sun;
 mod forecast;
+mod heartbeats;
 mod idempotency_keys;
 mod internal_calls;
 mod journal;

@@ -104,6 +104,7 @@ impl MarketTask {
 
     /// Memory back in step with disk, after a failed or panicked batch.
     pub(super) async fn rebuild(&mut self) {
+        self.live.forget();
         self.balances.forget();
         self.history.forget();
         self.journal.unwritten.clear();
@@ -116,6 +117,9 @@ impl MarketTask {
                 self.engine = engine;
                 self.journal.seq = seq;
                 self.journal.status.restored(seq);
+                if let Duty::Leading { .. } = self.duty {
+                    self.live.rebuild(&self.engine);
+                }
             }
             Err(e) => tracing::error!(error = ?e, "failed to rebuild the engine"),
         }
@@ -140,6 +144,17 @@ impl MarketTask {
         let ts = now.timestamp();
         // Its own handle, so the transaction does not borrow the task.
         let db = self.db.clone();
+        // Charges stop at a node's last heartbeat, and a lost node's leases
+        // are settled at it: the beats kept in memory are written first, in
+        // their own transaction (the batch's must not wait on theirs). A
+        // pass's later slices read what the flusher wrote since.
+        let reads_beats = self.billing.begins(ts, self.config.billing_interval_s)
+            || batch
+                .iter()
+                .any(|p| matches!(*p.command, Command::NodeLost { .. }));
+        if reads_beats {
+            self.heartbeats.flush(&db).await?;
+        }
         let mut tx = db.begin().await?;
         let terms = BillingTerms {
             platform_fee: self.config.platform_fee,
@@ -239,6 +254,8 @@ impl MarketTask {
         history.push(&mut writes);
         let written = self.journal_row(&mut writes, out.owed())?;
         let mark = tx.commit_with(writes).await?;
+        // Before any command is answered: see `live_leases`.
+        self.live.update(&self.engine, out.touched_leases());
         self.owed = out.owed().to_vec();
         self.journal.seq = written.seq;
         self.journal.status.applied(written.seq, written.epoch);

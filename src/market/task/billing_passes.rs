@@ -24,6 +24,12 @@ impl BillingPasses {
         self.under_way.is_some() || ts - self.started >= interval_s
     }
 
+    /// Whether a batch at `ts` begins a pass (not one that goes on with
+    /// a pass under way).
+    pub(super) fn begins(&self, ts: i64, interval_s: i64) -> bool {
+        self.under_way.is_none() && ts - self.started >= interval_s
+    }
+
     /// The slice to bill now, beginning a pass at `ts` if none is under way.
     pub(super) fn next_slice(&mut self, ts: i64) -> BillingSlice {
         self.under_way.take().unwrap_or_else(|| {

@@ -86,6 +86,7 @@ async fn quiet_market(db: Db) -> MarketHandle {
         hub,
         MarketFeed::default(),
         Cluster::single(),
+        Default::default(),
     )
     .await
     .expect("market")

@@ -97,6 +97,11 @@ impl Batch {
         }
     }
 
+    /// The leases whose rows this batch wrote.
+    pub fn touched_leases(&self) -> impl Iterator<Item = Uuid> + '_ {
+        self.touched_leases.iter().copied()
+    }
+
     fn ts(&self) -> i64 {
         self.now.timestamp()
     }
@@ -162,7 +167,8 @@ impl Batch {
         demand: &DemandCursor,
     ) -> anyhow::Result<()> {
         let now = self.now;
-        for id in std::mem::take(&mut self.touched_leases) {
+        // Kept after: the market's live leases follow what was written.
+        for &id in &self.touched_leases {
             let Some(lease) = engine.lease(id) else {
                 continue;
             };
