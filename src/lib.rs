@@ -38,6 +38,11 @@ mod columns;
 pub mod config;
 #[cfg(feature = "server")]
 pub mod db;
+// `gpuex demo`: in the library, not the binary, so its uses of the
+// runtime, HTTP and the database share the library's compiled code (release
+// builds do not share generic instances across crates).
+#[cfg(feature = "server")]
+pub mod demo;
 #[cfg(feature = "server")]
 pub mod error;
 #[cfg(feature = "server")]

@@ -1,8 +1,7 @@
 //! The `gpuex` binary: the server's `serve`, `migrate`, `openapi`, `simulate`,
 //! `demo`, and the client subcommands (`login`, `quote`, `order`, ...).
 
-mod demo;
-
+use gpuex::demo;
 use gpuex_cli as client;
 
 use clap::{Parser, Subcommand};

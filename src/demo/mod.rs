@@ -24,7 +24,7 @@ mod resume;
 use anyhow::{bail, Context};
 use banner::print_banner;
 use clap::Args;
-use gpuex::config::Settings;
+use crate::config::Settings;
 use http::Client;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -194,7 +194,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let agent_bin = agents::find_agent(args.agent.as_deref())?;
     let data = args.data_dir.clone();
     // The demo's database and agents' spools live here: only we may enter.
-    gpuex::owner_only::private_dir(&data)?;
+    crate::owner_only::private_dir(&data)?;
     for stale in ["demo.db", "demo.db-wal", "demo.db-shm"] {
         let _ = std::fs::remove_file(data.join(stale));
     }
@@ -213,11 +213,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     settings.billing_interval_s = 10;
     // The demo's webhook receivers, if any, run on this machine.
     settings.webhook_allow_private = true;
-    let metrics_token = gpuex::auth::tokens::random_hex(16);
+    let metrics_token = crate::auth::tokens::random_hex(16);
     settings.metrics_token = Some(metrics_token.clone());
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(gpuex::serve(listener, settings, async {
+    let server = tokio::spawn(crate::serve(listener, settings, async {
         let _ = stopped.await;
     }));
     let client = Client { addr };
