@@ -21,10 +21,10 @@ mod http;
 mod image;
 mod resume;
 
+use crate::config::Settings;
 use anyhow::{bail, Context};
 use banner::print_banner;
 use clap::Args;
-use crate::config::Settings;
 use http::Client;
 use serde_json::{json, Value};
 use std::net::SocketAddr;
