@@ -226,14 +226,11 @@ async fn census(database_url: &str) -> (i64, i64) {
     (leases, bids)
 }
 
-/// One fleet's run, start to end.
-async fn run_fleet(client: &reqwest::Client, postgres_base: &str, gpus: u64) -> report::Figures {
-    let nodes = gpus.div_ceil(8) as usize;
-    let heartbeat_s = knob("GPUEX_BENCH_HEARTBEAT_S", 5);
-    let connections = knob("GPUEX_BENCH_AGENT_CONNECTIONS", 256);
-    let database = Database::create(Backend::Postgres, postgres_base).await;
-    let mut server = Replica::start(
-        &database.url,
+/// A server for a simulated fleet beating every `heartbeat_s` over
+/// `connections` shared connections.
+fn fleet_server(database_url: &str, heartbeat_s: u64, connections: u64) -> Replica {
+    Replica::start(
+        database_url,
         &[
             ("GPUEX_HEARTBEAT_INTERVAL_S", heartbeat_s.to_string()),
             // The simulated agents share one pool from one address.
@@ -243,7 +240,16 @@ async fn run_fleet(client: &reqwest::Client, postgres_base: &str, gpus: u64) -> 
                 (heartbeat_s * 6).max(30).to_string(),
             ),
         ],
-    );
+    )
+}
+
+/// One fleet's run, start to end.
+async fn run_fleet(client: &reqwest::Client, postgres_base: &str, gpus: u64) -> report::Figures {
+    let nodes = gpus.div_ceil(8) as usize;
+    let heartbeat_s = knob("GPUEX_BENCH_HEARTBEAT_S", 5);
+    let connections = knob("GPUEX_BENCH_AGENT_CONNECTIONS", 256);
+    let database = Database::create(Backend::Postgres, postgres_base).await;
+    let mut server = fleet_server(&database.url, heartbeat_s, connections);
     wait_ready(client, &server).await;
     let base = server.address.clone();
     let pid = server.child.id().expect("the server's pid");

@@ -42,28 +42,6 @@ pub(super) struct SeededFigures {
     orders: buyers::OrderFigures,
 }
 
-/// The seeded database: named apart from `gpuex_t_bench_*`, which other
-/// benches' clean-ups drop, and dropped by this run alone.
-async fn create_database(postgres_base: &str) -> Database {
-    use sqlx::Connection;
-    let name = format!("gpuex_memscale_{}", Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(postgres_base)
-        .await
-        .expect("connect to PostgreSQL");
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&mut conn)
-        .await
-        .expect("create database");
-    let (prefix, _) = postgres_base
-        .rsplit_once('/')
-        .expect("a database in the URL");
-    Database {
-        url: format!("{prefix}/{name}"),
-        postgres: Some((postgres_base.to_owned(), name)),
-        _dir: None,
-    }
-}
-
 /// What each seeded lease's hold sets aside; billing tops it up from the
 /// wallet when it runs short, as it does any lease's.
 const HOLD_PER_LEASE: i64 = 100;
@@ -230,7 +208,9 @@ pub(super) async fn run(client: &reqwest::Client, postgres_base: &str) -> Seeded
     let phase = Instant::now();
     let engine = running_engine(gpus);
     let leases = engine.leases().count();
-    let database = create_database(postgres_base).await;
+    // Named apart from `gpuex_t_bench_*`, which other benches' clean-ups
+    // drop, and dropped by this run alone.
+    let database = Database::postgres(postgres_base, "gpuex_memscale_").await;
     seed(&database.url, &engine).await;
     let nodes = seeded_nodes(&engine);
     drop(engine);
@@ -241,17 +221,7 @@ pub(super) async fn run(client: &reqwest::Client, postgres_base: &str) -> Seeded
     );
 
     let phase = Instant::now();
-    let mut server = Replica::start(
-        &database.url,
-        &[
-            ("GPUEX_HEARTBEAT_INTERVAL_S", heartbeat_s.to_string()),
-            ("GPUEX_MAX_CONNECTIONS", (connections + 1024).to_string()),
-            (
-                "GPUEX_NODE_TIMEOUT_S",
-                (heartbeat_s * 6).max(30).to_string(),
-            ),
-        ],
-    );
+    let mut server = super::fleet_server(&database.url, heartbeat_s, connections);
     // The restore reads every row before the market answers: longer than
     // `wait_ready`'s deadline at this size.
     let deadline = Instant::now() + Duration::from_secs(900);

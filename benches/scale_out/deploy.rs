@@ -86,6 +86,28 @@ pub(super) struct Database {
 }
 
 impl Database {
+    /// A new PostgreSQL database named `prefix` and a fresh id, on the
+    /// server `postgres_base` names.
+    pub(super) async fn postgres(postgres_base: &str, prefix: &str) -> Database {
+        use sqlx::Connection;
+        let name = format!("{prefix}{}", uuid::Uuid::new_v4().simple());
+        let mut conn = sqlx::PgConnection::connect(postgres_base)
+            .await
+            .expect("connect to PostgreSQL");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .expect("create database");
+        let (url_prefix, _) = postgres_base
+            .rsplit_once('/')
+            .expect("a database in the URL");
+        Database {
+            url: format!("{url_prefix}/{name}"),
+            postgres: Some((postgres_base.to_owned(), name)),
+            _dir: None,
+        }
+    }
+
     pub(super) async fn create(backend: Backend, postgres_base: &str) -> Database {
         match backend {
             Backend::Sqlite => {
@@ -96,26 +118,8 @@ impl Database {
                     _dir: Some(dir),
                 }
             }
-            Backend::Postgres => {
-                use sqlx::Connection;
-                // The test script drops `gpuex_t_` databases a failed run left.
-                let name = format!("gpuex_t_bench_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(postgres_base)
-                    .await
-                    .expect("connect to PostgreSQL");
-                sqlx::query(&format!("CREATE DATABASE {name}"))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create database");
-                let (prefix, _) = postgres_base
-                    .rsplit_once('/')
-                    .expect("a database in the URL");
-                Database {
-                    url: format!("{prefix}/{name}"),
-                    postgres: Some((postgres_base.to_owned(), name)),
-                    _dir: None,
-                }
-            }
+            // The test script drops `gpuex_t_` databases a failed run left.
+            Backend::Postgres => Database::postgres(postgres_base, "gpuex_t_bench_").await,
         }
     }
 
