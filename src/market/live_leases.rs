@@ -28,6 +28,14 @@ struct Table {
     node_of: HashMap<Uuid, Uuid>,
 }
 
+impl Table {
+    /// Files live lease `id` under `node`, in `state`.
+    fn file(&mut self, id: Uuid, node: Uuid, state: LeaseState) {
+        self.by_node.entry(node).or_default().insert(id, state);
+        self.node_of.insert(id, node);
+    }
+}
+
 impl LiveLeases {
     /// `node`'s live leases and their states; `None` when this replica does
     /// not lead (read the rows instead).
@@ -50,13 +58,7 @@ impl LiveLeases {
             ..Table::default()
         };
         for lease in engine.leases().filter(|l| l.state.live()) {
-            let (id, node) = (lease.id, lease.node);
-            table
-                .by_node
-                .entry(node)
-                .or_default()
-                .insert(id, lease.state);
-            table.node_of.insert(id, node);
+            table.file(lease.id, lease.node, lease.state);
         }
     }
 
@@ -78,13 +80,7 @@ impl LiveLeases {
             let Some(lease) = engine.lease(id).filter(|l| l.state.live()) else {
                 continue;
             };
-            let node = lease.node;
-            table
-                .by_node
-                .entry(node)
-                .or_default()
-                .insert(id, lease.state);
-            table.node_of.insert(id, node);
+            table.file(id, lease.node, lease.state);
         }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::fleet::{self, beat, create_node, eventually, h100_node, market, node_view, register};
 use crate::helpers::{fresh_postgres_database, on_both_databases, postgres_base_url, TestApp};
-use crate::scale_out::{leader, Replica};
+use crate::scale_out::{leader, ready_replicas};
 use reqwest::{Method, StatusCode};
 use std::time::Duration;
 
@@ -89,13 +89,7 @@ async fn a_node_deleted_on_a_follower_is_refused_by_the_leader_that_cached_its_t
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client");
-    let replicas: Vec<Replica> = (0..2).map(|_| Replica::start(&database_url)).collect();
-    for r in &replicas {
-        eventually(60, "every replica to be ready", || async {
-            r.role(&client).await.is_some()
-        })
-        .await;
-    }
+    let replicas = ready_replicas(&client, &database_url, 2).await;
     let first = leader(&client, &replicas, 10).await;
     let leading = TestApp::external(&replicas[first].address, &database_url);
     let following = TestApp::external(&replicas[1 - first].address, &database_url);

@@ -6,7 +6,7 @@
 
 use crate::fleet::{eventually, market};
 use crate::helpers::{fresh_postgres_database, postgres_base_url, TestApp};
-use crate::scale_out::{leader, Replica};
+use crate::scale_out::{leader, ready_replicas, Replica};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -36,13 +36,7 @@ async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_witho
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client");
-    let mut replicas: Vec<Replica> = (0..2).map(|_| Replica::start(&database_url)).collect();
-    for r in &replicas {
-        eventually(60, "every replica to be ready", || async {
-            r.role(&client).await.is_some()
-        })
-        .await;
-    }
+    let mut replicas = ready_replicas(&client, &database_url, 2).await;
     let first = leader(&client, &replicas, 10).await;
     let other = 1 - first;
     let apps: Vec<TestApp> = replicas

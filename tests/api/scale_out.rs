@@ -198,6 +198,23 @@ fn start_agent(server: &str, token: &str, spool: &std::path::Path) -> Child {
         .expect("spawn gpuex-agent")
 }
 
+/// `count` replicas on `database_url`, each answering `/readyz`. Started at
+/// once: they take turns on migrations and the bootstrap.
+pub(crate) async fn ready_replicas(
+    client: &reqwest::Client,
+    database_url: &str,
+    count: usize,
+) -> Vec<Replica> {
+    let replicas: Vec<Replica> = (0..count).map(|_| Replica::start(database_url)).collect();
+    for r in &replicas {
+        eventually(60, "every replica to be ready", || async {
+            r.role(client).await.is_some()
+        })
+        .await;
+    }
+    replicas
+}
+
 /// The replica that leads now, waiting up to `secs` for one.
 pub(crate) async fn leader(client: &reqwest::Client, replicas: &[Replica], secs: u64) -> usize {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -259,14 +276,7 @@ async fn three_replicas_lose_nothing_when_the_leader_is_killed_ten_times() {
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap();
-    // Started at once: they take turns on migrations and the bootstrap.
-    let mut replicas: Vec<Replica> = (0..3).map(|_| Replica::start(&database_url)).collect();
-    for r in &replicas {
-        eventually(60, "every replica to be ready", || async {
-            r.role(&client).await.is_some()
-        })
-        .await;
-    }
+    let mut replicas = ready_replicas(&client, &database_url, 3).await;
     let first_leader = leader(&client, &replicas, 10).await;
     let roles: Vec<Option<String>> =
         futures::future::join_all(replicas.iter().map(|r| r.role(&client))).await;
