@@ -18,6 +18,7 @@ use anyhow::Context;
 use axum::extract::FromRef;
 use chrono::Utc;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -291,6 +292,17 @@ pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Boxed at once: a generic body would be compiled again, HTTP stack and
+    // all, in every crate that calls it with its own future (the binary,
+    // each test binary), which made the release binary a minute's build.
+    serve_until(listener, settings, Box::pin(shutdown)).await
+}
+
+async fn serve_until(
+    listener: TcpListener,
+    settings: Settings,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+) -> anyhow::Result<()> {
     let advertise_url =
         crate::cluster::advertise_url(settings.advertise_url.as_deref(), listener.local_addr()?);
     let state = AppState::start(settings, advertise_url).await?;
@@ -332,11 +344,11 @@ pub async fn serve(
     // Streams never end on their own: close them when shutdown begins, or
     // the graceful shutdown would wait for their clients.
     let (feed, events) = (state.market_feed.clone(), state.events.clone());
-    let shutdown = async move {
+    let shutdown = Box::pin(async move {
         shutdown.await;
         feed.close();
         events.close();
-    };
+    });
     tracing::info!(addr = %listener.local_addr()?, "gpuex listening");
     let limits = crate::httpd::ConnectionLimits::from_settings(&state.settings);
     crate::httpd::run(listener, router, limits, shutdown).await;

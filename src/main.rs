@@ -1,11 +1,15 @@
 //! The `gpuex` binary: the server's `serve`, `migrate`, `openapi`, `simulate`,
-//! `demo`, and the client subcommands (`login`, `quote`, `order`, ...).
+//! `demo`, the client subcommands (`login`, `quote`, `order`, ...), and
+//! `gpuex agent …`, the node agent exactly as `gpuex-agent …` (the demo runs
+//! its agents so).
 
 use gpuex::demo;
 use gpuex_cli as client;
 
 use clap::{Parser, Subcommand};
 use gpuex::config::ServeArgs;
+use std::ffi::{OsStr, OsString};
+use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
@@ -43,9 +47,20 @@ enum Command {
     Client(Box<client::ClientCommand>),
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+fn main() -> anyhow::Result<ExitCode> {
+    // Before clap: the agent parses its own flags, some of which (`--server`)
+    // are also the client's global ones.
+    let mut args = std::env::args_os();
+    if args.nth(1).as_deref() == Some(OsStr::new("agent")) {
+        let program = OsString::from("gpuex agent");
+        let args = std::iter::once(program).chain(args).collect();
+        return gpuex_agent::run_from(args, vec!["agent".into()]);
+    }
+    tokio::runtime::Runtime::new()?.block_on(run(Cli::parse()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::Client(command) = cli.command {
         // The client prints tables and errors of its own, and no logs.
         std::process::exit(client::run(cli.global, *command).await);

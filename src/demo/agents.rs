@@ -1,9 +1,11 @@
-//! The demo's agents: one `gpuex-agent` process per simulated machine, run
-//! as root as on a provider's host, each with its own uid pool and spool.
+//! The demo's agents: one agent process per simulated machine (`gpuex
+//! agent`, the agent this binary carries, unless `--agent` names a
+//! `gpuex-agent`), run as root as on a provider's host, each with its own
+//! uid pool and spool.
 //! The fleet can stop one machine outright (SIGKILL, as a lost host) and
 //! bring it back, which the resume scene does.
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -21,7 +23,7 @@ pub enum Launch {
 
 /// The running agents, by their node's place in [`super::NODES`].
 pub struct Fleet {
-    pub bin: PathBuf,
+    pub agent: AgentProgram,
     pub addr: SocketAddr,
     pub data: PathBuf,
     pub launch: Launch,
@@ -41,8 +43,9 @@ impl Fleet {
             .create(true)
             .append(true)
             .open(self.data.join(format!("demo-agent-{}.log", n + 1)))?;
-        let mut cmd = Command::new(&self.bin);
-        cmd.args(["--server", &format!("http://{}", self.addr)])
+        let mut cmd = Command::new(&self.agent.program);
+        cmd.args(&self.agent.leading_args)
+            .args(["--server", &format!("http://{}", self.addr)])
             .env("GPUEX_AGENT_TOKEN", token)
             .args(["--backend", "simulated"]);
         match self.launch {
@@ -77,7 +80,7 @@ impl Fleet {
         .kill_on_drop(true);
         let child = cmd
             .spawn()
-            .with_context(|| format!("cannot start {}", self.bin.display()))?;
+            .with_context(|| format!("cannot start {}", self.agent.program.display()))?;
         if self.agents.len() <= n {
             self.agents.resize_with(n + 1, || None);
         }
@@ -115,46 +118,24 @@ impl Fleet {
     }
 }
 
-/// The agent binary: `--agent`, else next to this executable; when missing,
-/// built from the source tree this binary came from.
-pub fn find_agent(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(path) = explicit {
-        return Ok(path.to_owned());
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .context("no folder for the current executable")?;
-    let beside = dir.join("gpuex-agent");
-    if beside.exists() {
-        return Ok(beside);
-    }
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if source.join("node-agent").join("Cargo.toml").exists() {
-        let release = dir.ends_with("release");
-        println!("building gpuex-agent (once) …");
-        let mut build =
-            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        build
-            .args(["build", "-p", "gpuex-agent"])
-            .current_dir(source);
-        if release {
-            build.arg("--release");
-        }
-        // The agent must land beside this binary, wherever the target folder is.
-        if let Some(target) = dir.parent() {
-            build.env("CARGO_TARGET_DIR", target);
-        }
-        let status = build
-            .status()
-            .context("cannot run cargo to build gpuex-agent")?;
-        if status.success() && beside.exists() {
-            return Ok(beside);
-        }
-    }
-    bail!(
-        "gpuex-agent was not found next to {}; build it with `cargo build --release --workspace` \
-         or pass --agent PATH",
-        exe.display()
-    )
+/// How the demo starts an agent: a program and the arguments before the agent's own.
+#[derive(Debug, Clone)]
+pub struct AgentProgram {
+    pub program: PathBuf,
+    pub leading_args: Vec<&'static str>,
+}
+
+/// `--agent`, else this binary's own `gpuex agent`: built with it, so the
+/// demo never builds a second crate graph (or waits for one) at its start.
+pub fn find_agent(explicit: Option<&Path>) -> anyhow::Result<AgentProgram> {
+    Ok(match explicit {
+        Some(path) => AgentProgram {
+            program: path.to_owned(),
+            leading_args: Vec::new(),
+        },
+        None => AgentProgram {
+            program: std::env::current_exe().context("cannot find this binary to run its agent")?,
+            leading_args: vec!["agent"],
+        },
+    })
 }

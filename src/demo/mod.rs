@@ -40,7 +40,7 @@ pub struct DemoArgs {
     /// Where the database, agent spools and logs go (the demo's files in it are replaced).
     #[arg(long, default_value = "./data")]
     pub data_dir: PathBuf,
-    /// The `gpuex-agent` binary (default: next to this one, built if missing).
+    /// A `gpuex-agent` binary to run the agents with (default: this binary's own `gpuex agent`).
     #[arg(long)]
     pub agent: Option<PathBuf>,
     /// How the agents run workloads: `container` (podman, the demo's
@@ -191,7 +191,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let agent_bin = agents::find_agent(args.agent.as_deref())?;
+    let agent = agents::find_agent(args.agent.as_deref())?;
     let data = args.data_dir.clone();
     // The demo's database and agents' spools live here: only we may enter.
     crate::owner_only::private_dir(&data)?;
@@ -225,7 +225,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
     let (launch, launch_line) = choose_launch(args.launcher, &data)?;
     let mut fleet = agents::Fleet {
-        bin: agent_bin,
+        agent,
         addr,
         data: data.clone(),
         launch,

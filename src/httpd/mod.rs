@@ -18,7 +18,7 @@ use ipnet::IpNet;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, Ipv6Addr};
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -60,14 +60,14 @@ pub async fn run(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
-    shutdown: impl Future<Output = ()> + Send,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
 ) {
     let limits = Arc::new(limits);
     let counts = Arc::new(Counts::default());
     let (stop_tx, stop_rx) = watch::channel(());
     // Every connection holds a receiver; all dropped = all finished.
     let (done_tx, done_rx) = watch::channel(());
-    let mut shutdown = pin!(shutdown);
+    let mut shutdown = shutdown;
     loop {
         let (stream, peer) = tokio::select! {
             biased;

@@ -134,3 +134,26 @@ async fn the_demo_runs_containers_and_its_training_job_resumes_when_its_machine_
         "lease disks left mounted:\n{mounts}"
     );
 }
+
+/// `gpuex agent …` is the agent itself (the demo runs its agents so): its
+/// flags, not the client's (`--server` is both), and its subcommands.
+#[test]
+fn the_gpuex_binary_carries_the_agent() {
+    let fleet = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/node-agent/fleets/h100-mig.toml"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuex"))
+        .args(["agent", "--backend", "simulated", "--fleet", fleet])
+        .args(["--server", "http://127.0.0.1:9", "probe"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let probe: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(probe["backend"], "simulated");
+    assert_eq!(probe["gpus"].as_array().map(Vec::len), Some(8), "{probe}");
+}

@@ -141,10 +141,30 @@ pub trait Launcher: Send + Sync {
     }
 }
 
+/// How the agent runs itself again as the privilege-drop helper
+/// (`exec-workload`): its binary, and the arguments that come before the
+/// agent's own in it (`agent` when the `gpuex` binary carries the agent).
+#[derive(Debug, Clone)]
+pub struct SelfExec {
+    pub exe: PathBuf,
+    pub leading_args: Vec<OsString>,
+}
+
+impl SelfExec {
+    /// A binary that is the agent itself (`gpuex-agent`).
+    #[cfg(test)]
+    pub fn binary(exe: impl Into<PathBuf>) -> SelfExec {
+        SelfExec {
+            exe: exe.into(),
+            leading_args: Vec::new(),
+        }
+    }
+}
+
 /// How the agent was told to launch.
 pub struct Options {
-    /// This binary (the privilege-drop helper).
-    pub agent_exe: PathBuf,
+    /// This agent (the privilege-drop helper).
+    pub agent_exe: SelfExec,
     /// The registries a container's image may come from (none listed: any).
     pub allowed_registries: Vec<String>,
     /// What a container runs when the order names no image.
@@ -221,16 +241,20 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
 
 /// `exec-workload --uid U --gid G --nproc N [--cgroup C]… --launch-file F`,
 /// with the launch file that carries the command and environment.
-fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
-    let mut args: Vec<OsString> = vec![
-        "exec-workload".into(),
-        "--uid".into(),
-        spec.user.0.to_string().into(),
-        "--gid".into(),
-        spec.user.1.to_string().into(),
-        "--nproc".into(),
-        MAX_PROCESSES.to_string().into(),
-    ];
+fn exec_prefix(agent_exe: &SelfExec, spec: &LaunchSpec<'_>) -> Plan {
+    let mut args = agent_exe.leading_args.clone();
+    args.extend(
+        [
+            "exec-workload",
+            "--uid",
+            &spec.user.0.to_string(),
+            "--gid",
+            &spec.user.1.to_string(),
+            "--nproc",
+            &MAX_PROCESSES.to_string(),
+        ]
+        .map(OsString::from),
+    );
     for cg in spec.cgroups {
         args.push("--cgroup".into());
         args.push(cg.into());
@@ -238,7 +262,7 @@ fn exec_prefix(agent_exe: &Path, spec: &LaunchSpec<'_>) -> Plan {
     args.push("--launch-file".into());
     args.push(spec.launch_file.into());
     Plan {
-        program: agent_exe.to_path_buf(),
+        program: agent_exe.exe.clone(),
         args,
         sets_session: true,
         env: helper_env(),
@@ -265,7 +289,7 @@ fn check_user(spec: &LaunchSpec<'_>) -> Result<(), String> {
 
 /// An unprivileged pool user of its own, its own session, folder and limits.
 pub struct ProcessLauncher {
-    agent_exe: PathBuf,
+    agent_exe: SelfExec,
 }
 
 impl Launcher for ProcessLauncher {
@@ -285,7 +309,7 @@ impl Launcher for ProcessLauncher {
 
 /// `process` inside bubblewrap.
 pub struct SandboxLauncher {
-    agent_exe: PathBuf,
+    agent_exe: SelfExec,
     bwrap: PathBuf,
     /// Networked leases' namespaces, which the exec helper joins.
     networks: Arc<netns::LeaseNetworks>,

@@ -250,7 +250,7 @@ fn the_process_launcher_drops_to_the_pool_user_through_the_agent_with_a_launch_f
     let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
     let cg = vec![PathBuf::from("/sys/fs/cgroup/gpuex-x/l1")];
     let launcher = ProcessLauncher {
-        agent_exe: "/usr/bin/gpuex-agent".into(),
+        agent_exe: SelfExec::binary("/usr/bin/gpuex-agent"),
     };
     let plan = launcher.plan(&spec(&env, &[], &[], &cg)).unwrap();
     assert!(plan.sets_session);
@@ -285,10 +285,27 @@ fn the_process_launcher_drops_to_the_pool_user_through_the_agent_with_a_launch_f
 }
 
 #[test]
+fn an_agent_inside_the_gpuex_binary_runs_its_helper_as_gpuex_agent_exec_workload() {
+    let env = BTreeMap::new();
+    let launcher = ProcessLauncher {
+        agent_exe: SelfExec {
+            exe: "/usr/bin/gpuex".into(),
+            leading_args: vec!["agent".into()],
+        },
+    };
+    let plan = launcher.plan(&spec(&env, &[], &[], &[])).unwrap();
+    assert_eq!(plan.program, PathBuf::from("/usr/bin/gpuex"));
+    assert_eq!(
+        strings(&plan.args)[..3],
+        ["agent", "exec-workload", "--uid"]
+    );
+}
+
+#[test]
 fn the_sandbox_launcher_hands_bubblewraps_arguments_to_the_helper_without_the_command() {
     let env: BTreeMap<String, String> = [("SECRET".to_string(), "hunter2".to_string())].into();
     let launcher = SandboxLauncher {
-        agent_exe: "/usr/bin/gpuex-agent".into(),
+        agent_exe: SelfExec::binary("/usr/bin/gpuex-agent"),
         bwrap: "/usr/bin/bwrap".into(),
         networks: no_networks(),
         dev_root: "/dev".into(),
@@ -400,7 +417,7 @@ fn a_networked_lease_joins_its_own_namespace_or_is_refused() {
     assert!(why.contains("docker") && why.contains("podman"), "{why}");
     // Where the node has no lease networks, a networked sandbox lease fails.
     let sandbox = SandboxLauncher {
-        agent_exe: "/usr/bin/gpuex-agent".into(),
+        agent_exe: SelfExec::binary("/usr/bin/gpuex-agent"),
         bwrap: "/usr/bin/bwrap".into(),
         networks: no_networks(),
         dev_root: "/dev".into(),
