@@ -484,6 +484,7 @@ mod tests {
                 cpu_milli: 1000,
                 memory_mib: 1024,
                 gpus: Vec::new(),
+                cuda: "12.4".parse().ok(),
             }),
             Command::Cancel {
                 order_id: uuid::Uuid::nil(),
@@ -518,6 +519,7 @@ mod tests {
                 cpu_milli: 1000,
                 memory_mib: 1024,
                 gpus: Vec::new(),
+                cuda: None,
             })
         };
         for id in [1, 2, 3] {

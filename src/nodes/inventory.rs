@@ -140,6 +140,8 @@ pub fn declared_spec(
             .memory_mib
             .unwrap_or(count * DEFAULT_MEMORY_MIB_PER_GPU),
         gpus,
+        // Its agent says, when it registers.
+        cuda: None,
     })
 }
 
@@ -192,7 +194,18 @@ pub fn registered_spec(previous: &NodeSpec, req: &RegisterRequest) -> NodeSpec {
         cpu_milli: u64::from(req.host.cpu_milli),
         memory_mib: req.host.memory_mib,
         gpus,
+        cuda: driver_cuda(&req.gpus),
     }
+}
+
+/// The CUDA version a node's driver supports: the lowest its GPUs report
+/// (one driver serves them all, so they agree but for a lying agent);
+/// `None` when any says no version, which no `min_cuda` order accepts.
+fn driver_cuda(gpus: &[crate::protocol::GpuInventory]) -> Option<catalog::CudaVersion> {
+    gpus.iter()
+        .map(|g| g.cuda_version.parse::<catalog::CudaVersion>().ok())
+        .min()
+        .flatten()
 }
 
 /// How a re-inventory changed what a node has, in words, when its GPU count
@@ -280,8 +293,9 @@ mod tests {
                 mode: PartitionMode::Shared,
                 nvlink: vec![],
             }],
+            cuda: None,
         };
-        let req = RegisterRequest {
+        let mut req = RegisterRequest {
             agent_version: "0.1.0".into(),
             backend: BackendKind::Simulated,
             hostname: "h".into(),
@@ -303,6 +317,10 @@ mod tests {
         );
         assert_eq!(spec.gpus[0].nvlink, vec![1], "peers exist and are not self");
         assert_eq!(spec.cpu_milli, 64_000);
+        assert_eq!(spec.cuda, "12.4".parse().ok(), "the driver's CUDA version");
+        // One GPU that says no version leaves the node without one.
+        req.gpus[1].cuda_version = "N/A".into();
+        assert_eq!(registered_spec(&previous, &req).cuda, None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::rules::{round_money, DerivedPrices, Mode};
 use super::store::ListPrice;
 use crate::catalog::RegionChoice;
-use crate::catalog::{self, GpuModel, Precision, Unit, UNIT_VRAM_GB};
+use crate::catalog::{self, CudaVersion, GpuModel, Precision, Unit, UNIT_VRAM_GB};
 use crate::error::{ApiError, FieldError};
 use chrono::{DateTime, Duration, Utc};
 pub use gpuex_api::pricing::{Quote, QuoteLine, QuoteOption, SliceQuote};
@@ -52,7 +52,8 @@ pub struct Resources {
     pub interconnect: Option<String>,
     #[serde(default)]
     pub isolation: Option<Isolation>,
-    /// Minimum CUDA version, e.g. `12.2`.
+    /// Only nodes whose driver supports at least this CUDA version, e.g. `12.2`
+    /// (compared as numbers: `12.10` is above `12.4`).
     #[serde(default)]
     #[schema(pattern = r"^[0-9]+(\.[0-9]+){0,2}$")]
     pub min_cuda: Option<String>,
@@ -85,6 +86,8 @@ impl Resources {
             },
             cpu_milli: self.cpu_milli.map(u64::from),
             memory_mib: self.memory_mib,
+            // Checked by `validate_shape`.
+            min_cuda: self.min_cuda.as_deref().and_then(|v| v.parse().ok()),
         }
     }
 
@@ -124,17 +127,8 @@ impl Resources {
                 errors.push(FieldError::new(field("interconnect"), "must be `nvlink`"));
             }
         }
-        if let Some(cuda) = &self.min_cuda {
-            let valid = cuda.split('.').count() <= 3
-                && cuda
-                    .split('.')
-                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-            if !valid {
-                errors.push(FieldError::new(
-                    field("min_cuda"),
-                    "must be a version such as `12.2`",
-                ));
-            }
+        if let Some(Err(why)) = self.min_cuda.as_deref().map(str::parse::<CudaVersion>) {
+            errors.push(FieldError::new(field("min_cuda"), why.to_string()));
         }
         if self.cpu_milli == Some(0) {
             errors.push(FieldError::new(field("cpu_milli"), "must be positive"));

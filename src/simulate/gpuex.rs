@@ -128,6 +128,7 @@ impl GpuexPlacer {
             cpu_milli: Some(u64::from(task.cpu_milli)),
             memory_mib: Some(task.memory_mib),
             ends,
+            min_cuda: None,
         }
     }
 

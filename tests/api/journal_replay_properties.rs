@@ -127,6 +127,7 @@ fn node(n: u128, mode: PartitionMode) -> NodeSpec {
                 nvlink: vec![],
             })
             .collect(),
+        cuda: None,
     }
 }
 
@@ -192,6 +193,7 @@ fn command(engine: &Engine, op: &Op, now: &mut i64, next: &mut u128) -> Option<C
                     },
                     cpu_milli: None,
                     memory_mib: None,
+                    min_cuda: None,
                 },
                 region: REGION.into(),
                 node: None,

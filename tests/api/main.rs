@@ -44,6 +44,7 @@ mod ledger_properties;
 mod limits;
 mod market_history;
 mod market_metrics;
+mod min_cuda;
 mod money_in;
 mod netns;
 mod node_loss;

@@ -50,6 +50,7 @@ fn request_of(e: &Engine, spec: &OrderSpec) -> PlacementRequest {
         cpu_milli: None,
         memory_mib: None,
         ends: None,
+        min_cuda: None,
     }
 }
 

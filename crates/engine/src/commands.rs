@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::placement::PartitionMode;
 use super::resale::ListResale;
 use super::types::{BuyerId, LeaseId, ListingId, NodeId, OrderId, OrderSpec, Ts};
-use gpuex_wire::catalog::Unit;
+use gpuex_wire::catalog::{CudaVersion, Unit};
 
 /// One GPU of a node's inventory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +34,11 @@ pub struct NodeSpec {
     pub cpu_milli: u64,
     pub memory_mib: u64,
     pub gpus: Vec<GpuSpec>,
+    /// The highest CUDA version the node's driver supports (the lowest its
+    /// GPUs report); `None` until its agent says, and no order asking
+    /// `min_cuda` is placed on such a node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<CudaVersion>,
 }
 
 /// One list price: per unit-hour for (region, model, unit).

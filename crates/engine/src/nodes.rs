@@ -40,6 +40,7 @@ impl Engine {
         let region = self.view.region(&spec.region);
         let mut v = NodeView::new(spec.id, region, spec.cpu_milli, spec.memory_mib);
         v.cordoned = cordoned;
+        v.cuda = spec.cuda;
         for g in &spec.gpus {
             let nvlink = g
                 .nvlink

@@ -19,7 +19,7 @@ pub enum RejectReason {
     UnknownModel,
     #[error("no allowed GPU model supports this precision")]
     UnknownPrecision,
-    #[error("no GPU can hold these resources")]
+    #[error("no GPU can hold these resources (or no node's driver supports the `min_cuda` asked)")]
     UnsatisfiableResources,
     #[error("the node (or all capacity that could serve the order) is cordoned")]
     NodeCordoned,

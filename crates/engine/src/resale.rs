@@ -355,7 +355,12 @@ impl Engine {
     ) -> Option<&Listing> {
         let mut wants = Wants::new(req);
         let (id, _) = self.listings.asks_below(req.gpus, below).find(|(_, f)| {
-            wants.held_by(f) && f.seller != buyer && f.from <= from && until <= f.until
+            wants.held_by(f)
+                && f.seller != buyer
+                && f.from <= from
+                && until <= f.until
+                // The node's driver now: it may have changed since the listing.
+                && req.accepts_cuda(self.view.node(f.node).and_then(|n| n.cuda))
         })?;
         self.listings.get(id)
     }

@@ -59,6 +59,7 @@ impl Engine {
             cpu_milli: res.cpu_milli,
             memory_mib: res.memory_mib,
             ends: self.end_hint(spec),
+            min_cuda: res.min_cuda,
         };
         // Some catalog model must be able to hold it at all.
         let holdable = allowed.clone().any(|m| {

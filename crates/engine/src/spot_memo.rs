@@ -218,6 +218,8 @@ pub(super) fn at_least(a: &PlacementRequest, b: &PlacementRequest) -> bool {
         && b.cpu_milli.is_none()
         && a.memory_mib.is_none()
         && b.memory_mib.is_none()
+        // `None` asks no version, the least.
+        && a.min_cuda >= b.min_cuda
 }
 
 /// See [`Engine::displace_inputs`].

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 pub use gpuex_wire::catalog::RegionChoice;
-use gpuex_wire::catalog::{text_names, Precision};
+use gpuex_wire::catalog::{text_names, CudaVersion, Precision};
 
 /// Unix seconds (UTC). Every command carries its own `now`.
 pub type Ts = i64;
@@ -133,6 +133,9 @@ pub struct Resources {
     pub cpu_milli: Option<u64>,
     #[serde(default)]
     pub memory_mib: Option<u64>,
+    /// Only nodes whose driver supports at least this CUDA version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cuda: Option<CudaVersion>,
 }
 
 /// An order as the engine needs it (ARCHITECTURE.md §4).

@@ -3414,7 +3414,10 @@ export interface components {
              * @description Host memory in MiB (default: the share matching the GPU share).
              */
             memory_mib?: number | null;
-            /** @description Minimum CUDA version, e.g. `12.2`. */
+            /**
+             * @description Only nodes whose driver supports at least this CUDA version, e.g. `12.2`
+             *     (compared as numbers: `12.10` is above `12.4`).
+             */
             min_cuda?: string | null;
             precision?: null | components["schemas"]["Precision"];
             /** @description Total TFLOPS at `precision` across all GPUs. */

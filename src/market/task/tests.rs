@@ -28,6 +28,7 @@ fn place(buyer: Uuid, order_id: Uuid) -> (Command, OrderMeta) {
             isolation: crate::engine::Isolation::Any,
             cpu_milli: None,
             memory_mib: None,
+            min_cuda: None,
         },
         region: Default::default(),
         node: None,

@@ -37,7 +37,8 @@ class Resources:
             interconnect (None | str | Unset): `nvlink` to require NVLink between the GPUs.
             isolation (Isolation | None | Unset):
             memory_mib (int | None | Unset): Host memory in MiB (default: the share matching the GPU share).
-            min_cuda (None | str | Unset): Minimum CUDA version, e.g. `12.2`.
+            min_cuda (None | str | Unset): Only nodes whose driver supports at least this CUDA version, e.g. `12.2`
+                (compared as numbers: `12.10` is above `12.4`).
             precision (None | Precision | Unset):
      """
 

@@ -94,6 +94,7 @@ pub fn fleet_of(nodes: u32, cfg: EngineConfig) -> Engine {
             cpu_milli: 128_000,
             memory_mib: 1_024_000,
             gpus,
+            cuda: None,
         };
         e.apply(T0, Command::UpsertNode(spec)).unwrap();
     }
@@ -118,6 +119,7 @@ pub fn order(rng: &mut Rng) -> OrderSpec {
         isolation: Isolation::Any,
         cpu_milli: None,
         memory_mib: None,
+        min_cuda: None,
     };
     OrderSpec {
         mode: Mode::OnDemand,

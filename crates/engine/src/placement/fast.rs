@@ -474,7 +474,7 @@ fn for_each_holder(
             let Some(node) = view.node_at(pos) else {
                 continue;
             };
-            if req.node.is_some_and(|n| n != node.id) {
+            if req.node.is_some_and(|n| n != node.id) || !req.accepts_cuda(node.cuda) {
                 continue;
             }
             let gpus = node

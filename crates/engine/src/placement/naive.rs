@@ -39,6 +39,7 @@ fn node_feasible(
     if node.cordoned
         || req.node.is_some_and(|n| n != node.id)
         || req.region.is_some_and(|r| r != node.region)
+        || !req.accepts_cuda(node.cuda)
     {
         return false;
     }
@@ -188,6 +189,7 @@ pub fn valid(view: &CapacityView, req: &PlacementRequest, p: &Placement) -> bool
     if node.cordoned
         || req.region.is_some_and(|r| r != node.region)
         || req.node.is_some_and(|n| n != node.id)
+        || !req.accepts_cuda(node.cuda)
     {
         return false;
     }

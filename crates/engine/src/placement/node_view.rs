@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::request::Slot;
-use gpuex_wire::catalog::{self, GpuModel, COMPUTE_SLICES};
+use gpuex_wire::catalog::{self, CudaVersion, GpuModel, COMPUTE_SLICES};
 
 /// How a GPU is sold (ARCHITECTURE.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -116,6 +116,9 @@ pub struct NodeView {
     pub cpu_free: u64,
     pub memory_free: u64,
     pub gpus: Vec<GpuView>,
+    /// The CUDA version its driver supports (`None`: not reported). Part of
+    /// its interned hardware, so the nodes of one state agree on it.
+    pub cuda: Option<CudaVersion>,
     /// The best single GPU on the node, so a node that cannot help is skipped in O(1).
     #[serde(skip)]
     pub summary: NodeSummary,
@@ -153,6 +156,7 @@ impl NodeView {
             cpu_free: cpu_milli,
             memory_free: memory_mib,
             gpus: Vec::new(),
+            cuda: None,
             summary: NodeSummary::default(),
             hardware: 0,
         }

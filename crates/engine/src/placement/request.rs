@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::view::{ModelIdx, PartitionMode, RegionIdx};
 use crate::types::Isolation;
-use gpuex_wire::catalog::{GpuModel, Precision, COMPUTE_SLICES, UNIT_VRAM_GB};
+use gpuex_wire::catalog::{CudaVersion, GpuModel, Precision, COMPUTE_SLICES, UNIT_VRAM_GB};
 
 /// Compute asked for, over all the request's GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +63,9 @@ pub struct PlacementRequest {
     /// whose other leases end near that time (`None`: no preference).
     #[serde(default)]
     pub ends: Option<EndHint>,
+    /// Only nodes whose driver supports at least this CUDA version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cuda: Option<CudaVersion>,
 }
 
 /// A lease's predicted end, for placement's predicted-end term: `end` and
@@ -88,7 +91,15 @@ impl PlacementRequest {
             cpu_milli: None,
             memory_mib: None,
             ends: None,
+            min_cuda: None,
         }
+    }
+
+    /// Whether a node whose driver supports `cuda` is recent enough: one
+    /// that did not say is not, when the request names a version.
+    pub fn accepts_cuda(&self, cuda: Option<CudaVersion>) -> bool {
+        self.min_cuda
+            .is_none_or(|least| cuda.is_some_and(|have| have >= least))
     }
 
     /// Compute per GPU in milli-GPU on `model`, or `None` when the model lacks the precision.

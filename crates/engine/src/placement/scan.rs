@@ -118,6 +118,19 @@ impl<'a, 'v> Scan<'a, 'v> {
             .flatten()
             .chain(by_share.into_iter().flatten())
         {
+            let Some(&first) = state.members.first() else {
+                continue;
+            };
+            // The driver is part of a state's hardware, so its members agree;
+            // read before counting, as a walk never counts a node it refuses.
+            // Only a request that names a version pays for the node's read.
+            let driver_refused = self.req.min_cuda.is_some()
+                && view
+                    .node_at(first)
+                    .is_some_and(|n| !self.req.accepts_cuda(n.cuda));
+            if driver_refused {
+                continue;
+            }
             let twins = u32::try_from(state.members.len()).unwrap_or(u32::MAX);
             let at = (opt, scorer, self.req, self.policy);
             if let Some(per_node) =
@@ -127,9 +140,6 @@ impl<'a, 'v> Scan<'a, 'v> {
                 continue;
             }
 
-            let Some(&first) = state.members.first() else {
-                continue;
-            };
             let Some(node) = view.node_at(first) else {
                 continue;
             };
@@ -190,7 +200,7 @@ impl<'a, 'v> Scan<'a, 'v> {
             let Some(node) = self.view.node_at(pos) else {
                 continue;
             };
-            if node.cordoned || !might_hold(node, opt) {
+            if node.cordoned || !might_hold(node, opt) || !self.req.accepts_cuda(node.cuda) {
                 continue;
             }
             // A twin takes the same host share and offers the same candidates.

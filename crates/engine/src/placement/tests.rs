@@ -225,7 +225,12 @@ const MODELS: [&str; 4] = [
 
 fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
     let gpu = (0..MODELS.len(), 0..3u8, any::<u32>());
-    let node = (prop::collection::vec(gpu, 1..5), 0..2u16, any::<bool>());
+    let node = (
+        prop::collection::vec(gpu, 1..5),
+        0..2u16,
+        any::<bool>(),
+        0..3usize,
+    );
     let req = (
         0..1200u32,
         0..90_000u64,
@@ -234,6 +239,7 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
         0..4u8,
         any::<bool>(),
         0..3u8,
+        0..3usize,
     );
     (
         prop::collection::vec(node, 1..6),
@@ -262,7 +268,9 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
                     },
                 );
             }
-            for (i, (gpus, region, cordon)) in nodes.into_iter().enumerate() {
+            // No version reported, an older driver, a newer one.
+            let cuda = [None, "12.2".parse().ok(), "12.4".parse().ok()];
+            for (i, (gpus, region, cordon, driver)) in nodes.into_iter().enumerate() {
                 let mut n = NodeView::new(
                     Uuid::from_u128(i as u128 + 1),
                     rs[usize::from(region)],
@@ -270,6 +278,7 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
                     256_000,
                 );
                 n.cordoned = cordon && i % 3 == 0;
+                n.cuda = cuda[driver];
                 let count = gpus.len() as u32;
                 for (model, mode, links) in gpus {
                     let mode = [
@@ -292,7 +301,7 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
             }
             let reqs = reqs
                 .into_iter()
-                .map(|(milli, mem, gpus, model, iso, nvlink, region)| {
+                .map(|(milli, mem, gpus, model, iso, nvlink, region, min_cuda)| {
                     let mut r = PlacementRequest::milli(milli * u32::from(gpus.min(2)), mem);
                     r.gpus = if gpus == 3 { 2 } else { 1 };
                     r.nvlink = nvlink;
@@ -312,6 +321,7 @@ fn arb_view() -> impl Strategy<Value = (CapacityView, Vec<PlacementRequest>)> {
                     } else {
                         None
                     };
+                    r.min_cuda = cuda[min_cuda];
                     r
                 })
                 .collect();

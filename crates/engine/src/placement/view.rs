@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use gpuex_wire::catalog::CudaVersion;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -55,7 +56,7 @@ pub struct CapacityView {
     buckets: Vec<Bucket>,
     bucket_at: HashMap<(RegionIdx, ModelIdx, PartitionMode), u32>,
     /// Interned GPU hardware: see [`NodeView::hardware`].
-    hardware: HashMap<Vec<HardwareGpu>, u32>,
+    hardware: HashMap<Hardware, u32>,
     /// Uncordoned nodes grouped by free state, per bucket by room.
     states: StateIndex,
     /// Counts the changes that may have made room: anything freed, a node
@@ -475,11 +476,18 @@ impl Room {
 /// One GPU's hardware as a node's interned hardware id covers it.
 type HardwareGpu = (u8, ModelIdx, PartitionMode, u32);
 
-fn hardware_of(node: &NodeView) -> Vec<HardwareGpu> {
-    node.gpus
+/// A node's hardware: its driver's CUDA version and its GPUs. The driver is
+/// in it so that a state's nodes, which placement checks at one member,
+/// all accept the same `min_cuda`.
+type Hardware = (Option<CudaVersion>, Vec<HardwareGpu>);
+
+fn hardware_of(node: &NodeView) -> Hardware {
+    let gpus = node
+        .gpus
         .iter()
         .map(|g| (g.index, g.model, g.mode, g.nvlink))
-        .collect()
+        .collect();
+    (node.cuda, gpus)
 }
 
 /// The buckets a node's GPUs are in.

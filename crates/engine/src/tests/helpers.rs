@@ -37,6 +37,7 @@ pub fn node(n: u128, region: &str, gpus: &[(&str, PartitionMode)]) -> NodeSpec {
                 nvlink: Vec::new(),
             })
             .collect(),
+        cuda: None,
     }
 }
 
@@ -95,6 +96,7 @@ pub fn resources(tflops: Decimal, vram_gb: u32) -> Resources {
         isolation: Isolation::Any,
         cpu_milli: None,
         memory_mib: None,
+        min_cuda: None,
     }
 }
 

@@ -4,6 +4,7 @@
 mod auction_memo;
 mod bounds;
 mod convert;
+mod cuda;
 mod follow_the_sun;
 mod forecast;
 mod helpers;

@@ -5,11 +5,13 @@
 //! model M" into the two units gpuex sells. Pure data and pure functions: the
 //! agent and the simulator use this module without the server.
 
+mod cuda;
 mod mig;
 mod models;
 mod region_choice;
 mod units;
 
+pub use cuda::{CudaVersion, NotACudaVersion};
 pub use mig::{MigLayout, MigProfile, COMPUTE_SLICES, MEMORY_SLICES};
 pub use models::{all_models, lookup, GpuModel};
 pub use region_choice::{RegionChoice, ANY as ANY_REGION};
