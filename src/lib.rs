@@ -35,6 +35,8 @@ pub mod cluster;
 #[cfg(feature = "server")]
 mod columns;
 #[cfg(feature = "server")]
+pub mod command_line;
+#[cfg(feature = "server")]
 pub mod config;
 #[cfg(feature = "server")]
 pub mod db;
