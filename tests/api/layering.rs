@@ -215,14 +215,16 @@ fn only_the_composition_root_and_the_router_know_the_whole_state() {
 }
 
 /// Imports run one way, api → domains: only the composition root (`app.rs`)
-/// names the router layer; a domain's routes are merged there, never the
-/// other way round.
+/// and the command line above it (`command_line.rs`, which serves and
+/// prints the OpenAPI document) name the router layer; a domain's routes are
+/// merged there, never the other way round.
 #[test]
 fn no_module_below_the_router_imports_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let above = [root.join("app.rs"), root.join("command_line.rs")];
     let upward: Vec<_> = sources("")
         .into_iter()
-        .filter(|file| file != &root.join("app.rs") && !file.starts_with(root.join("api")))
+        .filter(|file| !above.contains(file) && !file.starts_with(root.join("api")))
         .filter(|file| {
             let text = std::fs::read_to_string(file).expect("a source file");
             text.contains("crate::api::") || text.contains("crate::api;")
