@@ -4,10 +4,9 @@
 //! the node's views before it is written.
 
 use crate::fleet::{self, beat, create_node, eventually, h100_node, market, node_view, register};
-use crate::helpers::{fresh_postgres_database, on_both_databases, postgres_base_url, TestApp};
-use crate::scale_out::{leader, ready_replicas};
+use crate::helpers::{on_both_databases, TestApp};
+use crate::scale_out::{leader, replicas_on_a_fresh_database};
 use reqwest::{Method, StatusCode};
-use std::time::Duration;
 
 const H100_MIG: (&str, bool) = ("H100-SXM5-80GB", true);
 
@@ -81,15 +80,9 @@ on_both_databases! {
 /// from then on; a beat on the follower is written straight to the row.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_deleted_on_a_follower_is_refused_by_the_leader_that_cached_its_token() {
-    if postgres_base_url().is_none() {
+    let Some((client, database_url, replicas)) = replicas_on_a_fresh_database(2).await else {
         return;
-    }
-    let database_url = fresh_postgres_database().await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client");
-    let replicas = ready_replicas(&client, &database_url, 2).await;
+    };
     let first = leader(&client, &replicas, 10).await;
     let leading = TestApp::external(&replicas[first].address, &database_url);
     let following = TestApp::external(&replicas[1 - first].address, &database_url);

@@ -5,10 +5,9 @@
 //! without a gap or a repeat.
 
 use crate::fleet::{eventually, market};
-use crate::helpers::{fresh_postgres_database, postgres_base_url, TestApp};
-use crate::scale_out::{leader, ready_replicas, Replica};
+use crate::helpers::TestApp;
+use crate::scale_out::{leader, replicas_on_a_fresh_database, Replica};
 use serde_json::{json, Value};
-use std::time::Duration;
 
 /// A metric's value in `/metrics` text.
 fn metric(text: &str, name: &str) -> f64 {
@@ -28,15 +27,9 @@ async fn readiness(client: &reqwest::Client, replica: &Replica) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_applies_the_journal_matches_the_leader_and_is_promoted_without_a_restore() {
-    if postgres_base_url().is_none() {
+    let Some((client, database_url, mut replicas)) = replicas_on_a_fresh_database(2).await else {
         return;
-    }
-    let database_url = fresh_postgres_database().await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client");
-    let mut replicas = ready_replicas(&client, &database_url, 2).await;
+    };
     let first = leader(&client, &replicas, 10).await;
     let other = 1 - first;
     let apps: Vec<TestApp> = replicas

@@ -215,6 +215,22 @@ pub(crate) async fn ready_replicas(
     replicas
 }
 
+/// `count` ready replicas on a fresh PostgreSQL database, and a client for
+/// them: `None` where no PostgreSQL is configured (outside CI; under CI its
+/// absence fails the test).
+pub(crate) async fn replicas_on_a_fresh_database(
+    count: usize,
+) -> Option<(reqwest::Client, String, Vec<Replica>)> {
+    postgres_base_url()?;
+    let database_url = fresh_postgres_database().await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
+    let replicas = ready_replicas(&client, &database_url, count).await;
+    Some((client, database_url, replicas))
+}
+
 /// The replica that leads now, waiting up to `secs` for one.
 pub(crate) async fn leader(client: &reqwest::Client, replicas: &[Replica], secs: u64) -> usize {
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -268,15 +284,9 @@ const WORKLOAD: &str = "while true; do echo tick; sleep 0.5; done";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_lose_nothing_when_the_leader_is_killed_ten_times() {
-    if postgres_base_url().is_none() {
+    let Some((client, database_url, mut replicas)) = replicas_on_a_fresh_database(3).await else {
         return;
-    }
-    let database_url = fresh_postgres_database().await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap();
-    let mut replicas = ready_replicas(&client, &database_url, 3).await;
+    };
     let first_leader = leader(&client, &replicas, 10).await;
     let roles: Vec<Option<String>> =
         futures::future::join_all(replicas.iter().map(|r| r.role(&client))).await;
