@@ -12,13 +12,12 @@
 //! Reserved hours are split where the lease started running and where it
 //! ended, so each line is wholly a used or an unused part of the commitment.
 
-use super::ledger::{self, LedgerError};
-use super::lines::{self, Kind, NewLine, Unit};
+use super::ledger::LedgerError;
+use super::lines::{Kind, NewLine, Unit};
 use crate::db::leases::LeaseRecord;
 use crate::db::{dispatch_tx, Money, Tx};
 use crate::engine::Mode;
 use crate::pricing::round_money;
-use chrono::{DateTime, Utc};
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
@@ -257,86 +256,9 @@ pub fn proceeds_line(resold: &Resold, start: Ts, end: Ts, paid: Decimal) -> NewL
     }
 }
 
-/// Charges `[from, to)`: the lines of each hour are captured from the hold,
-/// topping the hold up from the wallet when it runs short. Returns the total
-/// charged; a line the buyer cannot pay stops the run (the caller starts the
-/// funds notice).
-pub async fn charge(
-    tx: &mut Tx<'_>,
-    c: &Chargeable,
-    from: Ts,
-    to: Ts,
-    fee_rate: Decimal,
-    now: DateTime<Utc>,
-) -> Result<ChargeOutcome, LedgerError> {
-    // Hours charged beyond now can only be the unused rest of a reserved
-    // window that ended early: they are unused whatever the row says yet.
-    let mut c = c.clone();
-    let now_ts = now.timestamp();
-    c.detail.ended_at = Some(c.detail.ended_at.map_or(now_ts, |e| e.min(now_ts)));
-    let c = &c;
-    let mut charged = Decimal::ZERO;
-    let mut billed_until = from;
-    let cuts: Vec<Ts> = if c.detail.is_reserved() {
-        [c.detail.running_at, c.detail.ended_at]
-            .into_iter()
-            .flatten()
-            .collect()
-    } else {
-        Vec::new()
-    };
-    for (start, end) in segments(from, to, &cuts) {
-        let mut parts = unit_lines(c, start, end);
-        let total: Decimal = parts.iter().map(|l| l.amount).sum();
-        if total.is_zero() {
-            billed_until = end;
-            continue;
-        }
-        let remaining = hold_remaining(tx, c.hold).await?;
-        if remaining < total {
-            let shortfall = total - remaining;
-            match ledger::extend_hold(tx, c.hold, shortfall, now).await {
-                Ok(()) => {}
-                // A released hold (its lease ended) has nothing left to charge from.
-                Err(LedgerError::InsufficientFunds(_) | LedgerError::UnknownHold(_)) => {
-                    return Ok(ChargeOutcome {
-                        charged,
-                        billed_until,
-                        unpaid: true,
-                    })
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let memo = format!("lease {} {}–{}", c.lease, start, end);
-        let payee = match &c.resale {
-            Some(resold) => ledger::Account::Wallet(resold.seller),
-            None => ledger::Account::Payable(c.provider),
-        };
-        let captured = ledger::capture(tx, c.hold, total, payee, fee_rate, &memo, now).await?;
-        split_fee(&mut parts, captured.fee);
-        for line in &parts {
-            lines::insert(tx, line, captured.entry, now).await?;
-        }
-        // The seller's proceeds belong to the same ledger entry, so the
-        // seller's export ties out to its wallet as the buyer's does to its holds.
-        if let Some(resold) = c.resale.as_ref().filter(|_| !captured.paid.is_zero()) {
-            let proceeds = proceeds_line(resold, start, end, captured.paid);
-            lines::insert(tx, &proceeds, captured.entry, now).await?;
-        }
-        charged += total;
-        billed_until = end;
-    }
-    Ok(ChargeOutcome {
-        charged,
-        billed_until,
-        unpaid: false,
-    })
-}
-
 /// Shares the fee of one capture among its lines in proportion to their
 /// amounts, the last line taking the rest, so the lines' fees add up to it.
-fn split_fee(parts: &mut [NewLine], fee: Decimal) {
+pub(super) fn split_fee(parts: &mut [NewLine], fee: Decimal) {
     let total: Decimal = parts.iter().map(|l| l.amount).sum();
     let mut left = fee;
     let n = parts.len();
@@ -350,7 +272,7 @@ fn split_fee(parts: &mut [NewLine], fee: Decimal) {
     }
 }
 
-/// The result of [`charge`].
+/// The result of charging a lease ([`super::charging::Charging::charge`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChargeOutcome {
     pub charged: Decimal,
@@ -373,6 +295,7 @@ pub async fn hold_remaining(tx: &mut Tx<'_>, hold: Uuid) -> Result<Decimal, Ledg
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::billing::ledger;
     use rust_decimal_macros::dec;
 
     fn reserved(running_at: Option<Ts>, ended_at: Option<Ts>) -> Chargeable {

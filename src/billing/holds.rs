@@ -3,7 +3,7 @@
 //! entry in the caller's transaction.
 
 use super::ledger::{platform_fee, positive_money, post, Account, Entry, LedgerError};
-use crate::db::{dispatch_tx, execute_tx, Money, Tx};
+use crate::db::{dispatch_tx, execute_tx, push_rows, Money, Tx, Writes};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
@@ -61,6 +61,25 @@ async fn set_hold(
     Ok(())
 }
 
+/// Adds one statement per [`crate::db::INSERT_CHUNK`] holds that sets each
+/// open hold's `remaining` (charged down or renewed) as of `now`.
+pub(super) fn push_remaining<'a>(
+    writes: &mut Writes<'a>,
+    holds: &[(Uuid, Decimal)],
+    now: DateTime<Utc>,
+) {
+    push_rows!(
+        writes,
+        "UPDATE holds SET remaining = v.column2, updated_at = v.column3 FROM (",
+        holds,
+        |row, (id, remaining)| row
+            .push_bind(*id)
+            .push_bind(Money(*remaining))
+            .push_bind(now),
+        ") AS v WHERE holds.id = v.column1"
+    );
+}
+
 /// Money moved between a user's wallet and holds for one hold.
 struct Move {
     kind: &'static str,
@@ -71,20 +90,23 @@ struct Move {
 }
 
 impl Move {
+    fn entry(self, hold: Uuid) -> Entry {
+        Entry {
+            kind: self.kind,
+            memo: self.memo.into(),
+            actor: None,
+            reference: Some(format!("hold:{hold}")),
+            postings: vec![(self.from, -self.amount), (self.to, self.amount)],
+        }
+    }
+
     async fn post(
         self,
         tx: &mut Tx<'_>,
         hold: Uuid,
         now: DateTime<Utc>,
     ) -> Result<(), LedgerError> {
-        let entry = Entry {
-            kind: self.kind,
-            memo: self.memo.into(),
-            actor: None,
-            reference: Some(format!("hold:{hold}")),
-            postings: vec![(self.from, -self.amount), (self.to, self.amount)],
-        };
-        post(tx, &entry, now).await.map(|_| ())
+        post(tx, &self.entry(hold), now).await.map(|_| ())
     }
 }
 
@@ -97,16 +119,21 @@ pub async fn extend_hold(
 ) -> Result<(), LedgerError> {
     let amount = positive_money(amount)?;
     let open = lock_hold(tx, hold).await?;
-    let (wallet, holds) = (Account::Wallet(open.user), Account::Holds(open.user));
-    let moved = Move {
+    post(tx, &renewal_entry(hold, open.user, amount), now).await?;
+    set_hold(tx, hold, open.remaining + amount, HoldStatus::Open, now).await
+}
+
+/// The entry that adds `amount` (at the money scale) from `user`'s wallet
+/// to its hold `hold`.
+pub(super) fn renewal_entry(hold: Uuid, user: Uuid, amount: Decimal) -> Entry {
+    Move {
         kind: "hold",
         memo: "hold renewed",
-        from: wallet,
-        to: holds,
+        from: Account::Wallet(user),
+        to: Account::Holds(user),
         amount,
-    };
-    moved.post(tx, hold, now).await?;
-    set_hold(tx, hold, open.remaining + amount, HoldStatus::Open, now).await
+    }
+    .entry(hold)
 }
 
 /// What a capture posted.
@@ -132,30 +159,80 @@ pub async fn capture(
     memo: &str,
     now: DateTime<Utc>,
 ) -> Result<Captured, LedgerError> {
-    let amount = positive_money(amount)?;
     let open = lock_hold(tx, hold).await?;
-    if amount > open.remaining {
-        return Err(LedgerError::CaptureExceedsHold {
-            requested: amount,
-            remaining: open.remaining,
-        });
+    let capture = Capture::of(
+        hold,
+        open.user,
+        amount,
+        open.remaining,
+        payee,
+        fee_rate,
+        memo,
+    )?;
+    let entry = post(tx, &capture.entry, now).await?;
+    set_hold(
+        tx,
+        hold,
+        open.remaining - capture.amount,
+        HoldStatus::Open,
+        now,
+    )
+    .await?;
+    Ok(Captured {
+        entry,
+        fee: capture.fee,
+        paid: capture.paid,
+    })
+}
+
+/// A capture worked out, not yet posted.
+pub(super) struct Capture {
+    pub entry: Entry,
+    /// What leaves the hold, at the money scale.
+    pub amount: Decimal,
+    pub fee: Decimal,
+    pub paid: Decimal,
+}
+
+impl Capture {
+    /// Pays `amount` of `user`'s hold `hold`, which has `remaining` left,
+    /// to `payee`, less the platform's fee.
+    pub fn of(
+        hold: Uuid,
+        user: Uuid,
+        amount: Decimal,
+        remaining: Decimal,
+        payee: Account,
+        fee_rate: Decimal,
+        memo: &str,
+    ) -> Result<Capture, LedgerError> {
+        let amount = positive_money(amount)?;
+        if amount > remaining {
+            return Err(LedgerError::CaptureExceedsHold {
+                requested: amount,
+                remaining,
+            });
+        }
+        let fee = platform_fee(amount, fee_rate);
+        let paid = amount.checked_sub(fee).ok_or(LedgerError::Overflow)?;
+        let mut postings = vec![(Account::Holds(user), -amount), (payee, paid)];
+        if !fee.is_zero() {
+            postings.push((Account::PlatformRevenue, fee));
+        }
+        let entry = Entry {
+            kind: "capture",
+            memo: memo.to_owned(),
+            actor: None,
+            reference: Some(format!("hold:{hold}")),
+            postings,
+        };
+        Ok(Capture {
+            entry,
+            amount,
+            fee,
+            paid,
+        })
     }
-    let fee = platform_fee(amount, fee_rate);
-    let paid = amount.checked_sub(fee).ok_or(LedgerError::Overflow)?;
-    let mut postings = vec![(Account::Holds(open.user), -amount), (payee, paid)];
-    if !fee.is_zero() {
-        postings.push((Account::PlatformRevenue, fee));
-    }
-    let entry = Entry {
-        kind: "capture",
-        memo: memo.to_owned(),
-        actor: None,
-        reference: Some(format!("hold:{hold}")),
-        postings,
-    };
-    let entry = post(tx, &entry, now).await?;
-    set_hold(tx, hold, open.remaining - amount, HoldStatus::Open, now).await?;
-    Ok(Captured { entry, fee, paid })
 }
 
 /// Returns part of an open hold to the wallet (a lease whose terms changed

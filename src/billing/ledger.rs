@@ -6,7 +6,7 @@
 
 pub use super::account::Account;
 pub use super::holds::{capture, extend_hold, reduce_hold, release, Captured};
-use crate::db::{dispatch_tx, execute_tx, push_rows, push_statement, Money, Tx, Writes};
+use crate::db::{dispatch_tx, execute_tx, push_rows, Money, Tx, Writes};
 use crate::pricing::round_money;
 pub use crate::pricing::MONEY_SCALE;
 use anyhow::Context;
@@ -383,14 +383,20 @@ impl Journal {
                 .push_bind(h.at)
                 .push_bind(h.at)
         );
-        for account in &self.changed {
-            let balance = Money(self.balances[account]);
-            push_statement!(writes, |update| update
-                .push("UPDATE accounts SET balance = ")
-                .push_bind(balance)
-                .push(" WHERE code = ")
-                .push_bind(*account));
-        }
+        // One statement for every balance changed (SQLite and PostgreSQL
+        // both name a VALUES list's columns column1, column2).
+        let balances: Vec<(Account, Decimal)> = self
+            .changed
+            .iter()
+            .map(|account| (*account, self.balances[account]))
+            .collect();
+        push_rows!(
+            writes,
+            "UPDATE accounts SET balance = v.column2 FROM (",
+            balances,
+            |row, (account, balance)| row.push_bind(*account).push_bind(Money(*balance)),
+            ") AS v WHERE accounts.code = v.column1"
+        );
     }
 
     /// Forgets everything recorded and loaded, once [`Journal::push_writes`]'s

@@ -4,7 +4,7 @@
 
 use super::ledger::{self, Account, Entry, LedgerError};
 use crate::db::Text;
-use crate::db::{dispatch, execute_tx, Db, Money, Tx};
+use crate::db::{dispatch, push_rows, Db, Money, Tx, Writes};
 use crate::engine::Mode;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -167,41 +167,50 @@ pub async fn insert(
     entry: Uuid,
     now: DateTime<Utc>,
 ) -> Result<(), LedgerError> {
-    execute_tx!(
-        tx,
-        "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
-             gpu_model, region, unit, quantity, unit_price, list_unit_price, tags_json, memo, \
-             period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at, \
-             source, listing_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $20, $21, $22, $23, $24, $25)",
-        line.lease,
-        line.order,
-        line.buyer,
-        line.provider,
-        line.node,
-        line.kind.as_str(),
-        line.mode.map(Text),
-        &line.gpu_model,
-        &line.region,
-        line.unit.map(Text),
-        Money(line.quantity),
-        Money(line.unit_price),
-        Money(line.list_unit_price),
-        &line.tags_json,
-        &line.memo,
-        line.period_start,
-        line.period_end,
-        Money(line.tflops_units),
-        Money(line.vram_units),
-        Money(line.amount),
-        Money(line.fee),
-        entry,
-        now,
-        Source::of(line.resale_listing).as_str(),
-        line.resale_listing,
-    )?;
+    let lines = [(line.clone(), entry)];
+    let mut writes = Writes::new(tx);
+    push_inserts(&mut writes, &lines, now);
+    writes.execute(tx).await?;
     Ok(())
+}
+
+/// Adds multi-row INSERTs of `lines`, each with the ledger entry that moved
+/// its money, to `writes`.
+pub fn push_inserts<'a>(writes: &mut Writes<'a>, lines: &'a [(NewLine, Uuid)], now: DateTime<Utc>) {
+    push_rows!(
+        writes,
+        "INSERT INTO charges (lease_id, order_id, buyer_id, provider_id, node_id, kind, mode, \
+         gpu_model, region, unit, quantity, unit_price, list_unit_price, tags_json, memo, \
+         period_start, period_end, tflops_units, vram_units, amount, fee, entry_id, created_at, \
+         source, listing_id) ",
+        lines,
+        |row, (line, entry)| row
+            .push_bind(line.lease)
+            .push_bind(line.order)
+            .push_bind(line.buyer)
+            .push_bind(line.provider)
+            .push_bind(line.node)
+            .push_bind(line.kind.as_str())
+            .push_bind(line.mode.map(Text))
+            .push_bind(&line.gpu_model)
+            .push_bind(&line.region)
+            .push_bind(line.unit.map(Text))
+            .push_bind(Money(line.quantity))
+            .push_bind(Money(line.unit_price))
+            .push_bind(Money(line.list_unit_price))
+            .push_bind(&line.tags_json)
+            .push_bind(&line.memo)
+            .push_bind(line.period_start)
+            .push_bind(line.period_end)
+            .push_bind(Money(line.tflops_units))
+            .push_bind(Money(line.vram_units))
+            .push_bind(Money(line.amount))
+            .push_bind(Money(line.fee))
+            .push_bind(*entry)
+            .push_bind(now)
+            .push_bind(Source::of(line.resale_listing).as_str())
+            .push_bind(line.resale_listing)
+    );
 }
 
 /// A credit to give a buyer.

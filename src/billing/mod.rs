@@ -9,6 +9,7 @@ pub mod balances;
 pub mod budgets;
 pub mod cells;
 pub mod charges;
+mod charging;
 pub mod earnings;
 pub mod export;
 pub mod focus;
@@ -20,6 +21,7 @@ mod period;
 pub mod profile;
 pub mod refund;
 mod routes;
+mod running;
 #[doc(hidden)]
 pub mod scenario;
 pub mod settle;

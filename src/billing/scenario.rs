@@ -1,5 +1,5 @@
 //! A realistic billing scenario written through the real billing functions
-//! (holds, `charges::charge`, `lines::credit`) at chosen times: on-demand
+//! (holds, `charging::charge_alone`, `lines::credit`) at chosen times: on-demand
 //! across midnight and a month end, a reserved window with unused hours,
 //! spot, pooled, a node-loss credit, an admin adjustment, several tags, a
 //! second buyer, and a resale (the second buyer's reserved tail, bought by
@@ -7,7 +7,7 @@
 //! FOCUS validator check, the export benchmark and the tests build on it;
 //! the server never calls it.
 
-use super::charges::{self, ChargeDetail, ChargeOutcome, Chargeable, Resold, UnitTerms};
+use super::charges::{ChargeDetail, ChargeOutcome, Chargeable, Resold, UnitTerms};
 use super::ledger;
 use super::lines::{self, Credit, Kind, NewLine, Unit};
 use crate::auth::{create_user, Role};
@@ -183,7 +183,7 @@ async fn lease_once(
             ended_at: spec.ended_at,
         },
     };
-    let outcome = charges::charge(&mut tx, &c, spec.from, spec.to, FEE, now)
+    let outcome = super::charging::charge_alone(&mut tx, &c, spec.from, spec.to, FEE, now)
         .await
         .map_err(|e| anyhow::anyhow!(e))?;
     match ledger::release(&mut tx, hold, now).await {

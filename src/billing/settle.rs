@@ -4,20 +4,19 @@
 //! Each function says what it decided and changes no engine state: the
 //! market task tells the engine when a lease's funds ran out.
 
-use super::charges::{self, ChargeDetail, Chargeable, Resold};
+pub use super::running::{bill_running, BillingSlice, HoldShort, LeaseBilled, RunningBilled};
+
+use super::charges::{ChargeDetail, Chargeable, Resold};
+use super::charging::Charging;
 use super::ledger::{self, LedgerError};
 use super::refund;
 use crate::db::leases::{self, LeaseRecord};
-use crate::db::{dispatch_tx, Flushed, Money};
+use crate::db::{dispatch_tx, Flushed, Money, Tx};
 use crate::engine::{EndReason, Mode, ResaleSource};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Renew a hold this long before the notice would have to start.
-const RENEWAL_MARGIN_S: i64 = 300;
-/// A reserved booking holds a rolling 7 days of its window (ARCHITECTURE.md §4).
-const RESERVED_HOLD_S: i64 = 7 * 24 * 3600;
 
 /// What charging a lease decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +25,6 @@ pub struct Settled {
     pub unpaid: bool,
     /// The lease is paid up to here.
     pub funded_until: i64,
-}
-
-/// A hold too small for the notice period that the wallet could not top up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HoldShort {
-    /// What the hold still pays for.
-    pub funded_until: Option<i64>,
 }
 
 /// Charges a lease up to `until` (capped at its window's end). `None` when
@@ -47,6 +39,21 @@ pub async fn settle(
     let Some(row) = chargeable(flushed, lease).await? else {
         return Ok(None);
     };
+    let mut charging = Charging::new(now);
+    let settled = charge_row(&mut charging, flushed.tx(), &row, until, platform_fee).await?;
+    charging.write(flushed.tx()).await?;
+    Ok(settled)
+}
+
+/// Charges `row`'s lease up to `until` (capped at its window's end) in
+/// `charging`, which has its hold and accounts loaded or loads them.
+pub(super) async fn charge_row(
+    charging: &mut Charging,
+    tx: &mut Tx<'_>,
+    row: &ChargeRow,
+    until: i64,
+    platform_fee: Decimal,
+) -> anyhow::Result<Option<Settled>> {
     let Some(from) = row.billed_until else {
         return Ok(None);
     };
@@ -54,10 +61,11 @@ pub async fn settle(
     if until <= from {
         return Ok(None);
     }
-    let outcome = charges::charge(flushed.tx(), &row.charge, from, until, platform_fee, now)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    leases::set_billed_until(flushed.tx(), lease, outcome.billed_until).await?;
+    charging.load(tx, [&row.charge]).await?;
+    let outcome = charging
+        .charge(tx, &row.charge, from, until, platform_fee)
+        .await?;
+    charging.bill_until(row.charge.lease, outcome.billed_until);
     Ok(Some(Settled {
         unpaid: outcome.unpaid,
         funded_until: outcome.billed_until,
@@ -148,138 +156,40 @@ async fn settle_reserved_ahead(
     reserved.detail.vram.price = reserved.detail.vram.list * multiplier;
     reserved.price_per_hour = reserved.detail.tflops.units * reserved.detail.tflops.price
         + reserved.detail.vram.units * reserved.detail.vram.price;
-    let outcome = charges::charge(
-        flushed.tx(),
-        &reserved,
-        window.from,
-        window.until,
-        platform_fee,
-        now,
-    )
-    .await
-    .map_err(|e| anyhow::anyhow!(e))?;
-    leases::set_billed_until(flushed.tx(), row.charge.lease, outcome.billed_until).await?;
+    let mut charging = Charging::new(now);
+    charging.load(flushed.tx(), [&reserved]).await?;
+    let outcome = charging
+        .charge(
+            flushed.tx(),
+            &reserved,
+            window.from,
+            window.until,
+            platform_fee,
+        )
+        .await?;
+    charging.bill_until(row.charge.lease, outcome.billed_until);
+    charging.write(flushed.tx()).await?;
     Ok(Some(Settled {
         unpaid: outcome.unpaid,
         funded_until: outcome.billed_until,
     }))
 }
 
-/// Every running lease charged short of `ts`, with the time it is owed up
-/// to: now, or its node's last heartbeat when that is older. ARCHITECTURE.md §7:
-/// charges stop at a lost node's last heartbeat, and a node is lost only a
-/// timeout after it fell silent, so the seconds since are never charged
-/// ahead: they are charged once the next heartbeat shows the node alive.
-pub async fn running_due(
-    flushed: &mut Flushed<'_, '_>,
-    ts: i64,
-    slice: &BillingSlice,
-) -> anyhow::Result<Vec<(Uuid, i64)>> {
-    let after = if slice.after.is_some() {
-        "AND l.id > $2 "
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT l.id, n.last_heartbeat_at FROM leases l JOIN nodes n ON n.id = l.node_id \
-         WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
-         AND l.billed_until IS NOT NULL AND l.billed_until < $1 {after}\
-         ORDER BY l.id LIMIT {}",
-        slice.limit
-    );
-    let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = dispatch_tx!(flushed.tx(), conn => {
-        let mut query = sqlx::query_as(&sql).bind(ts);
-        if let Some(after) = slice.after {
-            query = query.bind(after);
-        }
-        query.fetch_all(conn).await
-    })?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, heartbeat)| (id, heartbeat.map_or(ts, |hb| hb.timestamp().min(ts))))
-        .collect())
-}
-
-/// Which running leases one batch bills: at most `limit`, in id order after
-/// `after` (ARCHITECTURE.md §8). A pass over every lease due goes on over as
-/// many batches as it takes, so billing a large fleet holds the market for
-/// one slice at a time, never for the whole fleet; and each lease is visited
-/// once a pass even when a silent node keeps it due.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BillingSlice {
-    pub after: Option<Uuid>,
-    pub limit: u32,
-}
-
-/// Tops a hold up when it covers less than the notice period (`notice_s`)
-/// plus a margin.
-pub async fn renew_hold(
-    flushed: &mut Flushed<'_, '_>,
-    lease: Uuid,
-    notice_s: i64,
-    now: DateTime<Utc>,
-) -> anyhow::Result<Option<HoldShort>> {
-    let Some(row) = chargeable(flushed, lease).await? else {
-        return Ok(None);
-    };
-    let Some(hold) = row.charge_hold() else {
-        return Ok(None);
-    };
-    let price = row.charge.price_per_hour;
-    let remaining = charges::hold_remaining(flushed.tx(), hold)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let needed = price * Decimal::from(notice_s + RENEWAL_MARGIN_S) / Decimal::from(3600);
-    if remaining >= needed {
-        return Ok(None);
-    }
-    let horizon = match row.mode {
-        Mode::Reserved => RESERVED_HOLD_S,
-        _ => 3600,
-    };
-    let horizon = row
-        .ends_at
-        .zip(row.billed_until)
-        .map_or(horizon, |(e, b)| horizon.min(e - b));
-    let top_up =
-        crate::pricing::round_money(price * Decimal::from(horizon.max(0)) / Decimal::from(3600))
-            - remaining;
-    if top_up <= Decimal::ZERO {
-        return Ok(None);
-    }
-    match ledger::extend_hold(flushed.tx(), hold, top_up, now).await {
-        Ok(()) => Ok(None),
-        Err(LedgerError::InsufficientFunds(_)) => {
-            let funded_s = if price.is_zero() {
-                0
-            } else {
-                use rust_decimal::prelude::ToPrimitive;
-                (remaining * Decimal::from(3600) / price)
-                    .floor()
-                    .to_i64()
-                    .unwrap_or(0)
-            };
-            Ok(Some(HoldShort {
-                funded_until: row.billed_until.map(|b| b + funded_s),
-            }))
-        }
-        Err(e) => Err(anyhow::anyhow!(e)),
-    }
-}
-
 /// A lease row with what charging it needs.
-struct ChargeRow {
-    mode: Mode,
+pub(super) struct ChargeRow {
+    pub mode: Mode,
     /// An on-demand lease converted to reserved, before its window begins.
-    converts_to_reserved: Option<crate::engine::ReservedWindow>,
-    node: Uuid,
-    billed_until: Option<i64>,
-    ends_at: Option<i64>,
-    charge: Chargeable,
+    pub converts_to_reserved: Option<crate::engine::ReservedWindow>,
+    pub node: Uuid,
+    /// The node's last heartbeat.
+    pub last_heartbeat: Option<DateTime<Utc>>,
+    pub billed_until: Option<i64>,
+    pub ends_at: Option<i64>,
+    pub charge: Chargeable,
 }
 
 impl ChargeRow {
-    fn charge_hold(&self) -> Option<Uuid> {
+    pub fn charge_hold(&self) -> Option<Uuid> {
         (!self.charge.hold.is_nil()).then_some(self.charge.hold)
     }
 }
@@ -297,84 +207,158 @@ type LeaseChargeRow = (
     Option<i64>,
     Option<i64>,
     Option<String>,
+    Option<DateTime<Utc>>,
 );
 
+/// Which lease rows [`charge_rows`] reads.
+pub(super) enum Which {
+    /// One lease.
+    Lease(Uuid),
+    /// One slice of the running leases charged short of `ts`, in id order.
+    Due { ts: i64, slice: BillingSlice },
+}
+
+/// The rows of the leases `which` names, with their resale sources, in two
+/// statements however many.
+pub(super) async fn charge_rows(
+    flushed: &mut Flushed<'_, '_>,
+    which: &Which,
+) -> anyhow::Result<Vec<ChargeRow>> {
+    let filter = match which {
+        Which::Lease(_) => "WHERE l.id = $1".to_owned(),
+        Which::Due { slice, .. } => format!(
+            "WHERE l.state IN ('provisioning', 'running', 'preempting', 'pending') \
+             AND l.billed_until IS NOT NULL AND l.billed_until < $1 {}ORDER BY l.id LIMIT {}",
+            if slice.after.is_some() {
+                "AND l.id > $2 "
+            } else {
+                ""
+            },
+            slice.limit
+        ),
+    };
+    let sql = format!(
+        "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
+         l.record_json, n.provider_id, l.running_at, l.ended_at, o.tags_json, n.last_heartbeat_at \
+         FROM leases l JOIN nodes n ON n.id = l.node_id LEFT JOIN orders o ON o.id = l.order_id {filter}"
+    );
+    let rows: Vec<LeaseChargeRow> = dispatch_tx!(flushed.tx(), conn => {
+        let mut query = sqlx::query_as(&sql);
+        match which {
+            Which::Lease(lease) => query = query.bind(*lease),
+            Which::Due { ts, slice } => {
+                query = query.bind(*ts);
+                if let Some(after) = slice.after {
+                    query = query.bind(after);
+                }
+            }
+        }
+        query.fetch_all(conn).await
+    })?;
+    let mut parsed = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (
+            id,
+            buyer,
+            node,
+            hold,
+            price,
+            billed_until,
+            ends_at,
+            json,
+            provider,
+            running_at,
+            ended_at,
+            tags_json,
+            last_heartbeat,
+        ) = row;
+        let record = LeaseRecord::parse(&json)?;
+        let detail = ChargeDetail::of_lease(&record, node, running_at, ended_at, tags_json);
+        let charge_row = ChargeRow {
+            mode: record.mode,
+            converts_to_reserved: record.converts_to_reserved,
+            node,
+            last_heartbeat,
+            billed_until,
+            ends_at,
+            charge: Chargeable {
+                lease: id,
+                buyer,
+                provider,
+                resale: None,
+                hold: hold.unwrap_or(Uuid::nil()),
+                price_per_hour: price.0,
+                tflops_units: record.placement.units.tflops_h,
+                vram_units: record.placement.units.vram_h,
+                detail,
+            },
+        };
+        parsed.push((record.resale, charge_row));
+    }
+    let sources: Vec<&ResaleSource> = parsed.iter().filter_map(|(r, _)| r.as_ref()).collect();
+    let mut sellers = resold(flushed, &sources).await?;
+    Ok(parsed
+        .into_iter()
+        .map(|(source, mut row)| {
+            row.charge.resale = source.map(|source| {
+                sellers.remove(&source.listing_id).unwrap_or(Resold {
+                    listing: source.listing_id,
+                    seller: source.seller,
+                    seller_lease: None,
+                    seller_tags_json: "{}".to_owned(),
+                })
+            });
+            row
+        })
+        .collect())
+}
+
+/// One lease's row, if it exists.
 async fn chargeable(
     flushed: &mut Flushed<'_, '_>,
     lease: Uuid,
 ) -> anyhow::Result<Option<ChargeRow>> {
-    let row: Option<LeaseChargeRow> = dispatch_tx!(flushed.tx(), conn => {
-        sqlx::query_as(
-            "SELECT l.id, l.buyer_id, l.node_id, l.hold_id, l.price_per_hour, l.billed_until, l.ends_at, \
-             l.record_json, n.provider_id, l.running_at, l.ended_at, o.tags_json FROM leases l \
-             JOIN nodes n ON n.id = l.node_id LEFT JOIN orders o ON o.id = l.order_id WHERE l.id = $1",
-        )
-        .bind(lease)
-        .fetch_optional(conn)
-        .await
-    })?;
-    let Some((
-        id,
-        buyer,
-        node,
-        hold,
-        price,
-        billed_until,
-        ends_at,
-        json,
-        provider,
-        running_at,
-        ended_at,
-        tags_json,
-    )) = row
-    else {
-        return Ok(None);
-    };
-    let record = LeaseRecord::parse(&json)?;
-    let detail = ChargeDetail::of_lease(&record, node, running_at, ended_at, tags_json);
-    let resale = match &record.resale {
-        Some(source) => Some(resold(flushed, source).await?),
-        None => None,
-    };
-    Ok(Some(ChargeRow {
-        mode: record.mode,
-        converts_to_reserved: record.converts_to_reserved,
-        node,
-        billed_until,
-        ends_at,
-        charge: Chargeable {
-            lease: id,
-            buyer,
-            provider,
-            resale,
-            hold: hold.unwrap_or(Uuid::nil()),
-            price_per_hour: price.0,
-            tflops_units: record.placement.units.tflops_h,
-            vram_units: record.placement.units.vram_h,
-            detail,
-        },
-    }))
+    Ok(charge_rows(flushed, &Which::Lease(lease)).await?.pop())
 }
 
-/// The seller's side of a lease bought on resale: the lease its listing
-/// cut the tail from, and that lease's order's tags.
-async fn resold(flushed: &mut Flushed<'_, '_>, source: &ResaleSource) -> anyhow::Result<Resold> {
-    let row: Option<(Uuid, Option<String>)> = dispatch_tx!(flushed.tx(), conn => {
-        sqlx::query_as(
-            "SELECT r.lease_id, o.tags_json FROM resale_listings r JOIN leases l ON l.id = r.lease_id \
-             LEFT JOIN orders o ON o.id = l.order_id WHERE r.id = $1",
-        )
-        .bind(source.listing_id)
-        .fetch_optional(conn)
-        .await
+/// The seller's side of leases bought on resale: the lease each listing
+/// cut the tail from, and that lease's order's tags, by listing.
+async fn resold(
+    flushed: &mut Flushed<'_, '_>,
+    sources: &[&ResaleSource],
+) -> anyhow::Result<HashMap<Uuid, Resold>> {
+    if sources.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let params: Vec<String> = (1..=sources.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "SELECT r.id, r.lease_id, o.tags_json FROM resale_listings r JOIN leases l ON l.id = r.lease_id \
+         LEFT JOIN orders o ON o.id = l.order_id WHERE r.id IN ({})",
+        params.join(", ")
+    );
+    let rows: Vec<(Uuid, Uuid, Option<String>)> = dispatch_tx!(flushed.tx(), conn => {
+        let mut query = sqlx::query_as(&sql);
+        for source in sources {
+            query = query.bind(source.listing_id);
+        }
+        query.fetch_all(conn).await
     })?;
-    let (seller_lease, tags_json) = row.unzip();
-    Ok(Resold {
-        listing: source.listing_id,
-        seller: source.seller,
-        seller_lease,
-        seller_tags_json: tags_json.flatten().unwrap_or_else(|| "{}".to_owned()),
-    })
+    let sellers: HashMap<Uuid, Uuid> = sources.iter().map(|s| (s.listing_id, s.seller)).collect();
+    Ok(rows
+        .into_iter()
+        .filter_map(|(listing, seller_lease, tags_json)| {
+            let seller = *sellers.get(&listing)?;
+            Some((
+                listing,
+                Resold {
+                    listing,
+                    seller,
+                    seller_lease: Some(seller_lease),
+                    seller_tags_json: tags_json.unwrap_or_else(|| "{}".to_owned()),
+                },
+            ))
+        })
+        .collect())
 }
 
 /// A node's last heartbeat and its registration.

@@ -223,15 +223,16 @@ pub async fn end(
     Ok(())
 }
 
-/// Charges reach `until`.
-pub async fn set_billed_until(tx: &mut Tx<'_>, lease: Uuid, until: Ts) -> anyhow::Result<()> {
-    execute_tx!(
-        tx,
-        "UPDATE leases SET billed_until = $1 WHERE id = $2",
-        until,
-        lease,
-    )?;
-    Ok(())
+/// Adds the statements that set each lease's `billed_until` (charges reach
+/// it) to `writes`, one per [`super::INSERT_CHUNK`] leases.
+pub fn push_billed_until<'a>(writes: &mut Writes<'a>, billed: &[(Uuid, Ts)]) {
+    push_rows!(
+        writes,
+        "UPDATE leases SET billed_until = v.column2 FROM (",
+        billed,
+        |row, (lease, until)| row.push_bind(*lease).push_bind(*until),
+        ") AS v WHERE leases.id = v.column1"
+    );
 }
 
 /// Charges past `until` were reversed: they reach no further than it.

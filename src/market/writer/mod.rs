@@ -123,27 +123,25 @@ impl Batch {
         use crate::billing::settle;
         let (ts, now, terms) = (self.ts(), self.now, self.terms);
         let mut flushed = self.rows.flush(tx, now).await?;
-        let followups = &mut self.owed;
-        let due = settle::running_due(&mut flushed, ts, &slice).await?;
-        let more = due.len() >= slice.limit as usize;
-        let last = due.last().map(|(id, _)| *id);
-        for (lease_id, until) in due {
-            let settled = settle::settle(&mut flushed, lease_id, until, terms.platform_fee, now);
-            if let Some(unpaid) = settled.await?.and_then(|s| unpaid(lease_id, s)) {
-                followups.push(unpaid);
+        let fee = terms.platform_fee;
+        let billed =
+            settle::bill_running(&mut flushed, ts, slice, fee, terms.notice_s, now).await?;
+        for lease in billed.leases {
+            if let Some(unpaid) = lease.settled.and_then(|s| unpaid(lease.lease, s)) {
+                self.owed.push(unpaid);
             }
-            let renewal = settle::renew_hold(&mut flushed, lease_id, terms.notice_s, now).await?;
-            if let Some(short) = renewal {
-                followups.push(Followup::HoldShort {
-                    lease_id,
+            if let Some(short) = lease.short {
+                self.owed.push(Followup::HoldShort {
+                    lease_id: lease.lease,
                     funded_until: short.funded_until,
                 });
             }
         }
-        Ok(more.then_some(BillingSlice {
-            after: last,
-            limit: slice.limit,
-        }))
+        // The flush above left the batch's journal empty; what the slice
+        // read and wrote is what this transaction leaves, so later batches
+        // need not read those balances again.
+        self.rows.journal.remember(billed.balances);
+        Ok(billed.rest)
     }
 
     /// A lease the last batch could not fund, released in this one: its
