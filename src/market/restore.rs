@@ -207,6 +207,8 @@ async fn snapshot(tx: &mut Tx<'_>, demand_window: usize) -> anyhow::Result<Snaps
         seq: meta.seq,
         demand: meta.demand,
         spot_dirty: meta.spot_dirty,
+        // Rows keep no clearing under way: one begins at the first tick.
+        clearing_run: None,
         listings: listings
             .iter()
             .map(|json| serde_json::from_str(json))

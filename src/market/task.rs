@@ -242,11 +242,25 @@ impl MarketTask {
                     self.catch_up().await;
                     continue;
                 }
-                // Last: a busy queue must not starve a follower's catching up.
+                // After the leadership changes: a busy queue must not starve a follower's catching up.
                 request = rx.recv() => match request {
                     Some(first) => first,
                     None => return,
                 },
+                // With nothing queued, a spot clearing under way takes its
+                // next step at once (every batch takes one): a clearing is
+                // stepped so that no batch waits behind all of it, and the
+                // steps themselves should not wait for the clock's next tick.
+                () = std::future::ready(()), if leading && self.engine.clearing_under_way() => {
+                    let (reply, _) = tokio::sync::oneshot::channel();
+                    Request::Command {
+                        command: Box::new(Command::Tick),
+                        meta: None,
+                        tell: Vec::new(),
+                        here: true,
+                        reply,
+                    }
+                }
             };
             let mut batch = Vec::new();
             let mut next = Some(first);

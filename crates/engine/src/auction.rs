@@ -10,7 +10,7 @@ use super::pricing::{SPOT_CAP, SPOT_FLOOR};
 use super::types::OrderId;
 
 /// A spot bid in the queue.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bid {
     pub order: OrderId,
     /// max_price ÷ list value per hour.

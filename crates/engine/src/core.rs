@@ -43,10 +43,24 @@ pub struct EngineConfig {
     /// (ARCHITECTURE.md §17; off: measure without).
     #[serde(default = "on")]
     pub duration_prediction: bool,
+    /// The most bids one step of a spot clearing tries (one step a tick).
+    /// A bid costs at most one placement, some 10 µs on a filled fleet of
+    /// 10,000 GPUs, so a step holds the market for a few milliseconds,
+    /// never a whole clearing's 100 ms (BENCHMARKS.md, "Auctions off the
+    /// critical path"). Counted in bids, not in placements or time, so
+    /// that a replica whose memo is empty (restored from a snapshot) steps
+    /// exactly as the leader did. Every replica must step alike, so it is
+    /// not a server setting; tests shrink it to step often.
+    #[serde(default = "clearing_step_bids")]
+    pub clearing_step_bids: u32,
 }
 
 fn on() -> bool {
     true
+}
+
+fn clearing_step_bids() -> u32 {
+    256
 }
 
 impl Default for EngineConfig {
@@ -59,6 +73,7 @@ impl Default for EngineConfig {
             forecast_holdback: true,
             forecast_mig_layout: true,
             duration_prediction: true,
+            clearing_step_bids: clearing_step_bids(),
         }
     }
 }

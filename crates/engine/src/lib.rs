@@ -101,6 +101,7 @@ pub use quote::{MarketBook, MarketLevel, Quote};
 pub use reject::RejectReason;
 pub use resale::{ListResale, Listing, ListingRefusal, ResaleSource};
 pub use restore::{ClearingRow, EngineMeta, NodeRow, RegionRow, Snapshot};
+pub use spot_state::ClearingRun;
 pub use types::{
     DurationPrediction, Isolation, ListingId, Mode, OrderSpec, PredictionBasis, Priority, Qos,
     RegionChoice, Resources, Ts,

@@ -13,6 +13,7 @@ use super::lease::Lease;
 use super::orders::{OpenOrder, OpenState};
 use super::placement::DemandClass;
 use super::resale::Listing;
+use super::spot_state::ClearingRun;
 use super::timers::Timer;
 use super::types::Ts;
 
@@ -69,6 +70,9 @@ pub struct Snapshot {
     /// Open resale listings.
     #[serde(default)]
     pub listings: Vec<Listing>,
+    /// The spot clearing under way, if one is: the next ticks carry it on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearing_run: Option<ClearingRun>,
 }
 
 fn dirty_by_default() -> bool {
@@ -126,6 +130,7 @@ impl Engine {
             seq: self.seq,
             demand: self.mix.recent().copied().collect(),
             listings: self.listings.values().cloned().collect(),
+            clearing_run: self.spot.run.clone(),
         }
     }
 
@@ -172,6 +177,7 @@ impl Engine {
             e.spot.set_index((c.gpu_model, c.region), c.clearing_index);
         }
         e.spot.restore_clock(snap.last_clear, snap.spot_dirty);
+        e.spot.run = snap.clearing_run;
         // Rows may lag the counter; never hand out a sequence number twice.
         e.seq = snap.seq.max(e.book.all().map(|o| o.seq).max().unwrap_or(0));
         for d in demand {

@@ -16,10 +16,11 @@ use super::placement::{
 };
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, SPOT_FLOOR};
-use super::spot_memo::{at_least, no_room_on, ClearingMemo, Prepared, Resolved};
+use super::spot_memo::{at_least, no_room_on, ClearingMemo, Known, Prepared, Resolved};
+use super::spot_state::{ClearingRun, RunMemo};
 use super::types::{LeaseId, OrderId, Priority};
 
-/// What the greedy fit of one clearing decided.
+/// What the greedy fit of one step of a clearing decided.
 struct Fit {
     outcome: auction::Outcome,
     /// Winners with their placement (taken provisionally in the view) and index.
@@ -46,113 +47,198 @@ struct Markets {
 }
 
 impl Engine {
-    /// Runs one clearing: greedy placement of queued bids by index then time,
-    /// the clearing index per market from the bids that lost, winners granted
-    /// at min(own index, clearing) × list value.
-    pub(super) fn clear_spot(&mut self, events: &mut Vec<Event>) {
+    /// Whether a spot clearing is under way: the next tick carries it on,
+    /// so the server ticks again at once instead of at its next second.
+    pub fn clearing_under_way(&self) -> bool {
+        self.spot.running()
+    }
+
+    /// Begins a clearing of the bids queued now; ticks carry it on
+    /// ([`Engine::step_clearing`]).
+    pub(super) fn begin_clearing(&mut self) {
+        let bids = self
+            .book
+            .ranked_bids()
+            .map(|(order, index, seq)| Bid { order, index, seq })
+            .collect();
+        self.spot.run = Some(ClearingRun {
+            bids,
+            ..ClearingRun::default()
+        });
+        self.spot.run_memo = RunMemo {
+            start_growth: Some(self.view.growth()),
+            no_room: HashSet::new(),
+        };
+    }
+
+    /// One step of the clearing under way: greedy placement of its next
+    /// bids (`clearing_step_bids` of them) by index then time, the winners
+    /// granted at once. The last step
+    /// sets the clearing index per market from the bids that lost, reprices
+    /// every spot lease at it (min(own index, clearing) × list value) and
+    /// plans displacements. A clearing of a few hundred bids is one step,
+    /// exactly the clearing it always was.
+    pub(super) fn step_clearing(&mut self, events: &mut Vec<Event>) {
+        let Some(mut run) = self.spot.run.take() else {
+            return;
+        };
         self.refresh_offpeak();
-        let mut bids = self.queued_bids();
-        let prepared = self.resolve_bids(&bids);
-        let fit = self.fit_bids(&mut bids, &prepared);
-        let markets = self.set_clearing_indexes(&fit, events);
+        let start = run.next.min(run.bids.len());
+        let step = self.cfg.clearing_step_bids.max(1) as usize;
+        let end = (start + step).min(run.bids.len());
+        let window = &run.bids[start..end];
+        let prepared = self.resolve_bids(window);
+        let fit = self.fit_bids(window, &prepared);
+        run.next = end;
+        run.steps += 1;
+        run.lost.extend(fit.outcome.losers.iter().cloned());
+        run.lost_kinds.extend(fit.losers.iter().copied());
+        self.spot
+            .run_memo
+            .no_room
+            .extend(fit.no_room.iter().copied());
+        if run.next < run.bids.len() {
+            // Granted at the index as it stands; the last step reprices them.
+            let granted = self.grant_winners(fit.won, events);
+            add_granted(&mut run.granted, granted);
+            self.spot.resolved = prepared;
+            self.spot.run = Some(run);
+            return;
+        }
+        // Displacement reads every loser's request, those of earlier steps too.
+        let prepared = if run.steps == 1 {
+            prepared
+        } else {
+            self.spot.resolved = prepared;
+            let lost: HashSet<OrderId> = run.lost.iter().map(|(id, _)| *id).collect();
+            let losers: Vec<Bid> = run
+                .bids
+                .iter()
+                .filter(|b| lost.contains(&b.order))
+                .cloned()
+                .collect();
+            self.resolve_bids(&losers)
+        };
+        let markets = self.set_clearing_indexes(&run.lost_kinds, events);
         let mut granted = self.grant_winners(fit.won, events);
-        self.displace(&fit.outcome.losers, &prepared, &mut granted, events);
+        add_granted(&mut granted, std::mem::take(&mut run.granted));
+        self.displace(&run.lost, &prepared, &mut granted, events);
         self.announce_clearings(markets, &granted, events);
         self.reprice_spot(events);
-        let lost = fit
-            .outcome
-            .losers
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|id| prepared.get(id).is_some_and(|r| r.req.ends.is_none()))
-            .collect();
+        self.remember_clearing(&run, prepared);
+    }
+
+    /// What the clearing just ended learned, for the next one
+    /// ([`ClearingMemo`]). A clearing of several steps saw orders between
+    /// them: its bids that found no room count nodes grown since it
+    /// began, and what its losers lost to is not remembered.
+    fn remember_clearing(&mut self, run: &ClearingRun, prepared: Prepared) {
+        let run_memo = std::mem::take(&mut self.spot.run_memo);
+        let one_step = run.steps == 1;
+        let lost = if one_step {
+            run.lost
+                .iter()
+                .map(|(id, _)| *id)
+                .filter(|id| prepared.get(id).is_some_and(|r| r.req.ends.is_none()))
+                .collect()
+        } else {
+            HashSet::new()
+        };
         self.spot.memo = ClearingMemo {
-            growth: Some(self.view.growth()),
-            no_room: fit.no_room,
-            seen: Some(self.placement_inputs()),
+            growth: if one_step {
+                Some(self.view.growth())
+            } else {
+                run_memo.start_growth
+            },
+            no_room: run_memo.no_room,
+            seen: one_step.then(|| self.placement_inputs()),
             lost,
         };
         self.spot.resolved = prepared;
     }
 
-    /// The queued bids, already in the auction's order (the book keeps them
-    /// ranked as bids come and go, so nothing is sorted here).
-    fn queued_bids(&mut self) -> Vec<Bid> {
-        self.book
-            .ranked_bids()
-            .map(|(order, index, seq)| Bid { order, index, seq })
-            .collect()
-    }
-
-    /// Phase 1: greedy fit by index then time, taking capacity in the view
-    /// as it goes; what the last clearing learned spares placements that
-    /// cannot have changed.
-    fn fit_bids(&mut self, bids: &mut [Bid], prepared: &Prepared) -> Fit {
+    /// Phase 1: greedy fit of a step's `bids` by index then time, taking
+    /// capacity in the view as it goes; what the last clearing learned
+    /// spares placements that cannot have changed.
+    fn fit_bids(&mut self, bids: &[Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
-        let known = self.known();
+        let inputs = self.placement_inputs();
+        let known = Known::of(&self.spot.memo, &self.view, &inputs);
         let (mut won, mut losers, mut found_no_room) = (Vec::new(), Vec::new(), HashSet::new());
-        let (view, mix, policy) = (&mut self.view, &self.mix, &self.cfg.policy);
-        // Capacity only shrinks during a clearing, so a bid at least as large as
+        let (view, mix, policy, book) = (&mut self.view, &self.mix, &self.cfg.policy, &self.book);
+        // Capacity only shrinks during a step, so a bid at least as large as
         // one that found no room (anywhere, or on the nodes that grew) finds
         // none either: skip its placement.
         let mut no_room: Vec<&PlacementRequest> = Vec::new();
         let mut none_on_grown: Vec<&PlacementRequest> = Vec::new();
-        let outcome = auction::run(bids, |bid| {
-            let Some(resolved) = prepared.get(&bid.order) else {
-                return false;
-            };
-            let (req, max_price) = (&resolved.req, &resolved.max_price);
-            let mut lose = |no_winning_room: bool| {
-                if no_winning_room {
-                    found_no_room.insert(bid.order);
-                }
-                losers.push((req.models, req.region, bid.index));
-                false
-            };
-            if known.no_room.contains(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
-                return lose(true);
-            }
-            if let Some((was_no_room, grown)) = &known.no_room_but {
-                if was_no_room.contains(&bid.order) {
-                    if none_on_grown.iter().any(|f| at_least(req, f)) {
-                        return lose(true);
+        let mut outcome = auction::Outcome::default();
+        for bid in bids {
+            let mut try_bid = || {
+                // Cancelled, or no longer the bid queued when the clearing began.
+                let queued = book
+                    .get(bid.order)
+                    .is_some_and(|o| o.state == OpenState::SpotQueued && o.seq == bid.seq);
+                let Some(resolved) = prepared.get(&bid.order).filter(|_| queued) else {
+                    return false;
+                };
+                let (req, max_price) = (&resolved.req, &resolved.max_price);
+                let mut lose = |no_winning_room: bool| {
+                    if no_winning_room {
+                        found_no_room.insert(bid.order);
                     }
-                    if no_room_on(grown, view, req, mix, policy) {
-                        none_on_grown.push(req);
-                        return lose(true);
+                    losers.push((req.models, req.region, bid.index));
+                    false
+                };
+                if known.no_room(&bid.order) || no_room.iter().any(|f| at_least(req, f)) {
+                    return lose(true);
+                }
+                if let Some((was_no_room, grown)) = &known.no_room_but {
+                    if was_no_room.contains(&bid.order) {
+                        if none_on_grown.iter().any(|f| at_least(req, f)) {
+                            return lose(true);
+                        }
+                        if no_room_on(grown, view, req, mix, policy) {
+                            none_on_grown.push(req);
+                            return lose(true);
+                        }
                     }
                 }
-            }
-            if won.is_empty() && req.ends.is_none() && known.lost.contains(&bid.order) {
-                return lose(false);
-            }
-            let Some(p) = place(view, req, mix, policy) else {
-                no_room.push(req);
-                return lose(true);
+                if won.is_empty() && req.ends.is_none() && known.lost(&bid.order) {
+                    return lose(false);
+                }
+                let Some(p) = place(view, req, mix, policy) else {
+                    no_room.push(req);
+                    return lose(true);
+                };
+                // Its index where it landed; below the floor there, it lost on price.
+                let index = p
+                    .list_value
+                    .and_then(|v| pricing::price_index(*max_price, v));
+                let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
+                    // Cheapest first, and not moved to an off-peak region: every
+                    // option that would price it at the floor is cheaper than
+                    // where it landed (the index falls as the list value rises),
+                    // and none had room. For the memo it found no room at a price
+                    // it could win at, which only freed capacity can change.
+                    let priced_out = policy.cheapest_first && p.why.offpeak_over.is_none();
+                    return lose(priced_out && index.is_some());
+                };
+                // Capacity the forecast keeps for primary orders: lost for lack of it.
+                if !spot_room.take(&p) {
+                    return lose(false);
+                }
+                if view.allocate(&p).is_err() {
+                    return false;
+                }
+                won.push((bid.order, p, index));
+                true
             };
-            // Its index where it landed; below the floor there, it lost on price.
-            let index = p
-                .list_value
-                .and_then(|v| pricing::price_index(*max_price, v));
-            let Some(index) = index.filter(|i| *i >= SPOT_FLOOR) else {
-                // Cheapest first, and not moved to an off-peak region: every
-                // option that would price it at the floor is cheaper than
-                // where it landed (the index falls as the list value rises),
-                // and none had room. For the memo it found no room at a price
-                // it could win at, which only freed capacity can change.
-                let priced_out = policy.cheapest_first && p.why.offpeak_over.is_none();
-                return lose(priced_out && index.is_some());
-            };
-            // Capacity the forecast keeps for primary orders: lost for lack of it.
-            if !spot_room.take(&p) {
-                return lose(false);
+            if try_bid() {
+                outcome.winners.push(bid.order);
+            } else {
+                outcome.losers.push((bid.order, bid.index));
             }
-            if view.allocate(&p).is_err() {
-                return false;
-            }
-            won.push((bid.order, p, index));
-            true
-        });
+        }
         Fit {
             outcome,
             won,
@@ -165,9 +251,13 @@ impl Engine {
     /// could use it: the highest losing index per (models, region) asked,
     /// then per market the highest of the kinds that can use it. Emits
     /// `PriceChanged` where an index moved.
-    fn set_clearing_indexes(&mut self, fit: &Fit, events: &mut Vec<Event>) -> Markets {
+    fn set_clearing_indexes(
+        &mut self,
+        losers: &[(ModelSet, Option<RegionIdx>, Decimal)],
+        events: &mut Vec<Event>,
+    ) -> Markets {
         let mut highest_by_kind: BTreeMap<(ModelSet, Option<RegionIdx>), Decimal> = BTreeMap::new();
-        for &(models, region, index) in &fit.losers {
+        for &(models, region, index) in losers {
             let top = highest_by_kind.entry((models, region)).or_insert(index);
             *top = (*top).max(index);
         }
@@ -418,6 +508,16 @@ fn same_rule(a: &PriceRule, b: &PriceRule) -> bool {
             same(x, y)
         }
         _ => false,
+    }
+}
+
+/// Adds one step's units won per market to the clearing's.
+fn add_granted(
+    total: &mut BTreeMap<(String, String), Units>,
+    step: BTreeMap<(String, String), Units>,
+) {
+    for (market, units) in step {
+        add_units(total.entry(market).or_default(), units);
     }
 }
 

@@ -72,42 +72,6 @@ impl Engine {
         cache
     }
 
-    /// What the last clearing learned that still holds (see [`Known`]).
-    pub(super) fn known(&mut self) -> Known {
-        let memo = std::mem::take(&mut self.spot.memo);
-        // Nothing freed since: a bid that found no room (at a price it could
-        // win at) finds none. Only a few nodes freed: it can find room only
-        // on those.
-        let grown = memo
-            .growth
-            .and_then(|g| self.view.grown_since(g))
-            .map(|nodes| nodes.into_iter().collect::<Vec<_>>());
-        // A pinned placement per grown node costs about what one placement
-        // over the fleet does for a few nodes: past that, place as usual.
-        const MAX_PINNED: usize = 4;
-        let (no_room, no_room_but) = match grown {
-            Some(nodes) if nodes.is_empty() => (memo.no_room, None),
-            Some(nodes) if nodes.len() <= MAX_PINNED => {
-                (HashSet::new(), Some((memo.no_room, nodes)))
-            }
-            _ => (HashSet::new(), None),
-        };
-        // While nothing placement reads has changed either, every bid lands
-        // where it did and loses the same way, until a bid of this clearing
-        // wins and takes capacity (a bid with a predicted end reads the
-        // clock, so it is always placed).
-        let lost = if memo.seen.as_ref() == Some(&self.placement_inputs()) {
-            memo.lost
-        } else {
-            HashSet::new()
-        };
-        Known {
-            no_room,
-            no_room_but,
-            lost,
-        }
-    }
-
     /// What placement and the spot holdback read besides the bids: equal
     /// values, the same placements.
     /// What a displacement plan reads besides its bid: equal values, the
@@ -134,16 +98,56 @@ impl Engine {
     }
 }
 
-/// What the last clearing's memo still says when this one starts.
-pub(super) struct Known {
+/// What the last clearing's memo still says when a step of this one starts.
+pub(super) struct Known<'m> {
     /// Bids that found no room at a winning price, with nothing freed
     /// since: they find none.
-    pub no_room: HashSet<OrderId>,
+    pub no_room: Option<&'m HashSet<OrderId>>,
     /// Bids that found no room at a winning price, and the only nodes freed
     /// since: they can find room only there.
-    pub no_room_but: Option<(HashSet<OrderId>, Vec<NodeId>)>,
+    pub no_room_but: Option<(&'m HashSet<OrderId>, Vec<NodeId>)>,
     /// Bids that lost, with nothing placement reads changed since.
-    pub lost: HashSet<OrderId>,
+    pub lost: Option<&'m HashSet<OrderId>>,
+}
+
+impl<'m> Known<'m> {
+    /// What `memo` still says with the view and placement's inputs as they
+    /// are now (`inputs`: [`Engine::placement_inputs`]).
+    pub fn of(memo: &'m ClearingMemo, view: &CapacityView, inputs: &PlacementInputs) -> Known<'m> {
+        // Nothing freed since: a bid that found no room (at a price it could
+        // win at) finds none. Only a few nodes freed: it can find room only
+        // on those.
+        let grown = memo
+            .growth
+            .and_then(|g| view.grown_since(g))
+            .map(|nodes| nodes.into_iter().collect::<Vec<_>>());
+        // A pinned placement per grown node costs about what one placement
+        // over the fleet does for a few nodes: past that, place as usual.
+        const MAX_PINNED: usize = 4;
+        let (no_room, no_room_but) = match grown {
+            Some(nodes) if nodes.is_empty() => (Some(&memo.no_room), None),
+            Some(nodes) if nodes.len() <= MAX_PINNED => (None, Some((&memo.no_room, nodes))),
+            _ => (None, None),
+        };
+        // While nothing placement reads has changed either, every bid lands
+        // where it did and loses the same way, until a bid of this clearing
+        // wins and takes capacity (a bid with a predicted end reads the
+        // clock, so it is always placed).
+        let lost = (memo.seen.as_ref() == Some(inputs)).then_some(&memo.lost);
+        Known {
+            no_room,
+            no_room_but,
+            lost,
+        }
+    }
+
+    pub fn no_room(&self, order: &OrderId) -> bool {
+        self.no_room.is_some_and(|set| set.contains(order))
+    }
+
+    pub fn lost(&self, order: &OrderId) -> bool {
+        self.lost.is_some_and(|set| set.contains(order))
+    }
 }
 
 /// Whether `req` finds no room on any of `nodes` (pinned to each in turn:

@@ -1,11 +1,14 @@
 //! What the spot auction keeps between clearings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 
+use super::auction::Bid;
+use super::placement::{ModelSet, RegionIdx, Units};
 use super::spot_memo::{ClearingMemo, DisplaceMemo, Prepared};
-use super::types::Ts;
+use super::types::{OrderId, Ts};
 
 /// A spot market by (GPU model, region) names.
 pub(super) type Market = (String, String);
@@ -27,6 +30,44 @@ pub(super) struct SpotState {
     /// Standard TFLOPS primary orders are expected to ask for within the
     /// notice period, per market: not sold to spot.
     pub holdback: BTreeMap<Market, Decimal>,
+    /// The clearing under way, if one is (in a snapshot: ticks carry it on).
+    pub run: Option<ClearingRun>,
+    /// What the clearing under way learns for the next one's memo. Derived,
+    /// so not in a snapshot: a run restored without it leaves no memo.
+    pub run_memo: RunMemo,
+}
+
+/// A spot clearing under way (ARCHITECTURE.md "What a spot clearing
+/// remembers"). A clearing tries the bids queued when it began, a bounded
+/// step of them per tick, so that no tick holds the market task for long;
+/// orders are applied between steps. Each step grants its winners at once
+/// (at their market's clearing index as it stands); the last step sets the
+/// new indexes from every bid that lost, reprices every spot lease, the
+/// step's winners included, and plans displacements.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearingRun {
+    /// The bids queued when the clearing began, in auction order.
+    pub bids: Vec<Bid>,
+    /// How many of them were tried.
+    pub next: usize,
+    /// Bids that lost, in auction order, with their index.
+    pub lost: Vec<(OrderId, Decimal)>,
+    /// What each bid that lost asked (models, region) and its index: the
+    /// markets' clearing indexes come from these.
+    pub lost_kinds: Vec<(ModelSet, Option<RegionIdx>, Decimal)>,
+    /// The units won so far, per market.
+    pub granted: BTreeMap<Market, Units>,
+    /// Steps taken.
+    pub steps: u32,
+}
+
+/// See [`SpotState::run_memo`].
+#[derive(Debug, Clone, Default)]
+pub struct RunMemo {
+    /// The view's growth count when the clearing began (`None`: restored).
+    pub start_growth: Option<u64>,
+    /// Bids that found no room at a price they could win at.
+    pub no_room: HashSet<OrderId>,
 }
 
 impl SpotState {
@@ -58,6 +99,11 @@ impl SpotState {
         self.dirty = true;
     }
 
+    /// Whether a clearing is under way.
+    pub fn running(&self) -> bool {
+        self.run.is_some()
+    }
+
     /// Whether a clearing is due at `now` (its interval is up, or capacity
     /// changed since the last); when it is, the next is counted from `now`.
     pub fn take_due(&mut self, now: Ts, interval_s: Ts) -> bool {
@@ -76,6 +122,7 @@ impl SpotState {
         self.memo = ClearingMemo::default();
         self.resolved = Prepared::default();
         self.displaced = DisplaceMemo::default();
+        self.run_memo = RunMemo::default();
     }
 
     /// The auction clock as a snapshot kept it.

@@ -126,14 +126,17 @@ impl Engine {
         self.set_state(id, LeaseState::Provisioning, at, events);
     }
 
-    /// Tick: timers, then waiting orders, then the spot auction when its
-    /// interval is up or capacity changed since the last clearing.
+    /// Tick: timers, then waiting orders, then a step of the spot auction:
+    /// of the clearing under way, or of one that begins because its interval
+    /// is up or capacity changed since the last clearing.
     pub(super) fn tick(&mut self, events: &mut Vec<Event>) {
         self.run_timers(events);
         self.after_capacity_change(events);
-        if self.spot.take_due(self.now, self.cfg.spot_interval_s) {
-            self.clear_spot(events);
+        // A clearing under way goes on; the next is due only once it ended.
+        if !self.spot.running() && self.spot.take_due(self.now, self.cfg.spot_interval_s) {
+            self.begin_clearing();
         }
+        self.step_clearing(events);
     }
 
     /// When capacity freed: retry waiting orders now, and clear spot at the

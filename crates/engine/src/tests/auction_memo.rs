@@ -106,9 +106,15 @@ proptest! {
     #[test]
     fn a_clearing_decides_the_same_with_its_memory_forgotten(
         steps in prop::collection::vec(step(), 1..120),
+        bids_a_step in prop::option::of(1..6u32),
     ) {
-        let mut kept = engine_with(fleet());
-        let mut fresh = engine_with(fleet());
+        // Whole clearings a tick, or a few bids a step with commands between.
+        let mut cfg = EngineConfig::default();
+        if let Some(bids) = bids_a_step {
+            cfg.clearing_step_bids = bids;
+        }
+        let mut kept = engine_configured(cfg, fleet());
+        let mut fresh = engine_configured(cfg, fleet());
         let (mut orders, mut leases) = (Vec::new(), Vec::new());
         let mut now = T0;
         for (n, s) in steps.iter().enumerate() {

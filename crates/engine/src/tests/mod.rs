@@ -3,6 +3,7 @@
 
 mod auction_memo;
 mod bounds;
+mod clearing_steps;
 mod convert;
 mod cuda;
 mod follow_the_sun;

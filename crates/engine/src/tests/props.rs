@@ -315,12 +315,21 @@ fn same_listing_as_a_scan(e: &Engine, po: &PlaceOrder, now: Ts) -> Result<(), Te
 }
 
 type Outcome = Result<Vec<Event>, EngineError>;
+
+/// Spot clearings a few bids a step, so that random sequences clear over
+/// several ticks with orders, releases and snapshots between the steps.
+fn stepping() -> EngineConfig {
+    EngineConfig {
+        clearing_step_bids: 3,
+        ..EngineConfig::default()
+    }
+}
 /// Commands with their times, their outcomes, and the snapshot taken mid-run.
 type Run = (Vec<(Ts, Command)>, Vec<Outcome>, Snapshot);
 
 /// Runs the steps, validating after each; returns commands, outcomes and a mid-run snapshot.
 fn drive(steps: &[Step], snapshot_at: usize) -> Result<Run, TestCaseError> {
-    let mut e = engine_with(fleet());
+    let mut e = engine_configured(stepping(), fleet());
     let mut seen = Seen::default();
     let mut now = T0;
     let mut cmds = Vec::new();
@@ -423,8 +432,8 @@ proptest! {
 
         // Same commands, same events; and the same again when placement
         // walks every node instead of the state index.
-        let mut again = engine_with(fleet());
-        let mut cfg = EngineConfig::default();
+        let mut again = engine_configured(stepping(), fleet());
+        let mut cfg = stepping();
         cfg.policy.walk = crate::placement::Walk::EveryNode;
         let mut walking = engine_configured(cfg, fleet());
         for ((now, cmd), out) in cmds.iter().zip(&outs) {
@@ -432,7 +441,7 @@ proptest! {
             prop_assert_eq!(&walking.apply(*now, cmd.clone()), out);
         }
         // Restored mid-run from its rows, the engine carries on exactly as the original.
-        let mut restored = Engine::restore(EngineConfig::default(), snap)
+        let mut restored = Engine::restore(stepping(), snap)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         for ((now, cmd), out) in cmds.iter().zip(&outs).skip(at) {
             prop_assert_eq!(&restored.apply(*now, cmd.clone()), out);
