@@ -308,6 +308,19 @@ fn bench_auction(_c: &mut Criterion) {
     if std::env::var_os("GPUEX_BENCH_RESALE_ONLY").is_some() {
         return;
     }
+    // Issue 38: clearings in steps (the engine's default), and whole in one
+    // tick as before, in the same run.
+    let steps = [
+        ("in steps", EngineConfig::default().clearing_step_bids),
+        ("whole", u32::MAX),
+    ];
+    for (name, step_bids) in steps {
+        auction_with(name, step_bids);
+    }
+}
+
+/// [`bench_auction`] with clearings of `step_bids` bids a step.
+fn auction_with(name: &str, step_bids: u32) {
     let bids: usize = std::env::var("GPUEX_BENCH_AUCTION_BIDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -317,7 +330,11 @@ fn bench_auction(_c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut e = fleet_of(gpus.div_ceil(8), EngineConfig::default());
+    let cfg = EngineConfig {
+        clearing_step_bids: step_bids,
+        ..EngineConfig::default()
+    };
+    let mut e = fleet_of(gpus.div_ceil(8), cfg);
     let mut next_id = 0u128;
     let leases = fill(&mut e, &mut rng, 0.80, &mut next_id);
     let mut now = T0;
@@ -333,29 +350,43 @@ fn bench_auction(_c: &mut Criterion) {
         s.max_price = Some((list * index).round_dp(6));
         e.apply(now, place_cmd(next_id, s)).unwrap();
     }
+    // A whole clearing: the tick that begins it and those that carry it on.
+    // Its time in all, its longest tick but the last, its last tick (which
+    // sets the indexes, reprices and displaces), and the leases it granted.
     let clear = |e: &mut Engine, now: &mut Ts| {
         *now += e.config().spot_interval_s;
-        let t = Instant::now();
-        let ev = e.apply(*now, Command::Tick).unwrap();
-        let took = t.elapsed();
-        let granted = ev
-            .iter()
-            .filter(|x| matches!(x, Event::LeaseGranted { .. }))
-            .count();
-        (took, granted)
+        let (mut total, mut longest, mut granted) = (Duration::ZERO, Duration::ZERO, 0);
+        loop {
+            let t = Instant::now();
+            let ev = e.apply(*now, Command::Tick).unwrap();
+            let took = t.elapsed();
+            total += took;
+            granted += ev
+                .iter()
+                .filter(|x| matches!(x, Event::LeaseGranted { .. }))
+                .count();
+            if !e.clearing_under_way() {
+                return (total, longest.max(took), granted, took);
+            }
+            longest = longest.max(took);
+        }
     };
-    let (first, granted) = clear(&mut e, &mut now);
+    let (first, first_longest, granted, _) = clear(&mut e, &mut now);
     let queued = e.open_orders().count();
     let rounds: usize = std::env::var("GPUEX_BENCH_AUCTION_STEADY")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
-    let mut steady = Vec::new();
+    let (mut steady, mut steady_ticks) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        steady.push(clear(&mut e, &mut now).0);
+        let (total, longest, _, _) = clear(&mut e, &mut now);
+        steady.push(total);
+        steady_ticks.push(longest);
     }
     let (steady_p50, _, steady_max) = percentiles(steady);
-    let mut after_release = Vec::new();
+    let (_, _, steady_tick) = percentiles(steady_ticks);
+    let (mut after_release, mut release_ticks, mut last_ticks) =
+        (Vec::new(), Vec::new(), Vec::new());
     for k in 0..5 {
         e.apply(
             now,
@@ -364,17 +395,22 @@ fn bench_auction(_c: &mut Criterion) {
             },
         )
         .unwrap();
-        after_release.push(clear(&mut e, &mut now).0);
+        let (total, longest, _, last) = clear(&mut e, &mut now);
+        after_release.push(total);
+        release_ticks.push(longest);
+        last_ticks.push(last);
     }
     let (release_p50, _, release_max) = percentiles(after_release);
+    let (_, _, release_tick) = percentiles(release_ticks);
+    let (_, _, last_tick) = percentiles(last_ticks);
     println!(
-        "spot auction, {bids} bids on {gpus} GPUs at 80 %: first clearing {first:.1?} ({granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?}; after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?}"
+        "spot auction {name}, {bids} bids on {gpus} GPUs at 80 %: first clearing {first:.1?} (longest tick {first_longest:.1?}; {granted} granted, {queued} open orders after); nothing freed: p50 {steady_p50:.1?}, max {steady_max:.1?} (longest tick {steady_tick:.1?}); after a lease ends: p50 {release_p50:.1?}, max {release_max:.1?} (longest tick {release_tick:.1?}, of which the last {last_tick:.1?})"
     );
     let every: usize = std::env::var("GPUEX_BENCH_TICK_EVERY")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
-    for (name, tick_every) in [("no clearing", None), ("a clearing due", Some(every))] {
+    for (label, tick_every) in [("no clearing", None), ("a clearing due", Some(every))] {
         let (p50, p99, max) = percentiles(order_latency(
             &mut e,
             &mut rng,
@@ -382,11 +418,11 @@ fn bench_auction(_c: &mut Criterion) {
             &mut now,
             tick_every,
         ));
-        let name = match tick_every {
-            Some(n) => format!("{name} every {n} orders"),
-            None => name.to_owned(),
+        let label = match tick_every {
+            Some(n) => format!("{label} every {n} orders"),
+            None => label.to_owned(),
         };
-        println!("order latency with the bids queued, {name}: p50 {p50:.1?}, p99 {p99:.1?}, max {max:.1?}");
+        println!("order latency with the bids queued ({name}), {label}: p50 {p50:.1?}, p99 {p99:.1?}, max {max:.1?}");
     }
 }
 
@@ -394,7 +430,9 @@ fn bench_auction(_c: &mut Criterion) {
 /// `apply(Place)`s back to back on the auction's engine (each lease released
 /// again, so the fleet stays at 80 % and every clearing has something
 /// freed); with `tick_every`, a tick with a clearing due runs before every
-/// n-th order. An order's latency is its own apply plus the tick it queued
+/// n-th order, and while a clearing is under way a tick (its next step)
+/// runs before every order, as the market task begins each batch with a
+/// tick. An order's latency is its own apply plus the tick it queued
 /// behind: the market task applies one command at a time.
 fn order_latency(
     e: &mut Engine,
@@ -406,8 +444,11 @@ fn order_latency(
     let mut samples = Vec::with_capacity(2000);
     for k in 0..2000 {
         let mut waited = Duration::ZERO;
-        if tick_every.is_some_and(|n| k % n == 0) {
-            *now += e.config().spot_interval_s;
+        let due = tick_every.is_some_and(|n| k % n == 0);
+        if due || e.clearing_under_way() {
+            if due {
+                *now += e.config().spot_interval_s;
+            }
             let t = Instant::now();
             e.apply(*now, Command::Tick).unwrap();
             waited = t.elapsed();

@@ -84,6 +84,7 @@ pub mod restore;
 mod spot;
 mod spot_memo;
 mod spot_state;
+mod spot_steps;
 mod timers;
 pub mod types;
 mod validate;

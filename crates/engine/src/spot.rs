@@ -11,26 +11,27 @@ use super::core::Engine;
 use super::events::Event;
 use super::lease::{LeaseState, NoticeReason};
 use super::orders::OpenState;
-use super::placement::{
-    model_at, place, ModelSet, Placement, PlacementRequest, RegionIdx, UnitPrices, Units,
-};
+use super::placement::{model_at, place, ModelSet, Placement, PlacementRequest, RegionIdx, Units};
 use super::preemption::Claim;
 use super::pricing::{self, PriceRule, SPOT_FLOOR};
-use super::spot_memo::{at_least, no_room_on, ClearingMemo, Known, Prepared, Resolved};
-use super::spot_state::{ClearingRun, RunMemo};
+use super::spot_memo::{at_least, no_room_on, Known, Prepared, Resolved};
+use super::spot_state::Markets;
 use super::types::{LeaseId, OrderId, Priority};
 
 /// What the greedy fit of one step of a clearing decided.
-struct Fit {
-    outcome: auction::Outcome,
+pub(super) struct Fit {
+    pub outcome: auction::Outcome,
     /// Winners with their placement (taken provisionally in the view) and index.
-    won: Vec<(OrderId, Placement, Decimal)>,
+    pub won: Vec<(OrderId, Placement, Decimal)>,
     /// Every bid that did not win: the models and region it asked, its index.
-    losers: Vec<(ModelSet, Option<RegionIdx>, Decimal)>,
+    pub losers: Vec<(ModelSet, Option<RegionIdx>, Decimal)>,
     /// Bids that found no room at a price they could win at (not merely
     /// lost on price where there was such room, nor to the holdback).
-    no_room: HashSet<OrderId>,
+    pub no_room: HashSet<OrderId>,
 }
+
+/// Displacement tries per clearing (see [`Engine::displace_one`]).
+const MAX_DISPLACEMENTS: usize = 2;
 
 /// How a winning bid's lease starts.
 enum Start {
@@ -40,127 +41,11 @@ enum Start {
     AfterNotice(Vec<LeaseId>),
 }
 
-/// Each market's clearing index and list prices, by (model, region) names.
-struct Markets {
-    index: BTreeMap<(String, String), Decimal>,
-    list: BTreeMap<(String, String), UnitPrices>,
-}
-
 impl Engine {
-    /// Whether a spot clearing is under way: the next tick carries it on,
-    /// so the server ticks again at once instead of at its next second.
-    pub fn clearing_under_way(&self) -> bool {
-        self.spot.running()
-    }
-
-    /// Begins a clearing of the bids queued now; ticks carry it on
-    /// ([`Engine::step_clearing`]).
-    pub(super) fn begin_clearing(&mut self) {
-        let bids = self
-            .book
-            .ranked_bids()
-            .map(|(order, index, seq)| Bid { order, index, seq })
-            .collect();
-        self.spot.run = Some(ClearingRun {
-            bids,
-            ..ClearingRun::default()
-        });
-        self.spot.run_memo = RunMemo {
-            start_growth: Some(self.view.growth()),
-            no_room: HashSet::new(),
-        };
-    }
-
-    /// One step of the clearing under way: greedy placement of its next
-    /// bids (`clearing_step_bids` of them) by index then time, the winners
-    /// granted at once. The last step
-    /// sets the clearing index per market from the bids that lost, reprices
-    /// every spot lease at it (min(own index, clearing) × list value) and
-    /// plans displacements. A clearing of a few hundred bids is one step,
-    /// exactly the clearing it always was.
-    pub(super) fn step_clearing(&mut self, events: &mut Vec<Event>) {
-        let Some(mut run) = self.spot.run.take() else {
-            return;
-        };
-        self.refresh_offpeak();
-        let start = run.next.min(run.bids.len());
-        let step = self.cfg.clearing_step_bids.max(1) as usize;
-        let end = (start + step).min(run.bids.len());
-        let window = &run.bids[start..end];
-        let prepared = self.resolve_bids(window);
-        let fit = self.fit_bids(window, &prepared);
-        run.next = end;
-        run.steps += 1;
-        run.lost.extend(fit.outcome.losers.iter().cloned());
-        run.lost_kinds.extend(fit.losers.iter().copied());
-        self.spot
-            .run_memo
-            .no_room
-            .extend(fit.no_room.iter().copied());
-        if run.next < run.bids.len() {
-            // Granted at the index as it stands; the last step reprices them.
-            let granted = self.grant_winners(fit.won, events);
-            add_granted(&mut run.granted, granted);
-            self.spot.resolved = prepared;
-            self.spot.run = Some(run);
-            return;
-        }
-        // Displacement reads every loser's request, those of earlier steps too.
-        let prepared = if run.steps == 1 {
-            prepared
-        } else {
-            self.spot.resolved = prepared;
-            let lost: HashSet<OrderId> = run.lost.iter().map(|(id, _)| *id).collect();
-            let losers: Vec<Bid> = run
-                .bids
-                .iter()
-                .filter(|b| lost.contains(&b.order))
-                .cloned()
-                .collect();
-            self.resolve_bids(&losers)
-        };
-        let markets = self.set_clearing_indexes(&run.lost_kinds, events);
-        let mut granted = self.grant_winners(fit.won, events);
-        add_granted(&mut granted, std::mem::take(&mut run.granted));
-        self.displace(&run.lost, &prepared, &mut granted, events);
-        self.announce_clearings(markets, &granted, events);
-        self.reprice_spot(events);
-        self.remember_clearing(&run, prepared);
-    }
-
-    /// What the clearing just ended learned, for the next one
-    /// ([`ClearingMemo`]). A clearing of several steps saw orders between
-    /// them: its bids that found no room count nodes grown since it
-    /// began, and what its losers lost to is not remembered.
-    fn remember_clearing(&mut self, run: &ClearingRun, prepared: Prepared) {
-        let run_memo = std::mem::take(&mut self.spot.run_memo);
-        let one_step = run.steps == 1;
-        let lost = if one_step {
-            run.lost
-                .iter()
-                .map(|(id, _)| *id)
-                .filter(|id| prepared.get(id).is_some_and(|r| r.req.ends.is_none()))
-                .collect()
-        } else {
-            HashSet::new()
-        };
-        self.spot.memo = ClearingMemo {
-            growth: if one_step {
-                Some(self.view.growth())
-            } else {
-                run_memo.start_growth
-            },
-            no_room: run_memo.no_room,
-            seen: one_step.then(|| self.placement_inputs()),
-            lost,
-        };
-        self.spot.resolved = prepared;
-    }
-
     /// Phase 1: greedy fit of a step's `bids` by index then time, taking
     /// capacity in the view as it goes; what the last clearing learned
     /// spares placements that cannot have changed.
-    fn fit_bids(&mut self, bids: &[Bid], prepared: &Prepared) -> Fit {
+    pub(super) fn fit_bids(&mut self, bids: &[Bid], prepared: &Prepared) -> Fit {
         let mut spot_room = self.spot_room();
         let inputs = self.placement_inputs();
         let known = Known::of(&self.spot.memo, &self.view, &inputs);
@@ -173,12 +58,16 @@ impl Engine {
         let mut none_on_grown: Vec<&PlacementRequest> = Vec::new();
         let mut outcome = auction::Outcome::default();
         for bid in bids {
+            // Cancelled, or no longer the bid queued when the clearing
+            // began: neither a winner nor a loser.
+            let queued = book
+                .get(bid.order)
+                .is_some_and(|o| o.state == OpenState::SpotQueued && o.seq == bid.seq);
+            if !queued {
+                continue;
+            }
             let mut try_bid = || {
-                // Cancelled, or no longer the bid queued when the clearing began.
-                let queued = book
-                    .get(bid.order)
-                    .is_some_and(|o| o.state == OpenState::SpotQueued && o.seq == bid.seq);
-                let Some(resolved) = prepared.get(&bid.order).filter(|_| queued) else {
+                let Some(resolved) = prepared.get(&bid.order) else {
                     return false;
                 };
                 let (req, max_price) = (&resolved.req, &resolved.max_price);
@@ -251,7 +140,7 @@ impl Engine {
     /// could use it: the highest losing index per (models, region) asked,
     /// then per market the highest of the kinds that can use it. Emits
     /// `PriceChanged` where an index moved.
-    fn set_clearing_indexes(
+    pub(super) fn set_clearing_indexes(
         &mut self,
         losers: &[(ModelSet, Option<RegionIdx>, Decimal)],
         events: &mut Vec<Event>,
@@ -261,10 +150,7 @@ impl Engine {
             let top = highest_by_kind.entry((models, region)).or_insert(index);
             *top = (*top).max(index);
         }
-        let mut markets = Markets {
-            index: BTreeMap::new(),
-            list: BTreeMap::new(),
-        };
+        let mut markets = Markets::default();
         for b in self.view.buckets() {
             let Some(prices) = self.view.price(b.region, b.model) else {
                 continue;
@@ -300,7 +186,7 @@ impl Engine {
 
     /// Phase 3: grants the winners, their capacity moving from the view's
     /// provisional take into the calendars. Returns the units won per market.
-    fn grant_winners(
+    pub(super) fn grant_winners(
         &mut self,
         won: Vec<(OrderId, Placement, Decimal)>,
         events: &mut Vec<Event>,
@@ -315,7 +201,7 @@ impl Engine {
 
     /// One `AuctionCleared` per market: its index, its unit prices at that
     /// index and the units won there.
-    fn announce_clearings(
+    pub(super) fn announce_clearings(
         &self,
         markets: Markets,
         granted: &BTreeMap<(String, String), Units>,
@@ -341,41 +227,47 @@ impl Engine {
         }
     }
 
-    /// Bids that found no idle capacity may displace running spot leases with
-    /// a lower index, lowest first, after notice; the new lease waits
-    /// `pending`. At most a few per clearing, since each plan walks the fleet.
-    fn displace(
+    /// Bids that found no idle capacity may displace running spot leases
+    /// with a lower index, lowest first, after notice; the new lease waits
+    /// `pending`. At most [`MAX_DISPLACEMENTS`] tries per clearing, since
+    /// each plan walks the fleet: this is the try number `tried` (of the
+    /// losers in auction order). Whether there is one to make: the tries
+    /// end at the first loser whose index is no higher than every spot
+    /// lease's.
+    pub(super) fn displace_one(
         &mut self,
+        tried: usize,
         losers: &[(OrderId, Decimal)],
         prepared: &Prepared,
         granted: &mut BTreeMap<(String, String), Units>,
         events: &mut Vec<Event>,
-    ) {
-        const MAX_PER_CLEARING: usize = 2;
-        for (tried, (order_id, index)) in losers.iter().enumerate() {
-            let lowest = self.leases.spot().filter_map(|l| l.bid_index).min();
-            if tried >= MAX_PER_CLEARING || lowest.is_none_or(|low| low >= *index) {
-                break;
-            }
-            let Some(bid) = prepared.get(order_id) else {
-                continue;
-            };
-            // A plan that failed fails again while nothing it reads has
-            // changed (a bid with a predicted end reads the clock: always tried).
-            let seen = self.displace_inputs();
-            let lasting = bid.req.ends.is_none();
-            if lasting && self.spot.displaced.failed(&seen, *order_id, bid.seq) {
-                continue;
-            }
-            match self.plan_displacement(bid, *index) {
-                Some((p, victims, placed_index)) => {
-                    let won = (*order_id, p, placed_index);
-                    self.grant_bid(won, Start::AfterNotice(victims), granted, events);
-                }
-                None if lasting => self.spot.displaced.record(seen, *order_id, bid.seq),
-                None => {}
-            }
+    ) -> bool {
+        let Some((order_id, index)) = losers.get(tried) else {
+            return false;
+        };
+        let lowest = self.leases.spot().filter_map(|l| l.bid_index).min();
+        if tried >= MAX_DISPLACEMENTS || lowest.is_none_or(|low| low >= *index) {
+            return false;
         }
+        let Some(bid) = prepared.get(order_id) else {
+            return true;
+        };
+        // A plan that failed fails again while nothing it reads has
+        // changed (a bid with a predicted end reads the clock: always tried).
+        let seen = self.displace_inputs();
+        let lasting = bid.req.ends.is_none();
+        if lasting && self.spot.displaced.failed(&seen, *order_id, bid.seq) {
+            return true;
+        }
+        match self.plan_displacement(bid, *index) {
+            Some((p, victims, placed_index)) => {
+                let won = (*order_id, p, placed_index);
+                self.grant_bid(won, Start::AfterNotice(victims), granted, events);
+            }
+            None if lasting => self.spot.displaced.record(seen, *order_id, bid.seq),
+            None => {}
+        }
+        true
     }
 
     /// Where a bid would land by displacing lower spot bids, the leases it
@@ -446,7 +338,7 @@ impl Engine {
 
     /// Reprices live spot leases at their market's clearing index and warns
     /// those whose bid the clearing index came within 10 % of.
-    fn reprice_spot(&mut self, events: &mut Vec<Event>) {
+    pub(super) fn reprice_spot(&mut self, events: &mut Vec<Event>) {
         let now = self.now;
         let ids = self.leases.spot_ids();
         for id in ids {
@@ -512,7 +404,7 @@ fn same_rule(a: &PriceRule, b: &PriceRule) -> bool {
 }
 
 /// Adds one step's units won per market to the clearing's.
-fn add_granted(
+pub(super) fn add_granted(
     total: &mut BTreeMap<(String, String), Units>,
     step: BTreeMap<(String, String), Units>,
 ) {

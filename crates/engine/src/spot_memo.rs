@@ -36,7 +36,9 @@ impl Engine {
     /// that reads nothing but its order (no node named, no predicted end) is
     /// kept from the clearing that first parsed it: regions are never
     /// removed, so it parses the same for as long as the order is queued.
-    pub(super) fn resolve_bids(&mut self, bids: &[Bid]) -> Prepared {
+    /// `queued`: how many bids the clearing tries in all, of which `bids`
+    /// are this step's.
+    pub(super) fn resolve_bids(&mut self, bids: &[Bid], queued: usize) -> Prepared {
         let mut cache = std::mem::take(&mut self.spot.resolved);
         for b in bids {
             if cache
@@ -61,8 +63,8 @@ impl Engine {
         }
         // Entries of orders that left the queue are never read (every read
         // is by a queued bid's id and seq); dropped now and then, not on
-        // every clearing.
-        if cache.len() > 2 * bids.len() + 64 {
+        // every step (a walk of every entry).
+        if cache.len() > 2 * queued.max(bids.len()) + 64 {
             let book = &self.book;
             cache.retain(|id, r| {
                 book.get(*id)

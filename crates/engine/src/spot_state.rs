@@ -6,8 +6,8 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::auction::Bid;
-use super::placement::{ModelSet, RegionIdx, Units};
-use super::spot_memo::{ClearingMemo, DisplaceMemo, Prepared};
+use super::placement::{ModelSet, RegionIdx, UnitPrices, Units};
+use super::spot_memo::{ClearingMemo, DisplaceMemo, PlacementInputs, Prepared};
 use super::types::{OrderId, Ts};
 
 /// A spot market by (GPU model, region) names.
@@ -59,6 +59,20 @@ pub struct ClearingRun {
     pub granted: BTreeMap<Market, Units>,
     /// Steps taken.
     pub steps: u32,
+    /// Every bid was tried and these are the new indexes; displacements
+    /// and the clearing's close are left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub markets: Option<Markets>,
+    /// Displacements tried.
+    #[serde(default)]
+    pub displacements: usize,
+}
+
+/// Each market's clearing index and list prices, by (model, region) names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Markets {
+    pub index: BTreeMap<Market, Decimal>,
+    pub list: BTreeMap<Market, UnitPrices>,
 }
 
 /// See [`SpotState::run_memo`].
@@ -68,6 +82,12 @@ pub struct RunMemo {
     pub start_growth: Option<u64>,
     /// Bids that found no room at a price they could win at.
     pub no_room: HashSet<OrderId>,
+    /// What placement read when the last step ended (`None`: none yet, or
+    /// restored).
+    pub after_step: Option<PlacementInputs>,
+    /// Something between two steps changed what placement reads (or the
+    /// run was restored): what its losers lost to is not remembered.
+    pub disturbed: bool,
 }
 
 impl SpotState {

@@ -66,10 +66,13 @@ fn a_clearing_of_more_bids_than_a_step_goes_on_over_ticks_and_prices_every_winne
         place(9, spec(Mode::OnDemand, whole_a100())),
     );
     assert_eq!(granted(&on_demand).len(), 1);
-    // The last step: both remaining bids find no room and set the index.
+    // The last step: both remaining bids find no room and set the index;
+    // with none to displace, the next tick closes the clearing.
     let last = run(&mut e, T0 + 10, Command::Tick);
     assert!(granted(&last).is_empty());
-    assert!(cleared(&last));
+    assert!(!cleared(&last), "displacements and the close come after");
+    let close = run(&mut e, T0 + 10, Command::Tick);
+    assert!(cleared(&close));
     assert!(!e.clearing_under_way());
     let index = e.clearing_index(A100, "eu").expect("cleared");
     assert_eq!(index, dec!(0.615764), "the highest losing index");
@@ -98,6 +101,8 @@ fn a_bid_cancelled_between_steps_is_not_tried() {
     let last = run(&mut e, T0 + 10, Command::Tick);
     let won: Vec<_> = granted(&last).iter().map(|l| l.order_id).collect();
     assert_eq!(won, vec![order_id(4)], "the cancelled bid took nothing");
+    run(&mut e, T0 + 10, Command::Tick);
+    assert!(!e.clearing_under_way());
     // No bid lost for lack of room: the index is the floor.
     assert_eq!(e.clearing_index(A100, "eu"), Some(dec!(0.5)));
 }
@@ -118,9 +123,48 @@ fn an_engine_restored_between_steps_finishes_the_clearing_as_the_original() {
         (T0 + 10, place(9, spec(Mode::OnDemand, whole_a100()))),
         (T0 + 10, Command::Tick),
         (T0 + 11, Command::Tick),
+        (T0 + 12, Command::Tick),
     ];
     for (now, cmd) in rest {
         assert_eq!(restored.apply(now, cmd.clone()), e.apply(now, cmd));
     }
+    assert!(!e.clearing_under_way());
     assert_eq!(restored.snapshot(), e.snapshot());
+}
+
+#[test]
+fn a_higher_bid_that_found_no_room_displaces_a_lower_spot_lease_in_a_tick_of_its_own() {
+    let mut e = three_gpus_two_bids_a_step();
+    // Three low bids win the three GPUs in one clearing of two steps.
+    for (n, price) in [(1, dec!(0.90)), (2, dec!(0.88)), (3, dec!(0.86))] {
+        run(&mut e, T0, place(n, bid(price)));
+    }
+    let mut now = T0 + 10;
+    let mut won = granted(&run(&mut e, now, Command::Tick)).len();
+    while e.clearing_under_way() {
+        won += granted(&run(&mut e, now, Command::Tick)).len();
+    }
+    assert_eq!(won, 3);
+    // Then a higher bid and two lower ones find no room: after the
+    // clearing's two steps of bids the higher one displaces the lowest
+    // lease, in a tick of its own.
+    run(&mut e, now, place(4, bid(dec!(1.20))));
+    run(&mut e, now, place(5, bid(dec!(0.82))));
+    run(&mut e, now, place(6, bid(dec!(0.82))));
+    now += 10;
+    let mut ticks = Vec::new();
+    loop {
+        ticks.push(run(&mut e, now, Command::Tick));
+        if !e.clearing_under_way() {
+            break;
+        }
+    }
+    let displaced = ticks
+        .iter()
+        .position(|ev| ev.iter().any(|x| matches!(x, Event::PreemptNotice { .. })))
+        .expect("a lower lease is given notice");
+    assert_eq!(displaced, 2, "after the two steps of bids");
+    let pending = granted(&ticks[displaced]).pop().expect("the higher bid's lease");
+    assert_eq!(pending.order_id, order_id(4));
+    assert_eq!(pending.state, LeaseState::Pending);
 }
