@@ -117,6 +117,12 @@ pub struct Settings {
     /// How often each spot auction clears.
     #[arg(long, env = "GPUEX_SPOT_INTERVAL_S", default_value_t = 10)]
     pub spot_interval_s: i64,
+    /// Bids one step of a spot clearing tries; a clearing takes a step a
+    /// batch (ARCHITECTURE.md "A clearing in steps"). Every replica of a
+    /// cluster must use the same value, as with the spot interval.
+    #[arg(long, env = "GPUEX_CLEARING_STEP_BIDS", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub clearing_step_bids: u32,
     /// How often running leases are charged and their holds renewed.
     #[arg(long, env = "GPUEX_BILLING_INTERVAL_S", default_value_t = 60)]
     pub billing_interval_s: i64,
@@ -246,6 +252,7 @@ impl Settings {
             register_per_hour: 20,
             preempt_notice_s: 120,
             spot_interval_s: 10,
+            clearing_step_bids: 256,
             journal_snapshot_every: 4096,
             billing_interval_s: 60,
             node_timeout_s: 30,
@@ -283,6 +290,7 @@ impl Settings {
             engine: crate::engine::EngineConfig {
                 notice_s: self.preempt_notice_s,
                 spot_interval_s: self.spot_interval_s,
+                clearing_step_bids: self.clearing_step_bids,
                 duration_prediction: self.duration_prediction,
                 forecast_holdback: self.forecast_holdback,
                 forecast_mig_layout: self.forecast_mig_layout,

@@ -64,12 +64,17 @@ impl Charging {
         leases: impl IntoIterator<Item = &'c Chargeable>,
     ) -> Result<(), LedgerError> {
         let mut holds = BTreeSet::new();
-        let mut accounts = BTreeSet::from([Account::PlatformRevenue]);
+        let mut accounts = BTreeSet::new();
         for c in leases {
             if !c.hold.is_nil() {
                 holds.insert(c.hold);
             }
             accounts.extend([Account::Wallet(c.buyer), Account::Holds(c.buyer), payee(c)]);
+        }
+        // The platform's fee account, read once for all of them (a
+        // database with nothing to charge may not have opened it yet).
+        if !accounts.is_empty() {
+            accounts.insert(Account::PlatformRevenue);
         }
         self.load_holds(tx, holds).await?;
         let accounts: Vec<&Account> = accounts.iter().collect();

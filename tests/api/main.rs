@@ -19,6 +19,7 @@ mod billing_slices;
 mod bounds;
 mod capacity;
 mod catalog;
+mod clearing_steps;
 mod cli;
 mod connections;
 mod container_devices;

@@ -49,8 +49,9 @@ pub struct EngineConfig {
     /// never a whole clearing's 100 ms (BENCHMARKS.md, "Auctions off the
     /// critical path"). Counted in bids, not in placements or time, so
     /// that a replica whose memo is empty (restored from a snapshot) steps
-    /// exactly as the leader did. Every replica must step alike, so it is
-    /// not a server setting; tests shrink it to step often.
+    /// exactly as the leader did. Every replica must step alike: the
+    /// server's `--clearing-step-bids` is the same on all of them, as the
+    /// spot interval is. Tests shrink it to step often.
     #[serde(default = "clearing_step_bids")]
     pub clearing_step_bids: u32,
 }

@@ -46,7 +46,8 @@
 //!
 //! - [`placement`]: the pure placement over a capacity view (shared with `gpuex simulate`).
 //! - [`calendar`]: bookings per GPU and slice range; nothing promised twice.
-//! - [`auction`]: the spot auction rule; `spot.rs` wires it to capacity.
+//! - [`auction`]: the spot auction rule; `spot.rs` wires it to capacity and
+//!   `spot_steps.rs` runs a clearing a step a tick.
 //! - [`preemption`]: who makes way for whom, after notice.
 //! - [`pricing`]: list multiples, spot index, holds.
 //! - [`commands`], [`events`], [`reject`], [`lease`], [`orders`]: the engine's interface.

@@ -154,7 +154,10 @@ async fn a_command_that_panics_is_refused_rolled_back_and_its_batch_mates_are_ap
 async fn a_stopped_market_takes_no_more_commands_and_its_clock_stops() {
     let (_dir, db) = fresh_database().await;
     let market = quiet_market(db).await;
-    assert!(market.command(Command::Tick).await.is_ok());
+    market
+        .command(Command::Tick)
+        .await
+        .expect("the market ticks");
     market.stop().await;
     assert!(matches!(
         market.command(Command::Tick).await,

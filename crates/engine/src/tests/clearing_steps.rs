@@ -164,7 +164,9 @@ fn a_higher_bid_that_found_no_room_displaces_a_lower_spot_lease_in_a_tick_of_its
         .position(|ev| ev.iter().any(|x| matches!(x, Event::PreemptNotice { .. })))
         .expect("a lower lease is given notice");
     assert_eq!(displaced, 2, "after the two steps of bids");
-    let pending = granted(&ticks[displaced]).pop().expect("the higher bid's lease");
+    let pending = granted(&ticks[displaced])
+        .pop()
+        .expect("the higher bid's lease");
     assert_eq!(pending.order_id, order_id(4));
     assert_eq!(pending.state, LeaseState::Pending);
 }
