@@ -55,7 +55,7 @@ pub struct Resources {
     /// Only nodes whose driver supports at least this CUDA version, e.g. `12.2`
     /// (compared as numbers: `12.10` is above `12.4`).
     #[serde(default)]
-    #[schema(pattern = r"^[0-9]+(\.[0-9]+){0,2}$")]
+    #[schema(pattern = r"^[0-9]{1,4}(\.[0-9]{1,4}){0,2}$")]
     pub min_cuda: Option<String>,
     /// Host CPU in milli-cores (default: the share matching the GPU share).
     #[serde(default)]

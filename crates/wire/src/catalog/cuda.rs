@@ -13,9 +13,10 @@ pub struct CudaVersion {
     pub patch: u16,
 }
 
-/// Why a text is not a CUDA version.
+/// Why a text is not a CUDA version. The API's schema states the same rule
+/// (`^[0-9]{1,4}(\.[0-9]{1,4}){0,2}$`): four digits always fit a part.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("must be a version such as `12.2` (one to three numbers joined by dots)")]
+#[error("must be a version such as `12.2` (one to three numbers of at most four digits, joined by dots)")]
 pub struct NotACudaVersion;
 
 impl FromStr for CudaVersion {
@@ -25,7 +26,7 @@ impl FromStr for CudaVersion {
         let mut parts = [0u16; 3];
         for (at, part) in text.split('.').enumerate() {
             let slot = parts.get_mut(at).ok_or(NotACudaVersion)?;
-            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            if !(1..=4).contains(&part.len()) || !part.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(NotACudaVersion);
             }
             *slot = part.parse().map_err(|_| NotACudaVersion)?;
@@ -76,7 +77,18 @@ mod tests {
         assert!(v("12.4.1") > v("12.4"));
         assert_eq!(v("12.4").to_string(), "12.4");
         assert_eq!(v("12.4.1").to_string(), "12.4.1");
-        for bad in ["", "12.", ".4", "12.4.1.0", "v12", "12.x", "99999999"] {
+        assert_eq!(v("0168.5515"), v("168.5515"));
+        for bad in [
+            "",
+            "12.",
+            ".4",
+            "12.4.1.0",
+            "v12",
+            "12.x",
+            "99999999",
+            "0168.5515240273",
+            "12.00004",
+        ] {
             assert_eq!(bad.parse::<CudaVersion>(), Err(NotACudaVersion), "{bad}");
         }
         let json = serde_json::to_string(&v("12.4")).unwrap();
