@@ -64,6 +64,13 @@ pub struct Settings {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "GPUEX_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
+    /// Largest job-history file `POST /v1/profile/imports` reads, in bytes
+    /// (the route streams it, so this bounds time, not memory).
+    #[arg(long, env = "GPUEX_IMPORT_BODY_LIMIT", default_value_t = 256 * 1024 * 1024)]
+    pub import_body_limit: usize,
+    /// An import's time limit, in seconds, in place of the request timeout.
+    #[arg(long, env = "GPUEX_IMPORT_TIMEOUT_S", default_value_t = 600)]
+    pub import_timeout_s: u64,
     /// Bootstrap admin (with `GPUEX_ADMIN_PASSWORD`), created or updated at start.
     #[arg(long, env = "GPUEX_ADMIN_EMAIL")]
     pub admin_email: Option<String>,
@@ -237,6 +244,8 @@ impl Settings {
             cors_origins: vec![],
             request_timeout_s: 30,
             body_limit: 1024 * 1024,
+            import_body_limit: 256 * 1024 * 1024,
+            import_timeout_s: 600,
             admin_email: None,
             admin_password: None,
             currency: "USD".into(),

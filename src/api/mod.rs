@@ -7,6 +7,7 @@ mod headers;
 mod idempotent;
 mod ops;
 mod read_your_writes;
+mod timeouts;
 
 pub use idempotent::STALE_CLAIM_S;
 
@@ -17,7 +18,7 @@ use crate::auth::AuthState;
 use crate::cluster::ClusterState;
 use crate::limits::LimitsState;
 use axum::extract::{DefaultBodyLimit, FromRef, Request};
-use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -30,7 +31,6 @@ use tower_http::compression::CompressionLayer;
 const COMPRESS_ABOVE_BYTES: u16 = 1024;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::OpenApi;
@@ -160,9 +160,9 @@ pub fn router(state: AppState) -> Router {
             crate::metrics::track,
         ))
         .layer(DefaultBodyLimit::max(settings.body_limit))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(settings.request_timeout_s),
+        .layer(middleware::from_fn_with_state(
+            settings.clone(),
+            timeouts::limit,
         ))
         // Outside the timeout, so that its bare 408 gets a problem body too.
         .layer(middleware::from_fn(problem_for_bare_errors))

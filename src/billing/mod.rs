@@ -14,6 +14,7 @@ pub mod earnings;
 pub mod export;
 pub mod focus;
 mod holds;
+pub mod imports;
 pub mod invoices;
 pub mod ledger;
 pub mod lines;
@@ -81,5 +82,6 @@ where
         .merge(earnings::router())
         .merge(adjustments::router())
         .merge(profile::router())
+        .merge(imports::router())
         .merge(tco::router())
 }

@@ -45,6 +45,9 @@ pub struct ProfileQuery {
     pub from: Option<DateTime<Utc>>,
     /// Capacity held before this time (RFC 3339; default: next month's start).
     pub to: Option<DateTime<Utc>>,
+    /// The profile of one of the caller's job-history imports instead (its
+    /// whole window; not with `from` or `to`).
+    pub import_id: Option<Uuid>,
 }
 
 /// One span of held units.
@@ -98,7 +101,7 @@ pub struct Builder {
     spot_tflops_s: Decimal,
 }
 
-fn dp(value: Decimal, places: u32) -> Decimal {
+pub(crate) fn dp(value: Decimal, places: u32) -> Decimal {
     value
         .round_dp_with_strategy(places, RoundingStrategy::MidpointNearestEven)
         .normalize()
@@ -286,15 +289,20 @@ fn summarize(key: String, acc: &Accumulator, elapsed: i64) -> GroupProfile {
     }
 }
 
-/// Sweeps the spans in time order: the level between two changes is
-/// constant, which gives the peak and, sorted by level, the baseline.
 fn concurrency(spans: &[Span], elapsed: i64) -> Concurrency {
     let mut changes: Vec<(i64, Decimal)> = Vec::with_capacity(spans.len() * 2);
     for s in spans {
         changes.push((s.start, s.units));
         changes.push((s.end, -s.units));
     }
-    changes.sort_by_key(|c| c.0);
+    from_changes(changes, elapsed)
+}
+
+/// Sweeps the level's changes in time order: the level between two
+/// changes is constant, which gives the peak and, sorted by level, the
+/// baseline. (Imported job histories use it too.)
+pub(crate) fn from_changes(mut changes: Vec<(i64, Decimal)>, elapsed: i64) -> Concurrency {
+    changes.sort_unstable_by_key(|c| c.0);
     // (level, seconds at it), idle seconds included at level 0.
     let mut levels: Vec<(Decimal, i64)> = Vec::new();
     let mut level = Decimal::ZERO;
@@ -326,7 +334,7 @@ fn concurrency(spans: &[Span], elapsed: i64) -> Concurrency {
             break;
         }
     }
-    let held = unit_seconds(spans);
+    let held: Decimal = levels.iter().map(|(l, s)| *l * Decimal::from(*s)).sum();
     let above: Decimal = levels
         .iter()
         .filter(|(l, _)| *l > baseline)
@@ -357,7 +365,7 @@ fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
     sorted.get(rank - 1).copied()
 }
 
-fn durations(mut seconds: Vec<i64>) -> LeaseDurations {
+pub(crate) fn durations(mut seconds: Vec<i64>) -> LeaseDurations {
     seconds.sort_unstable();
     let n = seconds.len();
     let sum: i64 = seconds.iter().sum();
@@ -435,6 +443,7 @@ pub async fn build(
     responses(
         (status = 200, description = "The capacity profile", body = CapacityProfile),
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such import of yours (`import_id`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid query (e.g. `to` not after `from`)", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn profile(
@@ -443,6 +452,19 @@ async fn profile(
     Query(q): Query<ProfileQuery>,
 ) -> Result<Json<CapacityProfile>, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    if let Some(id) = q.import_id {
+        if q.from.is_some() || q.to.is_some() {
+            return Err(ApiError::field(
+                "query.import_id",
+                "an import's profile covers its whole window: give no `from` or `to`",
+            ));
+        }
+        return super::imports::own(&state.db, &caller, id)
+            .await?
+            .profile
+            .map(Json)
+            .ok_or_else(|| ApiError::field("query.import_id", "the import took no rows"));
+    }
     let now = state.settings.clock.now().timestamp();
     let (from, to) = window_or_month(q.from, q.to, now)?;
     Ok(Json(build(&state.db, caller.id, from, to, now).await?))

@@ -36,6 +36,7 @@ mod follow_the_sun;
 mod forecast;
 mod heartbeats;
 mod idempotency_keys;
+mod imports;
 mod internal_calls;
 mod journal;
 mod journal_legacy;

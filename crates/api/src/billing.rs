@@ -166,9 +166,12 @@ pub struct TcoAssumptions {
     pub months: u32,
     pub hours_per_month: u32,
     pub profile_source: ProfileSource,
-    /// The history window (source `history`).
+    /// The history window (sources `history` and `import`).
     pub history_from: Option<DateTime<Utc>>,
     pub history_to: Option<DateTime<Utc>>,
+    /// The import priced (source `import`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_id: Option<Uuid>,
     pub profile: LoadProfile,
     pub prices: Vec<UnitPrices>,
     #[schema(value_type = String)]
@@ -270,6 +273,8 @@ pub enum ProfileSource {
     History,
     /// The request's `profile`.
     Body,
+    /// An imported job history (`import_id`), over `history_from`–`history_to`.
+    Import,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

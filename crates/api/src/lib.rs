@@ -10,6 +10,7 @@ pub mod auth;
 pub mod billing;
 pub mod cluster;
 pub mod events;
+pub mod imports;
 pub mod market;
 pub mod nodes;
 pub mod pricing;

@@ -121,4 +121,7 @@ pub struct TcoRequest {
     pub utilization: Option<Decimal>,
     /// The work to price (default: the caller's profile of the last 30 days).
     pub profile: Option<LoadProfileInput>,
+    /// Price one of the caller's job-history imports (`POST
+    /// /v1/profile/imports`) instead; not with `profile`.
+    pub import_id: Option<uuid::Uuid>,
 }

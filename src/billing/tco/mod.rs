@@ -29,6 +29,7 @@ pub use body::{
 };
 
 use crate::auth::{Caller, Role, RouterState};
+use crate::billing::imports;
 use crate::billing::profile::{self, CapacityProfile};
 use crate::bounds::PRICE_PER_HOUR;
 use crate::catalog::{self, GpuModel, Unit};
@@ -147,6 +148,14 @@ fn from_history(p: &CapacityProfile) -> LoadProfile {
         vram_units: s(&p.total.vram_units),
         spot_share: p.spot_share,
     }
+}
+
+/// The model a profile held the most TFLOPS-hours of.
+fn most_used(p: &CapacityProfile) -> Option<&'static GpuModel> {
+    p.by_gpu_model
+        .iter()
+        .max_by(|a, b| a.tflops_units.unit_hours.cmp(&b.tflops_units.unit_hours))
+        .and_then(|g| catalog::lookup(&g.key))
 }
 
 /// The market's current spot clearing index for a model and region, if it has cleared.
@@ -356,13 +365,15 @@ pub fn price(
 }
 
 /// Compare renting whole 8-GPU nodes with buying the same work as gpuex
-/// units over `months`, from the caller's last 30 days or a given profile.
+/// units over `months`, from the caller's last 30 days, a given profile or
+/// an imported job history (`import_id`).
 #[utoipa::path(post, path = "/v1/tco", tag = "billing", security(("bearer" = [])),
     request_body = TcoRequest,
     responses(
         (status = 200, description = "Both costs, the saving and every assumption", body = Tco),
         MalformedJson,
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such import of yours (`import_id`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid fields, an unknown model, a region without its prices, or no history and no `profile`", body = Problem, content_type = "application/problem+json"),
     ))]
 async fn tco(
@@ -409,13 +420,31 @@ async fn tco(
             spot_share,
         }
     });
+    if body_profile.is_some() && req.import_id.is_some() {
+        errors.push(FieldError::new(
+            "import_id",
+            "give either `profile` or `import_id`, not both",
+        ));
+    }
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
     }
     let now = state.settings.clock.now().timestamp();
-    let (load, source, history, history_model) = match body_profile {
-        Some(load) => (load, ProfileSource::Body, None, None),
-        None => {
+    let (load, source, history, history_model) = match (body_profile, req.import_id) {
+        (Some(load), _) => (load, ProfileSource::Body, None, None),
+        (None, Some(id)) => {
+            let import = imports::own(&state.db, &caller, id).await?;
+            let p = import.profile.ok_or_else(|| {
+                ApiError::field("import_id", "the import took no rows: nothing to price")
+            })?;
+            (
+                from_history(&p),
+                ProfileSource::Import,
+                Some((p.from, p.to)),
+                most_used(&p),
+            )
+        }
+        (None, None) => {
             let from = now - HISTORY_DAYS * 86_400;
             let p = profile::build(&state.db, caller.id, from, now, now).await?;
             if p.total.tflops_units.unit_hours.is_zero() && p.total.vram_units.unit_hours.is_zero()
@@ -425,16 +454,11 @@ async fn tco(
                     "no capacity held in the last 30 days: give a profile",
                 ));
             }
-            let most_used = p
-                .by_gpu_model
-                .iter()
-                .max_by(|a, b| a.tflops_units.unit_hours.cmp(&b.tflops_units.unit_hours))
-                .and_then(|g| catalog::lookup(&g.key));
             (
                 from_history(&p),
                 ProfileSource::History,
                 Some((p.from, p.to)),
-                most_used,
+                most_used(&p),
             )
         }
     };
@@ -489,6 +513,7 @@ async fn tco(
             profile_source: source,
             history_from: history.map(|h| h.0),
             history_to: history.map(|h| h.1),
+            import_id: req.import_id.filter(|_| source == ProfileSource::Import),
             profile: load,
             prices,
             reserved_factor: RESERVED_FACTOR,
