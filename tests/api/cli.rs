@@ -350,6 +350,41 @@ crate::helpers::on_both_databases! {
     }
 }
 
+crate::helpers::on_both_databases! {
+    async fn gpuex_import_streams_a_history_that_profile_and_tco_then_read(app) {
+        let admin = app.admin().await;
+        app.seed_prices(&admin).await;
+        let (email, _, _) = account(&app, "buyer").await;
+        let config = tempfile::tempdir().unwrap();
+        let cfg = config.path();
+        let s = app.address.as_str();
+        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        let sacct = concat!(env!("CARGO_MANIFEST_DIR"), "/data/imports/sacct.txt");
+        let i = gpuex(s, cfg, &["import", sacct, "--format", "slurm", "--output", "json"], "").await.json();
+        assert_eq!((i["rows"].as_u64(), i["rejected_count"].as_u64()), (Some(3), Some(2)), "{i}");
+        let id = i["id"].as_str().unwrap().to_owned();
+        let table = gpuex(s, cfg, &["import", sacct, "--format", "slurm"], "").await;
+        table.ok();
+        for shown in ["rows", "still running (End is Unknown)", "H100-SXM5-80GB (1 rows)"] {
+            assert!(table.stdout.contains(shown), "`{shown}` missing from:\n{}", table.stdout);
+        }
+        let listed = gpuex(s, cfg, &["imports", "--output", "json"], "").await.json();
+        assert_eq!(listed["imports"].as_array().unwrap().len(), 2);
+        let shown = gpuex(s, cfg, &["imports", "show", &id], "").await;
+        shown.ok();
+        assert!(shown.stdout.contains("5569") && shown.stdout.contains("account=risk") && shown.stdout.contains("█"), "{}", shown.stdout);
+        let p = gpuex(s, cfg, &["profile", "--import", &id, "--output", "json"], "").await.json();
+        assert_eq!(p["total"]["tflops_units"]["peak"], "5569");
+        let t = gpuex(s, cfg, &["tco", "--node-price-per-hour", "20", "--import", &id, "--output", "json"], "").await.json();
+        assert_eq!((t["assumptions"]["profile_source"].as_str(), t["assumptions"]["import_id"].as_str()), (Some("import"), Some(id.as_str())));
+        gpuex(s, cfg, &["imports", "delete", &id], "").await.ok();
+        gpuex(s, cfg, &["imports", "show", &id], "").await.fails(4, "no import");
+        gpuex(s, cfg, &["import", sacct, "--format", "xml"], "").await.fails(2, "--format");
+        gpuex(s, cfg, &["import", "/nonexistent/history.csv", "--format", "csv"], "").await.fails(1, "cannot read");
+        gpuex(s, cfg, &["import", sacct, "--format", "k8s"], "").await.fails(6, "body");
+    }
+}
+
 /// The credentials file as `gpuex` left it, and its mode.
 fn kept_credentials(cfg: &Path) -> (Value, u32) {
     use std::os::unix::fs::PermissionsExt;

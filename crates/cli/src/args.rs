@@ -301,7 +301,8 @@ pub enum ClientCommand {
         to: Option<String>,
     },
     /// Whole 8-GPU nodes against gpuex units over months, from your last
-    /// 30 days or the load given by --peak-*/--mean-*/--baseline-* flags.
+    /// 30 days, an imported history (--import) or the load given by
+    /// --peak-*/--mean-*/--baseline-* flags.
     Tco(tco::TcoArgs),
     /// Your capacity profile: units held at once, lease durations, utilization.
     Profile {
@@ -310,6 +311,25 @@ pub enum ClientCommand {
         from: Option<String>,
         #[arg(long)]
         to: Option<String>,
+        /// The profile of an imported job history instead (`gpuex import`).
+        #[arg(long, conflicts_with_all = ["from", "to"])]
+        import: Option<String>,
+    },
+    /// Import a job history (Slurm `sacct --parsable2`, `kubectl get pods -o
+    /// json`, or a CSV of start,end,gpus[,gpu_model][,tag]) as a capacity
+    /// profile; the file is streamed, so it may be hundreds of megabytes.
+    Import {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        format: crate::imports::ImportFileFormat,
+        /// The model of rows naming none the catalog knows (server default H100-SXM5-80GB).
+        #[arg(long)]
+        gpu_model: Option<String>,
+    },
+    /// Your imported job histories, or one of them (`show ID`, `delete ID`).
+    Imports {
+        #[command(subcommand)]
+        command: Option<crate::imports::ImportsCommand>,
     },
     /// Providers: your nodes (`gpuex nodes`), or delete one.
     Nodes {

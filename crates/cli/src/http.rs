@@ -64,6 +64,12 @@ impl Api {
         self.with_auth(self.streaming.get(self.url(path)))
     }
 
+    /// A POST whose body is a file streamed as it is read: no time limit,
+    /// as an upload of hundreds of megabytes may take minutes.
+    pub fn upload_request(&self, path: &str) -> RequestBuilder {
+        self.with_auth(self.streaming.post(self.url(path)))
+    }
+
     fn with_auth(&self, builder: RequestBuilder) -> RequestBuilder {
         let seen = self.seen_seq.load(Ordering::Relaxed);
         let builder = if seen > 0 {

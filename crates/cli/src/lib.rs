@@ -11,6 +11,7 @@ mod admin;
 mod args;
 mod follow;
 mod http;
+mod imports;
 mod login;
 mod order;
 mod outputs;
@@ -390,7 +391,13 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             to,
         } => export(ctx, format, &output_file, from, to).await,
         ClientCommand::Tco(args) => tco::tco(ctx, &args).await,
-        ClientCommand::Profile { from, to } => tco::profile(ctx, from, to).await,
+        ClientCommand::Profile { from, to, import } => tco::profile(ctx, from, to, import).await,
+        ClientCommand::Import {
+            file,
+            format,
+            gpu_model,
+        } => imports::import(ctx, &file, format, gpu_model).await,
+        ClientCommand::Imports { command } => imports::imports(ctx, command).await,
         ClientCommand::Nodes {
             command: Some(NodesCommand::Delete { id, force }),
         } => {

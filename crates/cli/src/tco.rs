@@ -44,6 +44,9 @@ pub struct TcoArgs {
     /// The share of the work that tolerates preemption, 0–1 (default 0).
     #[arg(long)]
     pub spot_share: Option<String>,
+    /// Price an imported job history (`gpuex import`) instead.
+    #[arg(long, conflicts_with_all = ["peak_tflops", "mean_tflops", "baseline_tflops", "peak_vram", "mean_vram", "baseline_vram", "spot_share"])]
+    pub import: Option<String>,
 }
 
 impl TcoArgs {
@@ -69,6 +72,11 @@ impl TcoArgs {
             self.gpu_model.clone().map(Value::String),
         );
         put(&mut body, "region", self.region.clone().map(Value::String));
+        put(
+            &mut body,
+            "import_id",
+            self.import.clone().map(Value::String),
+        );
         put(
             &mut body,
             "utilization",
@@ -147,7 +155,13 @@ pub fn render_tco(t: &Tco) -> String {
         ("gpu model", a.gpu_model.clone()),
         ("region", a.region.clone()),
         ("months", format!("{} of {} h", a.months, a.hours_per_month)),
-        ("profile from", cell(&a.profile_source)),
+        (
+            "profile from",
+            match a.import_id {
+                Some(id) => format!("{} {id}", cell(&a.profile_source)),
+                None => cell(&a.profile_source),
+            },
+        ),
         ("tflops units", shape(&a.profile.tflops_units)),
         ("vram units", shape(&a.profile.vram_units)),
         ("spot share", cell(&a.profile.spot_share)),
@@ -218,10 +232,16 @@ pub fn render_profile(p: &CapacityProfile) -> String {
     )
 }
 
-pub async fn profile(ctx: &Ctx, from: Option<String>, to: Option<String>) -> Result<()> {
+pub async fn profile(
+    ctx: &Ctx,
+    from: Option<String>,
+    to: Option<String>,
+    import: Option<String>,
+) -> Result<()> {
     let mut q = Vec::new();
     q.extend(from.map(|f| ("from", f)));
     q.extend(to.map(|t| ("to", t)));
+    q.extend(import.map(|i| ("import_id", i)));
     let p = ctx.api.get("/v1/billing/profile", &q).await?;
     show(ctx, &p, render_profile)
 }
@@ -245,6 +265,7 @@ mod tests {
             mean_vram: None,
             baseline_vram: None,
             spot_share: None,
+            import: None,
         }
     }
 

@@ -58,8 +58,8 @@ where
     BillingState: FromRef<S>,
 {
     OpenApiRouter::new()
-        .routes(routes!(create, list))
-        .routes(routes!(get_one, delete_one))
+        .routes(routes!(create_import, list_imports))
+        .routes(routes!(get_import, delete_import))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -181,7 +181,7 @@ fn too_large(limit: usize) -> ApiError {
         (status = 413, description = "The file is over the import limit (`import_too_large`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "A file that is not of its format, an unknown `gpu_model`, or an Idempotency-Key used with another file", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn create(
+async fn create_import(
     State(state): State<BillingState>,
     caller: Caller,
     Query(q): Query<ImportQuery>,
@@ -261,7 +261,7 @@ async fn create(
         (status = 200, description = "The imports", body = ProfileImportList),
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn list(
+async fn list_imports(
     State(state): State<BillingState>,
     caller: Caller,
 ) -> Result<Json<ProfileImportList>, ApiError> {
@@ -290,7 +290,7 @@ pub async fn own(db: &Db, caller: &Caller, id: Uuid) -> Result<ProfileImportDeta
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such import of yours", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn get_one(
+async fn get_import(
     State(state): State<BillingState>,
     caller: Caller,
     Path(id): Path<String>,
@@ -307,7 +307,7 @@ async fn get_one(
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such import of yours", body = Problem, content_type = "application/problem+json"),
     ))]
-async fn delete_one(
+async fn delete_import(
     State(state): State<BillingState>,
     caller: Caller,
     Path(id): Path<String>,
