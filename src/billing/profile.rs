@@ -303,8 +303,9 @@ fn concurrency(spans: &[Span], elapsed: i64) -> Concurrency {
 /// baseline. (Imported job histories use it too.)
 pub(crate) fn from_changes(mut changes: Vec<(i64, Decimal)>, elapsed: i64) -> Concurrency {
     changes.sort_unstable_by_key(|c| c.0);
-    // (level, seconds at it), idle seconds included at level 0.
-    let mut levels: Vec<(Decimal, i64)> = Vec::new();
+    // Seconds at each level, idle seconds included at level 0: a map, as a
+    // long history returns to the same few levels again and again.
+    let mut levels: BTreeMap<Decimal, i64> = BTreeMap::new();
     let mut level = Decimal::ZERO;
     let mut peak = Decimal::ZERO;
     let mut busy = 0;
@@ -318,16 +319,16 @@ pub(crate) fn from_changes(mut changes: Vec<(i64, Decimal)>, elapsed: i64) -> Co
         peak = peak.max(level);
         if let Some(next) = changes.get(i) {
             if !level.is_zero() {
-                levels.push((level, next.0 - at));
+                *levels.entry(level).or_default() += next.0 - at;
                 busy += next.0 - at;
             }
         }
     }
-    levels.push((Decimal::ZERO, (elapsed - busy).max(0)));
-    levels.sort_by_key(|l| std::cmp::Reverse(l.0));
+    drop(changes);
+    *levels.entry(Decimal::ZERO).or_default() += (elapsed - busy).max(0);
     let mut baseline = Decimal::ZERO;
     let mut held_for = 0;
-    for (level, seconds) in &levels {
+    for (level, seconds) in levels.iter().rev() {
         held_for += seconds;
         if elapsed > 0 && 2 * held_for >= elapsed {
             baseline = *level;
@@ -336,8 +337,8 @@ pub(crate) fn from_changes(mut changes: Vec<(i64, Decimal)>, elapsed: i64) -> Co
     }
     let held: Decimal = levels.iter().map(|(l, s)| *l * Decimal::from(*s)).sum();
     let above: Decimal = levels
-        .iter()
-        .filter(|(l, _)| *l > baseline)
+        .range(baseline..)
+        .filter(|(l, _)| **l > baseline)
         .map(|(l, s)| (*l - baseline) * Decimal::from(*s))
         .sum();
     let per_elapsed = |v: Decimal| {

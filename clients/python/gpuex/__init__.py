@@ -5,7 +5,8 @@ openapi-python-client (every endpoint, typed models); this package is the
 thin layer over it that a buyer or provider uses day to day: log in (the
 session refreshes itself with its rotating refresh token), place
 orders with an idempotency key (retried safely), iterate every page of a
-list, follow the event stream, and verify webhook signatures.
+list, follow the event stream, stream a job history in as a capacity
+profile (``import_history``), and verify webhook signatures.
 """
 
 from .client import ApiError, Gpuex

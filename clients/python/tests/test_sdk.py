@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from gpuex import ApiError, Gpuex, WebhookSignatureError, verify_webhook
-from gpuex_api.models import LeaseView, OrderRequest, OrderView, RegistryAuth, StoredEvent
+from gpuex_api.models import (
+    LeaseView,
+    OrderRequest,
+    OrderView,
+    ProfileImport,
+    ProfileImportDetail,
+    RegistryAuth,
+    StoredEvent,
+)
 
 from .conftest import BUYER, LAUNCHER
 
@@ -124,6 +132,125 @@ def test_the_profile_and_tco(server: str) -> None:
     with pytest.raises(ApiError) as refused:
         gx.tco({"node_price_per_hour": "0", "profile": {"tflops_units": load, "vram_units": load}})
     assert ("node_price_per_hour" in [field for field, _ in refused.value.errors]), refused.value.errors
+
+
+IMPORTS = Path(__file__).resolve().parents[3] / "data" / "imports"
+
+
+def test_job_history_imports_become_profiles_the_tco_prices(server: str) -> None:
+    """The repository's sample of each format, with the figures of
+    tests/api/imports.rs: streamed from a path, an open file and bytes."""
+    gx = Gpuex.login(server, *BUYER)
+
+    # Slurm, from a path: jobs 1001, 1002 and 1007 taken; two steps of 1001,
+    # the CPU-only 1003 and 1004 (never started) skipped; 1005 (still
+    # running, line 8) and 1006 (hour 25, line 9) refused.
+    sacct = gx.import_history(IMPORTS / "sacct.txt", "slurm")
+    assert isinstance(sacct, ProfileImport)
+    assert (sacct.format_.value, sacct.rows, sacct.skipped, sacct.rejected_count) == ("slurm", 3, 4, 2)
+    assert [r.line for r in sacct.rejected] == [8, 9]
+    assert "still running" in sacct.rejected[0].reason, sacct.rejected
+    # 1007 names no GPU type: priced as the default model.
+    assert (sacct.defaulted_model_rows, sacct.default_gpu_model) == (1, "H100-SXM5-80GB")
+    assert sacct.from_ == datetime.datetime(2026, 11, 2, tzinfo=datetime.timezone.utc)
+    assert sacct.to == datetime.datetime(2026, 11, 2, 5, tzinfo=datetime.timezone.utc)
+    assert sacct.bytes_ == (IMPORTS / "sacct.txt").stat().st_size
+
+    detail = gx.get_import(sacct.id)
+    assert isinstance(detail, ProfileImportDetail) and detail.id == sacct.id and detail.rows == 3
+    tflops = detail.profile.total.tflops_units
+    # TFLOPS held: 624 (2 × A100) over 0–4 h, 3,956 (4 × H100) over 2–3 h,
+    # 989 (1 × H100) over 1–5 h: levels 624, 1,613, 5,569, 1,613, 989.
+    assert (Decimal(tflops.peak), Decimal(tflops.unit_hours), Decimal(tflops.mean)) == (
+        Decimal("5569"), Decimal("10408"), Decimal("2081.6"))
+    assert Decimal(tflops.baseline) == Decimal("1613")
+    assert len(detail.concurrency) == 240
+    assert Decimal(detail.concurrency[0].mean_gpus) == 2
+    assert max(Decimal(point.peak_gpus) for point in detail.concurrency) == 7
+    # The profile route answers the same profile.
+    assert gx.profile(import_id=sacct.id).to_dict() == detail.profile.to_dict()
+
+    # The TCO prices it, on the model it used most.
+    tco = gx.tco({"node_price_per_hour": "20"}, import_id=sacct.id)
+    assert tco.assumptions.profile_source.value == "import"
+    assert tco.assumptions.import_id == sacct.id
+    assert tco.assumptions.gpu_model == "H100-SXM5-80GB"
+    assert Decimal(tco.assumptions.profile.tflops_units.peak) == Decimal("5569")
+    assert tco.assumptions.history_from == sacct.from_
+    # Or named in the request itself; never with a profile too.
+    again = gx.tco({"node_price_per_hour": "20", "import_id": str(sacct.id)})
+    assert again.assumptions.import_id == sacct.id
+    load = {"peak": "1", "mean": "1"}
+    with pytest.raises(ApiError) as both:
+        gx.tco({"node_price_per_hour": "20", "profile": {"tflops_units": load, "vram_units": load}}, import_id=sacct.id)
+    assert both.value.status == 422 and "import_id" in [field for field, _ in both.value.errors], both.value
+
+    # Kubernetes, from an open file: train-0 and infer-0 taken; web (no GPU)
+    # and queued-0 (never started) skipped; notebook-0, the 4th pod, running.
+    with open(IMPORTS / "pods.json", "rb") as pods_file:
+        pods = gx.import_history(pods_file, "k8s")
+    assert (pods.format_.value, pods.rows, pods.skipped, pods.defaulted_model_rows) == ("k8s", 2, 2, 1)
+    assert [r.line for r in pods.rejected] == [4]
+    assert "notebook-0" in pods.rejected[0].reason, pods.rejected
+    pods_tflops = gx.get_import(pods.id).profile.total.tflops_units
+    assert (Decimal(pods_tflops.peak), Decimal(pods_tflops.unit_hours)) == (Decimal("1613"), Decimal("3226"))
+
+    # The CSV, as bytes: an end before its start (line 4) and a start that is
+    # no time (line 6) refused.
+    csv = gx.import_history((IMPORTS / "jobs.csv").read_bytes(), "csv")
+    assert (csv.format_.value, csv.rows, csv.skipped, csv.defaulted_model_rows) == ("csv", 3, 0, 0)
+    assert [r.line for r in csv.rejected] == [4, 6]
+    csv_tflops = gx.get_import(csv.id).profile.total.tflops_units
+    assert (Decimal(csv_tflops.peak), Decimal(csv_tflops.unit_hours)) == (Decimal("8093"), Decimal("8717"))
+
+    # Listed newest first; deleted, it is gone everywhere (404, as an id that never was).
+    listed = gx.imports()
+    assert {csv.id, pods.id, sacct.id} <= {i.id for i in listed}, listed
+    created = [i.created_at for i in listed]
+    assert created == sorted(created, reverse=True), created
+    gx.delete_import(pods.id)
+    assert pods.id not in [i.id for i in gx.imports()]
+    for gone in (pods.id, uuid.uuid4()):
+        with pytest.raises(ApiError) as missing:
+            gx.get_import(gone)
+        assert missing.value.status == 404, missing.value
+    with pytest.raises(ApiError) as missing:
+        gx.delete_import(pods.id)
+    assert missing.value.status == 404
+    with pytest.raises(ApiError) as missing:
+        gx.profile(import_id=pods.id)
+    assert missing.value.status == 404
+    with pytest.raises(ApiError) as missing:
+        gx.tco({"node_price_per_hour": "20"}, import_id=pods.id)
+    assert missing.value.status == 404
+
+
+def test_an_import_under_one_key_is_made_once_and_a_bad_file_is_refused(server: str) -> None:
+    gx = Gpuex.login(server, *BUYER)
+    key = str(uuid.uuid4())
+    first = gx.import_history(IMPORTS / "jobs.csv", "csv", idempotency_key=key)
+    # The same file under the same key (here as chunks of an iterator) answers the first import.
+    chunks = iter([b"start,end,gpus,gpu_model,tag\n", (IMPORTS / "jobs.csv").read_bytes().split(b"\n", 1)[1]])
+    again = gx.import_history(chunks, "csv", idempotency_key=key)
+    assert again.to_dict() == first.to_dict()
+    assert [i.id for i in gx.imports()].count(first.id) == 1
+    # Another file under it is refused.
+    with pytest.raises(ApiError) as reused:
+        gx.import_history(IMPORTS / "sacct.txt", "slurm", idempotency_key=key)
+    assert (reused.value.status, reused.value.code) == (422, "idempotency_key_reused")
+    # Problems name the field: a file not of its format, an unknown format or model.
+    with pytest.raises(ApiError) as bad:
+        gx.import_history(b"no|header|here\n1|2|3\n", "slurm")
+    assert bad.value.status == 422 and [f for f, _ in bad.value.errors] == ["body"], bad.value
+    with pytest.raises(ApiError) as bad:
+        gx.import_history(IMPORTS / "jobs.csv", "xml")
+    assert bad.value.status == 422 and [f for f, _ in bad.value.errors] == ["query.format"], bad.value
+    with pytest.raises(ApiError) as bad:
+        gx.import_history(IMPORTS / "jobs.csv", "csv", gpu_model="GTX-1080")
+    assert bad.value.status == 422 and [f for f, _ in bad.value.errors] == ["query.gpu_model"], bad.value
+    # A model for rows naming none: the CSV names one on every row it takes.
+    priced = gx.import_history(IMPORTS / "sacct.txt", "slurm", gpu_model="A100-SXM4-40GB")
+    assert (priced.defaulted_model_rows, priced.default_gpu_model) == (1, "A100-SXM4-40GB")
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):

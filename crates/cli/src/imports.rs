@@ -126,7 +126,7 @@ pub(super) async fn import(
             .upload_request("/v1/profile/imports")
             .query(&query)
             .header("Idempotency-Key", &key)
-            .header("content-type", "text/plain")
+            .header("content-type", "application/octet-stream")
             .body(body);
         match ctx.api.send(builder).await {
             Err(e) if e.exit == Exit::Server && attempt < 3 => {

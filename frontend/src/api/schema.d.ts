@@ -1064,6 +1064,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/profile/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's imports, newest first (the latest 100). */
+        get: operations["list_imports"];
+        put?: never;
+        /**
+         * Import a job history: the file is the body, as it came from `sacct`,
+         *     `kubectl` or a spreadsheet. Answers the rows taken and every row refused
+         *     with its line; the import's profile prices in `POST /v1/tco` with
+         *     `import_id`. An `Idempotency-Key` with the same file answers the first
+         *     import again.
+         */
+        post: operations["create_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/profile/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import with its capacity profile and its GPUs held over time. */
+        get: operations["get_import"];
+        put?: never;
+        post?: never;
+        /** Delete an import (its profile goes with it). */
+        delete: operations["delete_import"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/provider/earnings": {
         parameters: {
             query?: never;
@@ -1167,7 +1209,8 @@ export interface paths {
         put?: never;
         /**
          * Compare renting whole 8-GPU nodes with buying the same work as gpuex
-         *     units over `months`, from the caller's last 30 days or a given profile.
+         *     units over `months`, from the caller's last 30 days, a given profile or
+         *     an imported job history (`import_id`).
          */
         post: operations["tco"];
         delete?: never;
@@ -1718,6 +1761,23 @@ export interface components {
              * @example 3612
              */
             unit_hours: string;
+        };
+        /** @description How many GPUs were held at once in one stretch of an import's window. */
+        ConcurrencyPoint: {
+            /** Format: date-time */
+            from: string;
+            /**
+             * @description GPUs held on average over the stretch, to 3 decimals.
+             * @example 12.5
+             */
+            mean_gpus: string;
+            /**
+             * @description The most GPUs held at any second of it.
+             * @example 16
+             */
+            peak_gpus: string;
+            /** Format: date-time */
+            to: string;
         };
         /** @description One mode conversion of a lease (ARCHITECTURE.md §3 "Mode changes"). */
         ConversionView: {
@@ -2319,6 +2379,11 @@ export interface components {
              */
             memory_mib: number;
         };
+        /**
+         * @description The formats an import reads.
+         * @enum {string}
+         */
+        ImportFormat: "slurm" | "k8s" | "csv";
         Invoice: {
             /** Format: uuid */
             buyer_id: string;
@@ -3168,6 +3233,59 @@ export interface components {
              */
             used_memory_mib?: number | null;
         };
+        /** @description An import of job history. */
+        ProfileImport: {
+            /**
+             * Format: uint64
+             * @description The file's size.
+             */
+            bytes: number;
+            /** Format: date-time */
+            created_at: string;
+            default_gpu_model: string;
+            /**
+             * Format: uint64
+             * @description Rows whose GPU model was missing or not in the catalog, priced as
+             *     `default_gpu_model`.
+             */
+            defaulted_model_rows: number;
+            format: components["schemas"]["ImportFormat"];
+            /**
+             * Format: date-time
+             * @description The first job's start and the last job's end (absent with no rows).
+             */
+            from?: string | null;
+            /** Format: uuid */
+            id: string;
+            rejected: components["schemas"]["RejectedRow"][];
+            /**
+             * Format: uint64
+             * @description How many rows were refused (`rejected` lists the first 100).
+             */
+            rejected_count: number;
+            /**
+             * Format: uint64
+             * @description Jobs taken into the profile.
+             */
+            rows: number;
+            /**
+             * Format: uint64
+             * @description Rows that held no GPU: job steps, jobs that never started, CPU-only jobs.
+             */
+            skipped: number;
+            /** Format: date-time */
+            to?: string | null;
+        };
+        /** @description An import with the profile its jobs make and their concurrency over time. */
+        ProfileImportDetail: components["schemas"]["ProfileImport"] & {
+            /** @description At most 240 equal stretches of the import's window. */
+            concurrency: components["schemas"]["ConcurrencyPoint"][];
+            profile?: null | components["schemas"]["CapacityProfile"];
+        };
+        /** @description One page of a caller's imports, newest first. */
+        ProfileImportList: {
+            imports: components["schemas"]["ProfileImport"][];
+        };
         /** @description MIG instances of one profile expected within the notice period. */
         ProfileInstances: {
             /** Format: uint32 */
@@ -3179,7 +3297,7 @@ export interface components {
          * @description Where the priced work came from.
          * @enum {string}
          */
-        ProfileSource: "history" | "body";
+        ProfileSource: "history" | "body" | "import";
         PutRegionRequest: {
             /** @description IANA time zone, e.g. `America/New_York`. */
             timezone: string;
@@ -3336,6 +3454,16 @@ export interface components {
              *     for, e.g. `oauth2accesstoken`); no `:` and no control characters.
              */
             username: string;
+        };
+        /** @description A row the import refused. */
+        RejectedRow: {
+            /**
+             * Format: uint64
+             * @description The row's line in the file (1 = the first line, the header included);
+             *     for `k8s`, the pod's position in `items`, from 1.
+             */
+            line: number;
+            reason: string;
         };
         /** @description One replica as it last said it stood. */
         ReplicaView: {
@@ -3656,13 +3784,18 @@ export interface components {
             gpu_vram_units: string;
             /**
              * Format: date-time
-             * @description The history window (source `history`).
+             * @description The history window (sources `history` and `import`).
              */
             history_from?: string | null;
             /** Format: date-time */
             history_to?: string | null;
             /** Format: uint32 */
             hours_per_month: number;
+            /**
+             * Format: uuid
+             * @description The import priced (source `import`).
+             */
+            import_id?: string | null;
             /** @description How the mix was chosen, in words. */
             mix_rule: string;
             /** Format: uint32 */
@@ -3693,6 +3826,12 @@ export interface components {
              *     history used most, else H100-SXM5-80GB).
              */
             gpu_model?: string | null;
+            /**
+             * Format: uuid
+             * @description Price one of the caller's job-history imports (`POST
+             *     /v1/profile/imports`) instead; not with `profile`.
+             */
+            import_id?: string | null;
             /**
              * Format: uint32
              * @description How long to compare, 1 to 120 months (default 36).
@@ -7249,6 +7388,11 @@ export interface operations {
                 from?: string;
                 /** @description Capacity held before this time (RFC 3339; default: next month's start). */
                 to?: string;
+                /**
+                 * @description The profile of one of the caller's job-history imports instead (its
+                 *     whole window; not with `from` or `to`).
+                 */
+                import_id?: string;
             };
             header?: never;
             path?: never;
@@ -7296,6 +7440,24 @@ export interface operations {
                      *       "status": 403,
                      *       "title": "Forbidden",
                      *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such import of yours (`import_id`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -10294,6 +10456,416 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    list_imports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The imports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileImportList"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    create_import: {
+        parameters: {
+            query: {
+                /**
+                 * @description The file's format: `slurm` (`sacct --parsable2`), `k8s` (`kubectl get
+                 *     pods -o json`) or `csv` (start,end,gpus[,gpu_model][,tag]).
+                 */
+                format: "slurm" | "k8s" | "csv";
+                /**
+                 * @description The catalog model of rows naming no model the catalog knows (default
+                 *     H100-SXM5-80GB).
+                 */
+                gpu_model?: string;
+            };
+            header?: {
+                /** @description Retries with the same key and file answer the first import */
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file (any content type is read as its bytes): `sacct --parsable2` output, `kubectl get pods -o json` output or the CSV (docs/IMPORTS.md); up to `import_body_limit` bytes (256 MiB) */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Imported */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileImport"];
+                };
+            };
+            /** @description Malformed JSON, or a path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            /** @description The file is over the import limit (`import_too_large`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "outputs_quota",
+                     *       "detail": "a lease's outputs may weigh 10737418240 bytes in all; 0 are left",
+                     *       "status": 413,
+                     *       "title": "Payload Too Large",
+                     *       "type": "https://gpuex.dev/problems/outputs-quota"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A file that is not of its format, an unknown `gpu_model`, or an Idempotency-Key used with another file */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    get_import: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Import id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, its profile and concurrency */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileImportDetail"];
+                };
+            };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such import of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    delete_import: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Import id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Node tokens have no profile */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such import of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     earnings: {
         parameters: {
             query?: {
@@ -10923,6 +11495,24 @@ export interface operations {
                      *       "status": 403,
                      *       "title": "Forbidden",
                      *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such import of yours (`import_id`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

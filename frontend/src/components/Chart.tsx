@@ -14,6 +14,8 @@ export interface Series {
   values: (number | null)[];
   color: string;
   bars?: boolean;
+  /** A dashed line (uPlot's canvas dash: drawn, gap, in pixels), so a series drawn over another leaves it visible. */
+  dash?: number[];
 }
 
 export function TimeChart({
@@ -50,6 +52,7 @@ export function TimeChart({
             stroke: s.color,
             fill: s.bars ? s.color : undefined,
             width: 2,
+            dash: s.dash,
             paths: s.bars ? bars : undefined,
             points: { show: !s.bars && times.length < 3 },
           })),

@@ -9,6 +9,11 @@ interface PickerProps {
   value: string | null;
   onChange: (value: string | null) => void;
   error?: string;
+  /** In place of the picker's own label ("GPU model", "Region"). */
+  label?: string;
+  description?: string;
+  placeholder?: string;
+  clearable?: boolean;
 }
 
 /** A region from `/v1/regions`, for the forms that name one. */
@@ -18,9 +23,10 @@ export function RegionSelect(props: PickerProps) {
 }
 
 /** A GPU model from the catalog. */
-export function ModelSelect(props: PickerProps) {
+export function ModelSelect({ label = 'GPU model', ...props }: PickerProps) {
   const catalog = useLoad(() => api.GET('/v1/catalog/gpus'), []);
-  return <Select label="GPU model" searchable data={(catalog.data ?? []).map((m) => m.name)} {...props} />;
+  // Mantine's clear button has no name of its own.
+  return <Select label={label} searchable data={(catalog.data ?? []).map((m) => m.name)} clearButtonProps={{ 'aria-label': `Clear ${label}` }} {...props} />;
 }
 
 type Price = Schemas['PriceView'];

@@ -1,6 +1,6 @@
 import { Alert, Center, Loader, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
-import type { Problem } from '../lib/problem';
+import { unclaimed, type Problem } from '../lib/problem';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -43,11 +43,16 @@ export function ErrorNotice({ problem, title = 'Could not load', mt }: { problem
 
 /**
  * A refused form's problem, when no input claims it: a problem whose
- * `errors[]` name fields shows them under those inputs instead.
+ * `errors[]` name fields shows them under those inputs instead. With
+ * `fields` (the form's inputs, as `fieldError` matches them), errors naming
+ * none of them are listed here so none is lost.
  */
-export function FormProblem({ problem, title = 'Refused' }: { problem: Problem | null; title?: string }) {
-  if (!problem || problem.errors?.length) return null;
-  return <ErrorNotice problem={problem} title={title} mt="xs" />;
+export function FormProblem({ problem, title = 'Refused', fields }: { problem: Problem | null; title?: string; fields?: string[] }) {
+  if (!problem) return null;
+  if (!problem.errors?.length) return <ErrorNotice problem={problem} title={title} mt="xs" />;
+  const rest = fields ? unclaimed(problem, fields) : [];
+  if (rest.length === 0) return null;
+  return <ErrorNotice problem={{ ...problem, errors: rest }} title={title} mt="xs" />;
 }
 
 /** The usual three states around a loaded value. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSeconds, formatShare, formatUnits, groupRows, heldAnything, periodWindow, profileInput, tcoBody } from './tco';
+import { formatSeconds, formatShare, formatUnits, groupRows, heldAnything, periodWindow, profileInput, tcoBody, workPriced } from './tco';
 
 const shape = (peak: string, mean: string, baseline: string, above: string, hours: string) => ({
   peak,
@@ -49,6 +49,19 @@ describe('the TCO body', () => {
     expect(body.profile?.tflops_units).toEqual({ peak: '400', mean: '93.75', baseline: '100', mean_above_baseline: '37.5' });
     expect(body.profile?.spot_share).toBe('0.4');
     expect(tcoBody(form, profile).profile).toBeUndefined();
+  });
+
+  it('prices an import by its id, never with a profile beside it', () => {
+    const id = '01a2b3c4-0000-7000-8000-00000000abcd';
+    expect(tcoBody({ ...form, useShownProfile: true }, profile, id)).toEqual({ node_price_per_hour: '20', import_id: id });
+    expect(tcoBody({ ...form, gpuModel: 'A100-SXM4-80GB' }, undefined, id)).toEqual({ node_price_per_hour: '20', gpu_model: 'A100-SXM4-80GB', import_id: id });
+  });
+
+  it('says what the answer priced', () => {
+    expect(workPriced({ profile_source: 'history' })).toBe('your last 30 days');
+    expect(workPriced({ profile_source: 'body' })).toBe('the profile given');
+    expect(workPriced({ profile_source: 'import', import_id: '01a2b3c4-0000-7000-8000-00000000abcd' })).toBe('the imported job history 0000abcd');
+    expect(workPriced({ profile_source: 'import', import_id: null })).toBe('the imported job history');
   });
 });
 

@@ -3,6 +3,7 @@
 // page shows. Nothing here turns money into a JavaScript number.
 import type { Schemas } from '../api/client';
 import Decimal from 'decimal.js-light';
+import { shortId } from './format';
 import { formatQuantity } from './money';
 
 export type Period = 'month' | '7d' | '30d' | '90d';
@@ -45,15 +46,27 @@ export function profileInput(p: Schemas['CapacityProfile']): Schemas['LoadProfil
   return { tflops_units: shapeInput(p.total.tflops_units), vram_units: shapeInput(p.total.vram_units), spot_share: p.spot_share };
 }
 
-/** The body of `POST /v1/tco`: blank fields are left to the server's defaults. */
-export function tcoBody(form: TcoForm, shown?: Schemas['CapacityProfile']): Schemas['TcoRequest'] {
+/**
+ * The body of `POST /v1/tco`: blank fields are left to the server's defaults.
+ * With `importId` it prices that job-history import (the server reads its
+ * profile; `profile` is never sent with it).
+ */
+export function tcoBody(form: TcoForm, shown?: Schemas['CapacityProfile'], importId?: string): Schemas['TcoRequest'] {
   const body: Schemas['TcoRequest'] = { node_price_per_hour: form.nodePricePerHour.trim() };
   const months = form.months.trim();
   if (months !== '') body.months = /^\d+$/.test(months) ? Number(months) : (months as unknown as number);
   if (form.utilization.trim() !== '') body.utilization = form.utilization.trim();
   if (form.gpuModel) body.gpu_model = form.gpuModel;
-  if (form.useShownProfile && shown) body.profile = profileInput(shown);
+  if (importId) body.import_id = importId;
+  else if (form.useShownProfile && shown) body.profile = profileInput(shown);
   return body;
+}
+
+/** What a TCO priced, in words: the history, an import or the profile given. */
+export function workPriced(a: Pick<Schemas['TcoAssumptions'], 'profile_source' | 'import_id'>): string {
+  if (a.profile_source === 'history') return 'your last 30 days';
+  if (a.profile_source === 'import') return a.import_id ? `the imported job history ${shortId(a.import_id)}` : 'the imported job history';
+  return 'the profile given';
 }
 
 /** Whether a profile held anything. */

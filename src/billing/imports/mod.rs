@@ -40,6 +40,8 @@ use sha2::{Digest, Sha256};
 use std::io::BufReader;
 use std::sync::{Arc, Mutex};
 use tokio_util::io::{StreamReader, SyncIoBridge};
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
+use utoipa::openapi::RefOr;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -75,6 +77,21 @@ pub struct ImportQuery {
     #[param(max_length = 64)]
     pub gpu_model: Option<String>,
 }
+
+/// A file's bytes as a body: `{type: string, format: binary}`, which
+/// generated clients take as a file.
+pub struct FileBytes;
+
+impl utoipa::PartialSchema for FileBytes {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for FileBytes {}
 
 /// Something an import's body reader stopped with: the route's size limit.
 #[derive(Debug, thiserror::Error)]
@@ -173,8 +190,8 @@ fn too_large(limit: usize) -> ApiError {
 #[utoipa::path(post, path = "/v1/profile/imports", tag = "billing", security(("bearer" = [])),
     params(ImportQuery,
         ("Idempotency-Key" = Option<String>, Header, description = "Retries with the same key and file answer the first import")),
-    request_body(content = String, content_type = "text/plain",
-        description = "The file: `sacct --parsable2` output, `kubectl get pods -o json` output or the CSV (docs/IMPORTS.md); up to `import_body_limit` bytes (256 MiB)"),
+    request_body(content = inline(FileBytes), content_type = "application/octet-stream",
+        description = "The file (any content type is read as its bytes): `sacct --parsable2` output, `kubectl get pods -o json` output or the CSV (docs/IMPORTS.md); up to `import_body_limit` bytes (256 MiB)"),
     responses(
         (status = 201, description = "Imported", body = ProfileImport),
         (status = 403, description = "Node tokens have no profile", body = Problem, content_type = "application/problem+json"),

@@ -181,3 +181,68 @@ mod tests {
         assert!(gpus("gres/gpu=x").is_err());
     }
 }
+
+#[cfg(test)]
+mod million {
+    use super::*;
+    use crate::billing::imports::collect::Job;
+    use std::io::{BufReader, Read};
+
+    /// A sacct file of `rows` jobs made as it is read, so the test holds no file.
+    struct Generated {
+        rows: u64,
+        next: u64,
+        pending: Vec<u8>,
+        at: usize,
+    }
+
+    impl Read for Generated {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.pending.len() {
+                self.pending.clear();
+                self.at = 0;
+                if self.next == 0 {
+                    self.pending
+                        .extend_from_slice(b"JobID|Account|Start|End|AllocTRES\n");
+                }
+                while self.pending.len() < 64 * 1024 && self.next < self.rows {
+                    let id = self.next;
+                    let day = 1 + id % 28;
+                    self.pending.extend_from_slice(
+                        format!(
+                            "{id}|acct{}|2026-11-{day:02}T01:00:00|2026-11-{day:02}T03:30:00|cpu=8,gres/gpu:h100={},mem=64G\n",
+                            id % 50,
+                            1 + id % 8
+                        )
+                        .as_bytes(),
+                    );
+                    self.next += 1;
+                }
+            }
+            let n = buf.len().min(self.pending.len() - self.at);
+            buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_million_jobs_take_32_bytes_each_whatever_the_file_weighs() {
+        let rows = 1_000_000;
+        let file = Generated {
+            rows,
+            next: 0,
+            pending: Vec::new(),
+            at: 0,
+        };
+        let h100 = crate::catalog::lookup("H100-SXM5-80GB").unwrap();
+        let mut sink = Collector::new(h100);
+        read(BufReader::new(file), &mut sink, usize::MAX).unwrap();
+        assert_eq!((sink.jobs.len() as u64, sink.rejected_count), (rows, 0));
+        assert_eq!(std::mem::size_of::<Job>(), 32);
+        // About 80 bytes of file a row; what is kept is the jobs, grown by doubling.
+        let kept = sink.jobs.capacity() * std::mem::size_of::<Job>();
+        assert!(kept <= 2 * rows as usize * 32, "{kept} bytes kept");
+        assert_eq!(sink.tags.len(), 50);
+    }
+}

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use gpuex_api::billing::{CapacityProfile, GroupProfile, HeldUtilization};
 use gpuex_api::imports::ConcurrencyPoint;
 use rust_decimal::Decimal;
+use std::borrow::Borrow;
 
 /// Stretches in an import's concurrency series.
 pub const SERIES_POINTS: i64 = 240;
@@ -25,25 +26,28 @@ fn units(job: &Job) -> (Decimal, Decimal) {
     (gpus * model.fp16, gpus * model.vram_units())
 }
 
-fn group(key: String, jobs: &[&Job], elapsed: i64) -> GroupProfile {
-    let mut tflops = Vec::with_capacity(jobs.len() * 2);
-    for job in jobs {
-        let (t, _) = units(job);
-        tflops.push((job.start, t));
-        tflops.push((job.end, -t));
-    }
-    let tflops_units = from_changes(tflops, elapsed);
-    let mut vram = Vec::with_capacity(jobs.len() * 2);
-    for job in jobs {
-        let (_, v) = units(job);
-        vram.push((job.start, v));
-        vram.push((job.end, -v));
-    }
+/// One group's profile; the level changes of one unit at a time, so only
+/// one list of them is ever held.
+fn group<J: Borrow<Job>>(key: String, jobs: &[J], elapsed: i64) -> GroupProfile {
+    let changes = |kind: fn(&Job) -> Decimal| {
+        let mut changes = Vec::with_capacity(jobs.len() * 2);
+        for job in jobs {
+            let job = job.borrow();
+            let units = kind(job);
+            changes.push((job.start, units));
+            changes.push((job.end, -units));
+        }
+        from_changes(changes, elapsed)
+    };
     GroupProfile {
         key,
-        tflops_units,
-        vram_units: from_changes(vram, elapsed),
-        durations: durations(jobs.iter().map(|j| j.end - j.start).collect()),
+        tflops_units: changes(|j| units(j).0),
+        vram_units: changes(|j| units(j).1),
+        durations: durations(
+            jobs.iter()
+                .map(|j| j.borrow().end - j.borrow().start)
+                .collect(),
+        ),
         utilization: HeldUtilization {
             measured_tflops_h: Decimal::ZERO,
             used_tflops_h: Decimal::ZERO,
@@ -63,9 +67,7 @@ pub fn window(jobs: &[Job]) -> Option<(i64, i64)> {
 pub fn profile(c: &Collector) -> Option<CapacityProfile> {
     let (from, to) = window(&c.jobs)?;
     let elapsed = to - from;
-    let all: Vec<&Job> = c.jobs.iter().collect();
-    let total = group("all".to_owned(), &all, elapsed);
-    drop(all);
+    let total = group("all".to_owned(), &c.jobs, elapsed);
     let mut by_model: Vec<&Job> = c.jobs.iter().collect();
     by_model.sort_unstable_by_key(|j| j.model);
     let by_gpu_model = by_model

@@ -33,10 +33,12 @@ from .checkpoint_plan import CheckpointPlan
 from .checkpoint_request import CheckpointRequest
 from .checkpoint_view import CheckpointView
 from .concurrency import Concurrency
+from .concurrency_point import ConcurrencyPoint
 from .conversion_view import ConversionView
 from .convert_request import ConvertRequest
 from .cordon_request import CordonRequest
 from .create_api_key_request import CreateApiKeyRequest
+from .create_import_format import CreateImportFormat
 from .create_node_request import CreateNodeRequest
 from .created_node import CreatedNode
 from .created_webhook import CreatedWebhook
@@ -83,6 +85,7 @@ from .history_prices import HistoryPrices
 from .history_volume import HistoryVolume
 from .host_inventory import HostInventory
 from .host_limits import HostLimits
+from .import_format import ImportFormat
 from .invoice import Invoice
 from .invoice_item import InvoiceItem
 from .invoice_item_tags import InvoiceItemTags
@@ -150,6 +153,9 @@ from .price_update import PriceUpdate
 from .price_view import PriceView
 from .problem import Problem
 from .process_metrics import ProcessMetrics
+from .profile_import import ProfileImport
+from .profile_import_detail import ProfileImportDetail
+from .profile_import_list import ProfileImportList
 from .profile_instances import ProfileInstances
 from .profile_source import ProfileSource
 from .put_region_request import PutRegionRequest
@@ -165,6 +171,7 @@ from .region import Region
 from .register_request import RegisterRequest
 from .registered_role import RegisteredRole
 from .registry_auth import RegistryAuth
+from .rejected_row import RejectedRow
 from .replica_view import ReplicaView
 from .resale_offer import ResaleOffer
 from .resale_offer_slots_item import ResaleOfferSlotsItem
@@ -242,12 +249,14 @@ __all__ = (
     "CheckpointRequest",
     "CheckpointView",
     "Concurrency",
+    "ConcurrencyPoint",
     "ConversionView",
     "ConvertRequest",
     "CordonRequest",
     "CreateApiKeyRequest",
     "CreatedNode",
     "CreatedWebhook",
+    "CreateImportFormat",
     "CreateNodeRequest",
     "CreditRequest",
     "CreditView",
@@ -292,6 +301,7 @@ __all__ = (
     "HistoryVolume",
     "HostInventory",
     "HostLimits",
+    "ImportFormat",
     "Invoice",
     "InvoiceItem",
     "InvoiceItemTags",
@@ -359,6 +369,9 @@ __all__ = (
     "PriceView",
     "Problem",
     "ProcessMetrics",
+    "ProfileImport",
+    "ProfileImportDetail",
+    "ProfileImportList",
     "ProfileInstances",
     "ProfileSource",
     "PutRegionRequest",
@@ -374,6 +387,7 @@ __all__ = (
     "RegisteredRole",
     "RegisterRequest",
     "RegistryAuth",
+    "RejectedRow",
     "ReplicaView",
     "ResaleOffer",
     "ResaleOfferSlotsItem",

@@ -12,6 +12,7 @@ from ..models.profile_source import ProfileSource
 from ..types import UNSET, Unset
 from dateutil.parser import isoparse
 from typing import cast
+from uuid import UUID
 import datetime
 
 if TYPE_CHECKING:
@@ -50,8 +51,9 @@ class TcoAssumptions:
             spot_preemption_overhead (str): Extra spot work for preemptions, as a share of it.
             utilization (str): The share of the nodes' hours doing the work, to 6 decimals.
             utilization_source (str): `given`, or `sized_to_peak` (nodes for the peak; utilization = mean ÷ capacity).
-            history_from (datetime.datetime | None | Unset): The history window (source `history`).
+            history_from (datetime.datetime | None | Unset): The history window (sources `history` and `import`).
             history_to (datetime.datetime | None | Unset):
+            import_id (None | Unset | UUID): The import priced (source `import`).
      """
 
     gpu_model: str
@@ -75,6 +77,7 @@ class TcoAssumptions:
     utilization_source: str
     history_from: datetime.datetime | None | Unset = UNSET
     history_to: datetime.datetime | None | Unset = UNSET
+    import_id: None | Unset | UUID = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -143,6 +146,14 @@ class TcoAssumptions:
         else:
             history_to = self.history_to
 
+        import_id: None | str | Unset
+        if isinstance(self.import_id, Unset):
+            import_id = UNSET
+        elif isinstance(self.import_id, UUID):
+            import_id = str(self.import_id)
+        else:
+            import_id = self.import_id
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -171,6 +182,8 @@ class TcoAssumptions:
             field_dict["history_from"] = history_from
         if history_to is not UNSET:
             field_dict["history_to"] = history_to
+        if import_id is not UNSET:
+            field_dict["import_id"] = import_id
 
         return field_dict
 
@@ -273,6 +286,26 @@ class TcoAssumptions:
         history_to = _parse_history_to(d.pop("history_to", UNSET))
 
 
+        def _parse_import_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                import_id_type_0 = UUID(data)
+
+
+
+                return import_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        import_id = _parse_import_id(d.pop("import_id", UNSET))
+
+
         tco_assumptions = cls(
             gpu_model=gpu_model,
             gpu_tflops_units=gpu_tflops_units,
@@ -295,6 +328,7 @@ class TcoAssumptions:
             utilization_source=utilization_source,
             history_from=history_from,
             history_to=history_to,
+            import_id=import_id,
         )
 
 

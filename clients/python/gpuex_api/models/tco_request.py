@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 from ..types import UNSET, Unset
 from typing import cast
+from uuid import UUID
 
 if TYPE_CHECKING:
   from ..models.load_profile_input import LoadProfileInput
@@ -30,6 +31,8 @@ class TcoRequest:
                 with at most 6 decimals. Kept and answered at 6 decimals at most.
             gpu_model (None | str | Unset): The GPU model of the node and of the units (default: the model the
                 history used most, else H100-SXM5-80GB).
+            import_id (None | Unset | UUID): Price one of the caller's job-history imports (`POST
+                /v1/profile/imports`) instead; not with `profile`.
             months (int | None | Unset): How long to compare, 1 to 120 months (default 36).
             profile (LoadProfileInput | None | Unset):
             region (None | str | Unset): Whose list prices (default: of the regions where a node supplies the
@@ -40,6 +43,7 @@ class TcoRequest:
 
     node_price_per_hour: str
     gpu_model: None | str | Unset = UNSET
+    import_id: None | Unset | UUID = UNSET
     months: int | None | Unset = UNSET
     profile: LoadProfileInput | None | Unset = UNSET
     region: None | str | Unset = UNSET
@@ -58,6 +62,14 @@ class TcoRequest:
             gpu_model = UNSET
         else:
             gpu_model = self.gpu_model
+
+        import_id: None | str | Unset
+        if isinstance(self.import_id, Unset):
+            import_id = UNSET
+        elif isinstance(self.import_id, UUID):
+            import_id = str(self.import_id)
+        else:
+            import_id = self.import_id
 
         months: int | None | Unset
         if isinstance(self.months, Unset):
@@ -93,6 +105,8 @@ class TcoRequest:
         })
         if gpu_model is not UNSET:
             field_dict["gpu_model"] = gpu_model
+        if import_id is not UNSET:
+            field_dict["import_id"] = import_id
         if months is not UNSET:
             field_dict["months"] = months
         if profile is not UNSET:
@@ -120,6 +134,26 @@ class TcoRequest:
             return cast(None | str | Unset, data)
 
         gpu_model = _parse_gpu_model(d.pop("gpu_model", UNSET))
+
+
+        def _parse_import_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                import_id_type_0 = UUID(data)
+
+
+
+                return import_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        import_id = _parse_import_id(d.pop("import_id", UNSET))
 
 
         def _parse_months(data: object) -> int | None | Unset:
@@ -175,6 +209,7 @@ class TcoRequest:
         tco_request = cls(
             node_price_per_hour=node_price_per_hour,
             gpu_model=gpu_model,
+            import_id=import_id,
             months=months,
             profile=profile,
             region=region,

@@ -13,6 +13,7 @@ from ...models.problem import Problem
 from ...types import UNSET, Unset
 from dateutil.parser import isoparse
 from typing import cast
+from uuid import UUID
 import datetime
 
 
@@ -21,6 +22,7 @@ def _get_kwargs(
     *,
     from_: datetime.datetime | Unset = UNSET,
     to: datetime.datetime | Unset = UNSET,
+    import_id: UUID | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -38,6 +40,11 @@ def _get_kwargs(
     if not isinstance(to, Unset):
         json_to = to.isoformat()
     params["to"] = json_to
+
+    json_import_id: str | Unset = UNSET
+    if not isinstance(import_id, Unset):
+        json_import_id = str(import_id)
+    params["import_id"] = json_import_id
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -75,6 +82,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 
         return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
 
     if response.status_code == 405:
         response_405 = Problem.from_dict(response.json())
@@ -124,6 +138,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     from_: datetime.datetime | Unset = UNSET,
     to: datetime.datetime | Unset = UNSET,
+    import_id: UUID | Unset = UNSET,
 
 ) -> Response[CapacityProfile | Problem]:
     """ The caller's capacity profile: units held at once, lease durations and
@@ -132,6 +147,7 @@ def sync_detailed(
     Args:
         from_ (datetime.datetime | Unset):
         to (datetime.datetime | Unset):
+        import_id (UUID | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -145,6 +161,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         from_=from_,
 to=to,
+import_id=import_id,
 
     )
 
@@ -159,6 +176,7 @@ def sync(
     client: AuthenticatedClient,
     from_: datetime.datetime | Unset = UNSET,
     to: datetime.datetime | Unset = UNSET,
+    import_id: UUID | Unset = UNSET,
 
 ) -> CapacityProfile | Problem | None:
     """ The caller's capacity profile: units held at once, lease durations and
@@ -167,6 +185,7 @@ def sync(
     Args:
         from_ (datetime.datetime | Unset):
         to (datetime.datetime | Unset):
+        import_id (UUID | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -181,6 +200,7 @@ def sync(
         client=client,
 from_=from_,
 to=to,
+import_id=import_id,
 
     ).parsed
 
@@ -189,6 +209,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     from_: datetime.datetime | Unset = UNSET,
     to: datetime.datetime | Unset = UNSET,
+    import_id: UUID | Unset = UNSET,
 
 ) -> Response[CapacityProfile | Problem]:
     """ The caller's capacity profile: units held at once, lease durations and
@@ -197,6 +218,7 @@ async def asyncio_detailed(
     Args:
         from_ (datetime.datetime | Unset):
         to (datetime.datetime | Unset):
+        import_id (UUID | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -210,6 +232,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         from_=from_,
 to=to,
+import_id=import_id,
 
     )
 
@@ -224,6 +247,7 @@ async def asyncio(
     client: AuthenticatedClient,
     from_: datetime.datetime | Unset = UNSET,
     to: datetime.datetime | Unset = UNSET,
+    import_id: UUID | Unset = UNSET,
 
 ) -> CapacityProfile | Problem | None:
     """ The caller's capacity profile: units held at once, lease durations and
@@ -232,6 +256,7 @@ async def asyncio(
     Args:
         from_ (datetime.datetime | Unset):
         to (datetime.datetime | Unset):
+        import_id (UUID | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -246,5 +271,6 @@ async def asyncio(
         client=client,
 from_=from_,
 to=to,
+import_id=import_id,
 
     )).parsed

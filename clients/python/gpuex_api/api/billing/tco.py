@@ -71,6 +71,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_403
 
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
     if response.status_code == 405:
         response_405 = Problem.from_dict(response.json())
 
@@ -135,7 +142,8 @@ def sync_detailed(
 
 ) -> Response[Problem | Tco]:
     """ Compare renting whole 8-GPU nodes with buying the same work as gpuex
-    units over `months`, from the caller's last 30 days or a given profile.
+    units over `months`, from the caller's last 30 days, a given profile or
+    an imported job history (`import_id`).
 
     Args:
         body (TcoRequest):
@@ -167,7 +175,8 @@ def sync(
 
 ) -> Problem | Tco | None:
     """ Compare renting whole 8-GPU nodes with buying the same work as gpuex
-    units over `months`, from the caller's last 30 days or a given profile.
+    units over `months`, from the caller's last 30 days, a given profile or
+    an imported job history (`import_id`).
 
     Args:
         body (TcoRequest):
@@ -194,7 +203,8 @@ async def asyncio_detailed(
 
 ) -> Response[Problem | Tco]:
     """ Compare renting whole 8-GPU nodes with buying the same work as gpuex
-    units over `months`, from the caller's last 30 days or a given profile.
+    units over `months`, from the caller's last 30 days, a given profile or
+    an imported job history (`import_id`).
 
     Args:
         body (TcoRequest):
@@ -226,7 +236,8 @@ async def asyncio(
 
 ) -> Problem | Tco | None:
     """ Compare renting whole 8-GPU nodes with buying the same work as gpuex
-    units over `months`, from the caller's last 30 days or a given profile.
+    units over `months`, from the caller's last 30 days, a given profile or
+    an imported job history (`import_id`).
 
     Args:
         body (TcoRequest):
