@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import decimal
 import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
-
 from gpuex_api.api.auth import login as login_op
 from gpuex_api.api.auth import logout as logout_op
 from gpuex_api.api.auth import me as me_op
 from gpuex_api.api.auth import refresh as refresh_op
 from gpuex_api.api.auth import set_role as set_role_op
-from gpuex_api.api.billing import delete_import as delete_import_op
-from gpuex_api.api.billing import get_import as get_import_op
-from gpuex_api.api.billing import list_imports as list_imports_op
 from gpuex_api.api.billing import profile as profile_op
 from gpuex_api.api.billing import tco as tco_op
 from gpuex_api.api.billing import usage as usage_op
@@ -60,9 +55,6 @@ from gpuex_api.models import (
     OrderRequest,
     OrderView,
     Problem,
-    ProfileImport,
-    ProfileImportDetail,
-    ProfileImportList,
     Quote,
     QuoteRequest,
     RefreshRequest,
@@ -77,48 +69,13 @@ from gpuex_api.models import (
 )
 from gpuex_api.types import UNSET, Response, Unset
 
+from .errors import ApiError, _model, _ok, _raw_error
+from .imports import ImportsMixin
+
 T = TypeVar("T")
 
-#: What :meth:`Gpuex.import_history` reads a job history from.
-HistorySource = str | Path | bytes | IO[bytes] | IO[str] | Iterable[bytes]
 
-
-class ApiError(Exception):
-    """A non-2xx answer: the problem+json's status, code, detail and field errors."""
-
-    def __init__(self, status: int, detail: str, code: str | None = None, errors: list[tuple[str, str]] | None = None):
-        self.status = status
-        self.detail = detail
-        self.code = code
-        self.errors = errors or []
-        fields = "; ".join(f"{f}: {m}" for f, m in self.errors)
-        super().__init__(f"{status} {detail}" + (f" ({fields})" if fields else ""))
-
-    @classmethod
-    def from_response(cls, response: Response[Any]) -> ApiError:
-        parsed = response.parsed
-        if isinstance(parsed, Problem):
-            errors = [] if isinstance(parsed.errors, Unset) else [(e.field, e.message) for e in parsed.errors]
-            return cls(parsed.status, parsed.detail, parsed.code, errors)
-        try:
-            body = json.loads(response.content)
-        except ValueError:
-            body = {}
-        return cls(int(response.status_code), str(body.get("detail") or response.content[:200]), body.get("code"))
-
-
-def _ok(response: Response[Any], kind: type[T]) -> T:
-    if 200 <= int(response.status_code) < 300 and isinstance(response.parsed, kind):
-        return response.parsed
-    raise ApiError.from_response(response)
-
-
-def _model(value: T | dict[str, Any], kind: Any) -> T:
-    """A generated model, from itself or from the dict of its JSON."""
-    return kind.from_dict(value) if isinstance(value, dict) else value
-
-
-class Gpuex:
+class Gpuex(ImportsMixin):
     """A caller of one gpuex server.
 
     >>> gx = Gpuex.login("http://127.0.0.1:8080", "buyer@gpuex.demo", "demo-buyer-password")
@@ -430,88 +387,6 @@ class Gpuex:
             body = TcoRequest.from_dict({**body.to_dict(), "import_id": str(uuid.UUID(str(import_id)))})
         return _ok(tco_op.sync_detailed(client=self.api, body=body), Tco)
 
-    def import_history(
-        self,
-        source: HistorySource,
-        format: str,
-        *,
-        gpu_model: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> ProfileImport:
-        """Imports a job history as a capacity profile (``POST /v1/profile/imports``)
-        under an ``Idempotency-Key`` (a fresh one unless given); answers the rows
-        taken, skipped and refused (``rejected``: each refused row's line and why).
-
-        ``format`` is ``slurm`` (``sacct --parsable2``), ``k8s`` (``kubectl get pods
-        -o json``) or ``csv`` (``start,end,gpus[,gpu_model][,tag]``); ``gpu_model``
-        prices rows that name no model the catalog knows (server default
-        H100-SXM5-80GB). ``source`` is a path (``str`` or ``Path``), the file's
-        ``bytes``, an open file or an iterable of ``bytes``: a file is streamed
-        a chunk at a time, never read whole. A transport error or a 5xx is
-        retried with the same key when the file can be sent again (a path,
-        ``bytes`` or a seekable file): the server answers the first import,
-        never imports it twice. The profile is then :meth:`get_import`,
-        ``profile(import_id=...)`` and ``tco(..., import_id=...)``.
-        """
-        params = {"format": format}
-        if gpu_model is not None:
-            params["gpu_model"] = gpu_model
-        headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": idempotency_key or str(uuid.uuid4())}
-        # The server parses the file as it arrives (for up to its
-        # import_timeout_s): connecting and each write are bounded here, the
-        # wait for the answer after the last byte is not.
-        timeout = httpx.Timeout(self.timeout_s, read=None)
-        replayable = isinstance(source, (str, Path, bytes)) or _seekable(source)
-        offset = source.tell() if replayable and hasattr(source, "tell") else 0  # type: ignore[union-attr]
-
-        def send() -> httpx.Response:
-            with contextlib.ExitStack() as opened:
-                content: Any
-                if isinstance(source, (str, Path)):
-                    # httpx reads an open file a chunk at a time, its length known.
-                    content = opened.enter_context(open(source, "rb"))
-                elif isinstance(source, bytes):
-                    content = source
-                else:
-                    if replayable:
-                        source.seek(offset)  # type: ignore[union-attr]
-                    content = _chunks(source)
-                return self.api.get_httpx_client().post(
-                    "/v1/profile/imports", params=params, headers=headers, content=content, timeout=timeout
-                )
-
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                response = send()
-            except httpx.TransportError:
-                if not replayable or attempt >= self.retries:
-                    raise
-            else:
-                if not (response.status_code >= 500 and replayable and attempt < self.retries):
-                    if response.status_code != 201:
-                        raise _raw_error(response)
-                    return ProfileImport.from_dict(response.json())
-            time.sleep(0.3 * attempt)
-
-    def imports(self) -> list[ProfileImport]:
-        """Your job-history imports, newest first (the latest 100)."""
-        return _ok(list_imports_op.sync_detailed(client=self.api), ProfileImportList).imports
-
-    def get_import(self, import_id: str | uuid.UUID) -> ProfileImportDetail:
-        """One of your imports with its capacity profile (``profile``, ``None`` when
-        no row was taken) and the GPUs its jobs held over time (``concurrency``:
-        at most 240 equal stretches, each's ``mean_gpus`` and ``peak_gpus``).
-        Another caller's import is 404, as a missing one."""
-        return _ok(get_import_op.sync_detailed(uuid.UUID(str(import_id)), client=self.api), ProfileImportDetail)
-
-    def delete_import(self, import_id: str | uuid.UUID) -> None:
-        """Deletes one of your imports and its profile."""
-        response = delete_import_op.sync_detailed(uuid.UUID(str(import_id)), client=self.api)
-        if int(response.status_code) != 204:
-            raise ApiError.from_response(response)
-
     def create_webhook(
         self, request: NewWebhook | dict[str, Any], *, idempotency_key: str | None = None
     ) -> CreatedWebhook:
@@ -626,36 +501,6 @@ class Gpuex:
             if isinstance(parsed.next_cursor, Unset) or parsed.next_cursor is None:
                 return
             cursor = parsed.next_cursor
-
-
-def _seekable(source: Any) -> bool:
-    try:
-        return bool(source.seekable())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def _chunks(source: IO[bytes] | IO[str] | Iterable[bytes], size: int = 256 * 1024) -> Iterator[bytes]:
-    """An upload's body from an open file (a text file's as UTF-8) or an
-    iterable of bytes, a chunk at a time."""
-    read = getattr(source, "read", None)
-    if read is None:
-        yield from source  # type: ignore[misc]
-        return
-    while True:
-        chunk = read(size)
-        if not chunk:
-            return
-        yield chunk.encode("utf-8") if isinstance(chunk, str) else chunk
-
-
-def _raw_error(response: httpx.Response) -> ApiError:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    errors = [(e.get("field", ""), e.get("message", "")) for e in body.get("errors", [])]
-    return ApiError(response.status_code, str(body.get("detail") or response.reason_phrase), body.get("code"), errors)
 
 
 def _sse(lines: Iterator[str]) -> Iterator[str]:
