@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { apiCall, apiLogin, newPage, repo, signIn, waitFor } from './harness.mjs';
-import { checkPage } from './checks.mjs';
+import { checkPage, withoutProvoked } from './checks.mjs';
 
 export async function aBuyerReadsItsCapacityProfileAndPricesItsTco({ browser, base }) {
   // The demo's buyer has run leases this month; billing writes their lines every 10 s.

@@ -12,3 +12,10 @@ export async function checkPage(page, name) {
   assert.deepEqual(page.consoleErrors, [], `${name}: console errors`);
   assert.deepEqual(await cspViolations(page), [], `${name}: Content-Security-Policy violations`);
 }
+
+/** Chromium logs each 4xx a test provokes on purpose; those are not the page's errors. */
+export function withoutProvoked(page, statuses) {
+  page.consoleErrors = page.consoleErrors.filter(
+    (e) => !statuses.some((s) => e.includes(`Failed to load resource: the server responded with a status of ${s}`)),
+  );
+}

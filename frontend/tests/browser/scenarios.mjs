@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { apiCall, apiLogin, cspViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
 import { aBuyerImportsASlurmHistoryAndPricesIt, aBuyerReadsItsCapacityProfileAndPricesItsTco } from './capacity.mjs';
-import { checkPage } from './checks.mjs';
+import { checkPage, withoutProvoked } from './checks.mjs';
 
 
 /** The dashboard and the API docs work under the server's strict policies:
@@ -222,13 +222,6 @@ async function theMarketIsPublicAndLive({ browser, base }) {
   await page.getByTestId('resale-offers').locator('tbody tr').first().waitFor();
   await checkPage(page, 'market');
   await page.context().close();
-}
-
-/** Chromium logs each 4xx a test provokes on purpose; those are not the page's errors. */
-function withoutProvoked(page, statuses) {
-  page.consoleErrors = page.consoleErrors.filter(
-    (e) => !statuses.some((s) => e.includes(`Failed to load resource: the server responded with a status of ${s}`)),
-  );
 }
 
 async function anAdminSetsPricesAndCreditsWithErrorsBesideTheField({ browser, base }) {
