@@ -4,6 +4,7 @@
 //! or 20, an L40S 362 and 12).
 
 use crate::helpers::{on_both_databases, on_both_databases_with, Reply, TestApp};
+use futures::StreamExt;
 use gpuex::config::Settings;
 use rust_decimal::Decimal;
 use rust_decimal_macros::dec;
@@ -210,5 +211,29 @@ on_both_databases_with! { small_imports =>
         let over = format!("start,end,gpus\n{}", row.repeat(80 * 1024 / row.len()));
         upload(&app, &buyer, "format=csv", over, None).await.assert_code(413, "import_too_large");
         assert_eq!(app.get("/v1/profile/imports", Some(&buyer)).await.body["imports"].as_array().unwrap().len(), 1);
+    }
+}
+
+fn slow_requests_time_out(settings: &mut Settings) {
+    settings.request_timeout_s = 1;
+    settings.import_timeout_s = 30;
+}
+
+on_both_databases_with! { slow_requests_time_out =>
+    async fn an_import_has_its_own_time_limit_in_place_of_the_request_timeout(app) {
+        let (buyer, _) = app.user("buyer").await;
+        // The file arrives over 2 s, twice the request timeout: an import
+        // may take that long, as a large file does.
+        let rows: Vec<Result<String, std::io::Error>> = std::iter::once("start,end,gpus\n".to_owned())
+            .chain((0..4).map(|_| "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,1\n".to_owned()))
+            .map(Ok)
+            .collect();
+        let slow = futures::stream::iter(rows).then(|row| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            row
+        });
+        let r = upload(&app, &buyer, "format=csv", reqwest::Body::wrap_stream(slow), None).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!(r.body["rows"], 4);
     }
 }
