@@ -104,6 +104,21 @@ CROSS_FIELD_RULES = {
     "POST /v1/webhooks": ({"url"}, IDEMPOTENCY_CODES),
     # `from` before `to`, and at most 1,000 intervals between them.
     "GET /v1/market/history": ({"query.from"}, set()),
+    # A job-history file is the body: whether it is a `sacct`, pod list or
+    # CSV file is its content, which no schema states; `gpu_model` must be
+    # in the catalog.
+    "POST /v1/profile/imports": ({"body", "query.gpu_model"}, IDEMPOTENCY_CODES),
+    # An import's profile covers the import's whole window: `import_id` takes
+    # no `from` or `to`.
+    "GET /v1/billing/profile": ({"query.import_id", "query.to"}, set()),
+    # `profile` or `import_id`, not both; a profile's mean and baseline
+    # within its peak; a catalog model and a region with its prices; the
+    # caller's history when neither is given; decimals' range and scale.
+    "POST /v1/tco": ({"import_id", "profile", "profile.spot_share", "gpu_model", "region",
+                      "utilization", "node_price_per_hour", "months"}
+                     | {f"profile.{unit}.{field}" for unit in ("tflops_units", "vram_units")
+                        for field in ("peak", "mean", "baseline", "mean_above_baseline")},
+                     set()),
     "POST /v1/agent/register": ({"gpus[*].model", "gpus[*].index", "gpus[*].mig_mode",
                                  "gpus[*].calibration_ratio", "gpus[*].nvlink_peers[*]",
                                  "gpus[*].mig_instances[*].profile", "gpus"}, set()),
@@ -118,20 +133,24 @@ for _op in WINDOWS:
     CROSS_FIELD_RULES[_op] = ({"query.to"}, set())
 
 
+# Reads whose window defaults to this month (`billing::export::window_or_month`).
+MONTH_WINDOWS = {"GET /v1/billing/usage", "GET /v1/billing/profile"}
+
+
 def _default_from(operation):
     """Where a window starts when `from` is not given: this month's start for
-    usage, the beginning of time (1970) for the others."""
+    usage and the profile, the beginning of time (1970) for the others."""
     now = datetime.now(timezone.utc)
-    if operation == "GET /v1/billing/usage":
+    if operation in MONTH_WINDOWS:
         return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     return datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _default_to(operation):
     """Where a window ends when `to` is not given: next month's start for
-    usage, 8 × 2³¹ s after 1970 (year 2514) for the others (billing/export.rs)."""
+    usage and the profile, 8 × 2³¹ s after 1970 (year 2514) for the others (billing/export.rs)."""
     now = datetime.now(timezone.utc)
-    if operation == "GET /v1/billing/usage":
+    if operation in MONTH_WINDOWS:
         first = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         return first.replace(year=first.year + 1, month=1) if first.month == 12 \
             else first.replace(month=first.month + 1)

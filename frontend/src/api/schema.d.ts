@@ -10530,7 +10530,7 @@ export interface operations {
                 gpu_model?: string;
             };
             header?: {
-                /** @description Retries with the same key and file answer the first import */
+                /** @description Retries with the same key, file, format and `gpu_model` answer the first import; another file with it is 422 `idempotency_key_reused` */
                 "Idempotency-Key"?: string | null;
             };
             path?: never;

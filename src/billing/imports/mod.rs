@@ -189,7 +189,7 @@ fn too_large(limit: usize) -> ApiError {
 /// import again.
 #[utoipa::path(post, path = "/v1/profile/imports", tag = "billing", security(("bearer" = [])),
     params(ImportQuery,
-        ("Idempotency-Key" = Option<String>, Header, description = "Retries with the same key and file answer the first import")),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Retries with the same key, file, format and `gpu_model` answer the first import; another file with it is 422 `idempotency_key_reused`")),
     request_body(content = inline(FileBytes), content_type = "application/octet-stream",
         description = "The file (any content type is read as its bytes): `sacct --parsable2` output, `kubectl get pods -o json` output or the CSV (docs/IMPORTS.md); up to `import_body_limit` bytes (256 MiB)"),
     responses(
