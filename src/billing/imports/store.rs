@@ -16,54 +16,44 @@ pub const LISTED: i64 = 100;
 const COLUMNS: &str = "id, format, created_at, job_rows, skipped, rejected_count, rejected, \
     defaulted_model_rows, default_gpu_model, from_at, to_at, bytes";
 
-type Row = (
-    Uuid,
-    String,
-    DateTime<Utc>,
-    i64,
-    i64,
-    i64,
-    String,
-    i64,
-    String,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-    i64,
-);
+/// A row as read; a list reads no profile or series (`NULL` and `[]`).
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: Uuid,
+    format: String,
+    created_at: DateTime<Utc>,
+    job_rows: i64,
+    skipped: i64,
+    rejected_count: i64,
+    rejected: String,
+    defaulted_model_rows: i64,
+    default_gpu_model: String,
+    from_at: Option<DateTime<Utc>>,
+    to_at: Option<DateTime<Utc>>,
+    bytes: i64,
+    profile: Option<String>,
+    concurrency: String,
+}
 
 fn count(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
-fn view(row: Row) -> anyhow::Result<ProfileImport> {
-    let (
-        id,
-        format,
-        created_at,
-        rows,
-        skipped,
-        rejected_count,
-        rejected,
-        defaulted,
-        model,
-        from,
-        to,
-        bytes,
-    ) = row;
+fn view(row: &Row) -> anyhow::Result<ProfileImport> {
     Ok(ProfileImport {
-        id,
-        format: ImportFormat::parse(&format).context("an import of an unknown format")?,
-        created_at,
-        rows: count(rows),
-        skipped: count(skipped),
-        rejected_count: count(rejected_count),
-        rejected: serde_json::from_str::<Vec<RejectedRow>>(&rejected)
+        id: row.id,
+        format: ImportFormat::parse(&row.format).context("an import of an unknown format")?,
+        created_at: row.created_at,
+        rows: count(row.job_rows),
+        skipped: count(row.skipped),
+        rejected_count: count(row.rejected_count),
+        rejected: serde_json::from_str::<Vec<RejectedRow>>(&row.rejected)
             .context("an import's rejected rows are not JSON")?,
-        defaulted_model_rows: count(defaulted),
-        default_gpu_model: model,
-        from,
-        to,
-        bytes: count(bytes),
+        defaulted_model_rows: count(row.defaulted_model_rows),
+        default_gpu_model: row.default_gpu_model.clone(),
+        from: row.from_at,
+        to: row.to_at,
+        bytes: count(row.bytes),
     })
 }
 
@@ -118,14 +108,14 @@ pub async fn insert(
 /// The caller's imports, newest first.
 pub async fn list(db: &Db, buyer: Uuid) -> anyhow::Result<Vec<ProfileImport>> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM profile_imports WHERE buyer_id = $1 \
-         ORDER BY created_at DESC, id DESC LIMIT {LISTED}"
+        "SELECT {COLUMNS}, NULL AS profile, '[]' AS concurrency FROM profile_imports \
+         WHERE buyer_id = $1 ORDER BY created_at DESC, id DESC LIMIT {LISTED}"
     );
     let rows: Vec<Row> = dispatch!(db, pool => {
         sqlx::query_as(&sql).bind(buyer).fetch_all(pool).await
     })
     .context("failed to read imports")?;
-    rows.into_iter().map(view).collect()
+    rows.iter().map(view).collect()
 }
 
 /// One of the caller's imports with its profile and series; `None` when
@@ -135,37 +125,21 @@ pub async fn get(db: &Db, buyer: Uuid, id: Uuid) -> anyhow::Result<Option<Profil
         "SELECT {COLUMNS}, profile, concurrency FROM profile_imports \
          WHERE id = $1 AND buyer_id = $2"
     );
-    type Full = (
-        Uuid,
-        String,
-        DateTime<Utc>,
-        i64,
-        i64,
-        i64,
-        String,
-        i64,
-        String,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        i64,
-        Option<String>,
-        String,
-    );
-    let found: Option<Full> = dispatch!(db, pool => {
+    let found: Option<Row> = dispatch!(db, pool => {
         sqlx::query_as(&sql).bind(id).bind(buyer).fetch_optional(pool).await
     })
     .context("failed to read an import")?;
-    let Some((a, b, c, d, e, f, g, h, i, j, k, l, profile, concurrency)) = found else {
+    let Some(row) = found else {
         return Ok(None);
     };
-    let row = (a, b, c, d, e, f, g, h, i, j, k, l);
     Ok(Some(ProfileImportDetail {
-        import: view(row)?,
-        profile: profile
+        import: view(&row)?,
+        profile: row
+            .profile
             .map(|p| serde_json::from_str::<CapacityProfile>(&p))
             .transpose()
             .context("an import's profile is not JSON")?,
-        concurrency: serde_json::from_str::<Vec<ConcurrencyPoint>>(&concurrency)
+        concurrency: serde_json::from_str::<Vec<ConcurrencyPoint>>(&row.concurrency)
             .context("an import's concurrency is not JSON")?,
     }))
 }
