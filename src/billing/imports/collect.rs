@@ -12,6 +12,8 @@ pub const LISTED_REJECTIONS: usize = 100;
 /// Distinct tags kept; later ones are grouped as [`OTHER_TAG`].
 pub const MAX_TAGS: usize = 1000;
 pub const OTHER_TAG: &str = "(other)";
+/// Distinct GPU names whose catalog model is remembered.
+const MAX_MODEL_NAMES: usize = 1000;
 /// Rows one import takes: a 256 MiB file of short CSV rows is about this many.
 pub const MAX_ROWS: usize = 10_000_000;
 /// GPUs one job may hold.
@@ -155,7 +157,7 @@ impl Collector {
             return *found;
         }
         let found = resolve_model(name).map(model_index);
-        if self.model_cache.len() < MAX_TAGS {
+        if self.model_cache.len() < MAX_MODEL_NAMES {
             self.model_cache.insert(name.to_owned(), found);
         }
         found

@@ -23,6 +23,7 @@ pub use gpuex_api::imports::{
     RejectedRow,
 };
 
+use super::tco::DEFAULT_GPU_MODEL;
 use super::BillingState;
 use crate::auth::{Caller, Role, RouterState};
 use crate::catalog::{self, GpuModel};
@@ -50,8 +51,6 @@ use uuid::Uuid;
 /// The route, as the request timeout middleware names it.
 pub const PATH: &str = "/v1/profile/imports";
 const IDEMPOTENCY_SCOPE: &str = "profile_import";
-/// The model of rows that name none the catalog knows.
-pub const DEFAULT_GPU_MODEL: &str = "H100-SXM5-80GB";
 /// Bytes a parser asks of the body at a time.
 const READ_BUFFER: usize = 256 * 1024;
 
@@ -206,6 +205,7 @@ async fn create_import(
     body: Body,
 ) -> Result<Response, ApiError> {
     caller.require(&[Role::Buyer, Role::Provider, Role::Admin])?;
+    // Rows naming no model the catalog knows are priced as the TCO's default.
     let model_name = q.gpu_model.as_deref().unwrap_or(DEFAULT_GPU_MODEL);
     let model = catalog::lookup(model_name)
         .ok_or_else(|| ApiError::field("query.gpu_model", "not a catalog GPU model"))?;
@@ -226,7 +226,6 @@ async fn create_import(
     });
     let c = &parsed.collector;
     let window = sweep::window(&c.jobs);
-    let at = |s: i64| chrono::DateTime::from_timestamp(s, 0).unwrap_or_default();
     let now = state.settings.clock.now();
     let detail = ProfileImportDetail {
         import: ProfileImport {
@@ -239,8 +238,8 @@ async fn create_import(
             rejected: c.rejected.clone(),
             defaulted_model_rows: c.defaulted_model_rows,
             default_gpu_model: c.default_model().name.to_owned(),
-            from: window.map(|w| at(w.0)),
-            to: window.map(|w| at(w.1)),
+            from: window.map(|w| sweep::at(w.0)),
+            to: window.map(|w| sweep::at(w.1)),
             bytes: parsed.bytes,
         },
         profile: parsed.profile,

@@ -14,7 +14,8 @@ use std::borrow::Borrow;
 /// Stretches in an import's concurrency series.
 pub const SERIES_POINTS: i64 = 240;
 
-fn at(seconds: i64) -> DateTime<Utc> {
+/// A second as a time (the epoch for one out of range).
+pub fn at(seconds: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(seconds, 0).unwrap_or_default()
 }
 
