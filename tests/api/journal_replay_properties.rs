@@ -203,6 +203,7 @@ fn command(engine: &Engine, op: &Op, now: &mut i64, next: &mut u128) -> Option<C
                 max_wait_s: wait.then_some(1800),
                 qos: Qos::Batch,
                 predicted_duration: None,
+                gang: None,
             };
             Command::Place(PlaceOrder {
                 order_id: Uuid::from_u128(*next),

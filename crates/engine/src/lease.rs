@@ -156,6 +156,8 @@ impl Lease {
     /// now, and so does what remains of its predicted duration.
     pub fn spec_for_replacement(&self, now: Ts) -> OrderSpec {
         let mut s = self.spec.clone();
+        // A lost leg of a gang is placed again alone: its siblings run on.
+        s.gang = None;
         let ahead = self.mode == Mode::Reserved && self.starts_at > now + RESERVED_LEAD_S;
         if !ahead {
             s.start_at = None;

@@ -66,6 +66,7 @@ mod early_start;
 pub mod events;
 mod fill;
 pub mod forecast;
+mod gang;
 pub mod lease;
 mod listings;
 mod live_leases;
@@ -105,7 +106,7 @@ pub use resale::{ListResale, Listing, ListingRefusal, ResaleSource};
 pub use restore::{ClearingRow, EngineMeta, NodeRow, RegionRow, Snapshot};
 pub use spot_state::ClearingRun;
 pub use types::{
-    DurationPrediction, Isolation, ListingId, Mode, OrderSpec, PredictionBasis, Priority, Qos,
-    RegionChoice, Resources, Ts,
+    DurationPrediction, Gang, Isolation, ListingId, Mode, OrderSpec, PredictionBasis, Priority,
+    Qos, RegionChoice, Resources, Ts,
 };
 pub use validate::Invariant;

@@ -107,7 +107,7 @@ impl Engine {
             Mode::Spot => self.accept_bid(po, &req, events),
             Mode::Reserved => self.place_reserved(po, &req, events),
             Mode::OnDemand | Mode::Pooled => {
-                match self.fill_fixed(
+                match self.fill_now(
                     id,
                     po.buyer,
                     &po.spec,
@@ -519,7 +519,7 @@ impl Engine {
                     continue;
                 }
             };
-            match self.fill_fixed(
+            match self.fill_now(
                 id,
                 o.buyer,
                 &o.spec,

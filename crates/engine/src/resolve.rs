@@ -7,7 +7,7 @@ use super::core::Engine;
 use super::placement::{model_idx, Compute, EndHint, ModelSet, PlacementRequest};
 use super::pricing;
 use super::reject::RejectReason;
-use super::types::{Isolation, Mode, OrderSpec};
+use super::types::{Gang, Isolation, Mode, OrderSpec};
 use gpuex_wire::catalog::{self, Precision};
 
 impl Engine {
@@ -114,7 +114,14 @@ fn checked_shape(spec: &OrderSpec) -> Result<u8, RejectReason> {
             .is_some_and(|d| !(0..=pricing::MAX_WINDOW_S).contains(&d))
         || spec
             .max_wait_s
-            .is_some_and(|w| !(0..=pricing::MAX_WINDOW_S).contains(&w));
+            .is_some_and(|w| !(0..=pricing::MAX_WINDOW_S).contains(&w))
+        || spec.gang.is_some_and(|g| {
+            // Gangs are placed on capacity free now: spot bids clear one by
+            // one and reservations book windows ahead.
+            !(1..=Gang::MAX_COUNT).contains(&g.count)
+                || !(1..=g.count).contains(&g.min_count)
+                || matches!(spec.mode, Mode::Spot | Mode::Reserved)
+        });
     if out_of_range {
         return Err(RejectReason::OutOfRange);
     }

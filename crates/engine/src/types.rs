@@ -165,6 +165,30 @@ pub struct OrderSpec {
     /// Placement puts leases predicted to end together on the same GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_duration: Option<DurationPrediction>,
+    /// `count` identical units placed together (ARCHITECTURE.md §22, "Order
+    /// types"); `None` is one unit, as every order was before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gang: Option<Gang>,
+}
+
+/// Several identical units of one order, placed in one step: at least
+/// `min_count` of `count` (all of them for all-or-none), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gang {
+    pub count: u32,
+    pub min_count: u32,
+}
+
+impl Gang {
+    /// The most units one order may ask for.
+    pub const MAX_COUNT: u32 = 64;
+
+    /// The fill number of leg `leg` of a gang whose fills so far are
+    /// `fills`. Legs are 2^16 apart, so the chain of replacements a lost
+    /// leg gets (`fill_no + 1`, …) never meets its neighbour's lease id.
+    pub fn fill_no(fills: u32, leg: u32) -> u32 {
+        fills.saturating_add(leg << 16)
+    }
 }
 
 impl OrderSpec {

@@ -38,6 +38,7 @@ fn place(buyer: Uuid, order_id: Uuid) -> (Command, OrderMeta) {
         max_wait_s: None,
         qos: crate::engine::Qos::Batch,
         predicted_duration: None,
+        gang: None,
     };
     let command = Command::Place(PlaceOrder {
         order_id,

@@ -132,6 +132,7 @@ pub fn order(rng: &mut Rng) -> OrderSpec {
         max_wait_s: None,
         qos: Qos::Batch,
         predicted_duration: None,
+        gang: None,
     }
 }
 

@@ -112,6 +112,7 @@ pub fn spec(mode: Mode, res: Resources) -> OrderSpec {
         max_wait_s: None,
         qos: Qos::Batch,
         predicted_duration: None,
+        gang: None,
     }
 }
 

@@ -12,6 +12,7 @@ mod helpers;
 mod market;
 mod max_price;
 mod node_loss;
+mod order_types;
 mod prediction;
 mod props;
 mod rebalance;
