@@ -16,6 +16,7 @@ mod convert;
 pub mod history;
 mod leases;
 mod order_request;
+mod order_type;
 mod orders;
 mod predict;
 pub mod pull_secrets;

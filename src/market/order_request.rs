@@ -1,6 +1,7 @@
 //! The body of `POST /v1/orders` and its checks: every field a buyer sends,
 //! refused with the field named before anything reaches the market.
 
+pub use super::order_type::{OrderType, TimeInForce};
 use crate::catalog::RegionChoice;
 use crate::engine::{self};
 use crate::error::FieldError;
@@ -45,10 +46,33 @@ pub struct OrderRequest {
     #[serde(default, deserialize_with = "crate::decimal::money_option")]
     #[schema(value_type = Option<crate::bounds::PricePerHour>)]
     pub max_price: Option<Decimal>,
-    /// How long to wait for capacity (default 0: refused at once; at most 7 days).
+    /// How long to wait for capacity (default 0: refused at once; at most
+    /// 7 days). `time_in_force` says the same in traders' terms; give one.
     #[serde(default)]
     #[schema(maximum = 604800)]
     pub max_wait_s: Option<u64>,
+    /// `gtc` (wait up to 7 days), `ioc` (what fills now), `fok` (every unit
+    /// now or nothing) or `gtt` (wait until `expires_at`). On-demand and
+    /// batch pooled orders may wait; reserved and realtime take `ioc` or
+    /// `fok`; spot bids stay in the auction until cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_in_force: Option<TimeInForce>,
+    /// With `gtt`: when the order stops waiting, within 7 days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Identical units, each its own lease (default 1, at most 64;
+    /// on-demand and pooled). They are placed together on capacity free at
+    /// the time: at least `min_count` of them, or all with `all_or_none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 64)]
+    pub count: Option<u32>,
+    /// Every unit together or none (a gang); `fok` implies it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_or_none: Option<bool>,
+    /// The fewest units worth placing (default 1), at most `count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 64)]
+    pub min_count: Option<u32>,
     #[serde(default)]
     pub qos: Option<Qos>,
     /// Cost-allocation tags, e.g. `{"business_line": "ads"}`.
@@ -108,7 +132,7 @@ pub struct OrderRequest {
     pub client_order_id: Option<String>,
 }
 
-const MAX_WAIT_S: u64 = 7 * 24 * 3600;
+pub(super) const MAX_WAIT_S: u64 = 7 * 24 * 3600;
 
 /// An order's `checkpoint`.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -225,6 +249,7 @@ impl OrderRequest {
                 ));
             }
         }
+        errors.extend(self.validate_order_type());
         if self.max_wait_s.is_some_and(|w| w > MAX_WAIT_S) {
             errors.push(FieldError::new("max_wait_s", "must be at most 7 days"));
         }
@@ -385,8 +410,12 @@ impl OrderRequest {
         errors
     }
 
-    /// What the engine needs of this order.
-    pub(crate) fn spec(&self, start_at: Option<DateTime<Utc>>) -> engine::OrderSpec {
+    /// What the engine needs of this order; `wait_s` from [`OrderRequest::wait_s`].
+    pub(crate) fn spec(
+        &self,
+        start_at: Option<DateTime<Utc>>,
+        wait_s: Option<u64>,
+    ) -> engine::OrderSpec {
         engine::OrderSpec {
             mode: self.mode,
             resources: self.resources.to_engine(),
@@ -395,12 +424,13 @@ impl OrderRequest {
             start_at: start_at.map(|t| t.timestamp()),
             duration_s: self.duration_s.and_then(|d| i64::try_from(d).ok()),
             max_price: self.max_price,
-            max_wait_s: self.max_wait_s.and_then(|w| i64::try_from(w).ok()),
+            max_wait_s: wait_s.and_then(|w| i64::try_from(w).ok()),
             qos: match self.qos {
                 Some(Qos::Realtime) => engine::Qos::Realtime,
                 _ => engine::Qos::Batch,
             },
             predicted_duration: None,
+            gang: self.gang(),
         }
     }
 }

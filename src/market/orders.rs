@@ -73,6 +73,7 @@ async fn place_order(
         .await?;
     }
     let now = state.settings.clock.now();
+    let wait_s = req.wait_s(now).map_err(|e| ApiError::Invalid(vec![e]))?;
     let start_at = match req.mode {
         Mode::Reserved => Some(quotes::window(req.mode, req.start_at, req.duration_s, now)?.0),
         _ => {
@@ -125,9 +126,13 @@ async fn place_order(
             req.max_price,
         )
         .await?;
+        // Every unit of the order counts against the budget.
+        let estimate = estimate
+            .checked_mul(Decimal::from(req.units()))
+            .ok_or_else(|| ApiError::field("count", "the order's cost is out of range"))?;
         crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
     }
-    let mut spec = req.spec(start_at);
+    let mut spec = req.spec(start_at, wait_s);
     // ARCHITECTURE.md §17: the lease's likely duration from the buyer's history, for
     // placement to line up ends; an order's own `duration_s` needs none.
     if spec.duration_s.is_none() {
@@ -197,7 +202,8 @@ async fn place_order(
     }
     // The task says how the row was committed; only when it had to write the
     // row early (another command of its batch needed it) is it read back.
-    let view = match committed.order {
+    // An order of several units reads its leases back from the fills.
+    let view = match committed.order.filter(|_| req.units() == 1) {
         Some(row) => OrderView {
             id: order_id,
             client_order_id: req.client_order_id,
@@ -209,6 +215,7 @@ async fn place_order(
             reject_reason: row.reject_reason,
             reject_message: row.reject_message,
             attempts: row.lease_id.into_iter().collect(),
+            lease_ids: row.lease_id.into_iter().collect(),
             lease_id: row.lease_id,
             resumed_from: None,
             created_at: committed.at,
@@ -328,6 +335,8 @@ pub struct FillView {
     pub report: serde_json::Value,
     /// The lease's mode conversions since the fill, oldest first.
     pub conversions: Vec<super::views::ConversionView>,
+    /// The order's type: how long it stood and how many units it asked.
+    pub order_type: super::order_request::OrderType,
     pub created_at: DateTime<Utc>,
 }
 
@@ -346,6 +355,7 @@ async fn order_fills(
 ) -> Result<Json<Vec<FillView>>, ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
     let id = id.uuid();
-    views::order(&state.db, caller.id, id).await?;
-    Ok(Json(views::fills(&state.db, id).await?))
+    let order = views::order(&state.db, caller.id, id).await?;
+    let order_type = super::order_request::OrderType::of(&order);
+    Ok(Json(views::fills(&state.db, id, &order_type).await?))
 }

@@ -52,11 +52,37 @@ fn order_view(row: OrderRow) -> OrderView {
         reject_reason: reason,
         reject_message: message,
         lease_id,
+        lease_ids: Vec::new(),
         attempts: Vec::new(),
         resumed_from: None,
         created_at: c,
         updated_at: u,
     }
+}
+
+/// A fill of an order: (order, lease, filled at, the lease's state).
+type FillRow = (Uuid, Uuid, DateTime<Utc>, Option<Text<LeaseState>>);
+
+/// An order's `lease_ids` from its fills (oldest first): those still
+/// live, or when none is, those of its last fill.
+fn current_leases(fills: &[&FillRow]) -> Vec<Uuid> {
+    let live: Vec<Uuid> = fills
+        .iter()
+        .filter(|f| {
+            f.3.as_ref()
+                .is_some_and(|s| !matches!(s.0, LeaseState::Ended | LeaseState::Failed))
+        })
+        .map(|f| f.1)
+        .collect();
+    if !live.is_empty() {
+        return live;
+    }
+    let last = fills.iter().map(|f| f.2).max();
+    fills
+        .iter()
+        .filter(|f| Some(f.2) == last)
+        .map(|f| f.1)
+        .collect()
 }
 
 /// Fills in the orders' `attempts` and `resumed_from`: two queries for all.
@@ -69,13 +95,15 @@ async fn with_history(db: &Db, mut views: Vec<OrderView>) -> Result<Vec<OrderVie
         .collect::<Vec<_>>()
         .join(", ");
     let fills_sql = format!(
-        "SELECT order_id, lease_id FROM fills WHERE order_id IN ({placeholders}) ORDER BY created_at, lease_id"
+        "SELECT f.order_id, f.lease_id, f.created_at, l.state FROM fills f \
+         LEFT JOIN leases l ON l.id = f.lease_id \
+         WHERE f.order_id IN ({placeholders}) ORDER BY f.created_at, f.lease_id"
     );
     let restores_sql = format!(
         "SELECT order_id, lease_id, seq, stored_at FROM checkpoint_restores \
          WHERE order_id IN ({placeholders}) ORDER BY restored_at"
     );
-    let fills: Vec<(Uuid, Uuid)> = dispatch!(db, pool => {
+    let fills: Vec<FillRow> = dispatch!(db, pool => {
         let mut q = sqlx::query_as(&fills_sql);
         for v in &views {
             q = q.bind(v.id);
@@ -90,11 +118,9 @@ async fn with_history(db: &Db, mut views: Vec<OrderView>) -> Result<Vec<OrderVie
         q.fetch_all(pool).await
     })?;
     for view in &mut views {
-        view.attempts = fills
-            .iter()
-            .filter(|(order, _)| *order == view.id)
-            .map(|(_, lease)| *lease)
-            .collect();
+        let own: Vec<_> = fills.iter().filter(|f| f.0 == view.id).collect();
+        view.attempts = own.iter().map(|f| f.1).collect();
+        view.lease_ids = current_leases(&own);
         view.resumed_from = restores
             .iter()
             .rev()
@@ -151,7 +177,11 @@ pub async fn orders(db: &Db, f: &OrderFilter) -> Result<Vec<OrderView>, ApiError
     with_history(db, rows.into_iter().map(order_view).collect()).await
 }
 
-pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>, ApiError> {
+pub async fn fills(
+    db: &Db,
+    order: Uuid,
+    order_type: &super::order_request::OrderType,
+) -> Result<Vec<super::orders::FillView>, ApiError> {
     // A fill's lease may have been converted since: its conversions come from the lease row.
     let rows: Vec<(Uuid, String, DateTime<Utc>, Option<String>)> = dispatch!(db, pool => {
         sqlx::query_as(
@@ -172,6 +202,7 @@ pub async fn fills(db: &Db, order: Uuid) -> Result<Vec<super::orders::FillView>,
                 lease_id,
                 report: serde_json::from_str(&report).context("corrupt fill report")?,
                 conversions,
+                order_type: order_type.clone(),
                 created_at,
             })
         })

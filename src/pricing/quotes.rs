@@ -193,6 +193,11 @@ pub struct QuoteRequest {
     /// takes what the order takes (`realtime` pooled work is placed ahead of batch).
     #[serde(default)]
     pub qos: Option<crate::market::Qos>,
+    /// As on the order: identical units (1–64, on-demand or pooled); the
+    /// quote's `units` says how many would be placed now.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 64)]
+    pub count: Option<u32>,
 }
 
 pub const MIN_DURATION_S: u64 = 60;

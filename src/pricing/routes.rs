@@ -171,6 +171,24 @@ async fn quote(
     Json(mut req): Json<QuoteRequest>,
 ) -> Result<Json<Quote>, ApiError> {
     let mut errors = req.resources.validate("resources");
+    match req.count {
+        Some(n) if !(1..=crate::engine::Gang::MAX_COUNT).contains(&n) => {
+            errors.push(FieldError::new("count", "must be between 1 and 64"));
+        }
+        Some(n)
+            if n > 1
+                && matches!(
+                    req.mode,
+                    crate::pricing::Mode::Spot | crate::pricing::Mode::Reserved
+                ) =>
+        {
+            errors.push(FieldError::new(
+                "count",
+                "units are placed together on capacity free now: on_demand or pooled",
+            ));
+        }
+        _ => {}
+    }
     if let Some(price) = req.max_price.as_mut() {
         errors.extend(crate::bounds::PRICE_PER_HOUR.take("max_price", price));
     }
@@ -203,13 +221,22 @@ async fn quote(
         ));
     }
     let spec = order_spec(&req, start_at, duration_s);
-    let (servable, answer) = state
+    let (servable, answer, room) = state
         .market
         .read(move |engine| {
             let servable = engine.servable(&spec).unwrap_or_default();
-            (servable, engine.quote(&spec))
+            let room = spec.gang.map(|_| engine.gang_room(&spec));
+            (servable, engine.quote(&spec), room)
         })
         .await?;
+    let units = match (req.count, room) {
+        (Some(count), Some(room)) => Some(gpuex_api::pricing::UnitsQuote {
+            count,
+            placeable_now: room.as_ref().map_or(0, |r| r.0),
+            price_per_hour: room.map_or(Decimal::ZERO, |r| r.1.normalize()),
+        }),
+        _ => None,
+    };
     // Only what a node could serve is offered: the order would be refused
     // anywhere else (issue 34 item 7).
     options.retain(|o| servable.contains(&(o.gpu_model.clone(), o.region.clone())));
@@ -233,6 +260,7 @@ async fn quote(
         options,
         slice,
         slice_unavailable,
+        units,
     }))
 }
 
@@ -250,6 +278,11 @@ fn order_spec(
         duration_s: Some(duration_s),
         max_price: req.max_price,
         max_wait_s: None,
+        time_in_force: None,
+        expires_at: None,
+        count: req.count,
+        all_or_none: None,
+        min_count: None,
         qos: req.qos,
         tags: None,
         command: None,
@@ -264,7 +297,7 @@ fn order_spec(
         client_order_id: None,
     };
     let reserved = req.mode == crate::pricing::Mode::Reserved;
-    order.spec(reserved.then_some(start_at))
+    order.spec(reserved.then_some(start_at), None)
 }
 
 /// The slice the engine says the order would get now, with its held units,

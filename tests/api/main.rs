@@ -56,6 +56,7 @@ mod node_trust;
 mod nodes;
 mod ops;
 mod order_env;
+mod order_types;
 mod orders;
 mod outputs;
 mod prediction;

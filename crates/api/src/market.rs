@@ -54,6 +54,9 @@ pub struct OrderView {
     pub reject_message: Option<String>,
     /// The order's current lease, once filled.
     pub lease_id: Option<Uuid>,
+    /// The leases the order holds now, oldest first: several for an order
+    /// of `count` units. Once all have ended, those of its last fill.
+    pub lease_ids: Vec<Uuid>,
     /// Every lease the order has had, oldest first: more than one when a
     /// lease was preempted or its node lost and the order placed again.
     pub attempts: Vec<Uuid>,

@@ -25,6 +25,23 @@ pub struct Quote {
     pub slice: Option<SliceQuote>,
     /// Why no slice is free now (a reject reason code), when `slice` is absent.
     pub slice_unavailable: Option<String>,
+    /// For a quote of `count` units: how many free capacity holds now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units: Option<UnitsQuote>,
+}
+
+/// What an order of `count` units would get if placed now.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct UnitsQuote {
+    /// The units asked.
+    pub count: u32,
+    /// The units free capacity holds now (at most `count`): an order with
+    /// `all_or_none` fills only when this equals `count`, one with
+    /// `min_count` when this reaches it.
+    pub placeable_now: u32,
+    /// What those units would be charged per hour together.
+    #[schema(value_type = String)]
+    pub price_per_hour: Decimal,
 }
 
 /// What the request would cost on one model in one region.

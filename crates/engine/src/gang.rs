@@ -52,14 +52,22 @@ fn legs(
 }
 
 impl Engine {
-    /// How many of a gang's units free capacity holds now (quotes ask; the
-    /// view is copied, so nothing changes).
-    pub fn gang_room(&self, spec: &OrderSpec) -> Result<u32, RejectReason> {
+    /// How many of a gang's units free capacity holds now, and what they
+    /// would be charged per hour together. Quotes ask, on a copy of the
+    /// view, so nothing changes; the copy's cost grows with the fleet
+    /// (BENCHMARKS.md, "Order types"), which is why only a quote of several
+    /// units pays it.
+    pub fn gang_room(&self, spec: &OrderSpec) -> Result<(u32, Decimal), RejectReason> {
         let req = self.resolve(spec)?;
         let count = spec.gang.map_or(1, |g| g.count);
         let mut view = self.view.clone();
         let found = legs(&mut view, &req, &self.mix, &self.cfg.policy, count);
-        Ok(u32::try_from(found.len()).unwrap_or(u32::MAX))
+        let price = found
+            .iter()
+            .map(|p| self.primary_price(spec.mode, p))
+            .try_fold(Decimal::ZERO, |sum, p| sum.checked_add(p))
+            .ok_or(RejectReason::OutOfRange)?;
+        Ok((u32::try_from(found.len()).unwrap_or(u32::MAX), price))
     }
 
     /// Fills a gang now, or says why it cannot: too few legs free

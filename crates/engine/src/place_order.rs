@@ -455,7 +455,7 @@ impl Engine {
     }
 
     /// What primary capacity charges per hour for a slice in `mode`.
-    fn primary_price(&self, mode: Mode, placement: &Placement) -> Decimal {
+    pub(super) fn primary_price(&self, mode: Mode, placement: &Placement) -> Decimal {
         let prices = pricing::unit_prices(self.list_of(placement), &PriceRule::fixed(mode));
         pricing::per_hour(placement.units, prices)
     }

@@ -77,11 +77,7 @@ impl Batch {
                 self.order_moved(tx, order_id, OrderState::Open).await?;
                 self.tell_order(order_id, EventType::OrderRequeued, at, json!({}));
             }
-            Event::LeaseGranted { lease, .. } => {
-                if let Some(followup) = self.lease_granted(tx, *lease).await? {
-                    followups.push(followup);
-                }
-            }
+            Event::LeaseGranted { lease, .. } => self.lease_granted(tx, *lease, followups).await?,
             Event::LeaseStateChanged {
                 lease_id, to, at, ..
             } => self.lease_state_changed(tx, lease_id, to, at).await?,
@@ -314,16 +310,27 @@ impl Batch {
     }
 
     /// A new lease: its row and its hold. A hold the wallet cannot cover
-    /// rejects the order and asks for the lease's release.
+    /// rejects the order and asks for the lease's release, and for its
+    /// siblings' when the order is of several units (all granted before any
+    /// fill is told, so none was).
     async fn lease_granted(
         &mut self,
         tx: &mut Tx<'_>,
         lease: Lease,
-    ) -> anyhow::Result<Option<Followup>> {
+        followups: &mut Vec<Followup>,
+    ) -> anyhow::Result<()> {
         // Reserved windows are owed from their start, whatever the agent does.
         let billed_until = (lease.mode == Mode::Reserved).then_some(lease.starts_at);
         let (id, order_id, buyer, hold) = (lease.id, lease.order_id, lease.buyer, lease.hold);
         self.touched_leases.insert(id);
+        if self.unfunded.contains(&order_id) {
+            // A later leg of an order a sibling's hold already refused.
+            self.unfunded_leases.insert(id);
+            followups.push(Followup::Unfunded { lease_id: id });
+        }
+        if lease.spec.gang.is_some() {
+            self.gang_legs.entry(order_id).or_default().push(id);
+        }
         self.rows.add_lease(NewLease {
             lease,
             hold_id: None,
@@ -331,8 +338,8 @@ impl Batch {
             running_at: None,
             record_json: String::new(),
         });
-        if hold <= Decimal::ZERO {
-            return Ok(None);
+        if hold <= Decimal::ZERO || self.unfunded.contains(&order_id) {
+            return Ok(());
         }
         let placed = self
             .rows
@@ -344,11 +351,17 @@ impl Batch {
                 if let Some(row) = self.rows.lease(id) {
                     row.hold_id = Some(hold);
                 }
-                Ok(None)
+                Ok(())
             }
             Err(LedgerError::InsufficientFunds(_)) => {
                 self.unfunded.insert(order_id);
                 self.unfunded_leases.insert(id);
+                // Its siblings granted before it go with it: all or none.
+                for leg in self.gang_legs.get(&order_id).into_iter().flatten() {
+                    if *leg != id && self.unfunded_leases.insert(*leg) {
+                        followups.push(Followup::Unfunded { lease_id: *leg });
+                    }
+                }
                 self.reject_order(
                     tx,
                     order_id,
@@ -356,7 +369,8 @@ impl Batch {
                     "the wallet could not cover the lease's hold when capacity freed".into(),
                 )
                 .await?;
-                Ok(Some(Followup::Unfunded { lease_id: id }))
+                followups.push(Followup::Unfunded { lease_id: id });
+                Ok(())
             }
             Err(e) => Err(anyhow::anyhow!(e)),
         }

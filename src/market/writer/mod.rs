@@ -32,7 +32,7 @@ use chrono::{DateTime, Utc};
 use demand::DemandLogWrite;
 use rows::Rows;
 use rust_decimal::Decimal;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
 /// What billing needs of the market's configuration.
@@ -69,6 +69,9 @@ pub struct Batch {
     unfunded: BTreeSet<Uuid>,
     /// Their leases: released by the next batch, never told to the buyer.
     unfunded_leases: BTreeSet<Uuid>,
+    /// The leases this batch granted to orders of several units, by order:
+    /// released together when one of them cannot be funded.
+    gang_legs: BTreeMap<Uuid, Vec<Uuid>>,
     /// What this batch's events call for, for the next batch to apply.
     owed: Vec<Followup>,
     /// What the batch tells users (ARCHITECTURE.md §15), written with its changes.
@@ -89,6 +92,7 @@ impl Batch {
             touched_leases: BTreeSet::new(),
             unfunded: BTreeSet::new(),
             unfunded_leases: BTreeSet::new(),
+            gang_legs: BTreeMap::new(),
             owed: Vec::new(),
             outbox: Vec::new(),
             written: HashMap::new(),

@@ -165,8 +165,15 @@ fn a_lost_leg_is_placed_again_alone_while_its_siblings_run_on() {
 fn a_quote_counts_the_units_free_capacity_holds_now() {
     let mut e = whole_a100s(3);
     grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
-    assert_eq!(e.gang_room(&gang(Mode::OnDemand, 5, 1)), Ok(2));
-    assert_eq!(e.gang_room(&gang(Mode::OnDemand, 1, 1)), Ok(1));
+    // A whole A100 on demand: 2.9232 an hour.
+    assert_eq!(
+        e.gang_room(&gang(Mode::OnDemand, 5, 1)),
+        Ok((2, dec!(5.8464)))
+    );
+    assert_eq!(
+        e.gang_room(&gang(Mode::OnDemand, 1, 1)),
+        Ok((1, dec!(2.9232)))
+    );
 }
 
 #[test]
@@ -228,7 +235,7 @@ proptest! {
         let min_count = if all_or_none { count } else { 1 + min_seed % count };
         let mut s = spec(Mode::OnDemand, resources(tflops, 20));
         s.gang = Some(Gang { count, min_count });
-        let room = e.gang_room(&s).unwrap_or(0);
+        let room = e.gang_room(&s).map_or(0, |r| r.0);
         let before = e.view().nodes().to_vec();
         let live_before = e.leases().count();
         let ev = run(&mut e, T0 + 1, place(1, s));
