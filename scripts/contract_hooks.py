@@ -80,13 +80,18 @@ CROSS_FIELD_RULES = {
     # `checkpoint.path` may not be `.`/`..` parts or a system folder; two
     # artifacts may not share a path (a schema's `uniqueItems` compares
     # whole items, not one field of them); `registry_auth` needs an `image`.
+    # Order types (ARCHITECTURE.md §22): `time_in_force` or `max_wait_s`,
+    # not both; `expires_at` with `gtt` only, within 7 days of now;
+    # `count` only on on-demand and pooled; `min_count` at most `count`,
+    # never with `all_or_none`, all of it with `fok`.
     "POST /v1/orders": (ORDER_FIELDS | {"qos", "client_order_id", "webhook_url", "checkpoint",
                                         "checkpoint.path", "on_interrupt", "artifacts[*].path",
-                                        "registry_auth"},
+                                        "registry_auth", "time_in_force", "expires_at",
+                                        "count", "min_count"},
                         MARKET_CODES | IDEMPOTENCY_CODES),
     # An output's name: no empty, `.` or `..` part.
     "PUT /v1/agent/assignments/{lease_id}/outputs/{name}": ({"path.name"}, set()),
-    "POST /v1/quotes": (ORDER_FIELDS, MARKET_CODES),
+    "POST /v1/quotes": (ORDER_FIELDS | {"count"}, MARKET_CODES),
     "POST /v1/admin/credits": ({"amount", "user_id"}, IDEMPOTENCY_CODES),
     "POST /v1/admin/billing/adjustments": ({"amount", "user_id", "lease_id", "period_end"},
                                            IDEMPOTENCY_CODES),

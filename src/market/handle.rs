@@ -165,6 +165,9 @@ pub(crate) enum Request {
         reply: Reply,
     },
     Read(Box<dyn FnOnce(&Engine) + Send>),
+    /// A read that tries placements on the live engine and puts them back
+    /// (`Engine::gang_room`): it leaves the engine as it found it.
+    Trial(Box<dyn FnOnce(&mut Engine) + Send>),
     /// Ends the task once what came before is applied (the server stops).
     Stop(oneshot::Sender<()>),
 }
@@ -275,6 +278,25 @@ impl MarketHandle {
         });
         self.tx
             .send(Request::Read(job))
+            .await
+            .map_err(|_| MarketError::Unavailable)?;
+        rx.await.map_err(|_| MarketError::Unavailable)
+    }
+}
+
+impl MarketHandle {
+    /// Runs a query that tries placements on the engine and leaves it as
+    /// it was (a quote of several units); only such queries belong here.
+    pub async fn trial<R: Send + 'static>(
+        &self,
+        query: impl FnOnce(&mut Engine) -> R + Send + 'static,
+    ) -> Result<R, MarketError> {
+        let (tx, rx) = oneshot::channel();
+        let job = Box::new(move |engine: &mut Engine| {
+            let _ = tx.send(query(engine));
+        });
+        self.tx
+            .send(Request::Trial(job))
             .await
             .map_err(|_| MarketError::Unavailable)?;
         rx.await.map_err(|_| MarketError::Unavailable)

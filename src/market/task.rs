@@ -280,6 +280,17 @@ impl MarketTask {
                             );
                         }
                     }
+                    Request::Trial(job) => {
+                        // A trial puts back what it tried; one that panics
+                        // may not have, so memory is rebuilt from disk.
+                        let engine = &mut self.engine;
+                        if std::panic::catch_unwind(AssertUnwindSafe(|| job(engine))).is_err() {
+                            tracing::error!(
+                                "a trial on the market panicked; the engine is rebuilt"
+                            );
+                            self.rebuild().await;
+                        }
+                    }
                     Request::Command {
                         command,
                         meta,

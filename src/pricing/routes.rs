@@ -221,14 +221,28 @@ async fn quote(
         ));
     }
     let spec = order_spec(&req, start_at, duration_s);
-    let (servable, answer, room) = state
-        .market
-        .read(move |engine| {
-            let servable = engine.servable(&spec).unwrap_or_default();
-            let room = spec.gang.map(|_| engine.gang_room(&spec));
-            (servable, engine.quote(&spec), room)
-        })
-        .await?;
+    // Only a quote of several units tries them on the engine.
+    let (servable, answer, room) = if spec.gang.is_some() {
+        state
+            .market
+            .trial(move |engine| {
+                let room = engine.gang_room(&spec);
+                (
+                    engine.servable(&spec).unwrap_or_default(),
+                    engine.quote(&spec),
+                    Some(room),
+                )
+            })
+            .await?
+    } else {
+        state
+            .market
+            .read(move |engine| {
+                let servable = engine.servable(&spec).unwrap_or_default();
+                (servable, engine.quote(&spec), None)
+            })
+            .await?
+    };
     let units = match (req.count, room) {
         (Some(count), Some(room)) => Some(gpuex_api::pricing::UnitsQuote {
             count,

@@ -527,3 +527,43 @@ on_both_databases_fast! {
         gpuex(s, buyer_cfg.path(), &["admin", "replicas"], "").await.fails(3, "admin");
     }
 }
+
+on_both_databases_fast! {
+    async fn gpuex_orders_units_together_and_waits_until_every_lease_runs(app) {
+        let m = fleet::market(&app).await;
+        let (email, _, buyer_id) = account(&app, "buyer").await;
+        assert!(app.credit(&m.admin, buyer_id, "1000").await.status.is_success());
+        let (_, provider, _) = account(&app, "provider").await;
+        let node = create_node(&app, &provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        let _agent = Agent::start(&app, &node.token, spool.path()).await;
+        eventually(20, "the agent to register", || async {
+            node_view(&app, &provider, node.id).await["status"] == "online"
+        })
+        .await;
+        let config = tempfile::tempdir().unwrap();
+        let (s, cfg) = (app.address.as_str(), config.path());
+        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        let slice = ["--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16"];
+        let args = |head: &[&'static str], tail: &[&'static str]| [head, &slice[..], tail].concat();
+        let q = gpuex(s, cfg, &args(&["quote"], &["--count", "2", "--output", "json"]), "").await.json();
+        assert_eq!(q["units"]["placeable_now"], 2, "{q}");
+        let text = gpuex(s, cfg, &args(&["quote"], &["--count", "2"]), "").await;
+        assert!(text.ok().stdout.contains("2 of 2 units fit now"), "{}", text.stdout);
+        let placed = gpuex(s, cfg, &args(&["order"], &[
+            "--count", "2", "--time-in-force", "fok", "--command", WORKLOAD, "--wait", "--output", "json",
+        ]), "").await.json();
+        assert_eq!(placed["order"]["lease_ids"].as_array().unwrap().len(), 2, "{placed}");
+        let leases = placed["leases"].as_array().unwrap();
+        assert_eq!(leases.len(), 2, "{placed}");
+        assert!(leases.iter().all(|l| l["state"] == "running"), "{placed}");
+        assert_eq!(placed["lease"], leases[0]);
+        // The table names every lease of the order.
+        let order_id = placed["order"]["id"].as_str().unwrap();
+        let shown = gpuex(s, cfg, &["orders", order_id], "").await;
+        assert!(shown.ok().stdout.contains("leases"), "{}", shown.stdout);
+        gpuex(s, cfg, &args(&["order"], &["--count", "65"]), "").await.fails(6, "count");
+        gpuex(s, cfg, &args(&["order"], &["--time-in-force", "gtc", "--max-wait-s", "5"]), "").await.fails(2, "--max-wait-s");
+        gpuex(s, cfg, &args(&["order"], &["--time-in-force", "later"]), "").await.fails(2, "--time-in-force");
+    }
+}

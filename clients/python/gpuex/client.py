@@ -34,6 +34,7 @@ from gpuex_api.api.nodes import delete_node as delete_node_op
 from gpuex_api.api.ops import list_replicas as list_replicas_op
 from gpuex_api.api.orders import get_order as get_order_op
 from gpuex_api.api.orders import list_orders as list_orders_op
+from gpuex_api.api.orders import order_fills as order_fills_op
 from gpuex_api.api.orders import place_order as place_order_op
 from gpuex_api.api.prices import quote as quote_op
 from gpuex_api.api.resale import create_listing as create_listing_op
@@ -45,6 +46,7 @@ from gpuex_api.models import (
     ConvertRequest,
     CreatedWebhook,
     EventPage,
+    FillView,
     LeaseLogs,
     LeaseOutputs,
     LeaseView,
@@ -226,7 +228,9 @@ class Gpuex(ImportsMixin):
         """What ``request`` would cost. ``quote.slice`` prices the slice the order
         would hold (a MIG profile or whole GPU holds, and is charged for, more
         than asked); ``quote.options`` price the units asked on each model, to
-        compare models. :meth:`held_price` reads the first."""
+        compare models. :meth:`held_price` reads the first. With ``count``
+        (identical units, as on the order) ``quote.units`` says how many free
+        capacity holds now (``placeable_now``) and what those cost per hour together."""
         return _ok(quote_op.sync_detailed(client=self.api, body=_model(request, QuoteRequest)), Quote)
 
     def held_price(self, request: QuoteRequest | dict[str, Any]) -> decimal.Decimal:
@@ -246,6 +250,15 @@ class Gpuex(ImportsMixin):
 
         A transport error or a 5xx is retried with the same key, so a lost
         answer never places the order twice: the server replays the first one.
+
+        Order types are fields of the request: ``time_in_force`` (``gtc``,
+        ``ioc``, ``fok``, or ``gtt`` with ``expires_at``, a timezone-aware
+        datetime or RFC 3339 string; not with ``max_wait_s``) and ``count``
+        identical units (on-demand and pooled), placed together with
+        ``all_or_none`` or at least ``min_count``. An order of several units
+        holds several leases: ``order.lease_ids``, or :meth:`order_leases`. A
+        ``fok`` that does not fit whole raises ``ApiError`` (422, ``no_capacity``)
+        and holds nothing.
         """
         body = _model(request, OrderRequest)
         key = idempotency_key or str(uuid.uuid4())
@@ -255,6 +268,22 @@ class Gpuex(ImportsMixin):
 
     def order(self, order_id: str | uuid.UUID) -> OrderView:
         return _ok(get_order_op.sync_detailed(uuid.UUID(str(order_id)), client=self.api), OrderView)
+
+    def order_leases(self, order: OrderView | str | uuid.UUID) -> list[LeaseView]:
+        """The leases an order holds now, oldest first (its ``lease_ids``: several
+        for an order of ``count`` units; once all have ended, those of its last
+        fill). Read from the order's view (a fresh one when given an id)."""
+        view = order if isinstance(order, OrderView) else self.order(order)
+        return [self.lease(lease_id) for lease_id in view.lease_ids]
+
+    def fills(self, order_id: str | uuid.UUID) -> list[FillView]:
+        """An order's fills, oldest first: each lease it was filled with, why
+        (``report``) and the order's type (``order_type``: ``time_in_force``,
+        ``expires_at``, ``count``, ``min_count``)."""
+        response = order_fills_op.sync_detailed(uuid.UUID(str(order_id)), client=self.api)
+        if int(response.status_code) == 200 and isinstance(response.parsed, list):
+            return response.parsed
+        raise ApiError.from_response(response)
 
     def orders(self, **filters: Any) -> Iterator[OrderView]:
         """Every order (newest first), page after page; filters as ``list_orders`` takes them."""

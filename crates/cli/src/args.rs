@@ -77,9 +77,13 @@ pub struct Request {
     /// When a reservation starts (RFC 3339).
     #[arg(long)]
     pub(super) start_at: Option<String>,
-    /// The most to pay per hour.
+    /// The most to pay per hour (per unit, with --count).
     #[arg(long)]
     pub(super) max_price: Option<String>,
+    /// Identical units, each its own lease, placed together (1–64;
+    /// on_demand and pooled).
+    #[arg(long)]
+    pub(super) count: Option<u32>,
 }
 
 impl Request {
@@ -134,6 +138,7 @@ impl Request {
             "max_price",
             self.max_price.as_deref().map(Value::from),
         );
+        put(&mut body, "count", self.count.map(Value::from));
         body
     }
 }

@@ -56,9 +56,22 @@ pub struct OrderArgs {
     /// realtime or batch (pooled orders).
     #[arg(long)]
     qos: Option<String>,
-    /// How long a spot or pooled order may wait for capacity, in seconds.
-    #[arg(long)]
+    /// How long an on-demand or pooled order may wait for capacity, in seconds.
+    #[arg(long, conflicts_with = "time_in_force")]
     max_wait_s: Option<u64>,
+    /// gtc (wait up to 7 days), ioc (what fills now), fok (every unit now
+    /// or nothing) or gtt (wait until --expires-at).
+    #[arg(long, value_parser = ["gtc", "ioc", "fok", "gtt"])]
+    time_in_force: Option<String>,
+    /// When a gtt order stops waiting (RFC 3339, within 7 days).
+    #[arg(long)]
+    expires_at: Option<String>,
+    /// With --count: every unit together or none.
+    #[arg(long, conflicts_with = "min_count")]
+    all_or_none: bool,
+    /// With --count: the fewest units worth placing (default 1).
+    #[arg(long)]
+    min_count: Option<u32>,
     /// Your own id for the order.
     #[arg(long)]
     client_order_id: Option<String>,
@@ -122,6 +135,16 @@ impl OrderArgs {
         put(&mut body, "max_wait_s", self.max_wait_s.map(Value::from));
         put(
             &mut body,
+            "time_in_force",
+            self.time_in_force.map(Value::from),
+        );
+        put(&mut body, "expires_at", self.expires_at.map(Value::from));
+        if self.all_or_none {
+            body.insert("all_or_none".into(), Value::Bool(true));
+        }
+        put(&mut body, "min_count", self.min_count.map(Value::from));
+        put(
+            &mut body,
             "client_order_id",
             self.client_order_id.map(Value::from),
         );
@@ -141,20 +164,24 @@ pub async fn place(ctx: &Ctx, args: OrderArgs) -> Result<()> {
     if !wait {
         return show(ctx, &order, order_table);
     }
-    let (order, lease) = follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
+    let (order, leases) = follow_order(ctx, order, Duration::from_secs(wait_timeout)).await?;
     if ctx.json() {
-        print_json(&json!({"order": order, "lease": lease}));
+        // `lease` is the first (the only one, but for --count).
+        let first = leases.first().cloned().unwrap_or(Value::Null);
+        print_json(&json!({"order": order, "lease": first, "leases": leases}));
     } else {
         println!("{}", order_table(&read(&order)?));
-        println!("{}", lease_table(&read(&lease)?));
+        for lease in &leases {
+            println!("{}", lease_table(&read(lease)?));
+        }
     }
     Ok(())
 }
 
-/// Polls the order until filled, then its lease until running, with a
-/// spinner on stderr when it is a terminal. Returns both as the server
-/// sent them, for `--output json`.
-async fn follow_order(ctx: &Ctx, mut raw: Value, timeout: Duration) -> Result<(Value, Value)> {
+/// Polls the order until filled, then each of its leases until running,
+/// with a spinner on stderr when it is a terminal. Returns them as the
+/// server sent them, for `--output json`.
+async fn follow_order(ctx: &Ctx, mut raw: Value, timeout: Duration) -> Result<(Value, Vec<Value>)> {
     let api = &ctx.api;
     let deadline = Instant::now() + timeout;
     let spinner = indicatif::ProgressBar::new_spinner();
@@ -184,33 +211,51 @@ async fn follow_order(ctx: &Ctx, mut raw: Value, timeout: Duration) -> Result<(V
             raw = api.get(&format!("/v1/orders/{id}"), &[]).await?;
             order = read(&raw)?;
         }
-        // A filled order names its lease; were it missing, the lookup
+        // A filled order names its leases; were none named, the lookup
         // below fails as the untyped CLI's did (a 404 for an empty id).
-        let lease_id = cell(&order.lease_id);
-        loop {
-            let raw_lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
-            let lease: LeaseView = read(&raw_lease)?;
-            spinner.set_message(format!("lease {lease_id}: {}", cell(&lease.state)));
-            match lease.state {
-                LeaseState::Running => return Ok((raw.clone(), raw_lease)),
-                LeaseState::Ended | LeaseState::Failed => {
-                    return Err(CliError::new(
-                        Exit::Conflict,
-                        format!(
-                            "lease {lease_id} {} before it ran: {}",
-                            cell(&lease.state),
-                            lease.end_reason.as_deref().unwrap_or("no reason given")
-                        ),
-                    ))
-                }
-                _ => {}
-            }
-            wait_a_bit(deadline, &format!("lease {lease_id} to run")).await?;
+        let ids: Vec<String> = if order.lease_ids.is_empty() {
+            vec![cell(&order.lease_id)]
+        } else {
+            order.lease_ids.iter().map(cell).collect()
+        };
+        let mut running = Vec::with_capacity(ids.len());
+        for lease_id in &ids {
+            running.push(follow_lease(api, lease_id, &spinner, deadline).await?);
         }
+        Ok((raw.clone(), running))
     }
     .await;
     spinner.finish_and_clear();
     result
+}
+
+/// Polls a lease until it runs; an end before that is an error.
+async fn follow_lease(
+    api: &super::http::Api,
+    lease_id: &str,
+    spinner: &indicatif::ProgressBar,
+    deadline: Instant,
+) -> Result<Value> {
+    loop {
+        let raw_lease = api.get(&format!("/v1/leases/{lease_id}"), &[]).await?;
+        let lease: LeaseView = read(&raw_lease)?;
+        spinner.set_message(format!("lease {lease_id}: {}", cell(&lease.state)));
+        match lease.state {
+            LeaseState::Running => return Ok(raw_lease),
+            LeaseState::Ended | LeaseState::Failed => {
+                return Err(CliError::new(
+                    Exit::Conflict,
+                    format!(
+                        "lease {lease_id} {} before it ran: {}",
+                        cell(&lease.state),
+                        lease.end_reason.as_deref().unwrap_or("no reason given")
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        wait_a_bit(deadline, &format!("lease {lease_id} to run")).await?;
+    }
 }
 
 async fn wait_a_bit(deadline: Instant, what: &str) -> Result<()> {

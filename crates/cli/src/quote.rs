@@ -37,6 +37,14 @@ pub(super) fn quote_text(q: &Quote) -> String {
     } else if let Some(why) = &q.slice_unavailable {
         out.push_str(&format!("\nno slice: {why}"));
     }
+    if let Some(units) = &q.units {
+        out.push_str(&format!(
+            "\n{} of {} units fit now, {} {currency}/h together",
+            units.placeable_now,
+            units.count,
+            cell(&units.price_per_hour),
+        ));
+    }
     let mut t = table(&["region", "gpu_model", "price/h (units asked)", "total"]);
     for o in &q.options {
         t.add_row(vec![

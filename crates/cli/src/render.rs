@@ -75,6 +75,11 @@ pub(super) fn order_table(o: &OrderView) -> String {
         ("region", cell(&o.region)),
         ("lease", cell(&o.lease_id)),
     ];
+    // An order of several units holds several leases.
+    if o.lease_ids.len() > 1 {
+        let ids: Vec<String> = o.lease_ids.iter().map(cell).collect();
+        rows.push(("leases", ids.join(", ")));
+    }
     if let Some(m) = &o.reject_message {
         rows.push(("rejected", m.clone()));
     }

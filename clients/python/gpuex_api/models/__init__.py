@@ -136,6 +136,7 @@ from .order_request import OrderRequest
 from .order_request_env_type_0 import OrderRequestEnvType0
 from .order_request_tags_type_0 import OrderRequestTagsType0
 from .order_state import OrderState
+from .order_type import OrderType
 from .order_view import OrderView
 from .order_view_request import OrderViewRequest
 from .order_view_tags import OrderViewTags
@@ -199,9 +200,11 @@ from .tco_assumptions import TcoAssumptions
 from .tco_request import TcoRequest
 from .tco_saving import TcoSaving
 from .tflops_type_0 import TflopsType0
+from .time_in_force import TimeInForce
 from .token_response import TokenResponse
 from .unit import Unit
 from .unit_prices import UnitPrices
+from .units_quote import UnitsQuote
 from .units_view import UnitsView
 from .usage_ack import UsageAck
 from .usage_batch import UsageBatch
@@ -352,6 +355,7 @@ __all__ = (
     "OrderRequestEnvType0",
     "OrderRequestTagsType0",
     "OrderState",
+    "OrderType",
     "OrderView",
     "OrderViewRequest",
     "OrderViewTags",
@@ -415,9 +419,11 @@ __all__ = (
     "TcoRequest",
     "TcoSaving",
     "TflopsType0",
+    "TimeInForce",
     "TokenResponse",
     "Unit",
     "UnitPrices",
+    "UnitsQuote",
     "UnitsView",
     "UsageAck",
     "UsageBatch",

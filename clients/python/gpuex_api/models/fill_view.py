@@ -15,6 +15,7 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.conversion_view import ConversionView
+  from ..models.order_type import OrderType
   from ..models.fill_view_report import FillViewReport
 
 
@@ -33,12 +34,14 @@ class FillView:
             conversions (list[ConversionView]): The lease's mode conversions since the fill, oldest first.
             created_at (datetime.datetime):
             lease_id (UUID):
+            order_type (OrderType): An order's type as its fills report it (ARCHITECTURE.md §22).
             report (FillViewReport): Sources considered, the price rule, clearing index, units and why this slice.
      """
 
     conversions: list[ConversionView]
     created_at: datetime.datetime
     lease_id: UUID
+    order_type: OrderType
     report: FillViewReport
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -48,6 +51,7 @@ class FillView:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.conversion_view import ConversionView
+        from ..models.order_type import OrderType
         from ..models.fill_view_report import FillViewReport
         conversions = []
         for conversions_item_data in self.conversions:
@@ -60,6 +64,8 @@ class FillView:
 
         lease_id = str(self.lease_id)
 
+        order_type = self.order_type.to_dict()
+
         report = self.report.to_dict()
 
 
@@ -69,6 +75,7 @@ class FillView:
             "conversions": conversions,
             "created_at": created_at,
             "lease_id": lease_id,
+            "order_type": order_type,
             "report": report,
         })
 
@@ -79,6 +86,7 @@ class FillView:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.conversion_view import ConversionView
+        from ..models.order_type import OrderType
         from ..models.fill_view_report import FillViewReport
         d = dict(src_dict)
         conversions = []
@@ -101,6 +109,11 @@ class FillView:
 
 
 
+        order_type = OrderType.from_dict(d.pop("order_type"))
+
+
+
+
         report = FillViewReport.from_dict(d.pop("report"))
 
 
@@ -110,6 +123,7 @@ class FillView:
             conversions=conversions,
             created_at=created_at,
             lease_id=lease_id,
+            order_type=order_type,
             report=report,
         )
 

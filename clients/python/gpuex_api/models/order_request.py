@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 from ..models.mode import Mode
 from ..models.on_interrupt import OnInterrupt
 from ..models.qos import Qos
+from ..models.time_in_force import TimeInForce
 from ..types import UNSET, Unset
 from dateutil.parser import isoparse
 from typing import cast
@@ -39,18 +40,25 @@ class OrderRequest:
         Attributes:
             mode (Mode): How an order buys capacity.
             resources (Resources): What an order asks for (ARCHITECTURE.md §4).
+            all_or_none (bool | None | Unset): Every unit together or none (a gang); `fok` implies it.
             artifacts (list[Artifact] | None | Unset): Files fetched into the workload's working folder before it starts,
                 each checked against its SHA-256 (ARCHITECTURE.md §13); at most 16.
             checkpoint (CheckpointRequest | None | Unset):
             client_order_id (None | str | Unset): The buyer's own id for the order, unique per buyer.
             command (None | str | Unset): A shell command the agent runs on the slice.
+            count (int | None | Unset): Identical units, each its own lease (default 1, at most 64;
+                on-demand and pooled). They are placed together on capacity free at
+                the time: at least `min_count` of them, or all with `all_or_none`.
             duration_s (int | None | Unset): Window length, 60 s to 366 days; absent on on-demand and spot means until
                 released.
             env (None | OrderRequestEnvType0 | Unset):
+            expires_at (datetime.datetime | None | Unset): With `gtt`: when the order stops waiting, within 7 days.
             image (None | str | Unset): The OCI image a `container` launcher runs the command in, e.g.
                 `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
             max_price (None | str | Unset):
-            max_wait_s (int | None | Unset): How long to wait for capacity (default 0: refused at once; at most 7 days).
+            max_wait_s (int | None | Unset): How long to wait for capacity (default 0: refused at once; at most
+                7 days). `time_in_force` says the same in traders' terms; give one.
+            min_count (int | None | Unset): The fewest units worth placing (default 1), at most `count`.
             network (bool | None | Unset): Whether the workload may use the network; without it the `sandbox` and
                 `container` launchers give it none (default false).
             on_interrupt (None | OnInterrupt | Unset):
@@ -60,20 +68,25 @@ class OrderRequest:
             start_at (datetime.datetime | None | Unset): Reserved: the window's start, a whole hour (e.g. `14:00:00Z`) at
                 least 1 h ahead; off the hour gets 422 naming `start_at`.
             tags (None | OrderRequestTagsType0 | Unset):
+            time_in_force (None | TimeInForce | Unset):
             webhook_url (None | str | Unset): Receives the order's and lease's notices.
      """
 
     mode: Mode
     resources: Resources
+    all_or_none: bool | None | Unset = UNSET
     artifacts: list[Artifact] | None | Unset = UNSET
     checkpoint: CheckpointRequest | None | Unset = UNSET
     client_order_id: None | str | Unset = UNSET
     command: None | str | Unset = UNSET
+    count: int | None | Unset = UNSET
     duration_s: int | None | Unset = UNSET
     env: None | OrderRequestEnvType0 | Unset = UNSET
+    expires_at: datetime.datetime | None | Unset = UNSET
     image: None | str | Unset = UNSET
     max_price: None | str | Unset = UNSET
     max_wait_s: int | None | Unset = UNSET
+    min_count: int | None | Unset = UNSET
     network: bool | None | Unset = UNSET
     on_interrupt: None | OnInterrupt | Unset = UNSET
     qos: None | Qos | Unset = UNSET
@@ -81,6 +94,7 @@ class OrderRequest:
     registry_auth: None | RegistryAuth | Unset = UNSET
     start_at: datetime.datetime | None | Unset = UNSET
     tags: None | OrderRequestTagsType0 | Unset = UNSET
+    time_in_force: None | TimeInForce | Unset = UNSET
     webhook_url: None | str | Unset = UNSET
 
 
@@ -97,6 +111,12 @@ class OrderRequest:
         mode = self.mode.value
 
         resources = self.resources.to_dict()
+
+        all_or_none: bool | None | Unset
+        if isinstance(self.all_or_none, Unset):
+            all_or_none = UNSET
+        else:
+            all_or_none = self.all_or_none
 
         artifacts: list[dict[str, Any]] | None | Unset
         if isinstance(self.artifacts, Unset):
@@ -131,6 +151,12 @@ class OrderRequest:
         else:
             command = self.command
 
+        count: int | None | Unset
+        if isinstance(self.count, Unset):
+            count = UNSET
+        else:
+            count = self.count
+
         duration_s: int | None | Unset
         if isinstance(self.duration_s, Unset):
             duration_s = UNSET
@@ -144,6 +170,14 @@ class OrderRequest:
             env = self.env.to_dict()
         else:
             env = self.env
+
+        expires_at: None | str | Unset
+        if isinstance(self.expires_at, Unset):
+            expires_at = UNSET
+        elif isinstance(self.expires_at, datetime.datetime):
+            expires_at = self.expires_at.isoformat()
+        else:
+            expires_at = self.expires_at
 
         image: None | str | Unset
         if isinstance(self.image, Unset):
@@ -162,6 +196,12 @@ class OrderRequest:
             max_wait_s = UNSET
         else:
             max_wait_s = self.max_wait_s
+
+        min_count: int | None | Unset
+        if isinstance(self.min_count, Unset):
+            min_count = UNSET
+        else:
+            min_count = self.min_count
 
         network: bool | None | Unset
         if isinstance(self.network, Unset):
@@ -215,6 +255,14 @@ class OrderRequest:
         else:
             tags = self.tags
 
+        time_in_force: None | str | Unset
+        if isinstance(self.time_in_force, Unset):
+            time_in_force = UNSET
+        elif isinstance(self.time_in_force, TimeInForce):
+            time_in_force = self.time_in_force.value
+        else:
+            time_in_force = self.time_in_force
+
         webhook_url: None | str | Unset
         if isinstance(self.webhook_url, Unset):
             webhook_url = UNSET
@@ -228,6 +276,8 @@ class OrderRequest:
             "mode": mode,
             "resources": resources,
         })
+        if all_or_none is not UNSET:
+            field_dict["all_or_none"] = all_or_none
         if artifacts is not UNSET:
             field_dict["artifacts"] = artifacts
         if checkpoint is not UNSET:
@@ -236,16 +286,22 @@ class OrderRequest:
             field_dict["client_order_id"] = client_order_id
         if command is not UNSET:
             field_dict["command"] = command
+        if count is not UNSET:
+            field_dict["count"] = count
         if duration_s is not UNSET:
             field_dict["duration_s"] = duration_s
         if env is not UNSET:
             field_dict["env"] = env
+        if expires_at is not UNSET:
+            field_dict["expires_at"] = expires_at
         if image is not UNSET:
             field_dict["image"] = image
         if max_price is not UNSET:
             field_dict["max_price"] = max_price
         if max_wait_s is not UNSET:
             field_dict["max_wait_s"] = max_wait_s
+        if min_count is not UNSET:
+            field_dict["min_count"] = min_count
         if network is not UNSET:
             field_dict["network"] = network
         if on_interrupt is not UNSET:
@@ -260,6 +316,8 @@ class OrderRequest:
             field_dict["start_at"] = start_at
         if tags is not UNSET:
             field_dict["tags"] = tags
+        if time_in_force is not UNSET:
+            field_dict["time_in_force"] = time_in_force
         if webhook_url is not UNSET:
             field_dict["webhook_url"] = webhook_url
 
@@ -284,6 +342,16 @@ class OrderRequest:
         resources = Resources.from_dict(d.pop("resources"))
 
 
+
+
+        def _parse_all_or_none(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        all_or_none = _parse_all_or_none(d.pop("all_or_none", UNSET))
 
 
         def _parse_artifacts(data: object) -> list[Artifact] | None | Unset:
@@ -351,6 +419,16 @@ class OrderRequest:
         command = _parse_command(d.pop("command", UNSET))
 
 
+        def _parse_count(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        count = _parse_count(d.pop("count", UNSET))
+
+
         def _parse_duration_s(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -381,6 +459,26 @@ class OrderRequest:
         env = _parse_env(d.pop("env", UNSET))
 
 
+        def _parse_expires_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                expires_at_type_0 = isoparse(data)
+
+
+
+                return expires_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        expires_at = _parse_expires_at(d.pop("expires_at", UNSET))
+
+
         def _parse_image(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -409,6 +507,16 @@ class OrderRequest:
             return cast(int | None | Unset, data)
 
         max_wait_s = _parse_max_wait_s(d.pop("max_wait_s", UNSET))
+
+
+        def _parse_min_count(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        min_count = _parse_min_count(d.pop("min_count", UNSET))
 
 
         def _parse_network(data: object) -> bool | None | Unset:
@@ -531,6 +639,26 @@ class OrderRequest:
         tags = _parse_tags(d.pop("tags", UNSET))
 
 
+        def _parse_time_in_force(data: object) -> None | TimeInForce | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                time_in_force_type_1 = TimeInForce(data)
+
+
+
+                return time_in_force_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TimeInForce | Unset, data)
+
+        time_in_force = _parse_time_in_force(d.pop("time_in_force", UNSET))
+
+
         def _parse_webhook_url(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -544,15 +672,19 @@ class OrderRequest:
         order_request = cls(
             mode=mode,
             resources=resources,
+            all_or_none=all_or_none,
             artifacts=artifacts,
             checkpoint=checkpoint,
             client_order_id=client_order_id,
             command=command,
+            count=count,
             duration_s=duration_s,
             env=env,
+            expires_at=expires_at,
             image=image,
             max_price=max_price,
             max_wait_s=max_wait_s,
+            min_count=min_count,
             network=network,
             on_interrupt=on_interrupt,
             qos=qos,
@@ -560,6 +692,7 @@ class OrderRequest:
             registry_auth=registry_auth,
             start_at=start_at,
             tags=tags,
+            time_in_force=time_in_force,
             webhook_url=webhook_url,
         )
 

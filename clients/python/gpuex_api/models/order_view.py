@@ -38,6 +38,8 @@ class OrderView:
                 lease was preempted or its node lost and the order placed again.
             created_at (datetime.datetime):
             id (UUID):
+            lease_ids (list[UUID]): The leases the order holds now, oldest first: several for an order
+                of `count` units. Once all have ended, those of its last fill.
             mode (Mode): How an order buys capacity.
             region (str): The region asked for (`any` lets the engine choose).
             request (OrderViewRequest): The order as placed.
@@ -55,6 +57,7 @@ class OrderView:
     attempts: list[UUID]
     created_at: datetime.datetime
     id: UUID
+    lease_ids: list[UUID]
     mode: Mode
     region: str
     request: OrderViewRequest
@@ -86,6 +89,13 @@ class OrderView:
         created_at = self.created_at.isoformat()
 
         id = str(self.id)
+
+        lease_ids = []
+        for lease_ids_item_data in self.lease_ids:
+            lease_ids_item = str(lease_ids_item_data)
+            lease_ids.append(lease_ids_item)
+
+
 
         mode = self.mode.value
 
@@ -140,6 +150,7 @@ class OrderView:
             "attempts": attempts,
             "created_at": created_at,
             "id": id,
+            "lease_ids": lease_ids,
             "mode": mode,
             "region": region,
             "request": request,
@@ -186,6 +197,16 @@ class OrderView:
         id = UUID(d.pop("id"))
 
 
+
+
+        lease_ids = []
+        _lease_ids = d.pop("lease_ids")
+        for lease_ids_item_data in (_lease_ids):
+            lease_ids_item = UUID(lease_ids_item_data)
+
+
+
+            lease_ids.append(lease_ids_item)
 
 
         mode = Mode(d.pop("mode"))
@@ -289,6 +310,7 @@ class OrderView:
             attempts=attempts,
             created_at=created_at,
             id=id,
+            lease_ids=lease_ids,
             mode=mode,
             region=region,
             request=request,

@@ -16,6 +16,7 @@ import datetime
 
 if TYPE_CHECKING:
   from ..models.quote_option import QuoteOption
+  from ..models.units_quote import UnitsQuote
   from ..models.slice_quote import SliceQuote
 
 
@@ -40,6 +41,7 @@ class Quote:
             start_at (datetime.datetime):
             slice_ (None | SliceQuote | Unset):
             slice_unavailable (None | str | Unset): Why no slice is free now (a reject reason code), when `slice` is absent.
+            units (None | UnitsQuote | Unset):
      """
 
     currency: str
@@ -50,6 +52,7 @@ class Quote:
     start_at: datetime.datetime
     slice_: None | SliceQuote | Unset = UNSET
     slice_unavailable: None | str | Unset = UNSET
+    units: None | UnitsQuote | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -58,6 +61,7 @@ class Quote:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.quote_option import QuoteOption
+        from ..models.units_quote import UnitsQuote
         from ..models.slice_quote import SliceQuote
         currency = self.currency
 
@@ -90,6 +94,14 @@ class Quote:
         else:
             slice_unavailable = self.slice_unavailable
 
+        units: dict[str, Any] | None | Unset
+        if isinstance(self.units, Unset):
+            units = UNSET
+        elif isinstance(self.units, UnitsQuote):
+            units = self.units.to_dict()
+        else:
+            units = self.units
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -105,6 +117,8 @@ class Quote:
             field_dict["slice"] = slice_
         if slice_unavailable is not UNSET:
             field_dict["slice_unavailable"] = slice_unavailable
+        if units is not UNSET:
+            field_dict["units"] = units
 
         return field_dict
 
@@ -113,6 +127,7 @@ class Quote:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.quote_option import QuoteOption
+        from ..models.units_quote import UnitsQuote
         from ..models.slice_quote import SliceQuote
         d = dict(src_dict)
         currency = d.pop("currency")
@@ -171,6 +186,26 @@ class Quote:
         slice_unavailable = _parse_slice_unavailable(d.pop("slice_unavailable", UNSET))
 
 
+        def _parse_units(data: object) -> None | UnitsQuote | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                units_type_1 = UnitsQuote.from_dict(data)
+
+
+
+                return units_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | UnitsQuote | Unset, data)
+
+        units = _parse_units(d.pop("units", UNSET))
+
+
         quote = cls(
             currency=currency,
             duration_s=duration_s,
@@ -180,6 +215,7 @@ class Quote:
             start_at=start_at,
             slice_=slice_,
             slice_unavailable=slice_unavailable,
+            units=units,
         )
 
 

@@ -32,6 +32,8 @@ class QuoteRequest:
         Attributes:
             mode (Mode): How an order buys capacity.
             resources (Resources): What an order asks for (ARCHITECTURE.md §4).
+            count (int | None | Unset): As on the order: identical units (1–64, on-demand or pooled); the
+                quote's `units` says how many would be placed now.
             duration_s (int | None | Unset): Length of the window in seconds (default 3600; required for reserved).
             max_price (None | str | Unset):
             qos (None | Qos | Unset):
@@ -42,6 +44,7 @@ class QuoteRequest:
 
     mode: Mode
     resources: Resources
+    count: int | None | Unset = UNSET
     duration_s: int | None | Unset = UNSET
     max_price: None | str | Unset = UNSET
     qos: None | Qos | Unset = UNSET
@@ -57,6 +60,12 @@ class QuoteRequest:
         mode = self.mode.value
 
         resources = self.resources.to_dict()
+
+        count: int | None | Unset
+        if isinstance(self.count, Unset):
+            count = UNSET
+        else:
+            count = self.count
 
         duration_s: int | None | Unset
         if isinstance(self.duration_s, Unset):
@@ -99,6 +108,8 @@ class QuoteRequest:
             "mode": mode,
             "resources": resources,
         })
+        if count is not UNSET:
+            field_dict["count"] = count
         if duration_s is not UNSET:
             field_dict["duration_s"] = duration_s
         if max_price is not UNSET:
@@ -126,6 +137,16 @@ class QuoteRequest:
         resources = Resources.from_dict(d.pop("resources"))
 
 
+
+
+        def _parse_count(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        count = _parse_count(d.pop("count", UNSET))
 
 
         def _parse_duration_s(data: object) -> int | None | Unset:
@@ -201,6 +222,7 @@ class QuoteRequest:
         quote_request = cls(
             mode=mode,
             resources=resources,
+            count=count,
             duration_s=duration_s,
             max_price=max_price,
             qos=qos,

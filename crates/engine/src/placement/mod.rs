@@ -92,7 +92,7 @@ pub use score::{
 };
 pub use view::{
     give, model_at, model_idx, take, Bucket, CapacityView, GpuFree, GpuView, ModelIdx, NodeSummary,
-    NodeView, PartitionMode, RegionIdx, RegionView, UnitPrices, ViewError,
+    NodeView, PartitionMode, RegionIdx, RegionView, UnitPrices, ViewError, ViewMark,
 };
 
 /// The rules placement follows; the engine uses [`Policy::default`].

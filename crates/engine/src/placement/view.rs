@@ -76,9 +76,49 @@ pub struct CapacityView {
     prices: HashMap<(RegionIdx, ModelIdx), UnitPrices>,
 }
 
+/// Where a view's counters stood, to come back to with
+/// [`CapacityView::put_back`].
+#[derive(Debug, Clone)]
+pub struct ViewMark {
+    growth: u64,
+    grew: Vec<(u64, Uuid)>,
+    wide_growth: u64,
+    changes: u64,
+}
+
 impl CapacityView {
     pub fn new() -> CapacityView {
         CapacityView::default()
+    }
+
+    /// Where the counters stand now: see [`CapacityView::put_back`].
+    pub fn mark(&self) -> ViewMark {
+        ViewMark {
+            growth: self.growth,
+            grew: self.grew.clone(),
+            wide_growth: self.wide_growth,
+            changes: self.changes,
+        }
+    }
+
+    /// Undoes a trial: puts `nodes` back as they were when `mark` was
+    /// taken, and the counters with them, so the view is exactly as it
+    /// was. Only for a trial that changed these nodes and nothing else
+    /// since `mark` (placements tried together, then given up).
+    pub fn put_back(&mut self, nodes: Vec<(Uuid, NodeView)>, mark: ViewMark) {
+        for (id, node) in nodes {
+            self.update_node(id, |n| *n = node);
+        }
+        let ViewMark {
+            growth,
+            grew,
+            wide_growth,
+            changes,
+        } = mark;
+        self.growth = growth;
+        self.grew = grew;
+        self.wide_growth = wide_growth;
+        self.changes = changes;
     }
 
     /// The index of a region, adding it if new.

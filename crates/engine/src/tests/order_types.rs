@@ -165,6 +165,8 @@ fn a_lost_leg_is_placed_again_alone_while_its_siblings_run_on() {
 fn a_quote_counts_the_units_free_capacity_holds_now() {
     let mut e = whole_a100s(3);
     grant(&mut e, T0, place(1, spec(Mode::OnDemand, whole_a100())));
+    let nodes = e.view().nodes().to_vec();
+    let counters = (e.view().changes(), e.view().growth());
     // A whole A100 on demand: 2.9232 an hour.
     assert_eq!(
         e.gang_room(&gang(Mode::OnDemand, 5, 1)),
@@ -174,6 +176,10 @@ fn a_quote_counts_the_units_free_capacity_holds_now() {
         e.gang_room(&gang(Mode::OnDemand, 1, 1)),
         Ok((1, dec!(2.9232)))
     );
+    // The trial leaves no trace: the nodes and the counters a memo reads.
+    assert_eq!(e.view().nodes(), &nodes[..]);
+    assert_eq!((e.view().changes(), e.view().growth()), counters);
+    e.validate().unwrap();
 }
 
 #[test]

@@ -1,0 +1,10 @@
+from enum import Enum
+
+class TimeInForce(str, Enum):
+    FOK = "fok"
+    GTC = "gtc"
+    GTT = "gtt"
+    IOC = "ioc"
+
+    def __str__(self) -> str:
+        return str(self.value)
