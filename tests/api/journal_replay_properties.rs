@@ -11,7 +11,7 @@ use crate::helpers::{fresh_postgres_database, postgres_base_url};
 use gpuex::catalog::Unit;
 use gpuex::db::{Db, Writes};
 use gpuex::engine::placement::PartitionMode;
-use gpuex::engine::types::{Isolation, Mode, OrderSpec, Qos, Resources};
+use gpuex::engine::types::{Gang, Isolation, Mode, OrderSpec, Qos, Resources};
 use gpuex::engine::{
     AgentReport, Command, DemandForecast, Engine, EngineConfig, GpuSpec, ListPrice, ListResale,
     NodeSpec, PlaceOrder,
@@ -203,7 +203,11 @@ fn command(engine: &Engine, op: &Op, now: &mut i64, next: &mut u128) -> Option<C
                 max_wait_s: wait.then_some(1800),
                 qos: Qos::Batch,
                 predicted_duration: None,
-                gang: None,
+                // Some on-demand orders are gangs, all-or-none or not.
+                gang: (mode == Mode::OnDemand && tflops % 4 == 0).then_some(Gang {
+                    count: 2 + tflops % 3,
+                    min_count: 1 + (vram_gb / 4 % 2) * (1 + tflops % 3),
+                }),
             };
             Command::Place(PlaceOrder {
                 order_id: Uuid::from_u128(*next),

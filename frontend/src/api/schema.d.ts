@@ -2044,6 +2044,8 @@ export interface components {
             created_at: string;
             /** Format: uuid */
             lease_id: string;
+            /** @description The order's type: how long it stood and how many units it asked. */
+            order_type: components["schemas"]["OrderType"];
             /** @description Sources considered, the price rule, clearing index, units and why this slice. */
             report: Record<string, never>;
         };
@@ -3016,6 +3018,8 @@ export interface components {
         };
         /** @description An order (ARCHITECTURE.md §4). */
         OrderRequest: {
+            /** @description Every unit together or none (a gang); `fok` implies it. */
+            all_or_none?: boolean | null;
             /**
              * @description Files fetched into the workload's working folder before it starts,
              *     each checked against its SHA-256 (ARCHITECTURE.md §13); at most 16.
@@ -3027,6 +3031,13 @@ export interface components {
             /** @description A shell command the agent runs on the slice. */
             command?: string | null;
             /**
+             * Format: uint32
+             * @description Identical units, each its own lease (default 1, at most 64;
+             *     on-demand and pooled). They are placed together on capacity free at
+             *     the time: at least `min_count` of them, or all with `all_or_none`.
+             */
+            count?: number | null;
+            /**
              * Format: uint64
              * @description Window length, 60 s to 366 days; absent on on-demand and spot means until released.
              */
@@ -3035,6 +3046,11 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * Format: date-time
+             * @description With `gtt`: when the order stops waiting, within 7 days.
+             */
+            expires_at?: string | null;
+            /**
              * @description The OCI image a `container` launcher runs the command in, e.g.
              *     `docker.io/pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime`.
              */
@@ -3042,9 +3058,15 @@ export interface components {
             max_price?: null | components["schemas"]["PricePerHour"];
             /**
              * Format: uint64
-             * @description How long to wait for capacity (default 0: refused at once; at most 7 days).
+             * @description How long to wait for capacity (default 0: refused at once; at most
+             *     7 days). `time_in_force` says the same in traders' terms; give one.
              */
             max_wait_s?: number | null;
+            /**
+             * Format: uint32
+             * @description The fewest units worth placing (default 1), at most `count`.
+             */
+            min_count?: number | null;
             mode: components["schemas"]["Mode"];
             /**
              * @description Whether the workload may use the network; without it the `sandbox` and
@@ -3066,6 +3088,7 @@ export interface components {
             tags?: {
                 [key: string]: string;
             } | null;
+            time_in_force?: null | components["schemas"]["TimeInForce"];
             /** @description Receives the order's and lease's notices. */
             webhook_url?: string | null;
         };
@@ -3075,6 +3098,25 @@ export interface components {
          * @enum {string}
          */
         OrderState: "open" | "filled" | "cancelled" | "rejected" | "expired";
+        /** @description An order's type as its fills report it (ARCHITECTURE.md §22). */
+        OrderType: {
+            /**
+             * Format: uint32
+             * @description Units asked.
+             */
+            count: number;
+            /**
+             * Format: date-time
+             * @description Until when a `gtt` order waited.
+             */
+            expires_at?: string | null;
+            /**
+             * Format: uint32
+             * @description The fewest units it would take (`count` when all-or-none).
+             */
+            min_count: number;
+            time_in_force?: null | components["schemas"]["TimeInForce"];
+        };
         /** @description An order and where it stands. */
         OrderView: {
             /**
@@ -3092,6 +3134,11 @@ export interface components {
              * @description The order's current lease, once filled.
              */
             lease_id?: string | null;
+            /**
+             * @description The leases the order holds now, oldest first: several for an order
+             *     of `count` units. Once all have ended, those of its last fill.
+             */
+            lease_ids: string[];
             /** @description `on_demand`, `reserved`, `spot` or `pooled`. */
             mode: components["schemas"]["Mode"];
             /** @description The region asked for (`any` lets the engine choose). */
@@ -3325,6 +3372,7 @@ export interface components {
             slice_unavailable?: string | null;
             /** Format: date-time */
             start_at: string;
+            units?: null | components["schemas"]["UnitsQuote"];
         };
         /** @description One line of a quote: one unit for the window. */
         QuoteLine: {
@@ -3356,6 +3404,12 @@ export interface components {
             total: string;
         };
         QuoteRequest: {
+            /**
+             * Format: uint32
+             * @description As on the order: identical units (1–64, on-demand or pooled); the
+             *     quote's `units` says how many would be placed now.
+             */
+            count?: number | null;
             /**
              * Format: uint64
              * @description Length of the window in seconds (default 3600; required for reserved).
@@ -3856,6 +3910,12 @@ export interface components {
         };
         /** @description A decimal: above 0 and below 100000, with at most 3 decimals. */
         Tflops: (string) | number;
+        /**
+         * @description How long an order stands (ARCHITECTURE.md §22, "Order types"), the
+         *     traders' names for `max_wait_s`.
+         * @enum {string}
+         */
+        TimeInForce: "gtc" | "ioc" | "fok" | "gtt";
         /** @description A token pair: what login and refresh answer. */
         TokenResponse: {
             access_token: string;
@@ -3892,6 +3952,23 @@ export interface components {
         };
         /** @description A decimal: 0 or more and below 1000000000, with at most 6 decimals. */
         UnitsInput: string | number;
+        /** @description What an order of `count` units would get if placed now. */
+        UnitsQuote: {
+            /**
+             * Format: uint32
+             * @description The units asked.
+             */
+            count: number;
+            /**
+             * Format: uint32
+             * @description The units free capacity holds now (at most `count`): an order with
+             *     `all_or_none` fills only when this equals `count`, one with
+             *     `min_count` when this reaches it.
+             */
+            placeable_now: number;
+            /** @description What those units would be charged per hour together. */
+            price_per_hour: string;
+        };
         /** @description Units a lease holds. */
         UnitsView: {
             tflops_h: string;

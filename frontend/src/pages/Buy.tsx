@@ -3,6 +3,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useLocation } from 'wouter';
 import { api, type Schemas } from '../api/client';
+import { ORDER_TYPE_FIELDS, OrderTypeFields } from '../components/OrderTypeFields';
 import { ErrorNotice, Loading } from '../components/States';
 import { placementText } from '../lib/placement';
 import { hourLabel, wholeHours } from '../lib/hours';
@@ -11,6 +12,7 @@ import { formatMoney } from '../lib/money';
 import { asProblem, fieldError, unclaimed, type Problem } from '../lib/problem';
 import { heldText, ruleText, summarize } from '../lib/quote';
 import { useAction } from '../lib/action';
+import { effective, EMPTY_ORDER_TYPE, orderFields, quoteFields, unitsFitText, type OrderTypeForm } from '../lib/orderType';
 
 type Mode = Schemas['Mode'];
 const MODES: { value: Mode; label: string }[] = [
@@ -19,7 +21,7 @@ const MODES: { value: Mode; label: string }[] = [
   { value: 'spot', label: 'Spot' },
   { value: 'pooled', label: 'Pooled' },
 ];
-const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'image', 'registry_auth', 'registry_auth.username', 'registry_auth.password', 'checkpoint', 'checkpoint.every_s', 'on_interrupt', 'tags'];
+const FIELDS = ['mode', 'region', 'resources.gpu_model', 'resources.tflops', 'resources.vram_gb', 'resources.gpus', 'duration_s', 'start_at', 'max_price', 'max_wait_s', 'command', 'image', 'registry_auth', 'registry_auth.username', 'registry_auth.password', 'checkpoint', 'checkpoint.every_s', 'on_interrupt', 'tags', ...ORDER_TYPE_FIELDS];
 
 function parseTags(text: string): Record<string, string> | null {
   const pairs = text
@@ -47,6 +49,7 @@ export function Buy() {
   const [startAt, setStartAt] = useState<string | null>(hours[0] ?? null);
   const [maxPrice, setMaxPrice] = useState('');
   const [maxWait, setMaxWait] = useState<string | number>(300);
+  const [orderType, setOrderType] = useState<OrderTypeForm>(EMPTY_ORDER_TYPE);
   const [command, setCommand] = useState('');
   const [image, setImage] = useState('');
   const [registryUser, setRegistryUser] = useState('');
@@ -70,6 +73,7 @@ export function Buy() {
     ...(durationS ? { duration_s: durationS } : {}),
     ...(mode === 'reserved' && startAt ? { start_at: startAt } : {}),
     ...(mode === 'spot' && maxPrice.trim() ? { max_price: maxPrice.trim() } : {}),
+    ...quoteFields(mode, orderType),
   };
   const [debounced] = useDebouncedValue(JSON.stringify(quoteBody), 250);
   const [quote, setQuote] = useState<Schemas['Quote'] | null>(null);
@@ -100,7 +104,8 @@ export function Buy() {
     e.preventDefault();
     const body = {
       ...quoteBody,
-      ...(mode === 'pooled' ? { max_wait_s: Number(maxWait) || 0 } : {}),
+      // A time in force, else a pooled order's own max wait: never both.
+      ...orderFields(mode, orderType, mode === 'pooled' ? Number(maxWait) || 0 : null),
       ...(command.trim() ? { command } : {}),
       ...(image.trim() ? { image: image.trim() } : {}),
       // Sent once: the server keeps it sealed and never shows it again.
@@ -115,7 +120,9 @@ export function Buy() {
         headers: { 'Idempotency-Key': crypto.randomUUID() },
       }),
     );
-    if (r) navigate(r.data?.lease_id ? `/leases/${r.data.lease_id}` : '/leases');
+    // An order of several units goes to its first lease, whose page lists the others.
+    const lease = r?.data?.lease_ids?.[0] ?? r?.data?.lease_id;
+    if (r) navigate(lease ? `/leases/${lease}` : '/leases');
   }
 
   if (regions.loading || catalog.loading) return <Loading />;
@@ -186,10 +193,11 @@ export function Buy() {
                     error={fieldError(shown, 'max_price')}
                   />
                 )}
-                {mode === 'pooled' && (
+                {mode === 'pooled' && !effective(mode, orderType).tif && (
                   <NumberInput label="Wait up to (s)" min={0} value={maxWait} onChange={setMaxWait} error={fieldError(shown, 'max_wait_s')} />
                 )}
               </Group>
+              <OrderTypeFields mode={mode} value={orderType} onChange={setOrderType} problem={shown} />
               <Textarea
                 label="Command"
                 description="A shell command the agent runs on the slice"
@@ -281,7 +289,7 @@ export function Buy() {
             {quote && summary && (
               <Stack gap="xs">
                 <Text size="xl" fw={700} data-testid="quote-price">
-                  {formatMoney(summary.pricePerHour, quote.currency)} / hour
+                  {formatMoney(summary.pricePerHour, quote.currency)} / hour{quote.units && quote.units.count > 1 ? ' per unit' : ''}
                 </Text>
                 <Text>
                   {summary.gpuModel} in {summary.region}
@@ -291,6 +299,11 @@ export function Buy() {
                     </Badge>
                   )}
                 </Text>
+                {quote.units && (
+                  <Text size="sm" fw={500} data-testid="quote-count">
+                    {unitsFitText(quote.units, quote.currency)}
+                  </Text>
+                )}
                 {quote.slice ? (
                   <Text size="sm" data-testid="quote-slice">
                     Slice: {placementText(quote.slice.placement)}

@@ -3,6 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { api, type Schemas } from '../api/client';
 import { Countdown, StateBadge } from '../components/LeaseBits';
+import { OrderOfLease } from '../components/OrderPanel';
 import { Outputs } from '../components/Outputs';
 import { Section } from '../components/Section';
 import { ErrorNotice, FormProblem, Loadable } from '../components/States';
@@ -64,8 +65,9 @@ export function LeaseDetail({ id }: { id: string }) {
               </Alert>
             )}
             <Facts lease={l} />
-            <Attempts orderId={l.order_id} leaseId={l.id} />
-            {LIVE.includes(l.state) && <Actions lease={l} onChange={lease.reload} />}
+            <OrderOfLease orderId={l.order_id} leaseId={l.id}>
+              {LIVE.includes(l.state) && <Actions lease={l} onChange={lease.reload} />}
+            </OrderOfLease>
           </>
         )}
       </Loadable>
@@ -85,42 +87,6 @@ export function LeaseDetail({ id }: { id: string }) {
       </Section>
       {lease.data && <Outputs leaseId={id} live={Boolean(live)} />}
     </Stack>
-  );
-}
-
-/** The order's other leases, when it was placed again after a preemption or
- * a lost node, and the checkpoint this one resumed from. */
-function Attempts({ orderId, leaseId }: { orderId: string; leaseId: string }) {
-  const order = useLoad(() => api.GET('/v1/orders/{id}', { params: { path: { id: orderId } } }), [orderId]);
-  const o = order.data;
-  if (!o || o.attempts.length < 2) return null;
-  const nth = o.attempts.indexOf(leaseId) + 1;
-  const resumed = o.resumed_from && o.resumed_from.lease_id === leaseId ? o.resumed_from : null;
-  return (
-    <Alert color="blue" title={`Attempt ${nth} of ${o.attempts.length}`} data-testid="attempts">
-      <Stack gap={4}>
-        <Text size="sm">
-          The order was placed again after an interruption:{' '}
-          {o.attempts.map((id, i) => (
-            <span key={id}>
-              {i > 0 && ' → '}
-              {id === leaseId ? (
-                <code>{shortId(id)}</code>
-              ) : (
-                <Anchor component={Link} href={`/leases/${id}`}>
-                  {shortId(id)}
-                </Anchor>
-              )}
-            </span>
-          ))}
-        </Text>
-        {resumed && (
-          <Text size="sm">
-            Resumed from checkpoint #{resumed.seq}, stored {formatTime(resumed.stored_at)}.
-          </Text>
-        )}
-      </Stack>
-    </Alert>
   );
 }
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { apiCall, apiLogin, cspViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
 import { aBuyerImportsASlurmHistoryAndPricesIt, aBuyerReadsItsCapacityProfileAndPricesItsTco } from './capacity.mjs';
+import { aBuyerPlacesUnitsTogetherAndAFillOrKillIsRefusedWhole } from './order_types.mjs';
 import { checkPage, withoutProvoked } from './checks.mjs';
 
 
@@ -577,4 +578,5 @@ export const scenarios = [
   ['a reserved lease listed for resale shows when it vacates', aListedLeaseShowsWhenItVacates],
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
   ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],
+  ['a buyer places two units together from the form, sees both leases and their order type, and a fill-or-kill of too many is refused', aBuyerPlacesUnitsTogetherAndAFillOrKillIsRefusedWhole],
 ];

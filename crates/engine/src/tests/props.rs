@@ -147,6 +147,17 @@ fn to_command(s: &Step, now: &mut Ts, n: usize, seen: &Seen) -> Command {
                 sp.duration_s = Some(dur_m * 30);
             }
             sp.max_price = Some(Decimal::new(i64::from(price_c), 2));
+            // Some on-demand and pooled orders are gangs of 2–4 units,
+            // all-or-none or with a minimum (ARCHITECTURE.md §22).
+            if matches!(mode, Mode::OnDemand | Mode::Pooled) && dur_m % 4 == 0 {
+                let count = 2 + price_c % 3;
+                let min_count = if vram4 % 2 == 0 {
+                    count
+                } else {
+                    1 + tflops % count
+                };
+                sp.gang = Some(Gang { count, min_count });
+            }
             let funds = if rich {
                 Decimal::from(100_000)
             } else {
