@@ -101,30 +101,59 @@ async fn account(app: &TestApp, role: &str) -> (String, String, Uuid) {
     (email, token, id)
 }
 
+/// A market with a buyer (1,000 credited) and a provider, both with a
+/// known password, and the real agent online on the provider's simulated
+/// node in eu-west (it stops when this is dropped).
+struct SimMarket {
+    buyer_email: String,
+    provider_email: String,
+    provider: String,
+    _agent: Agent,
+    _spool: tempfile::TempDir,
+}
+
+impl SimMarket {
+    async fn start(app: &TestApp) -> SimMarket {
+        let market = fleet::market(app).await;
+        let (buyer_email, _, buyer_id) = account(app, "buyer").await;
+        assert!(app
+            .credit(&market.admin, buyer_id, "1000")
+            .await
+            .status
+            .is_success());
+        let (provider_email, provider, _) = account(app, "provider").await;
+        let node = create_node(app, &provider, json!({"name": "sim", "region": "eu-west"})).await;
+        let spool = tempfile::tempdir().unwrap();
+        let agent = Agent::start(app, &node.token, spool.path()).await;
+        eventually(20, "the agent to register", || async {
+            node_view(app, &provider, node.id).await["status"] == "online"
+        })
+        .await;
+        SimMarket {
+            buyer_email,
+            provider_email,
+            provider,
+            _agent: agent,
+            _spool: spool,
+        }
+    }
+}
+
 const WORKLOAD: &str =
     "echo cli-start; for i in 1 2 3 4; do echo tick $i; sleep 0.3; done; echo cli-done";
 
 on_both_databases_fast! {
     async fn a_buyer_logs_in_quotes_orders_with_wait_follows_logs_resells_and_exports(app) {
-        let m = fleet::market(&app).await;
-        let (buyer_email, _, buyer_id) = account(&app, "buyer").await;
-        assert!(app.credit(&m.admin, buyer_id, "1000").await.status.is_success());
-        let (provider_email, provider, _) = account(&app, "provider").await;
-        let node = create_node(&app, &provider, json!({"name": "sim", "region": "eu-west"})).await;
-        let spool = tempfile::tempdir().unwrap();
-        let _agent = Agent::start(&app, &node.token, spool.path()).await;
-        eventually(20, "the agent to register", || async {
-            node_view(&app, &provider, node.id).await["status"] == "online"
-        })
-        .await;
+        let sim = SimMarket::start(&app).await;
+        let (buyer_email, provider_email, provider) = (sim.buyer_email.as_str(), sim.provider_email.as_str(), sim.provider.as_str());
         let config = tempfile::tempdir().unwrap();
         let cfg = config.path();
         let s = app.address.as_str();
 
         // Login: the password from stdin; an API key kept 0600.
-        let r = gpuex(s, cfg, &["login", "--email", &buyer_email, "--password-stdin"], &format!("{PASSWORD}\n")).await;
+        let r = gpuex(s, cfg, &["login", "--email", buyer_email, "--password-stdin"], &format!("{PASSWORD}\n")).await;
         r.ok();
-        assert!(r.stdout.contains(&buyer_email), "{}", r.stdout);
+        assert!(r.stdout.contains(buyer_email), "{}", r.stdout);
         let file = cfg.join("credentials.json");
         #[cfg(unix)]
         {
@@ -135,7 +164,7 @@ on_both_databases_fast! {
         let kept: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         let key = kept["servers"][s]["api_key"].as_str().unwrap().to_owned();
         assert!(key.starts_with("gpx_"), "{kept}");
-        assert_eq!(gpuex(s, cfg, &["whoami", "--output", "json"], "").await.json()["email"], buyer_email.as_str());
+        assert_eq!(gpuex(s, cfg, &["whoami", "--output", "json"], "").await.json()["email"], buyer_email);
 
         // Quote, in a table and in JSON.
         let quote = ["quote", "--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16"];
@@ -169,7 +198,7 @@ on_both_databases_fast! {
         assert!(leases.ok().stdout.contains(&lease), "{}", leases.stdout);
 
         // A reservation on a whole GPU of a second node, its tail listed for resale.
-        let whole = create_node(&app, &provider, h100_node(1, "whole")).await;
+        let whole = create_node(&app, provider, h100_node(1, "whole")).await;
         fleet::register(&app, &whole, &[("H100-SXM5-80GB", false)]).await;
         let start = (Utc::now() + Duration::hours(2)).duration_trunc(Duration::hours(1)).unwrap() + Duration::hours(1);
         let reserved = gpuex(s, cfg, &[
@@ -222,7 +251,7 @@ on_both_databases_fast! {
 
         // The provider's side, in its own config folder.
         let pcfg = tempfile::tempdir().unwrap();
-        gpuex(s, pcfg.path(), &["login", "--email", &provider_email, "--password-stdin"], PASSWORD).await.ok();
+        gpuex(s, pcfg.path(), &["login", "--email", provider_email, "--password-stdin"], PASSWORD).await.ok();
         let nodes = gpuex(s, pcfg.path(), &["nodes", "--output", "json"], "").await.json();
         assert_eq!(nodes.as_array().unwrap().len(), 2, "{nodes}");
         gpuex(s, pcfg.path(), &["earnings"], "").await.ok();
@@ -530,20 +559,11 @@ on_both_databases_fast! {
 
 on_both_databases_fast! {
     async fn gpuex_orders_units_together_and_waits_until_every_lease_runs(app) {
-        let m = fleet::market(&app).await;
-        let (email, _, buyer_id) = account(&app, "buyer").await;
-        assert!(app.credit(&m.admin, buyer_id, "1000").await.status.is_success());
-        let (_, provider, _) = account(&app, "provider").await;
-        let node = create_node(&app, &provider, json!({"name": "sim", "region": "eu-west"})).await;
-        let spool = tempfile::tempdir().unwrap();
-        let _agent = Agent::start(&app, &node.token, spool.path()).await;
-        eventually(20, "the agent to register", || async {
-            node_view(&app, &provider, node.id).await["status"] == "online"
-        })
-        .await;
+        let sim = SimMarket::start(&app).await;
+        let email = &sim.buyer_email;
         let config = tempfile::tempdir().unwrap();
         let (s, cfg) = (app.address.as_str(), config.path());
-        gpuex(s, cfg, &["login", "--email", &email, "--password-stdin"], PASSWORD).await.ok();
+        gpuex(s, cfg, &["login", "--email", email, "--password-stdin"], PASSWORD).await.ok();
         let slice = ["--mode", "on_demand", "--region", "eu-west", "--tflops", "100", "--vram-gb", "16"];
         let args = |head: &[&'static str], tail: &[&'static str]| [head, &slice[..], tail].concat();
         let q = gpuex(s, cfg, &args(&["quote"], &["--count", "2", "--output", "json"]), "").await.json();
