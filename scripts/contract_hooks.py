@@ -113,6 +113,10 @@ CROSS_FIELD_RULES = {
     # CSV file is its content, which no schema states; `gpu_model` must be
     # in the catalog.
     "POST /v1/profile/imports": ({"body", "query.gpu_model"}, IDEMPOTENCY_CODES),
+    # A trial's shapes are names of the model's MIG profiles, shares or
+    # `whole`, each once; `gpu_model` a catalog name; `env` as on an order.
+    "POST /v1/trials": ({"gpu_model", "shapes", "shapes[*]", "image", "region"},
+                        IDEMPOTENCY_CODES),
     # An import's profile covers the import's whole window: `import_id` takes
     # no `from` or `to`.
     "GET /v1/billing/profile": ({"query.import_id", "query.to"}, set()),

@@ -188,6 +188,7 @@ mod tests {
             tflops_s: dec!(9890),
             vram_gb_s: dec!(800),
             mean_utilization: None,
+            peak_memory_mb: None,
         }
     }
 

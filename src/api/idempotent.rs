@@ -1,6 +1,6 @@
 //! `Idempotency-Key` on the creating POSTs whose handlers do not keep their
 //! answer themselves (ARCHITECTURE.md §19): API keys, webhooks, nodes, billing
-//! adjustments, resale listings and conversions. (Orders and admin credits
+//! adjustments, resale listings, conversions and trials. (Orders and admin credits
 //! store theirs in the same transaction as their effect; see
 //! `crate::idempotency`.)
 //!
@@ -49,6 +49,7 @@ pub const ROUTES: &[&str] = &[
     "/v1/admin/billing/adjustments",
     "/v1/resale-listings",
     "/v1/leases/{id}/convert",
+    "/v1/trials",
 ];
 
 /// A claim whose request has not answered yet (a status no answer has).

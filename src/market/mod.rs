@@ -22,6 +22,7 @@ mod predict;
 pub mod pull_secrets;
 pub mod resale;
 pub mod stream;
+mod trials;
 mod views;
 
 pub use crate::engine::LeaseState;
@@ -61,6 +62,7 @@ where
 {
     OpenApiRouter::new()
         .merge(orders::router())
+        .merge(trials::router())
         .merge(leases::router())
         .merge(convert::router())
         .merge(book::router())

@@ -192,7 +192,7 @@ fn tags_schema() -> utoipa::openapi::schema::Object {
 
 /// `env` as `validate` checks it: at most 64 shell variable names of at
 /// most 128 characters, values at most 4096 bytes.
-fn env_schema() -> utoipa::openapi::schema::Object {
+pub(super) fn env_schema() -> utoipa::openapi::schema::Object {
     let value = utoipa::openapi::schema::ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::Type::String)
         .max_length(Some(4096));

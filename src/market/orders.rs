@@ -51,9 +51,22 @@ async fn place_order(
     State(state): State<MarketState>,
     caller: Caller,
     headers: HeaderMap,
-    Json(mut req): Json<OrderRequest>,
+    Json(req): Json<OrderRequest>,
 ) -> Result<(StatusCode, Json<OrderView>), ApiError> {
     caller.require(&[Role::Buyer, Role::Admin])?;
+    let view = submit(&state, caller.id, Some(&headers), req).await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+/// Places `buyer`'s order as `POST /v1/orders` does: checked, budgeted,
+/// then through the market. `headers` carry its Idempotency-Key; an order
+/// placed for another create (a trial's) has none of its own.
+pub(crate) async fn submit(
+    state: &MarketState,
+    buyer: Uuid,
+    headers: Option<&HeaderMap>,
+    mut req: OrderRequest,
+) -> Result<OrderView, ApiError> {
     let errors = req.validate();
     if !errors.is_empty() {
         return Err(ApiError::Invalid(errors));
@@ -67,7 +80,7 @@ async fn place_order(
         crate::events::webhooks::check_order_webhook(
             &state.db,
             state.settings.webhook_allow_private,
-            caller.id,
+            buyer,
             url,
         )
         .await?;
@@ -113,7 +126,10 @@ async fn place_order(
         ]
         .concat(),
     };
-    let idempotency = IdempotencyKey::from_headers(&headers, &fingerprint)?;
+    let idempotency = match headers {
+        Some(headers) => IdempotencyKey::from_headers(headers, &fingerprint)?,
+        None => None,
+    };
     // Budgets (ARCHITECTURE.md §4): refuse an order that would take a tag's monthly
     // budget over its limit, before it reaches the engine.
     if let Some(tags) = req.tags.as_ref().filter(|t| !t.is_empty()) {
@@ -130,7 +146,7 @@ async fn place_order(
         let estimate = estimate
             .checked_mul(Decimal::from(req.units()))
             .ok_or_else(|| ApiError::field("count", "the order's cost is out of range"))?;
-        crate::billing::budgets::check_order(&state.db, caller.id, tags, estimate, now).await?;
+        crate::billing::budgets::check_order(&state.db, buyer, tags, estimate, now).await?;
     }
     let mut spec = req.spec(start_at, wait_s);
     // ARCHITECTURE.md §17: the lease's likely duration from the buyer's history, for
@@ -138,16 +154,15 @@ async fn place_order(
     if spec.duration_s.is_none() {
         let no_tags = BTreeMap::new();
         let tags = req.tags.as_ref().unwrap_or(&no_tags);
-        let prediction =
-            super::predict::predict(&state.db, caller.id, tags, req.command.as_deref())
-                .await
-                .map_err(ApiError::Internal)?;
+        let prediction = super::predict::predict(&state.db, buyer, tags, req.command.as_deref())
+            .await
+            .map_err(ApiError::Internal)?;
         spec.predicted_duration = prediction.seconds.is_some().then_some(prediction);
     }
     let order_id = Uuid::now_v7();
     let command = Command::Place(PlaceOrder {
         order_id,
-        buyer: caller.id,
+        buyer,
         funds_available: Decimal::ZERO,
         spec,
     });
@@ -180,8 +195,8 @@ async fn place_order(
     let committed = match placed {
         Ok(committed) => committed,
         Err(MarketError::AlreadyPlaced(id)) => {
-            let view = views::order(&state.db, caller.id, id).await?;
-            return Ok((StatusCode::CREATED, Json(view)));
+            let view = views::order(&state.db, buyer, id).await?;
+            return Ok(view);
         }
         Err(e) => return Err(e.into()),
     };
@@ -221,9 +236,9 @@ async fn place_order(
             created_at: committed.at,
             updated_at: committed.at,
         },
-        None => views::order(&state.db, caller.id, order_id).await?,
+        None => views::order(&state.db, buyer, order_id).await?,
     };
-    Ok((StatusCode::CREATED, Json(view)))
+    Ok(view)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

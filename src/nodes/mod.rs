@@ -12,6 +12,7 @@
 //! - [`cache`]: node tokens and standings from memory, kept in step by their writers.
 //! - [`watchdog`]: node loss after `node_timeout_s` without a heartbeat.
 //! - [`usage_bounds`]: what an agent may report as used, per record.
+//! - [`usage_summary`]: a lease's records summed up (peak memory, median utilization).
 //! - [`removal`]: deleted nodes and demoted providers' nodes: tokens revoked, leases ended as on loss.
 
 mod admin;
@@ -26,6 +27,7 @@ pub mod removal;
 mod routes;
 pub mod store;
 mod usage_bounds;
+mod usage_summary;
 mod view;
 pub mod watchdog;
 
@@ -44,6 +46,7 @@ use utoipa_axum::router::OpenApiRouter;
 pub use assignment_reports::FINAL_LOGS_GRACE_S;
 pub use cache::NodeCache;
 pub use logs::LeaseLogs;
+pub use usage_summary::{lease_usage_summary, UsageSummary};
 pub use view::{NodeDetail, NodeSummary};
 
 /// What the nodes' routes, the watchdog and the outputs pruner use.

@@ -2,7 +2,8 @@
 //! report"): a record's `tflops_s` and `vram_gb_s` are at most what its lease
 //! holds times the record's interval. The agent meters exactly that (held ×
 //! seconds, to the millisecond), so anything beyond is a faulty or lying
-//! node; it is refused on its own, and the node is marked for review.
+//! node; it is refused on its own, and the node is marked for review. Its
+//! `peak_memory_mb` is at most the GPU memory the lease holds.
 
 use super::store::LeaseRow;
 use crate::protocol::UsageRecord;
@@ -45,6 +46,19 @@ pub fn most(held: Decimal, seconds: Decimal) -> Option<Decimal> {
     held.checked_mul(allowed_s)
 }
 
+/// MB (10⁶ bytes) in one GB of held GPU memory. The catalog's sizes are the
+/// vendors', which are binary: an "80 GB" H100 has 80 GiB (81 559 MiB of it
+/// usable, 85.5 GB), so a process may hold more than 80 000 MB of it.
+fn mb_per_held_gb() -> Decimal {
+    Decimal::new(1_073_741_824, 6)
+}
+
+/// The most a record's `peak_memory_mb` may be for `held_vram_gb`.
+pub fn most_memory_mb(held_vram_gb: Decimal) -> Option<Decimal> {
+    let mb = held_vram_gb.checked_mul(mb_per_held_gb())?;
+    mb.checked_add(mb.checked_mul(Decimal::new(TOLERANCE_PERCENT, 2))?)
+}
+
 /// The record's interval in seconds, to the millisecond (what the agent meters).
 fn interval_s(r: &UsageRecord) -> Decimal {
     Decimal::new((r.interval_end - r.interval_start).num_milliseconds(), 3)
@@ -83,6 +97,20 @@ pub fn check(index: usize, r: &UsageRecord, held: Option<Held>) -> Vec<(String, 
             )),
         }
     }
+    if let Some(peak) = r.peak_memory_mb {
+        match most_memory_mb(held.vram_gb) {
+            Some(most) if Decimal::from(peak) <= most => {}
+            most => out.push((
+                at("peak_memory_mb"),
+                format!(
+                    "must be at most {} MB: the lease holds {} GB of GPU memory \
+                     (GiB as GPUs count it, with {TOLERANCE_PERCENT} % of tolerance)",
+                    most.map_or_else(|| "its held memory".into(), |m| m.floor().to_string()),
+                    held.vram_gb.normalize(),
+                ),
+            )),
+        }
+    }
     out
 }
 
@@ -102,6 +130,7 @@ mod tests {
             tflops_s,
             vram_gb_s: dec!(0),
             mean_utilization: None,
+            peak_memory_mb: None,
         }
     }
 
@@ -133,6 +162,32 @@ mod tests {
         );
         let huge = check(0, &record(Decimal::MAX, 10_005), Some(HELD));
         assert_eq!(huge.len(), 1);
+    }
+
+    #[test]
+    fn a_peak_beyond_the_leases_gpu_memory_is_refused_and_a_full_gpus_is_not() {
+        // 40 GB (GiB) held: 42 949.67296 MB, + 1 % = 43 379.1696992.
+        let mut r = record(dec!(0), 10_005);
+        r.peak_memory_mb = Some(43_379);
+        assert!(check(0, &r, Some(HELD)).is_empty());
+        r.peak_memory_mb = Some(43_380);
+        let refused = check(0, &r, Some(HELD));
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].0, "records[0].peak_memory_mb");
+        assert!(
+            refused[0].1.starts_with("must be at most 43379 MB"),
+            "{}",
+            refused[0].1
+        );
+        r.peak_memory_mb = Some(u64::MAX);
+        assert_eq!(check(0, &r, Some(HELD)).len(), 1);
+        // A whole H100 with nearly all of its 81 559 MiB in use.
+        let h100 = Held {
+            tflops: dec!(989.43),
+            vram_gb: dec!(80),
+        };
+        r.peak_memory_mb = Some(85_000);
+        assert!(check(0, &r, Some(h100)).is_empty());
     }
 
     #[test]

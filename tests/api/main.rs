@@ -74,6 +74,7 @@ mod scale_out;
 mod sessions;
 mod spot_funds;
 mod storage;
+mod trials;
 mod usage_bounds;
 mod validation;
 mod wallet;

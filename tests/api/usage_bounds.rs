@@ -108,6 +108,67 @@ on_both_databases! {
         assert_eq!(fleet::scalar(&app, "SELECT COUNT(*) FROM usage_records").await, 3);
     }
 
+    async fn a_usage_record_holding_more_memory_than_its_slice_is_refused_alone(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "mig")).await;
+        register(&app, &node, &[H100_MIG]).await;
+        let lease_id = place(&app, &m.buyer, order("on_demand")).await;
+        report(&app, &node, lease_id, provisioned("MIG-abc")).await;
+        // The 1g.20gb slice: 20 GiB = 21 474.83648 MB, + 1 % = 21 689.58.
+        let mut full = record(lease_id, 6, METERED);
+        full["peak_memory_mb"] = json!(21_689);
+        let mut over = record(lease_id, 16, METERED);
+        over["peak_memory_mb"] = json!(21_690);
+        let batch = json!({"agent_id": node.id, "seq": 1, "records": [full, over]});
+        let r = app.post("/v1/agent/usage", Some(&node.token), batch).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let refused = r.body["refused"].as_array().expect("refused records named");
+        assert_eq!(refused.len(), 1, "{}", r.body);
+        assert_eq!(refused[0]["index"], 1);
+        assert_eq!(refused[0]["field"], "records[1].peak_memory_mb");
+        assert_eq!(fleet::scalar(&app, "SELECT COUNT(*) FROM usage_records").await, 1);
+        assert_eq!(fleet::scalar(&app, "SELECT MAX(peak_memory_mb) FROM usage_records").await, 21_689);
+        assert_eq!(node_view(&app, &m.provider, node.id).await["under_review"], true);
+    }
+
+    async fn a_leases_usage_summary_has_its_peak_memory_and_median_utilization(app) {
+        let m = market(&app).await;
+        let node = create_node(&app, &m.provider, h100_node(1, "mig")).await;
+        register(&app, &node, &[H100_MIG]).await;
+        let lease_id = place(&app, &m.buyer, order("on_demand")).await;
+        report(&app, &node, lease_id, provisioned("MIG-abc")).await;
+        let db = Db::connect(&app.database_url).await.expect("db");
+        let empty = gpuex::nodes::lease_usage_summary(&db, lease_id).await.expect("summary");
+        assert_eq!(
+            empty,
+            gpuex::nodes::UsageSummary { peak_memory_mb: None, utilization_p50: None, records: 0 }
+        );
+        let mut records = Vec::new();
+        for (i, (utilization, peak)) in
+            [(json!("0.2"), json!(5_000)), (json!("0.9"), json!(12_000)), (Value::Null, Value::Null), (json!("0.5"), Value::Null)]
+                .into_iter()
+                .enumerate()
+        {
+            let mut r = record(lease_id, 6 + 10 * i as u32, METERED);
+            r["mean_utilization"] = utilization;
+            r["peak_memory_mb"] = peak;
+            records.push(r);
+        }
+        let batch = json!({"agent_id": node.id, "seq": 1, "records": records});
+        let r = app.post("/v1/agent/usage", Some(&node.token), batch).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(r.body, json!({"seq": 1, "duplicate": false}));
+        let summary = gpuex::nodes::lease_usage_summary(&db, lease_id).await.expect("summary");
+        assert_eq!(
+            summary,
+            gpuex::nodes::UsageSummary {
+                peak_memory_mb: Some(12_000),
+                utilization_p50: Some("0.5".parse().unwrap()),
+                records: 4,
+            }
+        );
+    }
+
     async fn usage_stored_before_the_bounds_breaks_no_view(app) {
         let m = market(&app).await;
         let node = create_node(&app, &m.provider, h100_node(1, "mig")).await;

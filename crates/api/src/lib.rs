@@ -14,6 +14,7 @@ pub mod imports;
 pub mod market;
 pub mod nodes;
 pub mod pricing;
+pub mod trials;
 
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 

@@ -336,6 +336,11 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: Option<crate::imports::ImportsCommand>,
     },
+    /// Run a workload once per GPU shape (at most 10 minutes each, at the
+    /// on-demand price) to find the smallest slice it runs on.
+    Trial(crate::trials::TrialArgs),
+    /// Your trials, or one of them with each shape's outcome.
+    Trials { id: Option<String> },
     /// Providers: your nodes (`gpuex nodes`), or delete one.
     Nodes {
         #[command(subcommand)]

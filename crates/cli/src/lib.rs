@@ -20,6 +20,7 @@ mod render;
 mod session;
 mod store;
 mod tco;
+mod trials;
 
 use args::{artifact, key_value, put};
 pub use args::{AdminCommand, ClientCommand, ExportFormat, Global, NodesCommand, Output, Request};
@@ -398,6 +399,8 @@ async fn authenticated(ctx: &Ctx, command: ClientCommand) -> Result<()> {
             gpu_model,
         } => imports::import(ctx, &file, format, gpu_model).await,
         ClientCommand::Imports { command } => imports::imports(ctx, command).await,
+        ClientCommand::Trial(args) => trials::trial(ctx, args).await,
+        ClientCommand::Trials { id } => trials::trials(ctx, id).await,
         ClientCommand::Nodes {
             command: Some(NodesCommand::Delete { id, force }),
         } => {

@@ -95,6 +95,11 @@ typed_id!(
     ListingId,
     "listing"
 );
+typed_id!(
+    /// A trial (`/v1/trials/{id}`).
+    TrialId,
+    "trial"
+);
 
 #[cfg(test)]
 mod tests {

@@ -80,6 +80,7 @@ impl Agent {
                 return self.report(id, AssignmentStatus::Failed { reason });
             }
         };
+        let simulated = self.backend.kind() == BackendKind::Simulated;
         let mut cgroups = Vec::new();
         let mut image_id = None;
         let workload = match command.as_deref() {
@@ -103,6 +104,11 @@ impl Agent {
                 env.insert(crate::reaper::LEASE_VAR.into(), id.to_string());
                 let hide = [self.cfg.state_dir.clone(), self.cfg.work_dir.clone()];
                 let launch_file = self.launch_path(id);
+                // On the simulated backend the host's memory stands in for
+                // the slice's GPU memory: a workload that allocates more than
+                // its slice fails as it would on a GPU. Real GPUs' memory is
+                // limited by their partition.
+                let address_space = simulated.then(|| slice_memory_bytes(&held)).flatten();
                 let spec = crate::launcher::LaunchSpec {
                     lease: id,
                     command: cmd,
@@ -117,6 +123,7 @@ impl Agent {
                     cgroups: &cgroups,
                     env: &env,
                     launch_file: &launch_file,
+                    address_space,
                 };
                 let marks = Marks {
                     owner: self.owner.clone(),
@@ -162,6 +169,11 @@ impl Agent {
                 metered_until: provisioned_at,
                 util_sum: 0.0,
                 util_samples: 0,
+                peak_memory: if simulated {
+                    super::peak_memory::PeakMemory::host(slice_memory_bytes(&held))
+                } else {
+                    super::peak_memory::PeakMemory::gpu()
+                },
                 logs_sent_total: 0,
                 uid: Some(user.0),
                 workdir: Some(workdir),
@@ -196,4 +208,15 @@ impl Agent {
             })
             .collect()
     }
+}
+
+/// The GPU memory `held` (all of the lease's GPUs) in bytes (GB are 10⁹
+/// bytes); `None` when that is nothing or does not fit (no limit then).
+fn slice_memory_bytes(held: &HeldUnits) -> Option<u64> {
+    use rust_decimal::prelude::ToPrimitive;
+    held.vram_gb
+        .checked_mul(Decimal::from(1_000_000_000_u64))?
+        .floor()
+        .to_u64()
+        .filter(|b| *b > 0)
 }

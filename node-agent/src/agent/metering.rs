@@ -19,9 +19,14 @@ impl Agent {
         }
     }
 
-    /// Utilization of each lease's slice in this sample; also the /metrics snapshot.
+    /// Utilization and memory of each lease's slice in this sample; also the
+    /// /metrics snapshot.
     pub(super) fn observe(&mut self, metrics: &[GpuMetrics]) {
-        for lease in self.leases.values_mut() {
+        for (id, lease) in self.leases.iter_mut() {
+            if lease.state != LeaseRunState::Ended {
+                let pgid = lease.workload.as_ref().map(|w| w.pgid());
+                lease.peak_memory.sample(*id, &lease.cgroups, pgid, metrics);
+            }
             let util = match &lease.mig {
                 Some((gpu, slice)) => metrics
                     .iter()
@@ -102,7 +107,7 @@ impl Agent {
 
 /// The process group of `pid`, from `/proc/PID/stat` (fields after the name:
 /// state, ppid, pgrp).
-fn process_group_of(pid: u32) -> Option<i32> {
+pub(super) fn process_group_of(pid: u32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(2)?.parse().ok()
@@ -123,6 +128,8 @@ pub(super) fn meter(id: Uuid, lease: &mut Lease, until: DateTime<Utc>) -> Option
         .map(|d| d.round_dp(4));
     lease.util_sum = 0.0;
     lease.util_samples = 0;
+    let pgid = lease.workload.as_ref().map(|w| w.pgid());
+    let peak_memory_mb = lease.peak_memory.take(&lease.cgroups, pgid);
     Some(UsageRecord {
         lease_id: id,
         interval_start: start,
@@ -130,5 +137,6 @@ pub(super) fn meter(id: Uuid, lease: &mut Lease, until: DateTime<Utc>) -> Option
         tflops_s: lease.held.tflops * seconds,
         vram_gb_s: lease.held.vram_gb * seconds,
         mean_utilization: mean,
+        peak_memory_mb,
     })
 }

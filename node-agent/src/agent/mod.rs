@@ -12,6 +12,7 @@ mod ending;
 mod launching;
 mod metering;
 mod outputs;
+mod peak_memory;
 mod recovery;
 mod shutdown;
 
@@ -25,7 +26,7 @@ use crate::workload::{signal_group, Exit, Marks, Workload};
 use chrono::{DateTime, Utc};
 use gpuex_wire::catalog;
 use gpuex_wire::protocol::{
-    paths, AgentPlacement, Artifact, Assignment, AssignmentAction, AssignmentStatus,
+    paths, AgentPlacement, Artifact, Assignment, AssignmentAction, AssignmentStatus, BackendKind,
     CheckpointPlan, EndReason, GpuMetrics, HeartbeatRequest, HeartbeatResponse, HeldUnits,
     HostLimits, LeaseReport, LeaseRunState, LogsUpload, MigMode, Partition, RegisterRequest,
     RegisterResponse, ScrubReport, StatusReport, UsageAck, UsageRecord,
@@ -113,6 +114,8 @@ struct Lease {
     metered_until: DateTime<Utc>,
     util_sum: f64,
     util_samples: u32,
+    /// The most memory its workload held this interval.
+    peak_memory: peak_memory::PeakMemory,
     logs_sent_total: u64,
     /// The pool uid its workload runs as.
     uid: Option<u32>,

@@ -145,6 +145,7 @@ impl Agent {
                     tflops_s: l.held.tflops * seconds,
                     vram_gb_s: l.held.vram_gb * seconds,
                     mean_utilization: None,
+                    peak_memory_mb: None,
                 });
             }
         }

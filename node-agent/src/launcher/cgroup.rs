@@ -105,3 +105,53 @@ pub fn pids(paths: &[PathBuf]) -> Vec<i32> {
         })
         .collect()
 }
+
+/// What the lease's memory cgroup holds, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Now: v2 `memory.current`, v1 `memory.usage_in_bytes`.
+    pub current: u64,
+    /// The most it has held: v2 `memory.peak` (since the cgroup was made;
+    /// kernels before 5.19 have none), v1 `memory.max_usage_in_bytes`
+    /// (since [`reset_peak`]).
+    pub peak: Option<u64>,
+    /// The peak restarts at [`reset_peak`] (v1); v2's cannot be reset for
+    /// another reader (a write resets it for the writer's own handle only).
+    pub resettable: bool,
+}
+
+fn read_bytes(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The memory of the lease whose cgroups are `paths`; `None` when none of
+/// them is a memory cgroup.
+pub fn memory_use(paths: &[PathBuf]) -> Option<MemoryUse> {
+    paths.iter().find_map(|p| {
+        if let Some(current) = read_bytes(&p.join("memory.current")) {
+            return Some(MemoryUse {
+                current,
+                peak: read_bytes(&p.join("memory.peak")),
+                resettable: false,
+            });
+        }
+        Some(MemoryUse {
+            current: read_bytes(&p.join("memory.usage_in_bytes"))?,
+            peak: read_bytes(&p.join("memory.max_usage_in_bytes")),
+            resettable: true,
+        })
+    })
+}
+
+/// Start the v1 peak of the lease's memory cgroup over (writing 0 sets it
+/// to the current usage), so the next read is the next interval's own.
+pub fn reset_peak(paths: &[PathBuf]) {
+    for p in paths {
+        let file = p.join("memory.max_usage_in_bytes");
+        if file.exists() {
+            if let Err(e) = std::fs::write(&file, "0") {
+                tracing::debug!(cgroup = %p.display(), "cannot reset the memory peak: {e}");
+            }
+        }
+    }
+}

@@ -196,6 +196,10 @@ impl ContainerLauncher {
                     .into(),
             );
         }
+        // No `--ulimit as=…` for the simulated backend's slice memory
+        // (`LaunchSpec::address_space`): neither podman nor docker knows the
+        // name (`invalid ulimit type: as`), so a container's only memory
+        // bound is `--memory`.
         if let Some(l) = spec.limits {
             a.extend([
                 "--cpus".into(),

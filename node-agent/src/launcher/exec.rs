@@ -13,6 +13,11 @@
 //! through safe wrappers; the agent's crates forbid `unsafe`, so there is
 //! no `pre_exec`.
 //!
+//! With `--address-space`, the workload's address space is limited
+//! (RLIMIT_AS) just before the exec: the simulated backend's stand-in for a
+//! slice's GPU memory, so a workload that allocates more than its slice
+//! fails as it would on a GPU.
+//!
 //! With `--netns`, it joins the lease's own network namespace first (see
 //! [`super::netns`]); bubblewrap then stays in it.
 //!
@@ -49,6 +54,10 @@ pub struct ExecArgs {
     /// RLIMIT_NPROC of the pool user.
     #[arg(long)]
     pub nproc: Option<u64>,
+    /// RLIMIT_AS of the workload, in bytes: on the simulated backend, the
+    /// slice's GPU memory, which the host's memory stands in for.
+    #[arg(long)]
+    pub address_space: Option<u64>,
     /// The lease's working folder: give the workload private stand-ins for
     /// the host's world-writable folders, kept under it.
     #[arg(long)]
@@ -124,6 +133,11 @@ pub fn run(args: ExecArgs) -> anyhow::Result<()> {
         bail!("could regain root after dropping it");
     }
     nix::sys::prctl::set_no_new_privs().context("no_new_privs")?;
+    // Last before the exec, so that only the workload (and bubblewrap, which
+    // is small) lives under it, never this step's own work.
+    if let Some(n) = args.address_space {
+        setrlimit(Resource::RLIMIT_AS, n, n).context("RLIMIT_AS")?;
+    }
     match target {
         Target::Shell(request) => {
             let err = std::process::Command::new("/bin/sh")

@@ -86,6 +86,10 @@ pub struct LaunchSpec<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// Where the launch file goes (in the agent's 0700 spool).
     pub launch_file: &'a Path,
+    /// The workload's address space in bytes (RLIMIT_AS): on the simulated
+    /// backend, the slice's GPU memory, which the host's memory stands in
+    /// for; `None` on real GPUs, whose partition limits their memory.
+    pub address_space: Option<u64>,
 }
 
 /// The program to run and its arguments.
@@ -239,7 +243,8 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `exec-workload --uid U --gid G --nproc N [--cgroup C]… --launch-file F`,
+/// `exec-workload --uid U --gid G --nproc N [--address-space B] [--cgroup C]…
+/// --launch-file F`,
 /// with the launch file that carries the command and environment.
 fn exec_prefix(agent_exe: &SelfExec, spec: &LaunchSpec<'_>) -> Plan {
     let mut args = agent_exe.leading_args.clone();
@@ -255,6 +260,9 @@ fn exec_prefix(agent_exe: &SelfExec, spec: &LaunchSpec<'_>) -> Plan {
         ]
         .map(OsString::from),
     );
+    if let Some(bytes) = spec.address_space {
+        args.extend(["--address-space".into(), bytes.to_string().into()]);
+    }
     for cg in spec.cgroups {
         args.push("--cgroup".into());
         args.push(cg.into());

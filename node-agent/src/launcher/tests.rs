@@ -37,6 +37,7 @@ fn spec<'a>(
         cgroups,
         env,
         launch_file: Path::new("/var/lib/gpuex/spool/launch/l1"),
+        address_space: None,
     }
 }
 
@@ -282,6 +283,25 @@ fn the_process_launcher_drops_to_the_pool_user_through_the_agent_with_a_launch_f
     let request: launch_file::LaunchRequest = serde_json::from_slice(&launch.bytes).unwrap();
     assert_eq!(request.command, "python3 train.py");
     assert_eq!(request.env, env);
+    assert!(
+        !args.contains(&"--address-space".to_string()),
+        "no address-space limit unless the spec has one"
+    );
+}
+
+#[test]
+fn a_simulated_slices_memory_goes_to_the_helper_as_its_address_space_limit() {
+    let env = BTreeMap::new();
+    let launcher = ProcessLauncher {
+        agent_exe: SelfExec::binary("/usr/bin/gpuex-agent"),
+    };
+    let mut s = spec(&env, &[], &[], &[]);
+    s.address_space = Some(10_000_000_000);
+    let args = strings(&launcher.plan(&s).unwrap().args);
+    assert!(
+        has_pair(&args, "--address-space", "10000000000"),
+        "{args:?}"
+    );
 }
 
 #[test]

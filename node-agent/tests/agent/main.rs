@@ -7,6 +7,7 @@ mod lifecycle;
 mod network;
 #[path = "../../../tests/support/require.rs"]
 mod require;
+mod slice_memory;
 mod tokens;
 mod trust;
 #[path = "../../../tests/support/uid_pool.rs"]

@@ -164,10 +164,17 @@ pub async fn apply_usage(
         .enumerate()
         .filter(|(i, _)| !refused.contains(i))
     {
+        // Bounded by the lease's GPU memory (usage_bounds.rs) before it gets here.
+        let peak = r
+            .peak_memory_mb
+            .map(i64::try_from)
+            .transpose()
+            .context("a usage record's peak memory does not fit a BIGINT")?;
         execute_tx!(
             tx,
             "INSERT INTO usage_records (agent_id, seq, lease_id, interval_start, interval_end, \
-                 tflops_s, vram_gb_s, mean_utilization) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                 tflops_s, vram_gb_s, mean_utilization, peak_memory_mb) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             batch.agent_id,
             seq,
             r.lease_id,
@@ -176,6 +183,7 @@ pub async fn apply_usage(
             Money(r.tflops_s),
             Money(r.vram_gb_s),
             r.mean_utilization.map(Money),
+            peak,
         )
         .context("failed to insert a usage record")?;
     }

@@ -144,11 +144,28 @@ fn usage_quantities_travel_as_decimal_strings() {
             tflops_s: dec!(1412.860),
             vram_gb_s: dec!(100),
             mean_utilization: Some(dec!(0.5)),
+            peak_memory_mb: Some(9_500),
         }],
     };
     let value = serde_json::to_value(&batch).unwrap();
     assert_eq!(value["records"][0]["tflops_s"], json!("1412.860"));
+    assert_eq!(value["records"][0]["peak_memory_mb"], json!(9_500));
     assert_eq!(serde_json::from_value::<UsageBatch>(value).unwrap(), batch);
+}
+
+#[test]
+fn a_usage_record_without_a_peak_parses_as_old_agents_send_it() {
+    let record: UsageRecord = serde_json::from_value(json!({
+        "lease_id": lease(),
+        "interval_start": "2026-01-01T00:00:00Z",
+        "interval_end": "2026-01-01T00:00:10Z",
+        "tflops_s": "1",
+        "vram_gb_s": "1",
+    }))
+    .unwrap();
+    assert_eq!(record.peak_memory_mb, None);
+    let value = serde_json::to_value(&record).unwrap();
+    assert!(value.get("peak_memory_mb").is_none(), "{value}");
 }
 
 #[test]

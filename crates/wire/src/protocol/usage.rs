@@ -39,6 +39,12 @@ pub struct UsageRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::decimal::DecimalInput>))]
     pub mean_utilization: Option<Decimal>,
+    /// The most memory the lease's workload held during the interval, MB
+    /// (10⁶ bytes): on real GPUs the GPU memory of its processes, on the
+    /// simulated backend its host memory (which stands in for it). `None`
+    /// when the agent could not see it, or predates it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_mb: Option<u64>,
 }
 
 /// The server's answer to a usage batch.
