@@ -12,18 +12,18 @@ use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
 use uuid::Uuid;
 
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 /// What one run of `gpuex` left: its exit code, stdout and stderr.
-struct Run {
-    code: i32,
-    stdout: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
     stderr: String,
 }
 
 impl Run {
     #[track_caller]
-    fn ok(&self) -> &Self {
+    pub(crate) fn ok(&self) -> &Self {
         assert_eq!(
             self.code, 0,
             "stdout: {}\nstderr: {}",
@@ -33,13 +33,13 @@ impl Run {
     }
 
     #[track_caller]
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         self.ok();
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
     }
 
     #[track_caller]
-    fn fails(&self, code: i32, stderr_has: &str) {
+    pub(crate) fn fails(&self, code: i32, stderr_has: &str) {
         assert_eq!(
             self.code, code,
             "stdout: {}\nstderr: {}",
@@ -55,7 +55,7 @@ impl Run {
 
 /// Runs `gpuex args…` against `server` with `config` as its config folder,
 /// feeding `stdin` (then closing it).
-async fn gpuex(server: &str, config: &Path, args: &[&str], stdin: &str) -> Run {
+pub(crate) async fn gpuex(server: &str, config: &Path, args: &[&str], stdin: &str) -> Run {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_gpuex"))
         .args(args)
         .env("GPUEX_SERVER", server)
@@ -104,8 +104,8 @@ async fn account(app: &TestApp, role: &str) -> (String, String, Uuid) {
 /// A market with a buyer (1,000 credited) and a provider, both with a
 /// known password, and the real agent online on the provider's simulated
 /// node in eu-west (it stops when this is dropped).
-struct SimMarket {
-    buyer_email: String,
+pub(crate) struct SimMarket {
+    pub(crate) buyer_email: String,
     provider_email: String,
     provider: String,
     _agent: Agent,
@@ -113,7 +113,7 @@ struct SimMarket {
 }
 
 impl SimMarket {
-    async fn start(app: &TestApp) -> SimMarket {
+    pub(crate) async fn start(app: &TestApp) -> SimMarket {
         let market = fleet::market(app).await;
         let (buyer_email, _, buyer_id) = account(app, "buyer").await;
         assert!(app

@@ -102,3 +102,28 @@ on_both_databases! {
         assert_ne!(r.body["runs"][0]["state"], "refused", "{}", r.body);
     }
 }
+
+on_both_databases_with! { beating_each_second =>
+    async fn gpuex_trial_waits_and_names_the_smallest_shape_that_passed(app) {
+        use crate::cli::{gpuex, SimMarket, PASSWORD};
+        let sim = SimMarket::start(&app).await;
+        let config = tempfile::tempdir().unwrap();
+        let (s, cfg) = (app.address.as_str(), config.path());
+        gpuex(s, cfg, &["login", "--email", &sim.buyer_email, "--password-stdin"], PASSWORD).await.ok();
+        let trial = ["trial", "--gpu-model", "H100-SXM5-80GB", "--shape", "mig-1g.10gb", "--shape", "mig-3g.40gb",
+                     "--region", "eu-west", "--duration-s", "120", "--command", MAPS_12_GB, "--wait"];
+        let text = gpuex(s, cfg, &trial, "").await;
+        text.ok();
+        for shown in ["failed", "passed", "smallest that passed: mig-3g.40gb at"] {
+            assert!(text.stdout.contains(shown), "`{shown}` missing from:\n{}", text.stdout);
+        }
+        let listed = gpuex(s, cfg, &["trials", "--output", "json"], "").await.json();
+        let id = listed["trials"][0]["id"].as_str().unwrap().to_owned();
+        let one = gpuex(s, cfg, &["trials", &id, "--output", "json"], "").await.json();
+        assert_eq!(one["smallest_passed"]["shape"], "mig-3g.40gb", "{one}");
+        gpuex(s, cfg, &["trial", "--gpu-model", "H100-SXM5-80GB", "--shape", "half", "--command", "true"], "")
+            .await
+            .fails(6, "shapes[0]");
+        gpuex(s, cfg, &["trial", "--gpu-model", "H100-SXM5-80GB", "--command", "true"], "").await.fails(2, "--shape");
+    }
+}
