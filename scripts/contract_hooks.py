@@ -104,7 +104,8 @@ CROSS_FIELD_RULES = {
                                   "gpus[*].processes[*].lease_id"}, set()),
     "POST /v1/agent/usage": ({"agent_id", "records[*].lease_id", "records[*].interval_start",
                               "records[*].interval_end", "records[*].tflops_s",
-                              "records[*].vram_gb_s", "records[*].mean_utilization"}, set()),
+                              "records[*].vram_gb_s", "records[*].mean_utilization",
+                              "records[*].peak_memory_mb"}, set()),
     # A URL is refused by where its host resolves (loopback, private).
     "POST /v1/webhooks": ({"url"}, IDEMPOTENCY_CODES),
     # `from` before `to`, and at most 1,000 intervals between them.
