@@ -196,17 +196,23 @@ impl ContainerLauncher {
                     .into(),
             );
         }
-        // No `--ulimit as=…` for the simulated backend's slice memory
-        // (`LaunchSpec::address_space`): neither podman nor docker knows the
-        // name (`invalid ulimit type: as`), so a container's only memory
-        // bound is `--memory`.
         if let Some(l) = spec.limits {
             a.extend([
                 "--cpus".into(),
                 format!("{}.{:03}", l.cpu_milli / 1000, l.cpu_milli % 1000).into(),
-                "--memory".into(),
-                format!("{}m", l.memory_mib).into(),
             ]);
+        }
+        // The simulated backend's slice memory (`LaunchSpec::address_space`):
+        // neither podman nor docker knows an `as` ulimit (`invalid ulimit
+        // type: as`), so a container stands it in with `--memory`, which
+        // bounds what the workload touches rather than what it maps.
+        let slice_mib = spec.address_space.map(|bytes| (bytes >> 20).max(16));
+        let memory_mib = match (spec.limits.map(|l| l.memory_mib), slice_mib) {
+            (Some(host), Some(slice)) => Some(host.min(slice)),
+            (host, slice) => host.or(slice),
+        };
+        if let Some(mib) = memory_mib {
+            a.extend(["--memory".into(), format!("{mib}m").into()]);
         }
         if !spec.gpus.is_empty() {
             if self.runtime.podman {
