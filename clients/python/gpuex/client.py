@@ -73,11 +73,12 @@ from gpuex_api.types import UNSET, Response, Unset
 
 from .errors import ApiError, _model, _ok, _raw_error
 from .imports import ImportsMixin
+from .trials import TrialsMixin
 
 T = TypeVar("T")
 
 
-class Gpuex(ImportsMixin):
+class Gpuex(ImportsMixin, TrialsMixin):
     """A caller of one gpuex server.
 
     >>> gx = Gpuex.login("http://127.0.0.1:8080", "buyer@gpuex.demo", "demo-buyer-password")

@@ -1,8 +1,10 @@
 """A real server for the SDK's tests: `gpuex demo` (SQLite, three simulated
-agents, a credited buyer) on a free port, for the whole session."""
+agents, a credited buyer) on a free port, for the whole session; `demo`
+starts another for a module whose agents must use another launcher."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -29,8 +31,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[str]:
+@contextlib.contextmanager
+def demo(launcher: str) -> Iterator[str]:
+    """`gpuex demo` on a free port with its agents on `launcher`, until the block ends."""
     binary = Path(os.environ.get("GPUEX_BIN", REPO / "target" / "debug" / "gpuex"))
     if not binary.exists():
         pytest.fail(f"{binary} is missing: run `cargo build --workspace --bins` first")
@@ -40,7 +43,7 @@ def server() -> Iterator[str]:
         proc = subprocess.Popen(
             # No resume scene: it stops a machine the tests' leases may be on.
             [str(binary), "demo", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
-             "--launcher", LAUNCHER, "--interrupt-after", "0"],
+             "--launcher", launcher, "--interrupt-after", "0"],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "RUST_LOG": "warn"},
@@ -70,3 +73,9 @@ def server() -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
             log.close()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[str]:
+    with demo(LAUNCHER) as url:
+        yield url

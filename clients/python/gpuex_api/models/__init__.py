@@ -180,6 +180,7 @@ from .resources import Resources
 from .resumed_from import ResumedFrom
 from .review_decision import ReviewDecision
 from .role import Role
+from .run_state import RunState
 from .scrub_report import ScrubReport
 from .set_role_request import SetRoleRequest
 from .slice_quote import SliceQuote
@@ -187,6 +188,7 @@ from .slice_quote_placement import SliceQuotePlacement
 from .slice_quote_unit_prices import SliceQuoteUnitPrices
 from .slice_quote_units import SliceQuoteUnits
 from .slice_view import SliceView
+from .smallest_passed import SmallestPassed
 from .status_report_ended import StatusReportEnded
 from .status_report_ended_status import StatusReportEndedStatus
 from .status_report_failed import StatusReportFailed
@@ -202,6 +204,12 @@ from .tco_saving import TcoSaving
 from .tflops_type_0 import TflopsType0
 from .time_in_force import TimeInForce
 from .token_response import TokenResponse
+from .trial_list import TrialList
+from .trial_request import TrialRequest
+from .trial_request_env_type_0 import TrialRequestEnvType0
+from .trial_run import TrialRun
+from .trial_state import TrialState
+from .trial_view import TrialView
 from .unit import Unit
 from .unit_prices import UnitPrices
 from .units_quote import UnitsQuote
@@ -399,6 +407,7 @@ __all__ = (
     "ResumedFrom",
     "ReviewDecision",
     "Role",
+    "RunState",
     "ScrubReport",
     "SetRoleRequest",
     "SliceQuote",
@@ -406,6 +415,7 @@ __all__ = (
     "SliceQuoteUnitPrices",
     "SliceQuoteUnits",
     "SliceView",
+    "SmallestPassed",
     "StatusReportEnded",
     "StatusReportEndedStatus",
     "StatusReportFailed",
@@ -421,6 +431,12 @@ __all__ = (
     "TflopsType0",
     "TimeInForce",
     "TokenResponse",
+    "TrialList",
+    "TrialRequest",
+    "TrialRequestEnvType0",
+    "TrialRun",
+    "TrialState",
+    "TrialView",
     "Unit",
     "UnitPrices",
     "UnitsQuote",

@@ -34,6 +34,10 @@ class UsageRecord:
             tflops_s (float | str): A decimal: a string (`"12.50"`, exact) or a number.
             vram_gb_s (float | str): A decimal: a string (`"12.50"`, exact) or a number.
             mean_utilization (float | None | str | Unset):
+            peak_memory_mb (int | None | Unset): The most memory the lease's workload held during the interval, MB
+                (10⁶ bytes): on real GPUs the GPU memory of its processes, on the
+                simulated backend its host memory (which stands in for it). `None`
+                when the agent could not see it, or predates it.
      """
 
     interval_end: datetime.datetime
@@ -42,6 +46,7 @@ class UsageRecord:
     tflops_s: float | str
     vram_gb_s: float | str
     mean_utilization: float | None | str | Unset = UNSET
+    peak_memory_mb: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -67,6 +72,12 @@ class UsageRecord:
         else:
             mean_utilization = self.mean_utilization
 
+        peak_memory_mb: int | None | Unset
+        if isinstance(self.peak_memory_mb, Unset):
+            peak_memory_mb = UNSET
+        else:
+            peak_memory_mb = self.peak_memory_mb
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -79,6 +90,8 @@ class UsageRecord:
         })
         if mean_utilization is not UNSET:
             field_dict["mean_utilization"] = mean_utilization
+        if peak_memory_mb is not UNSET:
+            field_dict["peak_memory_mb"] = peak_memory_mb
 
         return field_dict
 
@@ -124,6 +137,16 @@ class UsageRecord:
         mean_utilization = _parse_mean_utilization(d.pop("mean_utilization", UNSET))
 
 
+        def _parse_peak_memory_mb(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        peak_memory_mb = _parse_peak_memory_mb(d.pop("peak_memory_mb", UNSET))
+
+
         usage_record = cls(
             interval_end=interval_end,
             interval_start=interval_start,
@@ -131,6 +154,7 @@ class UsageRecord:
             tflops_s=tflops_s,
             vram_gb_s=vram_gb_s,
             mean_utilization=mean_utilization,
+            peak_memory_mb=peak_memory_mb,
         )
 
 

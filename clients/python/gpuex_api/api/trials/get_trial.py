@@ -1,0 +1,226 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.trial_view import TrialView
+from typing import cast
+from uuid import UUID
+
+
+
+def _get_kwargs(
+    id: UUID,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/trials/{id}".format(id=quote(str(id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | TrialView | None:
+    if response.status_code == 200:
+        response_200 = TrialView.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 405:
+        response_405 = Problem.from_dict(response.json())
+
+
+
+        return response_405
+
+    if response.status_code == 408:
+        response_408 = Problem.from_dict(response.json())
+
+
+
+        return response_408
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | TrialView]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | TrialView]:
+    """ A trial: each shape's exit code, peak GPU memory and utilization, whether
+    it passed, and the cheapest shape that did.
+
+    Args:
+        id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | TrialView]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | TrialView | None:
+    """ A trial: each shape's exit code, peak GPU memory and utilization, whether
+    it passed, and the cheapest shape that did.
+
+    Args:
+        id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | TrialView
+     """
+
+
+    return sync_detailed(
+        id=id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | TrialView]:
+    """ A trial: each shape's exit code, peak GPU memory and utilization, whether
+    it passed, and the cheapest shape that did.
+
+    Args:
+        id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | TrialView]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    id: UUID,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | TrialView | None:
+    """ A trial: each shape's exit code, peak GPU memory and utilization, whether
+    it passed, and the cheapest shape that did.
+
+    Args:
+        id (UUID):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | TrialView
+     """
+
+
+    return (await asyncio_detailed(
+        id=id,
+client=client,
+
+    )).parsed
