@@ -31,6 +31,7 @@ const LeaseDetail = page(() => import('./pages/LeaseDetail'), 'LeaseDetail');
 const Buy = page(() => import('./pages/Buy'), 'Buy');
 const Billing = page(() => import('./pages/Billing'), 'Billing');
 const Capacity = page(() => import('./pages/Capacity'), 'Capacity');
+const Trials = page(() => import('./pages/Trials'), 'Trials');
 export const Market = page(() => import('./pages/Market'), 'Market');
 const Admin = page(() => import('./pages/Admin'), 'Admin');
 const Provider = page(() => import('./pages/Provider'), 'Provider');
@@ -58,6 +59,7 @@ const NAV: { href: string; label: string; roles: Role[] | 'all' }[] = [
   { href: '/leases', label: 'Leases', roles: ['buyer'] },
   { href: '/billing', label: 'Billing', roles: ['buyer'] },
   { href: '/capacity', label: 'Capacity & TCO', roles: ['buyer'] },
+  { href: '/trials', label: 'Trials', roles: ['buyer'] },
   { href: '/provider', label: 'Nodes', roles: ['provider'] },
   { href: '/admin', label: 'Admin', roles: ['admin'] },
   { href: '/account', label: 'Account', roles: ['buyer', 'provider'] },
@@ -70,6 +72,7 @@ const GUARDED: { path: string; roles: Role[]; Page: React.ComponentType<any> }[]
   { path: '/leases/:id', roles: ['buyer'], Page: LeaseDetail },
   { path: '/billing', roles: ['buyer'], Page: Billing },
   { path: '/capacity', roles: ['buyer'], Page: Capacity },
+  { path: '/trials/:id?', roles: ['buyer'], Page: Trials },
   { path: '/provider', roles: ['provider'], Page: Provider },
   { path: '/provider/nodes/:id', roles: ['provider'], Page: NodePage },
   { path: '/admin', roles: ['admin'], Page: Admin },

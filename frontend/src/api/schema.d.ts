@@ -1219,6 +1219,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/trials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your trials, newest first (the last 50), each as it stands. */
+        get: operations["list_trials"];
+        put?: never;
+        /**
+         * Start a trial: one on-demand order per shape, each running the command
+         *     for at most `duration_s` at the on-demand price.
+         */
+        post: operations["create_trial"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/trials/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A trial: each shape's exit code, peak GPU memory and utilization, whether
+         *     it passed, and the cheapest shape that did.
+         */
+        get: operations["get_trial"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/wallet": {
         parameters: {
             query?: never;
@@ -3638,6 +3679,11 @@ export interface components {
          * @enum {string}
          */
         Role: "buyer" | "provider" | "admin" | "agent";
+        /**
+         * @description Where one shape's run stands.
+         * @enum {string}
+         */
+        RunState: "pending" | "running" | "passed" | "failed" | "refused";
         /** @description How a whole or shared GPU's memory was cleared between tenants. */
         ScrubReport: {
             /**
@@ -3731,6 +3777,11 @@ export interface components {
             start?: number | null;
             /** @description The lease's state (`pending`, `provisioning`, `running`, `preempting`). */
             state: components["schemas"]["LeaseState"];
+        };
+        /** @description The smallest shape that passed. */
+        SmallestPassed: {
+            price_per_hour: string;
+            shape: string;
         };
         /**
          * @description Body of `POST /v1/agent/assignments/{lease_id}/status`.
@@ -3936,6 +3987,89 @@ export interface components {
             /** @description Always `Bearer`. */
             token_type: string;
         };
+        /** @description A page of trials, newest first. */
+        TrialList: {
+            trials: components["schemas"]["TrialView"][];
+        };
+        /** @description A trial: what to run, and on which shapes. */
+        TrialRequest: {
+            /** @description The shell command the agent runs on each shape. */
+            command: string;
+            /**
+             * Format: uint32
+             * @description How long each shape may run, 60 to 600 s (default 300): one that is
+             *     still running then has failed.
+             */
+            duration_s?: number | null;
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** @description The GPU model whose shapes are tried, e.g. `H100-SXM5-80GB`. */
+            gpu_model: string;
+            /** @description The OCI image a `container` launcher runs the command in. */
+            image?: string | null;
+            /** @description A region, or `any` (default). */
+            region?: string | null;
+            /**
+             * @description 1 to 8 distinct shapes: `mig-<profile>` (a MIG profile of the model,
+             *     e.g. `mig-1g.10gb`), `shared-<thousandths>` (a soft share, e.g.
+             *     `shared-250`) or `whole`.
+             */
+            shapes: string[];
+        };
+        /** @description One shape of a trial. */
+        TrialRun: {
+            /** Format: int32 */
+            exit_code?: number | null;
+            /** @description The median of the slice's utilization over the run's usage records, 0–1. */
+            gpu_util_p50?: string | null;
+            /** Format: uuid */
+            lease_id?: string | null;
+            /**
+             * Format: uuid
+             * @description The order placed for it (absent when refused).
+             */
+            order_id?: string | null;
+            /**
+             * Format: uint64
+             * @description The most GPU memory the workload held, in MB, as the agent measured
+             *     it (on the simulated backend: its host memory, which stands in).
+             */
+            peak_vram_mb?: number | null;
+            /**
+             * @description The slice it got, as the lease holds it (`mig 1g.10gb`, `shared 250`,
+             *     `whole`): the market gives the cheapest adequate slice, which is the
+             *     shape asked unless none of it was free.
+             */
+            placed?: string | null;
+            /** @description The lease's on-demand price. */
+            price_per_hour?: string | null;
+            /** @description Why it failed or was refused (a reason code, or the lease's end reason). */
+            reason?: string | null;
+            /** @description As asked: `mig-1g.10gb`, `shared-250`, `whole`. */
+            shape: string;
+            state: components["schemas"]["RunState"];
+        };
+        /**
+         * @description Where a trial stands.
+         * @enum {string}
+         */
+        TrialState: "running" | "done";
+        /** @description A trial and each shape's run. */
+        TrialView: {
+            command: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uint32 */
+            duration_s: number;
+            gpu_model: string;
+            /** Format: uuid */
+            id: string;
+            image?: string | null;
+            runs: components["schemas"]["TrialRun"][];
+            smallest_passed?: null | components["schemas"]["SmallestPassed"];
+            state: components["schemas"]["TrialState"];
+        };
         /**
          * @description A unit gpuex sells, priced per hour and metered per second.
          * @enum {string}
@@ -4030,6 +4164,14 @@ export interface components {
             /** Format: uuid */
             lease_id: string;
             mean_utilization?: null | components["schemas"]["DecimalInput"];
+            /**
+             * Format: uint64
+             * @description The most memory the lease's workload held during the interval, MB
+             *     (10⁶ bytes): on real GPUs the GPU memory of its processes, on the
+             *     simulated backend its host memory (which stands in for it). `None`
+             *     when the agent could not see it, or predates it.
+             */
+            peak_memory_mb?: number | null;
             /** @description Standard TFLOPS held × seconds. */
             tflops_s: components["schemas"]["DecimalInput"];
             /** @description GB of GPU memory held × seconds. */
@@ -11623,6 +11765,285 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    list_trials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Trials */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrialList"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a buyer */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    create_trial: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key and body return the first trial */
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrialRequest"];
+            };
+        };
+        responses: {
+            /** @description Started: each shape's run is placed, or refused with its reason */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrialView"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a buyer */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Invalid fields: an unknown `gpu_model`, a shape it has not (`shapes[i]`), `duration_s` past 600, or the order's own checks (`image`, `env.NAME`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "validation_error",
+                     *       "detail": "invalid fields: field",
+                     *       "errors": [
+                     *         {
+                     *           "field": "field",
+                     *           "message": "must be between 1 and 500"
+                     *         }
+                     *       ],
+                     *       "status": 422,
+                     *       "title": "Unprocessable Entity",
+                     *       "type": "https://gpuex.dev/problems/validation-error"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    get_trial: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Trial id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trial */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrialView"];
+                };
+            };
+            /** @description A path parameter that is not UTF-8 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "malformed_request",
+                     *       "detail": "the body is not valid JSON: EOF while parsing an object",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "EOF while parsing an object"
+                     *         }
+                     *       ],
+                     *       "status": 400,
+                     *       "title": "Bad Request",
+                     *       "type": "https://gpuex.dev/problems/malformed-request"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "unauthorized",
+                     *       "detail": "missing Authorization: Bearer token",
+                     *       "status": 401,
+                     *       "title": "Unauthorized",
+                     *       "type": "https://gpuex.dev/problems/unauthorized"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a buyer */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "forbidden",
+                     *       "detail": "this endpoint is not for this role",
+                     *       "status": 403,
+                     *       "title": "Forbidden",
+                     *       "type": "https://gpuex.dev/problems/forbidden"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such trial of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "not_found",
+                     *       "detail": "no such resource",
+                     *       "status": 404,
+                     *       "title": "Not Found",
+                     *       "type": "https://gpuex.dev/problems/not-found"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             429: components["responses"]["TooManyRequests"];
         };
     };

@@ -33,11 +33,12 @@ function freePort() {
   });
 }
 
-export async function startDemo(bin = process.env.GPUEX_BIN ?? join(repo, 'target/debug/gpuex')) {
+/** `args`: more of `gpuex demo`'s options (a scenario that needs its own demo, e.g. `--launcher process`). */
+export async function startDemo(bin = process.env.GPUEX_BIN ?? join(repo, 'target/debug/gpuex'), args = []) {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --workspace --bins\` first (or set GPUEX_BIN)`);
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), 'gpuex-browser-'));
-  const child = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--data-dir', data, '--interrupt-after', '0'], {
+  const child = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--data-dir', data, '--interrupt-after', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
   });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { apiCall, apiLogin, cspViolations, newPage, screenshots, signIn, waitFor } from './harness.mjs';
 import { aBuyerImportsASlurmHistoryAndPricesIt, aBuyerReadsItsCapacityProfileAndPricesItsTco } from './capacity.mjs';
 import { aBuyerPlacesUnitsTogetherAndAFillOrKillIsRefusedWhole } from './order_types.mjs';
+import { aBuyerTriesACommandOnTwoMigShapesAndReadsTheSmallestThatPassed } from './trials.mjs';
 import { checkPage, withoutProvoked } from './checks.mjs';
 
 
@@ -579,4 +580,5 @@ export const scenarios = [
   ['the buy form quotes a cheaper resale offer', theBuyFormQuotesACheaperResaleOffer],
   ['a buyer reads the wallet and makes an API key, shown once, then revokes it', aBuyerReadsTheWalletAndMakesAnApiKeyShownOnce],
   ['a buyer places two units together from the form, sees both leases and their order type, and a fill-or-kill of too many is refused', aBuyerPlacesUnitsTogetherAndAFillOrKillIsRefusedWhole],
+  ['a buyer tries a command on two MIG shapes from the trials page, reads which passed and the smallest that did, and a bad duration is named under its input', aBuyerTriesACommandOnTwoMigShapesAndReadsTheSmallestThatPassed],
 ];

@@ -217,11 +217,17 @@ fn podman_takes_the_leases_own_cdi_device_and_rlimits_the_host_allows() {
     let mut sim = spec(&env, &g, &[], &[]);
     sim.address_space = Some(4_000_000_000);
     let args = strings(&launcher.plan(&sim).unwrap().args);
-    assert!(has_pair(&args, "--memory", "3814m"), "under the host's 8192: {args:?}");
+    assert!(
+        has_pair(&args, "--memory", "3814m"),
+        "under the host's 8192: {args:?}"
+    );
     assert!(!args.iter().any(|a| a.starts_with("as=")), "{args:?}");
     sim.address_space = Some(80_000_000_000);
     let args = strings(&launcher.plan(&sim).unwrap().args);
-    assert!(has_pair(&args, "--memory", "8192m"), "the host's is smaller: {args:?}");
+    assert!(
+        has_pair(&args, "--memory", "8192m"),
+        "the host's is smaller: {args:?}"
+    );
     launcher.end(sim.lease);
 }
 

@@ -72,14 +72,13 @@ mod tests {
         let h100 = lookup("H100-SXM5-80GB").expect("in the catalog");
         let one = resources(h100, "mig-1g.10gb").expect("a profile");
         assert_eq!((one.vram_gb, one.isolation), (8, Some(Isolation::Mig)));
-        assert_eq!(
-            one.tflops,
-            h100.mig
-                .unwrap()
-                .profile("1g.10gb")
-                .unwrap()
-                .tflops_units(h100.fp16)
-        );
+        // Just under the profile's seventh, so 1g.10gb is the smallest that holds it.
+        let seventh = h100
+            .mig
+            .and_then(|m| m.profile("1g.10gb"))
+            .map(|p| p.tflops_units(h100.fp16));
+        let seventh = seventh.expect("an H100 has 1g.10gb");
+        assert!(one.tflops < seventh && one.tflops > seventh * Decimal::new(9, 1));
         assert_eq!(resources(h100, "whole").unwrap().vram_gb, 80);
         assert_eq!(resources(h100, "shared-250").unwrap().vram_gb, 20);
         for bad in [
