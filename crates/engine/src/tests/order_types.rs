@@ -230,13 +230,11 @@ proptest! {
         tflops in prop_oneof![Just(dec!(40)), Just(dec!(100)), Just(dec!(312))],
     ) {
         let mut e = mixed_fleet(nodes, gpus, mig);
-        let mut next = 100u128;
-        for (k, pooled) in preload {
+        for (id, (k, pooled)) in (100u128..).zip(preload) {
             let mode = if pooled { Mode::Pooled } else { Mode::OnDemand };
             let mut s = spec(mode, resources(dec!(40), 10));
             s.gang = Some(Gang { count: k, min_count: 1 });
-            run(&mut e, T0, place(next, s));
-            next += 1;
+            run(&mut e, T0, place(id, s));
         }
         let min_count = if all_or_none { count } else { 1 + min_seed % count };
         let mut s = spec(Mode::OnDemand, resources(tflops, 20));
